@@ -9,6 +9,7 @@ import click
 # Each module in web/commands/ exposes `command` (a click command or group).
 COMMAND_MODULES = [
     "hand",
+    "db",
 ]
 
 
