@@ -1,0 +1,413 @@
+"""Verifiable shuffles: the whole deck order derived from committed seeds, and the deal from it.
+
+Before the deal the server commits to a secret ``server_seed`` by recording
+``sha256:<hex of SHA-256(server_seed)>``; each seat contributes a ``client_seed``. After the
+game the server reveals its seed and anyone can re-derive the deck and check every card.
+``docs/integrity.md`` describes the algorithm step by step; in short:
+
+1. A byte stream: blocks ``HMAC-SHA256(key=server_seed, msg=seeds ‖ counter)`` for
+   counter 0, 1, 2, ... where ``seeds`` is each client seed (seat order) prefixed by its
+   length as 2 bytes big-endian, and ``counter`` is 8 bytes big-endian.
+2. Unbiased integers below ``n``: take the next 4 bytes as a big-endian ``x``; accept when
+   ``x < 2**32 - 2**32 % n`` and return ``x % n``, otherwise take 4 more (rejection sampling).
+3. Fisher-Yates over :func:`domain.cards.deck_order`: for ``i`` from the last index down to
+   1, swap positions ``i`` and ``j = draw(i + 1)``. Position 0 is then the top of the deck.
+4. The deal (:func:`deal_from_order`): one card at a time to each seat in seat order,
+   starting with the first mover, 13 rounds; the next card is the wild indicator, the
+   next the open card, and the rest is the closed stock, top first.
+
+>>> order = derive_deck_order(b"server", [b"p1", b"p2"], decks=2, jokers_per_deck=1)
+>>> len(order), str(order[0])
+(106, 'AH')
+>>> deal = deal_from_order(order, ["p1", "p2"], dealer="p2")
+>>> len(deal.hands["p1"]), str(deal.wild), len(deal.stock)
+(13, '3S', 78)
+>>> commitment(b"server")
+'sha256:b3eacd33433b31b5252351032c9b3e7a2e7aa7738d5decdf0dd6c62680853c06'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from domain.cards import Card, CardError, deck_order
+
+HAND_SIZE = 13
+COMMITMENT_PREFIX = "sha256:"
+_DRAW_BYTES = 4
+_DRAW_SPACE = 1 << (8 * _DRAW_BYTES)
+
+
+class ShuffleError(ValueError):
+    """A shuffle block or seed that cannot be used: malformed hex, a seat without a seed."""
+
+
+def commitment(server_seed: bytes) -> str:
+    """The value recorded before the deal: ``sha256:`` and the hex SHA-256 of the seed."""
+    return COMMITMENT_PREFIX + hashlib.sha256(server_seed).hexdigest()
+
+
+def shuffle_stream(server_seed: bytes, client_seeds: Sequence[bytes]) -> Iterator[int]:
+    """The HMAC-SHA256 byte stream, one byte (0..255) at a time, without end."""
+    seeds = b""
+    for seed in client_seeds:
+        if len(seed) > 0xFFFF:
+            raise ShuffleError(f"a client seed is {len(seed)} bytes; at most 65535 allowed")
+        seeds += len(seed).to_bytes(2, "big") + seed
+    counter = 0
+    while True:
+        block = hmac.new(server_seed, seeds + counter.to_bytes(8, "big"), hashlib.sha256)
+        yield from block.digest()
+        counter += 1
+
+
+class UniformDraws:
+    """Unbiased integers in ``[0, n)`` taken from a byte stream by rejection sampling.
+
+    >>> draws = UniformDraws(iter(bytes([0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 7])))
+    >>> draws.below(3)   # 0xFFFFFFFF is rejected for n=3 (it lies in the biased tail)
+    1
+    """
+
+    def __init__(self, stream: Iterator[int]) -> None:
+        self._stream = stream
+
+    def below(self, n: int) -> int:
+        if not 1 <= n <= _DRAW_SPACE:
+            raise ValueError(f"cannot draw below {n}")
+        limit = _DRAW_SPACE - _DRAW_SPACE % n
+        while True:
+            x = int.from_bytes(bytes(next(self._stream) for _ in range(_DRAW_BYTES)), "big")
+            if x < limit:
+                return x % n
+
+
+def fisher_yates(items: Sequence[Any], draws: UniformDraws) -> list[Any]:
+    """A new list: ``items`` shuffled by Durstenfeld's Fisher-Yates, last index first."""
+    shuffled = list(items)
+    for i in range(len(shuffled) - 1, 0, -1):
+        j = draws.below(i + 1)
+        shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
+    return shuffled
+
+
+def derive_deck_order(
+    server_seed: bytes,
+    client_seeds: Sequence[bytes],
+    decks: int = 2,
+    jokers_per_deck: int = 1,
+) -> list[Card]:
+    """The whole deck, top first, derived from the seeds (client seeds in seat order)."""
+    draws = UniformDraws(shuffle_stream(server_seed, client_seeds))
+    return fisher_yates(deck_order(decks, jokers_per_deck), draws)
+
+
+@dataclass(frozen=True)
+class DealtCards:
+    """What a deal puts on the table; ``hands`` keep the order the cards were dealt."""
+
+    hands: dict[str, tuple[Card, ...]]
+    wild: Card
+    open_card: Card
+    stock: tuple[Card, ...]
+    # Deck position of every card above, so a mismatch can say where the card came from.
+    hand_positions: dict[str, tuple[int, ...]]
+
+    @property
+    def wild_position(self) -> int:
+        return sum(len(hand) for hand in self.hands.values())
+
+    @property
+    def open_position(self) -> int:
+        return self.wild_position + 1
+
+    @property
+    def stock_start(self) -> int:
+        return self.wild_position + 2
+
+    def to_dict(self) -> dict[str, Any]:
+        """The FORMAT.md ``deal`` block."""
+        return {
+            "hands": {player: [str(c) for c in hand] for player, hand in self.hands.items()},
+            "wild": str(self.wild),
+            "open": str(self.open_card),
+            "stock": [str(c) for c in self.stock],
+        }
+
+
+def first_mover(players: Sequence[str], dealer: str | None) -> str:
+    """The seat after the dealer; the first seat when no dealer is named."""
+    if dealer is None:
+        return players[0]
+    if dealer not in players:
+        raise ShuffleError(f"dealer {dealer} is not one of the players {', '.join(players)}")
+    return players[(list(players).index(dealer) + 1) % len(players)]
+
+
+def deal_from_order(
+    order: Sequence[Card],
+    players: Sequence[str],
+    dealer: str | None = None,
+    hand_size: int = HAND_SIZE,
+) -> DealtCards:
+    """Deal ``order`` (top first): round-robin from the first mover, then wild, open, stock."""
+    if len(set(players)) != len(players) or not players:
+        raise ShuffleError(f"players must be distinct and not empty: {list(players)}")
+    needed = hand_size * len(players) + 2
+    if len(order) < needed:
+        raise ShuffleError(f"{len(players)} players need {needed} cards, the deck has {len(order)}")
+    start = list(players).index(first_mover(players, dealer))
+    seats = [players[(start + k) % len(players)] for k in range(len(players))]
+    hands: dict[str, list[Card]] = {player: [] for player in players}
+    positions: dict[str, list[int]] = {player: [] for player in players}
+    for position in range(hand_size * len(players)):
+        player = seats[position % len(players)]
+        hands[player].append(order[position])
+        positions[player].append(position)
+    dealt = hand_size * len(players)
+    return DealtCards(
+        hands={player: tuple(hand) for player, hand in hands.items()},
+        wild=order[dealt],
+        open_card=order[dealt + 1],
+        stock=tuple(order[dealt + 2 :]),
+        hand_positions={player: tuple(p) for player, p in positions.items()},
+    )
+
+
+def deal_from_seeds(
+    server_seed: bytes,
+    client_seeds: Mapping[str, bytes],
+    players: Sequence[str],
+    dealer: str | None = None,
+    decks: int = 2,
+    jokers_per_deck: int = 1,
+) -> DealtCards:
+    """Derive the deck from the seeds and deal it: what the simulator uses to deal."""
+    seeds = [_client_seed(client_seeds, player) for player in players] if client_seeds else []
+    order = derive_deck_order(server_seed, seeds, decks, jokers_per_deck)
+    return deal_from_order(order, players, dealer)
+
+
+def _client_seed(client_seeds: Mapping[str, bytes], player: str) -> bytes:
+    try:
+        return client_seeds[player]
+    except KeyError:
+        raise ShuffleError(f"no client seed for seat {player}") from None
+
+
+@dataclass(frozen=True)
+class ShuffleSeeds:
+    """The record's ``shuffle`` block: ``{"commitment", "seed", "client_seeds"}``.
+
+    ``seed`` is absent while a game runs (only the commitment is public) and revealed after.
+
+    >>> block = ShuffleSeeds.from_dict({"commitment": commitment(b"s"), "seed": "73",
+    ...                                 "client_seeds": {"p1": "01", "p2": "02"}})
+    >>> block.server_seed, block.seeds_for(["p1", "p2"])
+    (b's', [b'\\x01', b'\\x02'])
+    """
+
+    commitment: str
+    server_seed: bytes | None = None
+    client_seeds: dict[str, bytes] | None = None
+
+    @classmethod
+    def from_dict(cls, block: Mapping[str, Any]) -> ShuffleSeeds:
+        if not isinstance(block, Mapping):
+            raise ShuffleError(f"shuffle must be an object, got {block!r}")
+        commit = block.get("commitment")
+        if not isinstance(commit, str) or not commit.startswith(COMMITMENT_PREFIX):
+            raise ShuffleError(f"shuffle.commitment must be 'sha256:<hex>', got {commit!r}")
+        _hex("shuffle.commitment", commit[len(COMMITMENT_PREFIX) :], exact=32)
+        seed = block.get("seed")
+        clients = block.get("client_seeds")
+        if clients is not None and not isinstance(clients, Mapping):
+            raise ShuffleError(f"shuffle.client_seeds must be an object, got {clients!r}")
+        return cls(
+            commitment=commit.lower(),
+            server_seed=None if seed is None else _hex("shuffle.seed", seed),
+            client_seeds=None
+            if clients is None
+            else {str(p): _hex(f"shuffle.client_seeds.{p}", s) for p, s in clients.items()},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        block: dict[str, Any] = {"commitment": self.commitment}
+        if self.server_seed is not None:
+            block["seed"] = self.server_seed.hex()
+        if self.client_seeds is not None:
+            block["client_seeds"] = {p: s.hex() for p, s in self.client_seeds.items()}
+        return block
+
+    def seeds_for(self, players: Sequence[str]) -> list[bytes]:
+        """Client seeds in seat order (none when the block carries no client seeds)."""
+        if not self.client_seeds:
+            return []
+        extra = set(self.client_seeds) - set(players)
+        if extra:
+            raise ShuffleError(f"client seed for {', '.join(sorted(extra))}, who is not seated")
+        return [_client_seed(self.client_seeds, player) for player in players]
+
+
+def _hex(field: str, text: Any, exact: int | None = None) -> bytes:
+    if not isinstance(text, str):
+        raise ShuffleError(f"{field} must be a hex string, got {text!r}")
+    try:
+        value = bytes.fromhex(text)
+    except ValueError:
+        raise ShuffleError(f"{field} is not hex: {text!r}") from None
+    if exact is not None and len(value) != exact:
+        raise ShuffleError(f"{field} must be {exact} bytes of hex, got {len(value)}")
+    return value
+
+
+@dataclass(frozen=True)
+class DealMismatch:
+    """The first place where a recorded deal departs from the one its seeds derive."""
+
+    what: str  # "commitment", "hand", "wild", "open", "stock", "pick"
+    position: int | None  # deck position (0 = top of the shuffled deck)
+    expected: Card | None
+    found: Card | None
+    player: str | None = None
+    move: int | None = None  # index of the move in the record, for "pick"
+
+    def __str__(self) -> str:
+        at = f" (deck position {self.position})" if self.position is not None else ""
+        if self.what == "commitment":
+            return "the revealed seed does not match the shuffle commitment"
+        if self.what == "hand":
+            return (
+                f"{self.player}'s hand holds {self.found}, but the shuffle deals "
+                f"{self.expected} to {self.player}{at}"
+            )
+        if self.what == "pick":
+            return (
+                f"move {self.move} ({self.player} pick closed {self.found}): the shuffled "
+                f"stock has {self.expected} on top{at}"
+            )
+        return f"the {self.what} card is {self.found}, but the shuffle puts {self.expected}{at}"
+
+
+def verify_deal(
+    record_deal: Any,
+    shuffle: ShuffleSeeds | Mapping[str, Any],
+    players: Sequence[str],
+    *,
+    dealer: str | None,
+    decks: int = 2,
+    jokers_per_deck: int = 1,
+    moves: Iterable[Any] = (),
+) -> DealMismatch | None:
+    """Check a recorded deal (and its closed picks) against the deal its seeds derive.
+
+    ``record_deal`` is a FORMAT.md ``deal`` block (cards as text or :class:`Card`) or any
+    object with ``hands``, ``wild``, ``open``/``open_card`` and ``stock`` attributes.
+    ``moves`` are FORMAT.md move dicts (or objects with ``type``, ``player``, ``source``/
+    ``from`` and ``card``); closed picks are checked against the derived stock until the
+    first reshuffle, whose new order the record carries itself. Returns ``None`` when every
+    card matches, else the first :class:`DealMismatch`. A block without a revealed seed
+    raises :class:`ShuffleError`.
+    """
+    seeds = shuffle if isinstance(shuffle, ShuffleSeeds) else ShuffleSeeds.from_dict(shuffle)
+    if seeds.server_seed is None:
+        raise ShuffleError("the shuffle seed has not been revealed; only the commitment is known")
+    if commitment(seeds.server_seed) != seeds.commitment:
+        return DealMismatch("commitment", None, None, None)
+    order = derive_deck_order(seeds.server_seed, seeds.seeds_for(players), decks, jokers_per_deck)
+    derived = deal_from_order(order, players, dealer)
+    hands, wild, open_card, stock = _deal_parts(record_deal)
+
+    for player in players:
+        mismatch = _hand_mismatch(player, hands.get(player, ()), derived)
+        if mismatch:
+            return mismatch
+    for player in hands:
+        if player not in derived.hands:
+            raise ShuffleError(f"the deal has a hand for {player}, who is not seated")
+    if wild != derived.wild:
+        return DealMismatch("wild", derived.wild_position, derived.wild, wild)
+    if open_card != derived.open_card:
+        return DealMismatch("open", derived.open_position, derived.open_card, open_card)
+    if stock is not None:
+        for offset, (want, got) in enumerate(zip(derived.stock, stock, strict=False)):
+            if want != got:
+                return DealMismatch("stock", derived.stock_start + offset, want, got)
+        if len(stock) != len(derived.stock):
+            extra = len(stock) > len(derived.stock)
+            offset = min(len(stock), len(derived.stock))
+            return DealMismatch(
+                "stock",
+                derived.stock_start + offset,
+                None if extra else derived.stock[offset],
+                stock[offset] if extra else None,
+            )
+    return _picks_mismatch(moves, derived)
+
+
+def _hand_mismatch(player: str, hand: Sequence[Card], derived: DealtCards) -> DealMismatch | None:
+    want = Counter(derived.hands[player])
+    got = Counter(hand)
+    if want == got:
+        return None
+    missing = [  # derived cards the record lacks, in deal order with their positions
+        (position, card)
+        for position, card in zip(
+            derived.hand_positions[player], derived.hands[player], strict=True
+        )
+        if (want - got)[card]
+    ]
+    extra = [card for card in hand if (got - want)[card]]
+    position, expected = missing[0] if missing else (None, None)
+    return DealMismatch("hand", position, expected, extra[0] if extra else None, player)
+
+
+def _picks_mismatch(moves: Iterable[Any], derived: DealtCards) -> DealMismatch | None:
+    taken = 0
+    for index, move in enumerate(moves):
+        kind = _field(move, "type")
+        if kind == "reshuffle":
+            return None
+        if kind != "pick" or _field(move, "from", "source") != "closed":
+            continue
+        card = _card(_field(move, "card"))
+        position = derived.stock_start + taken
+        expected = derived.stock[taken] if taken < len(derived.stock) else None
+        if card != expected:
+            return DealMismatch("pick", position, expected, card, _field(move, "player"), index)
+        taken += 1
+    return None
+
+
+def _deal_parts(
+    deal: Any,
+) -> tuple[dict[str, list[Card]], Card, Card, list[Card] | None]:
+    hands = _field(deal, "hands")
+    stock = _field(deal, "stock")
+    return (
+        {str(player): [_card(c) for c in cards] for player, cards in hands.items()},
+        _card(_field(deal, "wild")),
+        _card(_field(deal, "open", "open_card")),
+        None if stock is None else [_card(c) for c in stock],
+    )
+
+
+def _field(value: Any, *names: str) -> Any:
+    for name in names:
+        if isinstance(value, Mapping):
+            if name in value:
+                return value[name]
+        elif hasattr(value, name):
+            return getattr(value, name)
+    return None
+
+
+def _card(value: Any) -> Card:
+    if value is None:
+        raise CardError("a card is missing from the deal")
+    return Card.parse(value)
