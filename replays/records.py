@@ -1,0 +1,686 @@
+"""Game records (FORMAT.md, ``rummy-ledger/game@1``) read into typed values and written back.
+
+One module reads and writes records, apart from the rules (the aggregate checks every move);
+this one checks only the *shape*: known fields, card text, decimal strings, who is at the
+table. A bad record raises :class:`RecordError`, which names the game, the move index (0-based,
+the same number as the ingest API's ``seq``) and the field:
+
+>>> parse_record({"format": "rummy-ledger/game@1", "game_id": "G1"})
+Traceback (most recent call last):
+...
+replays.records.RecordError: G1: field 'variant': missing (expected 'points' or 'raise')
+
+Parsing and writing round-trip: ``parse_record(record.to_dict()) == record``, and
+:func:`dump_record` gives one deterministic JSON line (the canonical form compared when the
+same game is imported twice).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from domain.cards import Card, CardError
+from domain.game import TableConfig
+from domain.profiles import DEFAULT_PROFILE, UnknownProfile, get_profile
+
+FORMAT_TAG = "rummy-ledger/game@1"
+VARIANTS = ("points", "raise")
+MOVE_TYPES = ("pick", "discard", "drop", "miss", "declare", "show", "reshuffle")
+PICK_SOURCES = ("open", "closed")
+# Fields the ledger adds on export; an exported record imports again unchanged.
+EXPORT_ONLY_FIELDS = ("settlement",)
+# Ids travel in URLs (/api/v1/games/<game_id>) and file names: keep them plain.
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$")
+
+_TOP_FIELDS = {
+    "format",
+    "game_id",
+    "variant",
+    "rules",
+    "started_at",
+    "table",
+    "stakes",
+    "players",
+    "dealer",
+    "toss",
+    "deal",
+    "moves",
+    "reported",
+    "shuffle",
+    *EXPORT_ONLY_FIELDS,
+}
+_MOVE_FIELDS = {
+    "pick": {"from", "card"},
+    "discard": {"card"},
+    "drop": set(),
+    "miss": set(),
+    "declare": {"finish", "groups"},
+    "show": {"groups"},
+    "reshuffle": {"stock"},
+}
+_REPORTED_MONEY = ("gross", "fee", "net_to_winner")
+
+
+class RecordError(ValueError):
+    """A record that does not follow FORMAT.md; says which game, move and field.
+
+    ``str(error)`` is ``"GAME: move 4, field 'card': reason"``; :attr:`detail` is the same
+    without the game id (the ``settle`` output carries the game id in its own key).
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        game_id: str | None = None,
+        move: int | None = None,
+        field: str | None = None,
+        line: int | None = None,
+    ):
+        self.reason = reason
+        self.game_id = game_id
+        self.move = move
+        self.field = field
+        self.line = line
+        super().__init__(str(self))
+
+    @property
+    def detail(self) -> str:
+        where = []
+        if self.line is not None and self.game_id is None:
+            where.append(f"line {self.line}")
+        if self.move is not None:
+            where.append(f"move {self.move}")
+        if self.field is not None:
+            where.append(f"field '{self.field}'")
+        return ", ".join(where) + ": " + self.reason if where else self.reason
+
+    def __str__(self) -> str:
+        return f"{self.game_id}: {self.detail}" if self.game_id else self.detail
+
+
+# -- values ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Deal:
+    """The cards as dealt: hands per player, the wild indicator, the open card, the stock."""
+
+    hands: Mapping[str, tuple[Card, ...]]
+    wild: Card
+    open: Card
+    stock: tuple[Card, ...] | None = None
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {
+            "hands": {player: _texts(cards) for player, cards in self.hands.items()},
+            "wild": str(self.wild),
+            "open": str(self.open),
+        }
+        if self.stock is not None:
+            out["stock"] = _texts(self.stock)
+        return out
+
+
+@dataclass(frozen=True)
+class Move:
+    """One move in FORMAT.md's vocabulary.
+
+    >>> move = Move.from_dict({"player": "p3", "type": "discard", "card": "9c"})
+    >>> move.describe(), move.to_dict()
+    ('p3 discard 9C', {'player': 'p3', 'type': 'discard', 'card': '9C'})
+    """
+
+    type: str
+    player: str | None = None
+    source: str | None = None  # pick: "open" or "closed" (FORMAT.md's `from`)
+    card: Card | None = None
+    finish: Card | None = None
+    groups: tuple[tuple[Card, ...], ...] | None = None
+    stock: tuple[Card, ...] | None = None
+    at: datetime | None = None
+
+    @classmethod
+    def from_dict(
+        cls, obj: Any, *, index: int | None = None, players: Iterable[str] | None = None
+    ) -> Move:
+        """Read one move; :class:`RecordError` names ``index`` and the field at fault."""
+
+        def fail(reason: str, name: str | None = None) -> RecordError:
+            return RecordError(reason, move=index, field=name)
+
+        if not isinstance(obj, Mapping):
+            raise fail("a move must be a JSON object")
+        kind = obj.get("type")
+        if kind is None:
+            raise fail(f"missing (expected one of {', '.join(MOVE_TYPES)})", "type")
+        if kind not in MOVE_TYPES:
+            raise fail(f"unknown move type {kind!r} (expected one of {', '.join(MOVE_TYPES)})")
+        allowed = _MOVE_FIELDS[kind] | {"type", "player", "at"}
+        for name in obj:
+            if name not in allowed:
+                raise fail(f"not a field of a {kind} move", name)
+        player = obj.get("player")
+        # A reshuffle is the table's doing, not a player's: a player given with it is ignored.
+        if kind == "reshuffle":
+            player = None
+        elif player is None:
+            raise fail("missing", "player")
+        elif players is not None and player not in players:
+            raise fail(f"{player!r} is not a player at this table", "player")
+        elif not isinstance(player, str):
+            raise fail("must be a player id (text)", "player")
+        try:
+            at = _timestamp(obj["at"], "at") if obj.get("at") is not None else None
+        except RecordError as error:
+            raise fail(error.reason, "at") from None
+
+        def card(name: str) -> Card:
+            if name not in obj:
+                raise fail("missing", name)
+            try:
+                return _card(obj[name], name)
+            except RecordError as error:
+                raise fail(error.reason, error.field) from None
+
+        def cards(name: str) -> tuple[Card, ...]:
+            if name not in obj:
+                raise fail("missing", name)
+            try:
+                return _cards(obj[name], name)
+            except RecordError as error:
+                raise fail(error.reason, error.field) from None
+
+        def groups(name: str) -> tuple[tuple[Card, ...], ...]:
+            value = obj.get(name)
+            if not isinstance(value, list):
+                raise fail("missing" if value is None else "must be a list of groups", name)
+            try:
+                return tuple(_cards(group, f"{name}[{i}]") for i, group in enumerate(value))
+            except RecordError as error:
+                raise fail(error.reason, error.field) from None
+
+        if kind == "pick":
+            source = obj.get("from")
+            if source not in PICK_SOURCES:
+                reason = "missing" if source is None else f"{source!r} is not a pile"
+                raise fail(f"{reason} (expected 'open' or 'closed')", "from")
+            return cls(kind, player, source=source, card=card("card"), at=at)
+        if kind == "discard":
+            return cls(kind, player, card=card("card"), at=at)
+        if kind == "declare":
+            return cls(kind, player, finish=card("finish"), groups=groups("groups"), at=at)
+        if kind == "show":
+            return cls(kind, player, groups=groups("groups"), at=at)
+        if kind == "reshuffle":
+            return cls(kind, None, stock=cards("stock"), at=at)
+        return cls(kind, player, at=at)
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {}
+        if self.player is not None:
+            out["player"] = self.player
+        out["type"] = self.type
+        if self.source is not None:
+            out["from"] = self.source
+        if self.card is not None:
+            out["card"] = str(self.card)
+        if self.finish is not None:
+            out["finish"] = str(self.finish)
+        if self.groups is not None:
+            out["groups"] = [_texts(group) for group in self.groups]
+        if self.stock is not None:
+            out["stock"] = _texts(self.stock)
+        if self.at is not None:
+            out["at"] = format_timestamp(self.at)
+        return out
+
+    def describe(self) -> str:
+        """``player type card`` as error messages show it: ``p3 discard 9C``, ``p2 drop``."""
+        words = [self.player or "table", self.type]
+        shown = self.card or self.finish
+        if shown is not None:
+            words.append(str(shown))
+        return " ".join(words)
+
+
+@dataclass(frozen=True)
+class Reported:
+    """What the operator says it settled; any subset of the fields."""
+
+    winner: str | None = None
+    points: Mapping[str, int] | None = None
+    gross: Decimal | None = None
+    fee: Decimal | None = None
+    net_to_winner: Decimal | None = None
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {}
+        if self.winner is not None:
+            out["winner"] = self.winner
+        if self.points is not None:
+            out["points"] = dict(self.points)
+        for name in _REPORTED_MONEY:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = str(value)
+        return out
+
+    @classmethod
+    def from_dict(cls, obj: Any, players: Iterable[str] = ()) -> Reported:
+        if not isinstance(obj, Mapping):
+            raise RecordError("must be an object", field="reported")
+        players = set(players)
+        for name in obj:
+            if name not in ("winner", "points", *_REPORTED_MONEY):
+                raise RecordError("not a field of the reported block", field=f"reported.{name}")
+        winner = obj.get("winner")
+        if winner is not None and winner not in players:
+            raise RecordError(f"{winner!r} is not a player", field="reported.winner")
+        points = obj.get("points")
+        if points is not None:
+            if not isinstance(points, Mapping):
+                raise RecordError("must map players to points", field="reported.points")
+            for player, value in points.items():
+                if player not in players:
+                    raise RecordError("not a player", field=f"reported.points.{player}")
+                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                    raise RecordError(
+                        f"{value!r} is not a whole number of points",
+                        field=f"reported.points.{player}",
+                    )
+            points = dict(points)
+        money = {
+            name: _decimal(obj[name], f"reported.{name}") if obj.get(name) is not None else None
+            for name in _REPORTED_MONEY
+        }
+        return cls(winner=winner, points=points, **money)
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One whole game as FORMAT.md describes it."""
+
+    config: TableConfig
+    deal: Deal
+    moves: tuple[Move, ...] = ()
+    reported: Reported | None = None
+    shuffle: Mapping[str, Any] | None = None
+    seats: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def game_id(self) -> str:
+        return self.config.game_id
+
+    def move_dicts(self) -> list[dict]:
+        return [move.to_dict() for move in self.moves]
+
+    def to_dict(self) -> dict:
+        """The canonical FORMAT.md object (key order fixed, cards and times normalised)."""
+        config = self.config
+        table: dict[str, Any] = {}
+        if config.table_id is not None:
+            table["id"] = config.table_id
+        table["decks"] = config.decks
+        table["jokers_per_deck"] = config.jokers_per_deck
+        stakes: dict[str, Any] = {
+            "currency": config.currency,
+            "point_value": str(config.point_value),
+        }
+        if config.raise_schedule is not None:
+            stakes["raise"] = {"schedule": [str(value) for value in config.raise_schedule]}
+        elif config.raise_step is not None or config.raise_max is not None:
+            stakes["raise"] = {"step": str(config.raise_step), "max": str(config.raise_max)}
+        stakes["fee_percent"] = str(config.fee_percent)
+        out: dict[str, Any] = {
+            "format": FORMAT_TAG,
+            "game_id": config.game_id,
+            "variant": config.variant,
+            "rules": config.rules,
+        }
+        if config.started_at is not None:
+            out["started_at"] = format_timestamp(config.started_at)
+        out["table"] = table
+        out["stakes"] = stakes
+        out["players"] = [
+            {"id": player, "seat": self.seats.get(player, number)}
+            for number, player in enumerate(config.players, start=1)
+        ]
+        if config.toss:
+            out["toss"] = {player: str(card) for player, card in config.toss.items()}
+        else:
+            out["dealer"] = config.dealer
+        out["deal"] = self.deal.to_dict()
+        out["moves"] = self.move_dicts()
+        if self.reported is not None:
+            out["reported"] = self.reported.to_dict()
+        if self.shuffle is not None:
+            out["shuffle"] = dict(self.shuffle)
+        return out
+
+    def canonical(self) -> str:
+        return dump_record(self)
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+def parse_record(obj: Any) -> GameRecord:
+    """Read one record (a dict, or its JSON text) into a :class:`GameRecord`."""
+    if isinstance(obj, str | bytes):
+        try:
+            obj = json.loads(obj)
+        except ValueError as error:
+            raise RecordError(f"not valid JSON: {error}") from None
+    if not isinstance(obj, Mapping):
+        raise RecordError("a record must be a JSON object")
+    game_id = obj.get("game_id")
+    if not isinstance(game_id, str) or not ID_PATTERN.match(game_id):
+        raise RecordError(
+            "missing"
+            if game_id is None
+            else f"{game_id!r} is not a game id (1-100 letters, digits, '_', '.', ':' or '-')",
+            field="game_id",
+        )
+    try:
+        return _parse(obj, game_id)
+    except RecordError as error:
+        error.game_id = game_id
+        error.args = (str(error),)
+        raise
+
+
+def _parse(obj: Mapping, game_id: str) -> GameRecord:
+    if obj.get("format") != FORMAT_TAG:
+        found = obj.get("format")
+        raise RecordError(
+            f"{'missing' if found is None else repr(found) + ' is not supported'} "
+            f"(expected {FORMAT_TAG!r})",
+            field="format",
+        )
+    for name in obj:
+        if name not in _TOP_FIELDS:
+            raise RecordError("not a field of a game record", field=name)
+    variant = obj.get("variant")
+    if variant not in VARIANTS:
+        raise RecordError(
+            f"{'missing' if variant is None else repr(variant) + ' is not a variant'} "
+            "(expected 'points' or 'raise')",
+            field="variant",
+        )
+    rules = obj.get("rules", DEFAULT_PROFILE)
+    try:
+        profile = get_profile(rules)
+    except (UnknownProfile, TypeError) as error:
+        raise RecordError(str(error), field="rules") from None
+    started_at = _timestamp(obj["started_at"], "started_at") if obj.get("started_at") else None
+
+    table = _object(obj.get("table", {}), "table", {"id", "decks", "jokers_per_deck"})
+    table_id = table.get("id")
+    if table_id is not None and (not isinstance(table_id, str) or not table_id):
+        raise RecordError("must be text", field="table.id")
+    decks = _count(table.get("decks", profile.decks), "table.decks", minimum=1)
+    jokers_per_deck = _count(
+        table.get("jokers_per_deck", profile.jokers_per_deck), "table.jokers_per_deck", minimum=0
+    )
+
+    stakes = _object(
+        obj.get("stakes"), "stakes", {"currency", "point_value", "raise", "fee_percent"}
+    )
+    currency = stakes.get("currency")
+    if not isinstance(currency, str) or not currency:
+        raise RecordError(
+            "missing" if currency is None else "must be text", field="stakes.currency"
+        )
+    point_value = _decimal(stakes.get("point_value"), "stakes.point_value", positive=True)
+    fee_percent = _decimal(stakes.get("fee_percent", "0"), "stakes.fee_percent")
+    if fee_percent > 100:
+        raise RecordError("a fee above 100% is not a fee", field="stakes.fee_percent")
+    raise_step = raise_max = raise_schedule = None
+    if "raise" in stakes:
+        if variant != "raise":
+            raise RecordError("only a 'raise' game has a raise", field="stakes.raise")
+        block = _object(stakes["raise"], "stakes.raise", {"step", "max", "schedule"})
+        if "schedule" in block:
+            if "step" in block or "max" in block:
+                raise RecordError(
+                    "give either a schedule or step and max, not both", field="stakes.raise"
+                )
+            schedule = block["schedule"]
+            if not isinstance(schedule, list) or not schedule:
+                raise RecordError(
+                    "must be a non-empty list of decimal strings", field="stakes.raise.schedule"
+                )
+            raise_schedule = tuple(
+                _decimal(value, f"stakes.raise.schedule[{i}]", positive=True)
+                for i, value in enumerate(schedule)
+            )
+        else:
+            raise_step = _decimal(block.get("step"), "stakes.raise.step")
+            raise_max = _decimal(block.get("max"), "stakes.raise.max", positive=True)
+            if raise_max < point_value:
+                raise RecordError(
+                    f"{raise_max} is below the starting point value {point_value}",
+                    field="stakes.raise.max",
+                )
+    elif variant == "raise":
+        raise RecordError(
+            "missing: a raise game needs {step, max} or {schedule}", field="stakes.raise"
+        )
+
+    players, seats = _players(obj.get("players"))
+    dealer = obj.get("dealer")
+    toss = None
+    if "toss" in obj:
+        if dealer is not None:
+            raise RecordError("give either a dealer or a toss, not both", field="toss")
+        toss_block = _object(obj["toss"], "toss", set(players))
+        if set(toss_block) != set(players):
+            missing = sorted(set(players) - set(toss_block))
+            raise RecordError(f"no toss card for {', '.join(missing)}", field="toss")
+        toss = {player: _card(toss_block[player], f"toss.{player}") for player in players}
+    elif dealer is None:
+        raise RecordError("missing: give the dealer (or a toss)", field="dealer")
+    elif dealer not in players:
+        raise RecordError(f"{dealer!r} is not a player at this table", field="dealer")
+
+    deal = _deal(obj.get("deal"), players)
+    moves_in = obj.get("moves", [])
+    if not isinstance(moves_in, list):
+        raise RecordError("must be a list of moves", field="moves")
+    moves = tuple(
+        Move.from_dict(move, index=index, players=players) for index, move in enumerate(moves_in)
+    )
+    reported = Reported.from_dict(obj["reported"], players) if "reported" in obj else None
+    shuffle = None
+    if obj.get("shuffle") is not None:
+        shuffle = _object(obj["shuffle"], "shuffle", None)
+        for name in ("commitment", "seed"):
+            if name in shuffle and not isinstance(shuffle[name], str):
+                raise RecordError("must be text", field=f"shuffle.{name}")
+        shuffle = json.loads(json.dumps(shuffle, sort_keys=True))
+
+    config = TableConfig(
+        game_id=game_id,
+        variant=variant,
+        rules=profile.name,
+        table_id=table_id,
+        decks=decks,
+        jokers_per_deck=jokers_per_deck,
+        currency=currency,
+        point_value=point_value,
+        raise_step=raise_step,
+        raise_max=raise_max,
+        raise_schedule=raise_schedule,
+        fee_percent=fee_percent,
+        players=players,
+        dealer=dealer,
+        toss=toss,
+        started_at=started_at,
+    )
+    return GameRecord(
+        config=config, deal=deal, moves=moves, reported=reported, shuffle=shuffle, seats=seats
+    )
+
+
+def _players(value: Any) -> tuple[tuple[str, ...], dict[str, int]]:
+    if not isinstance(value, list) or not value:
+        raise RecordError("must be a list of {id, seat}", field="players")
+    seats: dict[str, int] = {}
+    for i, entry in enumerate(value):
+        entry = _object(entry, f"players[{i}]", {"id", "seat"})
+        player = entry.get("id")
+        if not isinstance(player, str) or not ID_PATTERN.match(player):
+            raise RecordError(
+                "missing" if player is None else f"{player!r} is not a player id",
+                field=f"players[{i}].id",
+            )
+        if player in seats:
+            raise RecordError(f"{player} sits twice", field=f"players[{i}].id")
+        seat = _count(entry.get("seat", i + 1), f"players[{i}].seat", minimum=1)
+        if seat in seats.values():
+            raise RecordError(f"seat {seat} is taken twice", field=f"players[{i}].seat")
+        seats[player] = seat
+    # Seat order is turn order, whatever order the list was written in.
+    ordered = tuple(sorted(seats, key=seats.__getitem__))
+    return ordered, {player: seats[player] for player in ordered}
+
+
+def _deal(value: Any, players: tuple[str, ...]) -> Deal:
+    block = _object(value, "deal", {"hands", "wild", "open", "stock"})
+    hands_in = _object(block.get("hands"), "deal.hands", set(players))
+    missing = [player for player in players if player not in hands_in]
+    if missing:
+        raise RecordError(f"no hand for {', '.join(missing)}", field="deal.hands")
+    hands = {player: _cards(hands_in[player], f"deal.hands.{player}") for player in players}
+    wild = _card(block.get("wild"), "deal.wild")
+    open_card = _card(block.get("open"), "deal.open")
+    stock = _cards(block["stock"], "deal.stock") if block.get("stock") is not None else None
+    return Deal(hands=hands, wild=wild, open=open_card, stock=stock)
+
+
+def read_records(lines: Iterable[str | bytes]) -> Iterator[tuple[int, GameRecord | RecordError]]:
+    """Yield ``(line number, record or RecordError)`` for each non-blank JSON line."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as error:
+            yield number, RecordError(f"not valid JSON: {error}", line=number)
+            continue
+        try:
+            yield number, parse_record(obj)
+        except RecordError as error:
+            error.line = number
+            yield number, error
+
+
+def game_id_of(obj: Any) -> str | None:
+    """The ``game_id`` of raw record JSON if it has a usable one (for error lines)."""
+    if isinstance(obj, Mapping) and isinstance(obj.get("game_id"), str):
+        return obj["game_id"]
+    return None
+
+
+# -- writing -----------------------------------------------------------------------------
+
+
+def dump_record(record: GameRecord | Mapping, **extra: Any) -> str:
+    """One JSON line; ``extra`` fields (such as ``settlement`` on export) go at the end."""
+    obj = record.to_dict() if isinstance(record, GameRecord) else dict(record)
+    obj.update(extra)
+    return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "), default=_json_default)
+
+
+def format_timestamp(moment: datetime) -> str:
+    """ISO-8601 UTC with a ``Z``: ``2025-03-01T18:04:05Z`` (microseconds only when set)."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment.isoformat() + "Z"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Decimal | Card):
+        return str(value)
+    if isinstance(value, datetime):
+        return format_timestamp(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+# -- field readers -----------------------------------------------------------------------
+
+
+def _texts(cards: Iterable[Card]) -> list[str]:
+    return [str(card) for card in cards]
+
+
+def _object(value: Any, name: str, allowed: set[str] | None) -> dict:
+    if value is None:
+        raise RecordError("missing", field=name)
+    if not isinstance(value, Mapping):
+        raise RecordError("must be an object", field=name)
+    if allowed is not None:
+        for key in value:
+            if key not in allowed:
+                raise RecordError("not expected here", field=f"{name}.{key}")
+    return dict(value)
+
+
+def _card(value: Any, name: str) -> Card:
+    if value is None:
+        raise RecordError("missing", field=name)
+    try:
+        return Card.parse(value)
+    except CardError as error:
+        raise RecordError(str(error), field=name) from None
+
+
+def _cards(value: Any, name: str) -> tuple[Card, ...]:
+    if not isinstance(value, list):
+        raise RecordError("must be a list of cards", field=name)
+    return tuple(_card(card, f"{name}[{i}]") for i, card in enumerate(value))
+
+
+def _count(value: Any, name: str, *, minimum: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise RecordError(f"{value!r} is not a whole number >= {minimum}", field=name)
+    return value
+
+
+def _decimal(value: Any, name: str, *, positive: bool = False) -> Decimal:
+    # JSON numbers with a fraction would pass through float; money is exact, so text only.
+    if value is None:
+        raise RecordError("missing", field=name)
+    if isinstance(value, (bool, float)):
+        raise RecordError(f'{value!r}: write money as a decimal string such as "1.00"', field=name)
+    if not isinstance(value, str | int):
+        raise RecordError(f"{value!r} is not a decimal string", field=name)
+    try:
+        number = Decimal(str(value).strip())
+    except InvalidOperation:
+        raise RecordError(f"{value!r} is not a decimal number", field=name) from None
+    if not number.is_finite() or number < 0 or (positive and number == 0):
+        raise RecordError(
+            f"{value!r} must be {'above' if positive else 'at least'} zero", field=name
+        )
+    return number
+
+
+def _timestamp(value: Any, name: str) -> datetime:
+    if not isinstance(value, str):
+        raise RecordError(f"{value!r} is not an ISO-8601 time", field=name)
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise RecordError(f"{value!r} is not an ISO-8601 time", field=name) from None
+    # FORMAT.md times are UTC; a time without an offset is read as UTC.
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
