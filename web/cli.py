@@ -10,6 +10,7 @@ import click
 COMMAND_MODULES = [
     "hand",
     "db",
+    "tokens",
 ]
 
 
