@@ -36,7 +36,7 @@ PICK_SOURCES = ("open", "closed")
 # Fields the ledger adds on export; an exported record imports again unchanged.
 EXPORT_ONLY_FIELDS = ("settlement",)
 # Ids travel in URLs (/api/v1/games/<game_id>) and file names: keep them plain.
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$")
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$")
 
 _TOP_FIELDS = {
     "format",
@@ -385,7 +385,7 @@ def parse_record(obj: Any) -> GameRecord:
         raise RecordError(
             "missing"
             if game_id is None
-            else f"{game_id!r} is not a game id (1-100 letters, digits, '_', '.', ':' or '-')",
+            else f"{game_id!r} is not a game id (1-64 letters, digits, '_', '.', ':' or '-')",
             field="game_id",
         )
     try:

@@ -1,0 +1,78 @@
+"""Operator API tokens: shown once, stored as a hash, revocable (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+from click.testing import CliRunner
+
+from replays import tokens
+from replays.db import engine_for
+from web.cli import main
+
+
+@pytest.fixture
+def token_db(database_url):
+    from api_support import ensure_schema
+
+    ensure_schema(database_url)
+    return database_url
+
+
+def test_a_created_token_authenticates_and_only_its_hash_is_stored(token_db):
+    issued = tokens.create_token("acme-games")
+    info = tokens.authenticate(issued.token)
+    assert info is not None and info.operator == "acme-games" and info.active
+    with engine_for(token_db).connect() as conn:
+        rows = conn.execute(sa.text("SELECT * FROM api_tokens")).mappings().all()
+    assert len(rows) == 1
+    stored = " ".join(str(value) for value in rows[0].values())
+    assert issued.token not in stored
+    assert issued.token.split("_")[2] not in stored
+    assert rows[0]["token_hash"] == tokens.token_hash(issued.token)
+
+
+def test_wrong_malformed_and_revoked_tokens_are_refused(token_db):
+    issued = tokens.create_token("acme")
+    other = tokens.create_token("acme")
+    assert tokens.authenticate(None) is None
+    assert tokens.authenticate("") is None
+    assert tokens.authenticate(issued.token + "x") is None
+    assert tokens.authenticate("Bearer " + issued.token) is None
+    tokens.revoke_token(issued.token_id)
+    assert tokens.authenticate(issued.token) is None
+    assert tokens.authenticate(other.token) is not None  # revoking one leaves the other
+    tokens.revoke_operator("acme")
+    assert tokens.authenticate(other.token) is None
+    assert [t.active for t in tokens.list_tokens(operator="acme")] == [False, False]
+
+
+def test_bad_operator_names_and_unknown_ids_are_clear_errors(token_db):
+    with pytest.raises(tokens.TokenError, match="not an operator name"):
+        tokens.create_token("Ravi Kumar <ravi@example.com>")
+    with pytest.raises(tokens.TokenError, match="no token with id 'nope'"):
+        tokens.revoke_token("nope")
+
+
+def test_tokens_cli_prints_the_token_once_then_revokes_it(token_db):
+    runner = CliRunner()
+    created = runner.invoke(main, ["tokens", "create", "acme"])
+    assert created.exit_code == 0, created.output
+    token = created.stdout.strip().splitlines()[-1]
+    info = tokens.authenticate(token)
+    assert info is not None and info.operator == "acme"
+    listed = runner.invoke(main, ["tokens", "list"])
+    assert info.token_id in listed.output and "active" in listed.output
+    assert token not in listed.output
+    revoked = runner.invoke(main, ["tokens", "revoke", info.token_id])
+    assert revoked.exit_code == 0 and "revoked" in revoked.output
+    assert tokens.authenticate(token) is None
+    unknown = runner.invoke(main, ["tokens", "revoke", "ffffffffffff"])
+    assert unknown.exit_code == 1 and "no token with id" in unknown.output
+    assert "Traceback" not in unknown.output
+
+
+def test_tokens_cli_without_a_table_says_to_migrate(sqlite_url):
+    result = CliRunner().invoke(main, ["tokens", "create", "acme"])
+    assert result.exit_code == 1
+    assert "db upgrade" in result.output

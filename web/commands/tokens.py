@@ -1,0 +1,61 @@
+"""`rummy-ledger tokens`: issue, list and revoke operator API tokens."""
+
+from __future__ import annotations
+
+import click
+import sqlalchemy as sa
+
+from replays import tokens
+
+
+@click.group("tokens")
+def command() -> None:
+    """Operator API tokens (the live ingest API needs one per request)."""
+
+
+def _storage_errors(work):
+    try:
+        return work()
+    except tokens.TokenError as error:
+        raise click.ClickException(str(error)) from None
+    except sa.exc.DBAPIError as error:
+        raise click.ClickException(
+            f"cannot use the token table ({error.orig}); run `rummy-ledger db upgrade` first"
+        ) from None
+
+
+@command.command("create")
+@click.argument("operator")
+def create(operator: str) -> None:
+    """Issue a token for OPERATOR and print it (the only time it is shown)."""
+    issued = _storage_errors(lambda: tokens.create_token(operator))
+    click.echo(
+        f"token {issued.token_id} for {issued.operator}; keep it now, it is not stored:", err=True
+    )
+    click.echo(issued.token)
+
+
+@command.command("revoke")
+@click.argument("token_id", required=False)
+@click.option("--operator", help="Revoke every active token of this operator instead.")
+def revoke(token_id: str | None, operator: str | None) -> None:
+    """Revoke TOKEN_ID (or all tokens of --operator); requests with it get 401."""
+    if (token_id is None) == (operator is None):
+        raise click.UsageError("give a TOKEN_ID or --operator, not both and not neither")
+    if operator is not None:
+        revoked = _storage_errors(lambda: tokens.revoke_operator(operator))
+        click.echo(f"revoked {len(revoked)} token(s) of {operator}")
+        return
+    info = _storage_errors(lambda: tokens.revoke_token(token_id))
+    click.echo(f"revoked token {info.token_id} of {info.operator}")
+
+
+@command.command("list")
+@click.option("--operator", help="Only this operator's tokens.")
+def list_(operator: str | None) -> None:
+    """List tokens: id, operator, created, revoked."""
+    for info in _storage_errors(lambda: tokens.list_tokens(operator=operator)):
+        state = f"revoked {info.revoked_at:%Y-%m-%d %H:%M}" if info.revoked_at else "active"
+        click.echo(
+            f"{info.token_id}  {info.operator:<20} created {info.created_at:%Y-%m-%d %H:%M}  {state}"
+        )
