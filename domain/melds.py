@@ -1,0 +1,349 @@
+"""Groups (melds) of 13-card rummy and the score of a submitted grouping (RULES.md §1).
+
+A group is a pure sequence, an impure sequence or a set; anything else is invalid and says why:
+
+>>> from domain.cards import parse_cards
+>>> wild = Card.parse("7D")
+>>> classify(parse_cards("6S 7S 8S"), wild).kind        # 7S in its own place keeps it pure
+<GroupKind.PURE: 'pure'>
+>>> classify(parse_cards("7C JK JK"), wild).kind        # 7C stands as itself, jokers as 8C 9C
+<GroupKind.IMPURE: 'impure'>
+>>> classify(parse_cards("7S 7S 7H"), Card.parse("2C")).reason
+'7S appears twice in a set'
+>>> classify(parse_cards("KS AS 2S"), wild).reason
+'K-A-2 wraps around (an Ace is low, A-2-3, or high, Q-K-A, never both)'
+
+:func:`evaluate` scores a grouping as a player submitted it (a declaration or a show); the
+best grouping of a hand is :mod:`domain.solver`'s job.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+
+from domain.cards import RANKS, Card, format_cards, full_deck, wild_rank
+from domain.profiles import RuleProfile, get_profile
+
+MIN_GROUP = 3
+# Ace low (A..K) or Ace high (2..A): never 14 places, so no sequence is longer than 13.
+MAX_SEQUENCE = 13
+ACE_HIGH = 14
+
+
+class HandError(ValueError):
+    """A hand or grouping that cannot be evaluated: wrong card count, cards beyond the deck."""
+
+
+class GroupKind(StrEnum):
+    PURE = "pure"
+    IMPURE = "impure"
+    SET = "set"
+
+
+@dataclass(frozen=True)
+class GroupVerdict:
+    """One group as classified: ``kind`` is None for an invalid group, ``reason`` says why."""
+
+    cards: tuple[Card, ...]
+    kind: GroupKind | None
+    reason: str | None = None
+
+    @property
+    def is_sequence(self) -> bool:
+        return self.kind is GroupKind.PURE or self.kind is GroupKind.IMPURE
+
+    @property
+    def is_valid(self) -> bool:
+        return self.kind is not None
+
+    def __str__(self) -> str:
+        label = self.kind.value if self.kind else f"invalid: {self.reason}"
+        return f"{format_cards(self.cards)} ({label})"
+
+
+def classify(
+    cards: Iterable[Card | str], wild: Card | str, profile: RuleProfile | str | None = None
+) -> GroupVerdict:
+    """Classify one group; when it is valid in several ways the best for the player counts.
+
+    Jokers are the printed ``JK`` and every card of the wild rank. A wild-rank card may also
+    stand as itself; a printed joker never does, and every group needs one card that does.
+    """
+    cards = tuple(Card.parse(card) for card in cards)
+    profile = get_profile(profile)
+    wild_rank_ = wild_rank(Card.parse(wild))
+    if len(cards) < MIN_GROUP:
+        return GroupVerdict(cards, None, f"needs at least {MIN_GROUP} cards, has {len(cards)}")
+    # Cards that can only stand as themselves; wild-rank cards may stand in for anything.
+    fixed = [card for card in cards if card.rank != 0 and card.rank != wild_rank_]
+    if not fixed:
+        if all(card.rank == 0 for card in cards):
+            return GroupVerdict(
+                cards,
+                None,
+                "only printed jokers: a group needs at least one card standing as itself",
+            )
+        # A wild-rank card stands as itself and the other jokers run on from it. Three or
+        # more cards of one rank are never consecutive, so this is never pure.
+        kind = GroupKind.IMPURE if len(cards) <= MAX_SEQUENCE else GroupKind.SET
+        return GroupVerdict(cards, kind)
+    if _is_pure(cards, wild_rank_, profile.wild_natural_is_pure):
+        return GroupVerdict(cards, GroupKind.PURE)
+    suits = {card.suit for card in fixed}
+    ranks = {card.rank for card in fixed}
+    if len(suits) == 1:
+        failure = _sequence_failure(fixed, len(cards))
+        if failure is None:
+            return GroupVerdict(cards, GroupKind.IMPURE)
+        if len(ranks) > 1:
+            return GroupVerdict(cards, None, failure)
+    if len(ranks) == 1:
+        repeated = _first_repeat(fixed)
+        if repeated is None:
+            return GroupVerdict(cards, GroupKind.SET)
+        times = "twice" if repeated[1] == 2 else f"{repeated[1]} times"
+        return GroupVerdict(cards, None, f"{repeated[0]} appears {times} in a set")
+    suit_text = ", ".join(sorted(suits, key="SHDC".index))
+    return GroupVerdict(
+        cards,
+        None,
+        f"mixes suits ({suit_text}) and ranks: a sequence needs one suit, a set one rank",
+    )
+
+
+def _is_pure(cards: Sequence[Card], wild_rank_: int, wild_natural_is_pure: bool) -> bool:
+    suit = cards[0].suit
+    ranks = []
+    for card in cards:
+        if card.rank == 0 or card.suit != suit:
+            return False
+        if card.rank == wild_rank_ and not wild_natural_is_pure:
+            return False
+        ranks.append(card.rank)
+    if len(set(ranks)) != len(ranks) or len(ranks) > MAX_SEQUENCE:
+        return False
+    if max(ranks) - min(ranks) == len(ranks) - 1:
+        return True
+    if 1 in ranks:  # try the Ace high
+        high = [ACE_HIGH if rank == 1 else rank for rank in ranks]
+        return max(high) - min(high) == len(high) - 1
+    return False
+
+
+def _sequence_failure(fixed: Sequence[Card], size: int) -> str | None:
+    """Why ``fixed`` (one suit) plus ``size - len(fixed)`` jokers is no sequence; None if it is."""
+    repeated = _first_repeat(fixed)
+    if repeated is not None:
+        times = "twice" if repeated[1] == 2 else f"{repeated[1]} times"
+        return f"{repeated[0]} appears {times} in a sequence"
+    if size > MAX_SEQUENCE:
+        return f"has {size} cards but a sequence runs at most from A to K (13 cards)"
+    ranks = sorted(card.rank for card in fixed)
+    jokers = size - len(fixed)
+    if ranks[-1] - ranks[0] + 1 <= size:
+        return None
+    if ranks[0] == 1:
+        high = sorted(ACE_HIGH if rank == 1 else rank for rank in ranks)
+        if high[-1] - high[0] + 1 <= size:
+            return None
+        # The shortest way round the ranks as a circle shows whether only a wrap would do.
+        arc = _shortest_arc(ranks)
+        if arc[1] <= size:
+            start, length = arc
+            letters = [RANKS[(start - 1 + step) % 13] for step in range(length)]
+            return (
+                f"{'-'.join(letters)} wraps around (an Ace is low, A-2-3, or high, Q-K-A, "
+                "never both)"
+            )
+        span_low, span_high = ranks[-1] - ranks[0] + 1, high[-1] - high[0] + 1
+        needed = min(span_low, span_high) - len(fixed)
+    else:
+        needed = ranks[-1] - ranks[0] + 1 - len(fixed)
+    low = min(fixed, key=lambda card: card.rank)
+    top = max(fixed, key=lambda card: card.rank)
+    return (
+        f"not consecutive: {low} to {top} leaves {needed} gap(s) and the group has "
+        f"{jokers} joker(s) to fill them"
+    )
+
+
+def _shortest_arc(ranks: Sequence[int]) -> tuple[int, int]:
+    """(first rank, length) of the shortest stretch of the rank circle A..K,A covering ``ranks``."""
+    present = sorted(set(ranks))
+    best = (present[0], 14)
+    for index, start in enumerate(present):
+        end = present[index - 1]
+        length = (end - start) % 13 + 1
+        if length < best[1]:
+            best = (start, length)
+    return best
+
+
+def _first_repeat(cards: Sequence[Card]) -> tuple[Card, int] | None:
+    counts = Counter(cards)
+    for card in cards:
+        if counts[card] > 1:
+            return card, counts[card]
+    return None
+
+
+class ScoringCase(StrEnum):
+    """Which cards of a losing hand count (RULES.md §1 "Scoring a losing hand")."""
+
+    NO_PURE_SEQUENCE = "no_pure_sequence"  # all 13 cards count
+    PURE_ONLY = "pure_but_fewer_than_two_sequences"  # all but the pure sequence count
+    TWO_SEQUENCES = "two_sequences_with_pure"  # only cards outside valid groups count
+
+
+@dataclass(frozen=True)
+class HandEvaluation:
+    """A 13-card hand as grouped: the case that applies, the score, and the declaration verdict.
+
+    ``groups`` are the groups as submitted, each with its verdict; an invalid group
+    (``kind`` None, ``reason`` set) counts as loose cards. ``loose`` are the cards submitted
+    outside any group. ``hand_score`` is before the cap, ``points`` after it.
+    """
+
+    groups: tuple[GroupVerdict, ...]
+    loose: tuple[Card, ...]
+    case: ScoringCase
+    counted: tuple[Card, ...]
+    hand_score: int
+    points: int
+    valid_declaration: bool
+    reasons: tuple[str, ...]
+
+    @property
+    def kinds(self) -> list[str | None]:
+        return [group.kind.value if group.kind else None for group in self.groups]
+
+    @property
+    def cards(self) -> tuple[Card, ...]:
+        """All 13 cards: the groups' in order, then the loose ones."""
+        return tuple(card for group in self.groups for card in group.cards) + self.loose
+
+    @property
+    def unmatched(self) -> tuple[Card, ...]:
+        """Cards outside valid groups: the loose ones and those of invalid groups."""
+        bad = tuple(card for group in self.groups if not group.is_valid for card in group.cards)
+        return bad + self.loose
+
+    def to_json(self) -> dict:
+        """The `rummy-ledger hand --batch` output line for this hand."""
+        return {
+            "valid_declaration": self.valid_declaration,
+            "hand_score": self.hand_score,
+            "points": self.points,
+            "groups": [[str(card) for card in group.cards] for group in self.groups],
+            "loose": [str(card) for card in self.loose],
+            "kinds": self.kinds,
+        }
+
+
+def evaluate(
+    groups: Sequence[Sequence[Card | str]],
+    loose: Sequence[Card | str],
+    wild: Card | str,
+    profile: RuleProfile | str | None = None,
+) -> HandEvaluation:
+    """Score a grouping as submitted: ``groups`` plus ``loose`` must be the whole hand.
+
+    >>> from domain.cards import parse_cards
+    >>> result = evaluate([parse_cards("AS 2S 3S"), parse_cards("4H 5H JK")],
+    ...                   parse_cards("9C 9D KS KD 2C 5D 8H"), "7D")
+    >>> result.case.value, result.hand_score, result.points, result.valid_declaration
+    ('two_sequences_with_pure', 53, 53, False)
+    """
+    profile = get_profile(profile)
+    wild = Card.parse(wild)
+    groups = [tuple(Card.parse(card) for card in group) for group in groups]
+    loose = tuple(Card.parse(card) for card in loose)
+    hand = [card for group in groups for card in group] + list(loose)
+    check_hand(hand, wild, profile)
+    verdicts = tuple(classify(group, wild, profile) for group in groups)
+    return score_grouping(verdicts, loose, wild, profile)
+
+
+def score_grouping(
+    verdicts: tuple[GroupVerdict, ...], loose: tuple[Card, ...], wild: Card, profile: RuleProfile
+) -> HandEvaluation:
+    """Apply the scoring cases to already classified groups (no input checks)."""
+    pure = [verdict for verdict in verdicts if verdict.kind is GroupKind.PURE]
+    sequences = sum(1 for verdict in verdicts if verdict.is_sequence)
+    everything = tuple(card for verdict in verdicts for card in verdict.cards) + loose
+    if not pure:
+        case, counted = ScoringCase.NO_PURE_SEQUENCE, everything
+    elif sequences < 2:
+        case = ScoringCase.PURE_ONLY
+        counted = tuple(
+            card for verdict in verdicts if verdict is not pure[0] for card in verdict.cards
+        )
+        counted += loose
+    else:
+        case = ScoringCase.TWO_SEQUENCES
+        counted = tuple(
+            card for verdict in verdicts if verdict.kind is None for card in verdict.cards
+        )
+        counted += loose
+    wild_rank_ = wild_rank(wild)
+    hand_score = sum(
+        0 if card.rank == 0 or card.rank == wild_rank_ else card.face_points for card in counted
+    )
+    reasons = _declaration_faults(verdicts, loose, len(pure), sequences)
+    return HandEvaluation(
+        groups=verdicts,
+        loose=loose,
+        case=case,
+        counted=counted,
+        hand_score=hand_score,
+        points=min(hand_score, profile.max_points),
+        valid_declaration=not reasons,
+        reasons=reasons,
+    )
+
+
+def _declaration_faults(
+    verdicts: Sequence[GroupVerdict], loose: Sequence[Card], pure: int, sequences: int
+) -> tuple[str, ...]:
+    reasons = [
+        f"group {number} ({format_cards(verdict.cards)}): {verdict.reason}"
+        for number, verdict in enumerate(verdicts, 1)
+        if verdict.kind is None
+    ]
+    if loose:
+        reasons.append(f"{len(loose)} card(s) not in a group: {format_cards(loose)}")
+    if not pure:
+        reasons.append("no pure sequence")
+    if sequences < 2:
+        reasons.append(
+            f"{sequences} sequence(s): a declaration needs at least two, one of them pure"
+        )
+    return tuple(reasons)
+
+
+@cache
+def _deck(decks: int, jokers_per_deck: int) -> Counter[Card]:
+    return full_deck(decks, jokers_per_deck)
+
+
+def check_hand(hand: Sequence[Card], wild: Card, profile: RuleProfile) -> None:
+    """Raise :class:`HandError` unless ``hand`` is a full hand the table's decks can hold.
+
+    The wild indicator is a card drawn from the same decks, so it counts against them too.
+    """
+    if len(hand) != profile.hand_size:
+        raise HandError(f"a hand has {profile.hand_size} cards, got {len(hand)}")
+    counts = Counter(hand)
+    counts[wild] += 1
+    available = _deck(profile.decks, profile.jokers_per_deck)
+    for card, count in counts.items():
+        if count > available[card]:
+            with_wild = " (counting the wild indicator)" if card == wild else ""
+            raise HandError(
+                f"{card} appears {count} times{with_wild} but {profile.decks} deck(s) with "
+                f"{profile.jokers_per_deck} printed joker(s) each hold only {available[card]}"
+            )
