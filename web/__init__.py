@@ -1,17 +1,116 @@
-"""The Flask site and HTTP API around the ledger. `flask --app web run` uses :func:`create_app`."""
+"""The Flask site and HTTP API around the ledger. `flask --app web run` uses :func:`create_app`.
+
+Configuration comes from the environment (``RUMMY_LEDGER_DATABASE_URL``, ``SECRET_KEY``) and
+can be overridden by the ``config`` mapping, which is how tests point the app at their own
+database::
+
+    app = create_app({"DATABASE_URL": "sqlite:///tmp/ledger.sqlite3", "TESTING": True})
+"""
 
 from __future__ import annotations
 
-from flask import Flask
+import importlib
+import logging
+import os
+import secrets
+
+from flask import Flask, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException, InternalServerError
+
+from replays.settings import database_url
+
+# One entry per blueprint, as "module:attribute"; each area appends its own line.
+BLUEPRINTS = [
+    "web.views.games:bp",
+    "web.views.replays:bp",
+    "web.views.audit:bp",
+    "web.views.players:bp",
+]
+
+log = logging.getLogger(__name__)
 
 
 def create_app(config: dict | None = None) -> Flask:
     app = Flask(__name__)
+    app.config.update(
+        DATABASE_URL=database_url(),
+        SECRET_KEY=os.environ.get("SECRET_KEY"),
+        GAMES_PER_PAGE=25,
+    )
     if config:
         app.config.update(config)
+    app.config["DATABASE_URL"] = database_url(app.config["DATABASE_URL"])
+    if not app.config["SECRET_KEY"]:
+        # A per-process key keeps sessions working in development; production sets SECRET_KEY.
+        app.config["SECRET_KEY"] = secrets.token_hex(32)
+        log.info("SECRET_KEY not set: using a random key for this process")
+
+    for entry in BLUEPRINTS:
+        module_name, _, attribute = entry.partition(":")
+        app.register_blueprint(getattr(importlib.import_module(module_name), attribute or "bp"))
+
+    _register_error_pages(app)
+    _register_template_helpers(app)
 
     @app.get("/healthz")
     def healthz():
         return {"status": "ok"}
 
     return app
+
+
+ERROR_TITLES = {
+    400: "Bad request",
+    403: "Not allowed",
+    404: "Not found",
+    405: "Method not allowed",
+    500: "Something went wrong",
+}
+
+
+def _wants_json() -> bool:
+    if request.path.startswith("/api/"):
+        return True
+    best = request.accept_mimetypes.best_match(["text/html", "application/json"])
+    return (
+        best == "application/json"
+        and request.accept_mimetypes[best] > request.accept_mimetypes["text/html"]
+    )
+
+
+def _register_error_pages(app: Flask) -> None:
+    def render_error(error: HTTPException):
+        status = error.code or 500
+        title = ERROR_TITLES.get(status, error.name)
+        message = (
+            error.description
+            if status != 500
+            else (
+                "The ledger could not build this page. The error has been logged; "
+                "nothing was changed."
+            )
+        )
+        if _wants_json():
+            return jsonify({"error": message, "status": status}), status
+        return render_template(
+            "errors/error.html", status=status, title=title, message=message
+        ), status
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException):
+        return render_error(error)
+
+    @app.errorhandler(Exception)
+    def unexpected_error(error: Exception):
+        # Never a traceback in the browser; the log keeps it for the operator.
+        app.logger.exception("unhandled error on %s", request.path)
+        return render_error(InternalServerError())
+
+
+def _register_template_helpers(app: Flask) -> None:
+    from web import svg
+    from web.integrity import integrity_badge
+
+    app.jinja_env.globals.update(svg=svg, integrity_badge=integrity_badge)
+    app.jinja_env.trim_blocks = True
+    app.jinja_env.lstrip_blocks = True

@@ -11,6 +11,7 @@ COMMAND_MODULES = [
     "hand",
     "db",
     "tokens",
+    "serve",
 ]
 
 

@@ -1,0 +1,41 @@
+"""The app's handles on the ledger: one :class:`~replays.application.Ledger` per app (the
+library's Application is thread-safe, and building one per request would cost more than
+the page), and read-model sessions on the same database.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+
+from flask import current_app
+from sqlalchemy.orm import Session
+
+from replays.db import session_factory
+
+_lock = threading.Lock()
+
+
+def get_ledger():
+    """The app's Ledger, built on first use against ``DATABASE_URL``."""
+    extensions = current_app.extensions
+    ledger = extensions.get("rummy_ledger")
+    if ledger is None:
+        with _lock:
+            ledger = extensions.get("rummy_ledger")
+            if ledger is None:
+                from replays.application import Ledger
+
+                ledger = Ledger.for_url(current_app.config["DATABASE_URL"])
+                extensions["rummy_ledger"] = ledger
+    return ledger
+
+
+@contextmanager
+def read_session() -> Session:
+    """A read-only session on the read-model tables, closed afterwards."""
+    session = session_factory(current_app.config["DATABASE_URL"])()
+    try:
+        yield session
+    finally:
+        session.close()

@@ -1,0 +1,312 @@
+"""What the replay and summary pages show, assembled from the read models and a table state.
+
+The views stay thin: they parse the request and hand over to these functions. Nothing here
+decides a rule: group kinds, scoring cases and minimum scores come from ``domain`` (the
+declaration's evaluation, :func:`domain.melds.evaluate`, :func:`domain.solver.best_grouping`)
+and the money from the recorded settlement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from flask import url_for
+from sqlalchemy.orm import Session
+
+from domain.cards import Card
+from replays.models import GameRow, MoveRow, PlayerResultRow
+from web import charts, queries, svg
+from web.moves import Moment, describe, moments
+
+OUT_STATUSES = ("dropped", "auto_dropped", "wrong_show", "lost")
+# A seat's table status, in the words of the settlement's results.
+STATUS_OUTCOMES = {"auto_dropped": "auto_drop", "wrong_show": "wrong_show", "won": "won"}
+
+CASE_WORDS = {
+    "no_pure_sequence": "no pure sequence: all 13 cards count",
+    "pure_only": "a pure sequence but fewer than two sequences: all but the pure sequence count",
+    "two_sequences": "two sequences, one of them pure: only cards outside groups count",
+}
+RESULT_HOW = {
+    "first_drop": "first drop",
+    "middle_drop": "middle drop",
+    "auto_drop": "auto-drop",
+    "wrong_show": "wrong show",
+    "deal_show": "deal show",
+    "lost": "lost",
+    "won": "declared",
+}
+
+
+@dataclass
+class GameView:
+    """One game as the read models hold it: header, results and move timeline."""
+
+    header: GameRow
+    timeline: list[MoveRow]
+    results: list[PlayerResultRow]
+    players: list[str] = field(default_factory=list)
+
+    @property
+    def game_id(self) -> str:
+        return self.header.game_id
+
+    @property
+    def total(self) -> int:
+        return len(self.timeline)
+
+    def caption(self, move: int, viewer: str | None = None) -> str:
+        return "the deal" if move == 0 else describe(self.timeline[move - 1], viewer)
+
+    def moments(self, outcomes: dict[str, str]) -> list[Moment]:
+        return moments(self.timeline, outcomes)
+
+    def result_of(self, player: str) -> PlayerResultRow | None:
+        for row in self.results:
+            if row.player == player:
+                return row
+        return None
+
+
+def _player_ids(players: list) -> list[str]:
+    ids = []
+    for entry in players or []:
+        ids.append(entry.get("id") or entry.get("player") if isinstance(entry, dict) else entry)
+    return [str(pid) for pid in ids]
+
+
+def load_game(session: Session, game_id: str) -> GameView | None:
+    header = queries.game_header(session, game_id)
+    if header is None:
+        return None
+    return GameView(
+        header=header,
+        timeline=queries.move_timeline(session, game_id),
+        results=queries.game_results(session, game_id),
+        players=_player_ids(header.players),
+    )
+
+
+def outcomes_of(game: GameView, final_state=None) -> dict[str, str]:
+    """How each player's game ended: the settlement's results, or while the game is still
+    running the final table's seat statuses."""
+    if game.results:
+        return {row.player: row.result for row in game.results}
+    if final_state is None:
+        from web.ledger import get_ledger
+
+        final_state = get_ledger().state_at(game.game_id, game.total)
+    return {
+        seat.player: STATUS_OUTCOMES[seat.status]
+        for seat in final_state.seats
+        if seat.status in STATUS_OUTCOMES
+    }
+
+
+def move_items(timeline: list[MoveRow], viewer: str | None = None) -> list[dict]:
+    """The move list: number (the table position after it), words, time, round starts."""
+    items = []
+    previous_round = None
+    for row in timeline:
+        items.append(
+            {
+                "move": row.move_index + 1,
+                "text": describe(row, viewer),
+                "at": row.at.isoformat() if row.at else None,
+                "round": row.round,
+                "round_starts": previous_round is not None and row.round != previous_round,
+            }
+        )
+        previous_round = row.round
+    return items
+
+
+# -- drawing the seats ---------------------------------------------------------------------
+
+
+def drawn_groups(evaluation) -> tuple[list[svg.DrawnGroup], tuple[Card, ...]]:
+    """A :class:`domain.melds.HandEvaluation` as groups to draw, and its loose cards."""
+    groups = [
+        svg.DrawnGroup(
+            tuple(verdict.cards), verdict.kind.value if verdict.kind else None, verdict.reason
+        )
+        for verdict in evaluation.groups
+    ]
+    return groups, tuple(evaluation.loose)
+
+
+def _picked_by(state, player: str) -> Card | None:
+    move = getattr(state, "last_move", None) or {}
+    if move.get("type") == "pick" and move.get("player") == player and move.get("card"):
+        return Card.parse(move["card"])
+    return None
+
+
+def _charged_drawing(line, wild: Card | None) -> str | None:
+    """A scored loser's hand as the settlement charged it: its groups, kinds and loose cards."""
+    if not line.groups and not line.loose:
+        return None
+    kinds = list(line.kinds) + [None] * (len(line.groups) - len(line.kinds))
+    groups = [svg.DrawnGroup(tuple(g), kind) for g, kind in zip(line.groups, kinds, strict=True)]
+    return svg.grouped_hand(groups, tuple(line.loose), wild=wild)
+
+
+def _shown_drawing(seat, wild: Card | None, profile) -> str:
+    """A loser's show as the rules engine reads it; cards not listed are loose."""
+    from domain.melds import evaluate
+
+    groups = [list(group) for group in seat.shown_groups]
+    loose = list(seat.hand)
+    for c in (c for group in groups for c in group):
+        if c in loose:
+            loose.remove(c)
+    return svg.grouped_hand(*drawn_groups(evaluate(groups, loose, wild, profile)), wild=wild)
+
+
+def _seat_drawing(state, seat, profile) -> str:
+    owner = f"{seat.player}'s hand"
+    if seat.hand_hidden:
+        return svg.hidden_hand(seat.hand_size, label=f"{owner}: {seat.hand_size} cards, hidden")
+    if seat.player == state.winner and state.declaration is not None:
+        return svg.grouped_hand(*drawn_groups(state.declaration), wild=state.wild)
+    if seat.shown_groups:
+        return _shown_drawing(seat, state.wild, profile)
+    picked = _picked_by(state, seat.player)
+    cards = svg.sort_for_display(seat.hand, state.wild)
+    return svg.hand(
+        cards,
+        wild=state.wild,
+        sort=False,
+        marked={picked: "just picked"} if picked else None,
+        label=f"{owner}, {len(cards)} cards: "
+        + ", ".join(svg.card_label(c, state.wild) for c in cards),
+    )
+
+
+def seat_views(state, seat: str | None, game: GameView, move: int) -> list[dict]:
+    from domain.profiles import get_profile
+
+    profile = get_profile(game.header.rules)
+    views = []
+    for s in state.seats:
+        to_play = s.player == state.current_player and state.phase == "playing"
+        words = svg.STATUS_WORDS.get(s.status, s.status)
+        if s.status in ("dropped", "auto_dropped") and s.drop_kind:
+            words = f"{words} ({s.drop_kind.replace('_', ' ')})"
+        views.append(
+            {
+                "player": s.player,
+                "seat": s.seat,
+                "status": s.status,
+                "status_words": words,
+                "to_play": to_play,
+                "out": s.status in OUT_STATUSES,
+                "misses": s.consecutive_misses,
+                "caption": svg.seat_caption(s, to_play=to_play),
+                "drawing": _seat_drawing(state, s, profile),
+                "link": url_for("players.player", player_id=s.player) if seat is None else None,
+            }
+        )
+    return views
+
+
+# -- the end of the game -------------------------------------------------------------------
+
+
+def final_hands(state, game: GameView) -> list[dict]:
+    """Every player's last hand drawn in groups with loose cards marked, beside the scoring
+    case, the points charged and the minimum the same cards could have scored.
+
+    The groups are the ones the settlement charged (a show, or the best grouping when no
+    show was recorded); a wrong show is drawn as declared, with the rules engine's reason
+    under each group that is not one.
+    """
+    from domain.melds import evaluate
+    from domain.profiles import get_profile
+
+    profile = get_profile(game.header.rules)
+    lines = state.settlement.players if state.settlement is not None else {}
+    declared = {
+        row.player: row.groups for row in game.timeline if row.move_type == "declare" and row.groups
+    }
+    hands = []
+    for s in state.seats:
+        line = lines.get(s.player)
+        result = game.result_of(s.player)
+        outcome = (
+            line.result
+            if line is not None
+            else (result.result if result else STATUS_OUTCOMES.get(s.status, s.status))
+        )
+        drawing = None
+        if s.player == state.winner and state.declaration is not None:
+            drawing = svg.grouped_hand(*drawn_groups(state.declaration), wild=state.wild)
+        elif outcome == "wrong_show" and s.player in declared:
+            wrong = [[Card.parse(c) for c in group] for group in declared[s.player]]
+            held = (
+                list(line.cards)
+                if line is not None and getattr(line, "cards", None)
+                else list(s.hand)
+            )
+            for c in (c for group in wrong for c in group):
+                if c in held:
+                    held.remove(c)
+            evaluation = evaluate(wrong, held, state.wild, profile)
+            drawing = svg.grouped_hand(*drawn_groups(evaluation), wild=state.wild)
+        elif line is not None:
+            drawing = _charged_drawing(line, state.wild)
+        if drawing is None and s.shown_groups:
+            drawing = _shown_drawing(s, state.wild, profile)
+        if drawing is None:
+            drawing = svg.hand(s.hand, wild=state.wild) if s.hand else ""
+        hand_score = line.hand_score if line is not None else None
+        min_score = line.min_score if line is not None else None
+        case = line.case if line is not None else None
+        points = line.points if line is not None else (0 if s.player == state.winner else None)
+        hands.append(
+            {
+                "player": s.player,
+                "result": outcome,
+                "drawing": drawing,
+                "case_words": CASE_WORDS.get(case, case.replace("_", " ") if case else None),
+                "hand_score": hand_score,
+                "points": "—" if points is None else points,
+                "min_score": min_score,
+                "over_min": hand_score is not None
+                and min_score is not None
+                and hand_score > min_score,
+                "point_value": line.point_value if line is not None else None,
+                "amount": line.amount if line is not None else None,
+            }
+        )
+    return hands
+
+
+def exits(game: GameView) -> list[charts.Exit]:
+    """Where each player's game ended on the move line, at the value they were charged."""
+    outcomes = {row.player: row.result for row in game.results}
+    by_player: dict[str, int] = {}
+    declaration = None
+    for moment in game.moments(outcomes):
+        row = game.timeline[moment.move - 1]
+        if moment.kind in ("drop", "auto_drop", "wrong_show"):
+            by_player[row.player] = moment.move
+        elif moment.kind == "declaration":
+            declaration = moment.move
+            by_player[row.player] = moment.move
+    found = []
+    for row in game.results:
+        move = by_player.get(row.player, declaration if declaration is not None else game.total)
+        found.append(
+            charts.Exit(move, row.player, RESULT_HOW.get(row.result, row.result), row.point_value)
+        )
+    return sorted(found, key=lambda e: (e.move, e.player))
+
+
+def point_value_chart(game: GameView) -> str | None:
+    """Raise Rummy only: the point value after each move, with each player's exit marked."""
+    if game.header.variant != "raise":
+        return None
+    values = [game.header.point_value] + [Decimal(row.point_value) for row in game.timeline]
+    return charts.point_value_chart(values, exits(game))

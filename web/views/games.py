@@ -1,0 +1,50 @@
+"""The games list (filters and pagination) and one game's summary page."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, current_app, render_template, request
+
+from web import queries
+from web.ledger import get_ledger, read_session
+from web.replay_page import final_hands, load_game, outcomes_of, point_value_chart
+
+bp = Blueprint("games", __name__)
+
+
+@bp.get("/")
+@bp.get("/games")
+def index():
+    try:
+        filters = queries.GameFilters.from_args(request.args)
+    except queries.FilterError as error:
+        abort(400, f"Games list: {error}.")
+    with read_session() as session:
+        page = queries.list_games(session, filters, current_app.config["GAMES_PER_PAGE"])
+        tables = queries.table_ids(session)
+    return render_template(
+        "games/list.html",
+        filters=filters,
+        page=page,
+        tables=tables,
+        variants=queries.VARIANTS,
+        results=queries.RESULTS,
+    )
+
+
+@bp.get("/games/<game_id>")
+def game(game_id: str):
+    """One game at a glance: how it ended, everyone's final hand, the money."""
+    with read_session() as session:
+        view = load_game(session, game_id)
+    if view is None:
+        abort(404, f"No game {game_id!r} in the ledger.")
+    final_state = get_ledger().state_at(game_id, view.total)
+    return render_template(
+        "games/game.html",
+        game=view.header,
+        view=view,
+        final_hands=final_hands(final_state, view),
+        moments=view.moments(outcomes_of(view, final_state)),
+        point_value_chart=point_value_chart(view),
+        state=final_state,
+    )

@@ -1,0 +1,37 @@
+"""A player's history: every settled game with result and net amount, and the running total."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, render_template
+
+from web import charts, queries
+from web.ledger import read_session
+
+bp = Blueprint("players", __name__)
+
+
+@bp.get("/players/<player_id>")
+def player(player_id: str):
+    with read_session() as session:
+        history = queries.player_history(session, player_id)
+        known = (
+            bool(history)
+            or queries.list_games(session, queries.GameFilters(player=player_id), per_page=1).total
+        )
+    if not known:
+        abort(404, f"No games recorded for player {player_id!r}.")
+    if not history:
+        return render_template("players/player.html", player_id=player_id, history=[])
+    chart = charts.running_total_chart(
+        [(line.game.game_id, line.running_total) for line in history]
+    )
+    won = sum(1 for line in history if line.result.result == "won")
+    return render_template(
+        "players/player.html",
+        player_id=player_id,
+        history=list(reversed(history)),  # newest first in the table; the chart runs forward
+        chart=chart,
+        won=won,
+        total=history[-1].running_total,
+        currencies=sorted({line.game.currency for line in history}),
+    )

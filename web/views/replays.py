@@ -1,0 +1,110 @@
+"""The replay viewer: the table after any move, in full or as one seat saw it.
+
+``/games/<id>/replay?move=17&seat=p2`` is the permalink; ``move`` counts the moves applied
+(0 is the table just after the deal). The table itself comes from the application's
+``Ledger.state_at`` (snapshots make any move cheap to reach); the header and the move list
+come from the read models, so the page never replays the game itself.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, abort, render_template, request, url_for
+
+from web import svg
+from web.ledger import get_ledger, read_session
+from web.replay_page import (
+    final_hands,
+    load_game,
+    move_items,
+    outcomes_of,
+    point_value_chart,
+    seat_views,
+)
+
+bp = Blueprint("replays", __name__)
+
+PHASE_WORDS = {
+    "dealing": "Dealing",
+    "playing": "In play",
+    "showing": "Declared: losers show their hands",
+    "settled": "Settled",
+}
+
+
+def _move_arg(game_id: str, total: int) -> int:
+    text = request.args.get("move", "0").strip()
+    if not text.lstrip("-").isdigit():
+        abort(400, f"Game {game_id}: move must be a whole number from 0 to {total}, not {text!r}.")
+    move = int(text)
+    if not 0 <= move <= total:
+        abort(
+            400,
+            f"Game {game_id} has {total} moves: there is no move {move} "
+            f"(0 is the deal, {total} the last move).",
+        )
+    return move
+
+
+def _seat_arg(game_id: str, players: list[str]) -> str | None:
+    seat = request.args.get("seat", "").strip() or None
+    if seat is not None and seat not in players:
+        abort(
+            400,
+            f"Game {game_id} has no player {seat!r} (players: {', '.join(players)}).",
+        )
+    return seat
+
+
+def _table_context(game_id: str):
+    with read_session() as session:
+        game = load_game(session, game_id)
+    if game is None:
+        abort(404, f"No game {game_id!r} in the ledger.")
+    move = _move_arg(game_id, game.total)
+    seat = _seat_arg(game_id, game.players)
+    state = get_ledger().state_at(game_id, move)
+    shown = state.for_seat(seat) if seat else state
+    at_end = move == game.total
+    context = {
+        "game": game.header,
+        "variant": game.header.variant,
+        "players": game.players,
+        "move": move,
+        "total": game.total,
+        "seat": seat,
+        "state": shown,
+        "caption": game.caption(move, seat),
+        "phase_words": PHASE_WORDS,
+        "seat_views": seat_views(shown, seat, game, move),
+        # Seat view shows only what that player could see: the final hands wait for the end.
+        "final_hands": final_hands(state, game) if at_end else None,
+        "url": lambda n: url_for("replays.replay", game_id=game_id, move=n, seat=seat),
+    }
+    return game, context
+
+
+@bp.get("/games/<game_id>/replay")
+def replay(game_id: str):
+    game, context = _table_context(game_id)
+    return render_template(
+        "replays/replay.html",
+        move_items=move_items(game.timeline, context["seat"]),
+        moments=game.moments(outcomes_of(game)),
+        point_value_chart=point_value_chart(game),
+        timed=any(row.at for row in game.timeline),
+        **context,
+    )
+
+
+@bp.get("/games/<game_id>/replay/table")
+def table_fragment(game_id: str):
+    """The table panel alone, for replay.js to swap in without reloading the page."""
+    _game, context = _table_context(game_id)
+    return render_template("replays/_table.html", **context)
+
+
+@bp.get("/games/<game_id>/replay/table.svg")
+def table_image(game_id: str):
+    """The table after a move as one standalone SVG image (same ``move`` and ``seat``)."""
+    _game, context = _table_context(game_id)
+    return Response(svg.table(context["state"]), mimetype="image/svg+xml")
