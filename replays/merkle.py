@@ -25,6 +25,7 @@ True
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 
 HASH_SIZE = 32
@@ -76,6 +77,15 @@ class TreeBuilder:
         self.size = 0
         self._stack: list[tuple[int, bytes]] = []  # (level, hash), levels decreasing
 
+    @classmethod
+    def resume(cls, size: int, subtree: Callable[[int, int], bytes]) -> TreeBuilder:
+        """Continue a tree of ``size`` leaves from its complete subtrees (largest first)."""
+        builder = cls()
+        if size:
+            builder._stack = [(lv, subtree(lv, ix)) for lv, ix in subtrees_of(0, size)]
+        builder.size = size
+        return builder
+
     def append(self, leaf: bytes) -> list[tuple[int, int, bytes]]:
         completed: list[tuple[int, int, bytes]] = []
         position = self.size
@@ -124,6 +134,56 @@ def range_hash(start: int, end: int, subtree: Callable[[int, int], bytes]) -> by
     for left in reversed(parts[:-1]):
         value = node_hash(left, value)
     return value
+
+
+def needed_subtrees(size: int, known: Sequence[int]) -> list[Subtree]:
+    """The aligned subtrees that, with the leaves at sorted positions ``known``, give the root.
+
+    A multi-leaf proof: ranges holding none of the known leaves are taken whole.
+    """
+    needed: list[Subtree] = []
+    _walk_known(0, size, known, 0, len(known), needed.extend)
+    return needed
+
+
+def root_from_known(
+    size: int, known: dict[int, bytes], subtree: Callable[[int, int], bytes]
+) -> bytes:
+    """The root of a tree of ``size`` leaves from some known leaf hashes and stored subtrees.
+
+    Leaves in ``known`` are used as given (not looked up), so a verifier that recomputed
+    them from the events learns whether those events are the ones the root commits to.
+    """
+    if size == 0:
+        return EMPTY_ROOT
+    positions = sorted(known)
+    if positions and not 0 <= positions[0] <= positions[-1] < size:
+        raise ProofError(f"known leaves {positions[0]}..{positions[-1]} outside a tree of {size}")
+
+    def hash_of(start: int, end: int, lo: int, hi: int) -> bytes:
+        if lo == hi:
+            return range_hash(start, end, subtree)
+        if end - start == 1:
+            return known[start]
+        k = split_point(end - start)
+        mid = bisect_left(positions, start + k, lo, hi)
+        return node_hash(hash_of(start, start + k, lo, mid), hash_of(start + k, end, mid, hi))
+
+    return hash_of(0, size, 0, len(positions))
+
+
+def _walk_known(start, end, known, lo, hi, emit) -> None:
+    if start >= end:
+        return
+    if lo == hi:
+        emit(subtrees_of(start, end))
+        return
+    if end - start == 1:
+        return
+    k = split_point(end - start)
+    mid = bisect_left(known, start + k, lo, hi)
+    _walk_known(start, start + k, known, lo, mid, emit)
+    _walk_known(start + k, end, known, mid, hi, emit)
 
 
 def inclusion_ranges(index: int, size: int) -> list[Range]:

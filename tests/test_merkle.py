@@ -220,3 +220,48 @@ def test_leaf_and_node_are_domain_separated():
     a, b = leaf_hash(b"a"), leaf_hash(b"b")
     assert leaf_hash(a + b) != node_hash(a, b)
     assert node_hash(a, b) == hashlib.sha256(b"\x01" + a + b).digest()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=1, max_value=200), st.data())
+def test_multi_leaf_root_from_known_leaves_and_stored_subtrees(size, draw):
+    leaves = [leaf_hash(x) for x in data(size)]
+    stored = {}
+    builder = TreeBuilder()
+    for i, leaf in enumerate(leaves):
+        stored[(0, i)] = leaf
+        for level, index, value in builder.append(leaf):
+            stored[(level, index)] = value
+    known_positions = sorted(draw.draw(st.sets(st.integers(0, size - 1), max_size=12)))
+    needed = replays.merkle.needed_subtrees(size, known_positions)
+    asked = []
+
+    def lookup(level, index):
+        asked.append((level, index))
+        return stored[(level, index)]
+
+    known = {p: leaves[p] for p in known_positions}
+    root = replays.merkle.root_from_known(size, known, lookup)
+    assert root == tree_hash(leaves)
+    assert sorted(asked) == sorted(needed)
+    # Known leaves are never looked up: they are what is being checked.
+    assert not {(0, p) for p in known_positions} & set(asked)
+    if known_positions:
+        forged = {**known, known_positions[0]: leaf_hash(b"forged")}
+        assert replays.merkle.root_from_known(size, forged, lookup) != root
+
+
+@pytest.mark.parametrize("size", [0, 1, 5, 16, 17, 100])
+def test_builder_resumes_from_stored_subtrees(size):
+    leaves = [leaf_hash(x) for x in data(size + 7)]
+    stored = {}
+    builder = TreeBuilder()
+    for i, leaf in enumerate(leaves[:size]):
+        stored[(0, i)] = leaf
+        for level, index, value in builder.append(leaf):
+            stored[(level, index)] = value
+    resumed = TreeBuilder.resume(size, lambda level, index: stored[(level, index)])
+    assert resumed.size == size and resumed.root() == tree_hash(leaves[:size])
+    for leaf in leaves[size:]:
+        resumed.append(leaf)
+    assert resumed.root() == tree_hash(leaves)
