@@ -212,3 +212,92 @@ def test_moments_find_drops_auto_drops_wrong_shows_and_the_declaration():
         (6, "reshuffle"),
         (7, "declaration"),
     ]
+
+
+def _table_state():
+    from domain.state import SeatState, TableState
+
+    wild = Card.parse("7D")
+    seats = (
+        SeatState(
+            "p1",
+            1,
+            tuple(parse_cards("AS 2S 3S 4H 5H JK 9C 9D 9H KS KD KC KH 4C")),
+            "playing",
+            None,
+            3,
+            0,
+            None,
+            hand_size=14,
+        ),
+        SeatState(
+            "p2",
+            2,
+            tuple(parse_cards("2D 4D 6D 8D TD QD 3H 6H 8H JH 4S 6S 8S")),
+            "dropped",
+            "first_drop",
+            1,
+            0,
+            None,
+            hand_size=13,
+        ),
+        SeatState(
+            "p3",
+            3,
+            tuple(parse_cards("5C 6C 7C QD 2H 8S 3D 3C 9S TS JS QS AD")),
+            "playing",
+            None,
+            2,
+            1,
+            None,
+            hand_size=13,
+        ),
+    )
+    return TableState(
+        game_id="G1",
+        variant="raise",
+        rules="rummycircle",
+        version=9,
+        move_index=7,
+        seats=seats,
+        open_pile=tuple(parse_cards("KC TC")),
+        stock_count=62,
+        stock_known=True,
+        wild=wild,
+        finish=None,
+        current_player="p1",
+        round=1,
+        point_value=Decimal("1.10"),
+        next_point_value=Decimal("1.20"),
+        phase="playing",
+        winner=None,
+        declaration=None,
+        last_move={"player": "p1", "type": "pick", "from": "closed", "card": "4C"},
+        settlement=None,
+    )
+
+
+def test_table_draws_centre_and_every_seat_with_words():
+    state = _table_state()
+    root = parse(svg.table(state))
+    label = root.get("aria-label")
+    assert label.startswith("Table of game G1 after move 7: Round 1 · point value 1.10 (next 1.20)")
+    assert "Seat 2 · p2 · dropped (first drop)" in label
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert "▶ Seat 1 · p1 · in play · to play" in texts
+    assert "stock (62)" in texts and "open (2)" in texts and "wild" in texts and "finish" in texts
+    drawn = [g.get("data-card") for g in card_groups(root)]
+    # 14 + 13 + 13 held cards, the open top, the wild indicator.
+    assert len(drawn) == 14 + 13 + 13 + 2
+    assert drawn.count("TC") == 1 and "KC" in drawn
+
+
+def test_table_in_seat_view_hides_other_hands():
+    state = _table_state()
+    root = parse(svg.table(state, seat="p3"))
+    drawn = [g.get("data-card") for g in card_groups(root)]
+    assert sorted(drawn) == sorted(
+        ["5C", "6C", "7C", "QD", "2H", "8S", "3D", "3C", "9S", "TS", "JS", "QS", "AD", "TC", "7D"]
+    )
+    backs = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "card back"]
+    assert len(backs) == 14 + 13 + 1  # the hidden hands and the stock

@@ -1,0 +1,122 @@
+"""Browser-test harness: the real app on a loopback port, driven by Debian's chromium.
+
+``live_server(app)`` serves a Flask app from a werkzeug server thread on a free port of
+127.0.0.1 and returns its base URL; ``page`` is a fresh Playwright page (1280×900) in the
+session's chromium. Without ``/usr/bin/chromium`` the browser tests skip locally and FAIL
+when ``CI=true``: CI must prove the pages in a real browser. ``screenshot(page, name)``
+(a fixture) keeps a PNG under ``tests/artifacts/`` for people to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path(os.environ.get("RUMMY_LEDGER_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        message = f"chromium not found at {CHROMIUM} (apt-get install chromium)"
+        if IN_CI:
+            pytest.fail(f"browser tests must run in CI: {message}")
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class LiveServer:
+    """A werkzeug server thread serving ``app`` on 127.0.0.1 at a free port."""
+
+    def __init__(self, app):
+        from werkzeug.serving import make_server
+
+        self.server = make_server("127.0.0.1", 0, app, threaded=True)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.thread.join(timeout=10)
+        self.server.server_close()
+
+
+@pytest.fixture
+def live_server():
+    """Call with an app; returns its base URL. Every server is stopped after the test."""
+    servers: list[LiveServer] = []
+
+    def start(app) -> str:
+        server = LiveServer(app)
+        servers.append(server)
+        return server.url
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.js_errors = errors
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def phone_page(browser):
+    context = browser.new_context(
+        viewport={"width": 375, "height": 740},
+        device_scale_factor=2,
+        is_mobile=True,
+        has_touch=True,
+    )
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def screenshot():
+    """``screenshot(page, name)`` saves ``tests/artifacts/<name>.png`` and returns its path."""
+
+    def take(page, name: str, *, full_page: bool = True) -> Path:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=full_page)
+        return path
+
+    return take
