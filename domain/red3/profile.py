@@ -41,11 +41,6 @@ class Red3Rules:
     wild_value: int = 15  # any 2 or printed joker
     run_card_value: int = 15  # every card of a run, wild or not
     red_three_held: int = 30  # subtracted for each red three still held
-    # Readings the seed leaves open (docs/red3-rules.md).
-    # The round may end by discarding the last card of the second hand, not only laying it down.
-    go_out_by_discard: bool = True
-    # After taking the whole pile, the card that was on its top may go straight back.
-    discard_pile_top: bool = True
 
     def deck_size(self, players: int) -> int:
         return players * (52 + self.jokers_per_pack)
