@@ -13,8 +13,9 @@ import importlib
 import logging
 import os
 import secrets
+import time
 
-from flask import Flask, jsonify, render_template, request
+from flask import Flask, g, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from replays.settings import database_url
@@ -51,6 +52,7 @@ def create_app(config: dict | None = None) -> Flask:
 
     _register_error_pages(app)
     _register_template_helpers(app)
+    _register_server_timing(app)
 
     @app.get("/healthz")
     def healthz():
@@ -105,6 +107,23 @@ def _register_error_pages(app: Flask) -> None:
         # Never a traceback in the browser; the log keeps it for the operator.
         app.logger.exception("unhandled error on %s", request.path)
         return render_error(InternalServerError())
+
+
+def _register_server_timing(app: Flask) -> None:
+    """A ``Server-Timing: app;dur=<ms>`` header on every response: the time spent building it,
+    which the browser's developer tools show and the page benchmark (bench/) collects."""
+
+    @app.before_request
+    def start_clock():
+        g.request_started = time.perf_counter()
+
+    @app.after_request
+    def stop_clock(response):
+        started = g.get("request_started")
+        if started is not None:
+            elapsed = (time.perf_counter() - started) * 1000
+            response.headers["Server-Timing"] = f"app;dur={elapsed:.2f}"
+        return response
 
 
 def _register_template_helpers(app: Flask) -> None:
