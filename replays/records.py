@@ -20,14 +20,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from domain.cards import Card, CardError
-from domain.game import TableConfig
+from domain.errors import RuleViolation
+from domain.game import Game
 from domain.profiles import DEFAULT_PROFILE, UnknownProfile, get_profile
+from domain.table import Deal, TableConfig
+from domain.timestamps import format_time, parse_time
 
 FORMAT_TAG = "rummy-ledger/game@1"
 VARIANTS = ("points", "raise")
@@ -106,26 +109,6 @@ class RecordError(ValueError):
 
 
 # -- values ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Deal:
-    """The cards as dealt: hands per player, the wild indicator, the open card, the stock."""
-
-    hands: Mapping[str, tuple[Card, ...]]
-    wild: Card
-    open: Card
-    stock: tuple[Card, ...] | None = None
-
-    def to_dict(self) -> dict:
-        out: dict[str, Any] = {
-            "hands": {player: _texts(cards) for player, cards in self.hands.items()},
-            "wild": str(self.wild),
-            "open": str(self.open),
-        }
-        if self.stock is not None:
-            out["stock"] = _texts(self.stock)
-        return out
 
 
 @dataclass(frozen=True)
@@ -219,7 +202,9 @@ class Move:
         if kind == "show":
             return cls(kind, player, groups=groups("groups"), at=at)
         if kind == "reshuffle":
-            return cls(kind, None, stock=cards("stock"), at=at)
+            # Without a known stock order the new order may be unknown too.
+            stock = cards("stock") if obj.get("stock") is not None else None
+            return cls(kind, None, stock=stock, at=at)
         return cls(kind, player, at=at)
 
     def to_dict(self) -> dict:
@@ -238,7 +223,7 @@ class Move:
         if self.stock is not None:
             out["stock"] = _texts(self.stock)
         if self.at is not None:
-            out["at"] = format_timestamp(self.at)
+            out["at"] = format_time(self.at)
         return out
 
     def describe(self) -> str:
@@ -311,12 +296,15 @@ class GameRecord:
     deal: Deal
     moves: tuple[Move, ...] = ()
     reported: Reported | None = None
-    shuffle: Mapping[str, Any] | None = None
-    seats: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def game_id(self) -> str:
         return self.config.game_id
+
+    @property
+    def shuffle(self) -> Mapping[str, Any] | None:
+        """The verifiable-shuffle block, kept on the table configuration."""
+        return self.config.shuffle
 
     def move_dicts(self) -> list[dict]:
         return [move.to_dict() for move in self.moves]
@@ -345,23 +333,26 @@ class GameRecord:
             "rules": config.rules,
         }
         if config.started_at is not None:
-            out["started_at"] = format_timestamp(config.started_at)
+            out["started_at"] = format_time(config.started_at)
         out["table"] = table
         out["stakes"] = stakes
+        seats = config.seats or range(1, len(config.players) + 1)
         out["players"] = [
-            {"id": player, "seat": self.seats.get(player, number)}
-            for number, player in enumerate(config.players, start=1)
+            {"id": player, "seat": seat} for player, seat in zip(config.players, seats, strict=True)
         ]
         if config.toss:
             out["toss"] = {player: str(card) for player, card in config.toss.items()}
         else:
             out["dealer"] = config.dealer
-        out["deal"] = self.deal.to_dict()
+        deal = self.deal.to_dict()
+        if deal["stock"] is None:
+            del deal["stock"]
+        out["deal"] = deal
         out["moves"] = self.move_dicts()
         if self.reported is not None:
             out["reported"] = self.reported.to_dict()
-        if self.shuffle is not None:
-            out["shuffle"] = dict(self.shuffle)
+        if config.shuffle is not None:
+            out["shuffle"] = dict(config.shuffle)
         return out
 
     def canonical(self) -> str:
@@ -506,27 +497,30 @@ def _parse(obj: Mapping, game_id: str) -> GameRecord:
                 raise RecordError("must be text", field=f"shuffle.{name}")
         shuffle = json.loads(json.dumps(shuffle, sort_keys=True))
 
-    config = TableConfig(
-        game_id=game_id,
-        variant=variant,
-        rules=profile.name,
-        table_id=table_id,
-        decks=decks,
-        jokers_per_deck=jokers_per_deck,
-        currency=currency,
-        point_value=point_value,
-        raise_step=raise_step,
-        raise_max=raise_max,
-        raise_schedule=raise_schedule,
-        fee_percent=fee_percent,
-        players=players,
-        dealer=dealer,
-        toss=toss,
-        started_at=started_at,
-    )
-    return GameRecord(
-        config=config, deal=deal, moves=moves, reported=reported, shuffle=shuffle, seats=seats
-    )
+    try:
+        config = TableConfig(
+            game_id=game_id,
+            variant=variant,
+            rules=profile.name,
+            table_id=table_id,
+            decks=decks,
+            jokers_per_deck=jokers_per_deck,
+            currency=currency,
+            point_value=point_value,
+            raise_step=raise_step,
+            raise_max=raise_max,
+            raise_schedule=raise_schedule,
+            fee_percent=fee_percent,
+            players=players,
+            dealer=dealer,
+            toss=toss,
+            started_at=started_at,
+            seats=tuple(seats[player] for player in players),
+            shuffle=shuffle,
+        )
+    except RuleViolation as error:  # a table that cannot exist (seat count, tied toss)
+        raise RecordError(error.reason) from None
+    return GameRecord(config=config, deal=deal, moves=moves, reported=reported)
 
 
 def _players(value: Any) -> tuple[tuple[str, ...], dict[str, int]]:
@@ -562,7 +556,7 @@ def _deal(value: Any, players: tuple[str, ...]) -> Deal:
     wild = _card(block.get("wild"), "deal.wild")
     open_card = _card(block.get("open"), "deal.open")
     stock = _cards(block["stock"], "deal.stock") if block.get("stock") is not None else None
-    return Deal(hands=hands, wild=wild, open=open_card, stock=stock)
+    return Deal(hands=hands, wild=wild, open_card=open_card, stock=stock)
 
 
 def read_records(lines: Iterable[str | bytes]) -> Iterator[tuple[int, GameRecord | RecordError]]:
@@ -599,18 +593,11 @@ def dump_record(record: GameRecord | Mapping, **extra: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "), default=_json_default)
 
 
-def format_timestamp(moment: datetime) -> str:
-    """ISO-8601 UTC with a ``Z``: ``2025-03-01T18:04:05Z`` (microseconds only when set)."""
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC).replace(tzinfo=None)
-    return moment.isoformat() + "Z"
-
-
 def _json_default(value: Any) -> Any:
     if isinstance(value, Decimal | Card):
         return str(value)
     if isinstance(value, datetime):
-        return format_timestamp(value)
+        return format_time(value)
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
@@ -674,13 +661,25 @@ def _decimal(value: Any, name: str, *, positive: bool = False) -> Decimal:
 
 
 def _timestamp(value: Any, name: str) -> datetime:
-    if not isinstance(value, str):
-        raise RecordError(f"{value!r} is not an ISO-8601 time", field=name)
     try:
-        moment = datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise RecordError(f"{value!r} is not an ISO-8601 time", field=name) from None
-    # FORMAT.md times are UTC; a time without an offset is read as UTC.
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+        return parse_time(value, what=name)
+    except ValueError as error:
+        raise RecordError(str(error), field=name) from None
+
+
+# -- from a stored game ------------------------------------------------------------------
+
+
+def record_of(game: Game) -> GameRecord:
+    """The record of a game rebuilt from its events (what ``export`` writes).
+
+    ``record_of(play_game(r.config, r.deal, r.move_dicts())) == r`` for any record ``r``
+    without a ``reported`` block (that one is kept once the game is settled).
+    """
+    if game.dealt is None:
+        raise RecordError(
+            "the game has not been dealt yet: there is no record to write", game_id=game.game_id
+        )
+    moves = tuple(Move.from_dict(move, index=index) for index, move in enumerate(game.moves))
+    reported = Reported.from_dict(game.reported, game.config.players) if game.reported else None
+    return GameRecord(config=game.config, deal=game.dealt, moves=moves, reported=reported)
