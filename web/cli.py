@@ -12,6 +12,7 @@ COMMAND_MODULES = [
     "db",
     "tokens",
     "serve",
+    "settle",
 ]
 
 
