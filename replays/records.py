@@ -683,3 +683,23 @@ def record_of(game: Game) -> GameRecord:
     moves = tuple(Move.from_dict(move, index=index) for index, move in enumerate(game.moves))
     reported = Reported.from_dict(game.reported, game.config.players) if game.reported else None
     return GameRecord(config=game.config, deal=game.dealt, moves=moves, reported=reported)
+
+
+def explain(error: Exception, record: GameRecord | None = None) -> str:
+    """Why a record was refused, without the game id: ``move 17 (p3 discard 9C): ...``.
+
+    Rule violations name the move by its 0-based index and ``player type card`` (the finish
+    card for a declaration); format errors name the field.
+    """
+    if isinstance(error, RecordError):
+        return error.detail
+    if isinstance(error, RuleViolation):
+        index = error.move_index
+        if index is None:
+            return str(error) if error.move_type != "deal" else f"deal: {error}"
+        if record is not None and 0 <= index < len(record.moves):
+            described = record.moves[index].describe()
+        else:
+            described = error.where().partition("(")[2].rstrip(")")
+        return f"move {index} ({described}): {error}"
+    return str(error)
