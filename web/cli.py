@@ -13,6 +13,7 @@ COMMAND_MODULES = [
     "tokens",
     "serve",
     "settle",
+    "import_records",
 ]
 
 
