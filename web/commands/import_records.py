@@ -1,0 +1,59 @@
+"""`rummy-ledger import FILE.jsonl` (`-` for stdin): store records as games' events."""
+
+from __future__ import annotations
+
+import click
+
+from replays.importer import import_lines, progress_wanted
+from web.commands.store import open_ledger
+
+
+@click.command("import")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.option("--batch", default=50, show_default=True, help="Games stored per transaction.")
+def command(file, batch: int) -> None:
+    """Import the game records of FILE (JSON Lines, FORMAT.md) into the ledger.
+
+    Every move is checked against the rules; a record that breaks a rule or the format is
+    reported as `GAME_ID: move N (player type card): reason` and stores nothing, while the
+    other records still import. Records already in the ledger are skipped; a different
+    record under a stored game id is a conflict. Exit status 1 when any record was rejected.
+    The database is RUMMY_LEDGER_DATABASE_URL (default: the SQLite file).
+    """
+    ledger = open_ledger()
+    bar = None
+    if progress_wanted():
+        from tqdm import tqdm
+
+        total = _count_lines(file)
+        bar = tqdm(total=total, unit="game", desc="import", leave=False)
+
+    def on_outcome(outcome) -> None:
+        if bar is not None:
+            bar.update(1)
+        if outcome.failed:
+            (bar.write if bar is not None else click.echo)(outcome.message)
+
+    try:
+        summary = import_lines(
+            ledger, file, batch=batch, on_outcome=on_outcome, warn=lambda m: click.echo(m, err=True)
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    click.echo(summary.line())
+    if not summary.ok:
+        raise SystemExit(1)
+
+
+def _count_lines(file) -> int | None:
+    """Lines in a seekable file (for the bar's total); None for a pipe."""
+    try:
+        if not file.seekable():
+            return None
+        start = file.tell()
+        total = sum(1 for line in file if line.strip())
+        file.seek(start)
+        return total
+    except (OSError, ValueError):
+        return None
