@@ -14,6 +14,13 @@ COMMAND_MODULES = [
     "serve",
     "settle",
     "import_records",
+    "keys",
+    "seal",
+    "checkpoint",
+    "verify",
+    "verify_proof",
+    "proof",
+    "export",
 ]
 
 
