@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "verify_proof",
     "proof",
     "export",
+    "audit",
 ]
 
 
