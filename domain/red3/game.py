@@ -2,9 +2,9 @@
 
 ``Red3Match.start(config)`` records ``Started``; each round is ``deal``t, then played with
 ``pick`` (the whole pile or one stock card), ``lay_down`` (new books, cards added to one's own
-books) and ``discard``; ``reshuffle`` turns the pile into a new stock when the stock is empty.
-A player who gets rid of the last card of the second hand ends the round: ``RoundScored``
-follows at once, and ``MatchEnded`` after the last round. Every command checks the rules
+books) and ``discard``. A player who gets rid of the last card of the second hand ends the
+round, and so does the turn that drew the last stock card: ``RoundScored`` follows at once,
+and ``MatchEnded`` after the last round. Every command checks the rules
 first and raises a named :class:`~domain.errors.RuleViolation` that records nothing.
 
 >>> from domain.cards import parse_cards
@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
-from uuid import NAMESPACE_URL, UUID, uuid5
+from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
@@ -37,23 +37,20 @@ from domain.errors import (
     CardNotHeld,
     GameOver,
     IllegalPick,
-    IllegalReshuffle,
     NotDealt,
     NotYourTurn,
     StockMismatch,
     UnknownPlayer,
 )
+from domain.game import GAME_NAMESPACE
 from domain.red3.errors import IllegalAddition, IllegalBook, OpeningTooLow, RoundOver
 from domain.red3.rules import Book, BookError, lay_down_value, make_book
 from domain.red3.scoring import Red3Settlement, RoundScore, leaders, score_round, settle_match
 from domain.red3.state import Red3TableState, table_state
 from domain.red3.table import Red3Config, Red3Deal, deal_from_order, red3_deck
-from domain.timestamps import format_time
+from domain.timestamps import format_time, parse_time
 
 __all__ = ["Red3Config", "Red3Deal", "Red3Match", "deal_from_order", "deck_order"]
-
-# Shared with the 13-card game so one game id names one game across the whole ledger.
-GAME_ID_NAMESPACE = uuid5(NAMESPACE_URL, "https://rummy-ledger.invalid/games")
 
 PICK_SOURCES = ("stock", "pile")
 
@@ -62,10 +59,17 @@ def _cards_text(cards: Sequence[Card]) -> list[str]:
     return [str(card) for card in cards]
 
 
-def _timed(move: dict, at: datetime | None) -> dict:
+def _timed(move: dict, at: str | None) -> dict:
     if at is not None:
-        move["at"] = format_time(at)
+        move["at"] = at
     return move
+
+
+def _moment(at: datetime | str | None, game_id: str) -> datetime | None:
+    try:
+        return parse_time(at, what="at")
+    except ValueError as error:
+        raise BadMove(str(error), game_id=game_id) from None
 
 
 class Red3Match(Aggregate):
@@ -79,9 +83,13 @@ class Red3Match(Aggregate):
     class Created(Event, Aggregate.Created):
         TOPIC = "rummy_ledger.red3:Red3Match.Created"
 
+    class Snapshot(Aggregate.Snapshot):
+        TOPIC = "rummy_ledger.red3:Red3Match.Snapshot"
+
     @staticmethod
     def create_id(game_id: str) -> UUID:
-        return uuid5(GAME_ID_NAMESPACE, game_id)
+        """The same uuid5 as the 13-card game's, so one game id names one game in the ledger."""
+        return uuid5(GAME_NAMESPACE, game_id)
 
     @classmethod
     def start(
@@ -89,14 +97,22 @@ class Red3Match(Aggregate):
         config: Red3Config,
         *,
         reported: Mapping[str, Any] | None = None,
-        at: datetime | None = None,
+        at: datetime | str | None = None,
     ) -> Red3Match:
-        """A new match. ``reported`` keeps what the operator says it scored, for audits."""
-        return cls(
+        """A new match. ``reported`` keeps what the operator says it scored, for audits.
+
+        Like every event's, the Started event's timestamp is the record's own time, so the
+        same record always gives the same events.
+        """
+        moment = _moment(at, config.game_id) or config.started_at
+        return cls._create(
+            cls.Started,
+            id=cls.create_id(config.game_id),
             game_id=config.game_id,
             config=config.to_dict(),
             reported=None if reported is None else dict(reported),
-            at=at,
+            at=format_time(moment),
+            timestamp=moment,
         )
 
     # -- events --------------------------------------------------------------------------
@@ -106,14 +122,14 @@ class Red3Match(Aggregate):
         game_id: str,
         config: dict,
         reported: dict | None = None,
-        at: datetime | None = None,
+        at: str | None = None,
     ) -> None:
         self.game_id = game_id
         self.config = Red3Config.from_dict(config)
         self.rules = self.config.profile
         self.players = self.config.players
         self.reported = reported
-        self.started_at = at or self.config.started_at
+        self.started_at = parse_time(at) or self.config.started_at
         self.round = 0
         self.phase = "dealing"  # dealing | pick | play | round_over | finished
         self.round_scores: list[RoundScore] = []
@@ -142,7 +158,7 @@ class Red3Match(Aggregate):
         self.step_versions.append(self.version + 1)
 
     @event("RoundDealt", topic="rummy_ledger.red3:Red3Match.RoundDealt")
-    def _dealt(self, number: int, deal: dict, at: datetime | None = None) -> None:
+    def _dealt(self, number: int, deal: dict, at: str | None = None) -> None:
         dealt = Red3Deal.from_dict(deal)
         self.round = number
         self._clear_table()
@@ -161,7 +177,7 @@ class Red3Match(Aggregate):
         self._step(number, _timed({"type": "deal"}, at))
 
     @event("Picked", topic="rummy_ledger.red3:Red3Match.Picked")
-    def _picked(self, player: str, source: str, cards: list, at: datetime | None = None) -> None:
+    def _picked(self, player: str, source: str, cards: list, at: str | None = None) -> None:
         taken = [Card.parse(card) for card in cards]
         if source == "pile":
             self.pile = []
@@ -178,9 +194,7 @@ class Red3Match(Aggregate):
         self._record(player, move, at)
 
     @event("LaidDown", topic="rummy_ledger.red3:Red3Match.LaidDown")
-    def _laid_down(
-        self, player: str, books: list, additions: list, at: datetime | None = None
-    ) -> None:
+    def _laid_down(self, player: str, books: list, additions: list, at: str | None = None) -> None:
         hand = Counter(self.hands[player])
         new_books = [make_book(cards, self.rules) for cards in books]
         owned = list(self.books[player])
@@ -206,7 +220,7 @@ class Red3Match(Aggregate):
         self._record(player, move, at)
 
     @event("Discarded", topic="rummy_ledger.red3:Red3Match.Discarded")
-    def _discarded(self, player: str, card: str, at: datetime | None = None) -> None:
+    def _discarded(self, player: str, card: str, at: str | None = None) -> None:
         card = Card.parse(card)
         hand = list(self.hands[player])
         hand.remove(card)
@@ -217,13 +231,6 @@ class Red3Match(Aggregate):
             self.current = (self.current + 1) % len(self.players)
             self.phase = "pick"
         self._record(player, {"player": player, "type": "discard", "card": str(card)}, at)
-
-    @event("Reshuffled", topic="rummy_ledger.red3:Red3Match.Reshuffled")
-    def _reshuffled(self, stock: list, at: datetime | None = None) -> None:
-        self.stock = [Card.parse(card) for card in stock]
-        self.unseen = Counter()
-        self.pile = self.pile[-1:]
-        self._record(None, {"type": "reshuffle", "stock": _cards_text(self.stock)}, at)
 
     @event("RoundScored", topic="rummy_ledger.red3:Red3Match.RoundScored")
     def _round_scored(self, score: dict) -> None:
@@ -241,7 +248,7 @@ class Red3Match(Aggregate):
         self.phase = "finished"
         self.step_versions[-1] = self.version + 1
 
-    def _record(self, player: str | None, move: dict, at: datetime | None) -> None:
+    def _record(self, player: str | None, move: dict, at: str | None) -> None:
         move = _timed(move, at)
         self.round_moves[-1].append(move)
         self._step(self.round, move)
@@ -266,7 +273,7 @@ class Red3Match(Aggregate):
         return remaining
 
     # -- commands ------------------------------------------------------------------------
-    def deal(self, deal: Red3Deal | Mapping[str, Any], *, at: datetime | None = None) -> None:
+    def deal(self, deal: Red3Deal | Mapping[str, Any], *, at: datetime | str | None = None) -> None:
         """Deal the next round. ``first`` must be the rotating first player."""
         if self.phase == "finished":
             raise GameOver("the match is over", move_type="deal", game_id=self.game_id)
@@ -278,7 +285,7 @@ class Red3Match(Aggregate):
         if not deal.first:
             raise BadMove("a deal names its first player", move_type="deal", game_id=self.game_id)
         deal.check(self.config, self.round + 1)
-        self._dealt(number=self.round + 1, deal=deal.to_dict(), at=at)
+        self._trigger(self.RoundDealt, at, number=self.round + 1, deal=deal.to_dict())
 
     def pick(
         self,
@@ -287,7 +294,7 @@ class Red3Match(Aggregate):
         card: Card | str | None = None,
         *,
         cards: Sequence[Card | str] | None = None,
-        at: datetime | None = None,
+        at: datetime | str | None = None,
     ) -> None:
         """Take one stock card (``source="stock"``) or the whole pile (``source="pile"``).
 
@@ -308,7 +315,9 @@ class Red3Match(Aggregate):
                         f"not {' '.join(_cards_text(claimed))}",
                         **self._who(player, "take the pile", None),
                     )
-            self._picked(player=player, source="pile", cards=_cards_text(self.pile), at=at)
+            self._trigger(
+                self.Picked, at, player=player, source="pile", cards=_cards_text(self.pile)
+            )
             return
         if source != "stock":
             raise BadMove(
@@ -317,7 +326,7 @@ class Red3Match(Aggregate):
         card = None if card is None else Card.parse(card)
         if self.stock_count == 0:
             raise IllegalPick(
-                "the stock is empty: reshuffle the pile into a new stock, or take the pile",
+                "the stock is empty (the round should have ended)",
                 **self._who(player, "pick", card),
             )
         if self.stock is not None:
@@ -336,7 +345,7 @@ class Red3Match(Aggregate):
             raise StockMismatch(
                 "no such card is left in the stock", **self._who(player, "pick", card)
             )
-        self._picked(player=player, source="stock", cards=[str(card)], at=at)
+        self._trigger(self.Picked, at, player=player, source="stock", cards=[str(card)])
 
     def lay_down(
         self,
@@ -344,7 +353,7 @@ class Red3Match(Aggregate):
         books: Sequence[Sequence[Card | str]] = (),
         additions: Sequence[tuple[int, Sequence[Card | str]]] = (),
         *,
-        at: datetime | None = None,
+        at: datetime | str | None = None,
     ) -> None:
         """Lay down new ``books`` and add cards to the player's own books already down.
 
@@ -397,51 +406,45 @@ class Red3Match(Aggregate):
                     f"{self.rules.opening_minimum} needed",
                     **self._who(player, "lay down", " | ".join(str(b) for b in made)),
                 )
-        self._laid_down(
+        self._trigger(
+            self.LaidDown,
+            at,
             player=player,
             books=[_cards_text(cards) for cards in books],
             additions=[{"book": index, "cards": _cards_text(cards)} for index, cards in additions],
-            at=at,
         )
         if not self.hands[player]:
-            self._go_out(player)
+            self._end_round(out=player)
 
-    def discard(self, player: str, card: Card | str, *, at: datetime | None = None) -> None:
+    def discard(self, player: str, card: Card | str, *, at: datetime | str | None = None) -> None:
         """End the turn with one card onto the pile (the last card of the second hand goes out)."""
         card = Card.parse(card)
         self._check_turn(player, "discard", card)
         if self.phase != "play":
             raise NotYourTurn("pick first", **self._who(player, "discard", card))
         self._check_held(player, [card], "discard")
-        self._discarded(player=player, card=str(card), at=at)
+        self._trigger(self.Discarded, at, player=player, card=str(card))
         if not self.hands[player]:
-            self._go_out(player)
+            self._end_round(out=player)
+        elif self.stock_count == 0:
+            # The stock has run out: this was the round's last turn (docs/red3-rules.md).
+            self._end_round(out=None)
 
-    def reshuffle(self, stock: Sequence[Card | str], *, at: datetime | None = None) -> None:
-        """Turn the pile except its top card into a new stock (``stock`` top first)."""
-        self._check_live("reshuffle")
-        stock = [Card.parse(card) for card in stock]
-        who = {"move_type": "reshuffle", "game_id": self.game_id}
-        if self.phase != "pick":
-            raise IllegalReshuffle("only at the start of a turn, before the pick", **who)
-        if self.stock_count:
-            raise IllegalReshuffle(f"the stock still has {self.stock_count} cards", **who)
-        if len(self.pile) < 2:
-            raise IllegalReshuffle(
-                "the pile holds only its top card, so the player must take the pile", **who
-            )
-        if Counter(stock) != Counter(self.pile[:-1]):
-            raise IllegalReshuffle(
-                "the new stock must be exactly the pile's cards below its top card", **who
-            )
-        self._reshuffled(stock=_cards_text(stock), at=at)
+    def _trigger(self, event_class: type, at: datetime | str | None, **fields: Any) -> None:
+        """Trigger an event stamped with the record's time (or the previous event's)."""
+        moment = _moment(at, self.game_id)
+        if "at" in event_class.__annotations__:
+            fields["at"] = format_time(moment)
+        self.trigger_event(event_class, timestamp=moment or self.modified_on, **fields)
 
-    def _go_out(self, player: str) -> None:
+    def _end_round(self, out: str | None) -> None:
         held = {p: [*self.hands[p], *(self.second_hands[p] or ())] for p in self.players}
-        score = score_round(self.round, player, self.players, self.books, held, self.rules)
-        self._round_scored(score=score.to_dict())
+        score = score_round(self.round, out, self.players, self.books, held, self.rules)
+        self._trigger(self.RoundScored, None, score=score.to_dict())
         if self.round == self.config.rounds:
-            self._match_ended(totals=dict(self.totals), winners=list(leaders(self.totals)))
+            self._trigger(
+                self.MatchEnded, None, totals=dict(self.totals), winners=list(leaders(self.totals))
+            )
 
     # -- guards --------------------------------------------------------------------------
     def _who(self, player: str | None, move_type: str, card: Any = None) -> dict:
