@@ -481,14 +481,6 @@ def _parse(obj: Mapping, game_id: str) -> GameRecord:
     elif dealer not in players:
         raise RecordError(f"{dealer!r} is not a player at this table", field="dealer")
 
-    deal = _deal(obj.get("deal"), players)
-    moves_in = obj.get("moves", [])
-    if not isinstance(moves_in, list):
-        raise RecordError("must be a list of moves", field="moves")
-    moves = tuple(
-        Move.from_dict(move, index=index, players=players) for index, move in enumerate(moves_in)
-    )
-    reported = Reported.from_dict(obj["reported"], players) if "reported" in obj else None
     shuffle = None
     if obj.get("shuffle") is not None:
         shuffle = _object(obj["shuffle"], "shuffle", None)
@@ -520,6 +512,14 @@ def _parse(obj: Mapping, game_id: str) -> GameRecord:
         )
     except RuleViolation as error:  # a table that cannot exist (seat count, tied toss)
         raise RecordError(error.reason) from None
+    deal = _deal(obj.get("deal"), players)
+    moves_in = obj.get("moves", [])
+    if not isinstance(moves_in, list):
+        raise RecordError("must be a list of moves", field="moves")
+    moves = tuple(
+        Move.from_dict(move, index=index, players=players) for index, move in enumerate(moves_in)
+    )
+    reported = Reported.from_dict(obj["reported"], players) if "reported" in obj else None
     return GameRecord(config=config, deal=deal, moves=moves, reported=reported)
 
 
