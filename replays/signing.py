@@ -95,8 +95,7 @@ def load_private_key(directory: str | os.PathLike | None = None) -> Ed25519Priva
         key = serialization.load_pem_private_key(path.read_bytes(), password=None)
     except FileNotFoundError:
         raise SigningError(
-            f"no signing key at {path}: run `rummy-ledger keys init` "
-            "(or set RUMMY_LEDGER_KEY_DIR)"
+            f"no signing key at {path}: run `rummy-ledger keys init` (or set RUMMY_LEDGER_KEY_DIR)"
         ) from None
     except ValueError as error:
         raise SigningError(f"{path} is not a PEM private key: {error}") from None
@@ -186,7 +185,9 @@ class Checkpoint:
         if not isinstance(data, dict):
             raise SigningError(f"{where}: a checkpoint is a JSON object")
         if data.get("format") != CHECKPOINT_FORMAT:
-            raise SigningError(f"{where}: format must be {CHECKPOINT_FORMAT!r}, got {data.get('format')!r}")
+            raise SigningError(
+                f"{where}: format must be {CHECKPOINT_FORMAT!r}, got {data.get('format')!r}"
+            )
         size, root, time = data.get("size"), data.get("root"), data.get("time")
         key, signature = data.get("key_id"), data.get("signature")
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:

@@ -1,0 +1,119 @@
+"""`rummy-ledger verify` (the store against its seals and checkpoints) and
+`rummy-ledger verify-proof` (a proof file, offline: no database needed)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import sqlalchemy as sa
+
+from replays import integrity, proofs, signing
+
+
+def _checkpoints(paths: tuple[str, ...]) -> list[signing.Checkpoint]:
+    try:
+        return [signing.Checkpoint.load(path) for path in paths]
+    except signing.SigningError as error:
+        raise click.ClickException(str(error)) from None
+
+
+def _public_key(path: str | None, required: bool):
+    try:
+        return signing.load_public_key(path)
+    except signing.SigningError as error:
+        if required or path:
+            raise click.ClickException(str(error)) from None
+        return None
+
+
+@click.command("verify")
+@click.option(
+    "--game", "game_id", help="Only this game (its events, chain, deal, and checkpoint inclusion)."
+)
+@click.option(
+    "--checkpoint",
+    "checkpoint_files",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="A checkpoint file kept outside the system (repeatable).",
+)
+@click.option(
+    "--key",
+    "key_path",
+    type=click.Path(),
+    help="Public key (PEM, hex or key directory); default: the key directory.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
+def command(
+    game_id: str | None, checkpoint_files: tuple[str, ...], key_path: str | None, as_json: bool
+) -> None:
+    """Recompute chains and the Merkle tree from the stored events and compare them with
+    the seals and checkpoints. Exit status 0 only when everything matches; otherwise every
+    problem is listed with its game and event number."""
+    checkpoints = _checkpoints(checkpoint_files)
+    public_key = _public_key(key_path, required=bool(checkpoint_files))
+    try:
+        report = integrity.verify_store(
+            game_id=game_id, checkpoints=checkpoints, public_key=public_key, progress=not as_json
+        )
+    except integrity.IntegrityError as error:
+        raise click.ClickException(str(error)) from None
+    except sa.exc.DBAPIError as error:
+        raise click.ClickException(f"cannot read the ledger database: {error.orig}") from None
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        _print(report, game_id)
+    raise SystemExit(0 if report.ok else 1)
+
+
+def _print(report: integrity.Report, game_id: str | None) -> None:
+    scope = f"game {game_id}" if game_id else f"{report.games} game(s)"
+    for problem in report.problems:
+        click.echo(f"FAIL {problem}")
+    for note in report.notes:
+        click.echo(f"note: {note}")
+    checked = ", ".join(str(size) for size in sorted(set(report.checkpoints))) or "none"
+    summary = f"{scope}, {report.events} event(s), {report.sealed} sealed; checkpoints checked (sizes): {checked}"
+    if report.ok:
+        click.echo(f"verified: {summary}")
+    else:
+        click.echo(f"NOT verified: {len(report.problems)} problem(s); {summary}")
+
+
+@click.command("verify-proof")
+@click.argument("proof_file", type=click.Path(dir_okay=False))
+@click.option(
+    "--key",
+    "key_path",
+    required=True,
+    type=click.Path(),
+    help="The ledger's public key (PEM or 64 hex digits).",
+)
+@click.option(
+    "--checkpoint",
+    "checkpoint_files",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Your own copy of the checkpoint(s) the proof refers to.",
+)
+def verify_proof_command(proof_file: str, key_path: str, checkpoint_files: tuple[str, ...]) -> None:
+    """Check an inclusion or consistency proof offline: only the proof, the checkpoint(s)
+    and the public key are needed, never the ledger's database."""
+    public_key = _public_key(key_path, required=True)
+    checkpoints = _checkpoints(checkpoint_files)
+    try:
+        with open(proof_file) as handle:
+            document = json.load(handle)
+    except FileNotFoundError:
+        raise click.ClickException(f"no proof file at {proof_file}") from None
+    except (ValueError, UnicodeDecodeError) as error:
+        raise click.ClickException(f"{proof_file} is not JSON: {error}") from None
+    result = proofs.verify_proof(document, public_key, checkpoints)
+    for line in result.checked:
+        click.echo(f"ok   {line}")
+    if not result.ok:
+        click.echo(f"FAIL {result.failure}")
+        raise SystemExit(1)
+    click.echo("proof verified")
