@@ -60,7 +60,18 @@ __all__ = ["GAME_NAMESPACE", "Deal", "Game", "SeatState", "TableConfig", "TableS
 # Fixed forever: game ids map to aggregate ids through it, so re-importing a game collides.
 GAME_NAMESPACE = uuid.UUID("3c0e5d52-5f0e-4b8e-9a55-0d6a3c1f7a11")
 
-OUT_STATUS = {"dropped", "auto_dropped", "wrong_show"}
+_MOVE_OF_EVENT = {
+    "Dealt": "deal",
+    "Picked": "pick",
+    "Discarded": "discard",
+    "Dropped": "drop",
+    "Missed": "miss",
+    "Declared": "declare",
+    "Shown": "show",
+    "Reshuffled": "reshuffle",
+    "Settled": "settle",
+    "Reported": "report",
+}
 
 
 def _parse_card(value: Any, player: str | None, move_type: str) -> Card:
@@ -90,9 +101,9 @@ def _multiset_difference(want: Counter, have: Counter) -> str:
     extra = list((have - want).elements())
     parts = []
     if missing:
-        parts.append(f"leaves out {format_cards(missing)}")
+        parts.append(f"leave out {format_cards(missing)}")
     if extra:
-        parts.append(f"lists {format_cards(extra)} not in hand")
+        parts.append(f"list {format_cards(extra)} not in hand")
     return " and ".join(parts)
 
 
@@ -331,7 +342,8 @@ class Game(Aggregate, metaclass=_GameType):
         try:
             moment = parse_time(at, what="at")
         except ValueError as error:
-            raise BadMove(str(error), game_id=self.game_id) from None
+            move_type = _MOVE_OF_EVENT.get(event_class.__name__, event_class.__name__.lower())
+            raise self._violation(BadMove, str(error), fields.get("player"), move_type) from None
         self.trigger_event(
             event_class,
             at=format_time(moment),
