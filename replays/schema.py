@@ -31,7 +31,6 @@ ALEMBIC_INI = ROOT / "alembic.ini"
 MODEL_MODULES = (
     "replays.models",
     "replays.tokens",
-    "replays.integrity",
     "replays.integrity_models",
     "replays.accounts",
     "replays.access_log",
