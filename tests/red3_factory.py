@@ -89,7 +89,7 @@ EXAMPLE_ROUND_2 = {
 EXAMPLE_ROUNDS = (EXAMPLE_ROUND_1, EXAMPLE_ROUND_2)
 
 
-def take_turn(match, rng, *, pile_share=0.3):
+def take_turn(match, rng, *, pile_share=0.3, lay_down=True):
     """Play the current player's whole turn with a simple greedy-but-random policy."""
     from domain.red3.hints import fitting_cards, suggest_books
     from domain.red3.rules import lay_down_value
@@ -98,7 +98,7 @@ def take_turn(match, rng, *, pile_share=0.3):
     source = "pile" if match.pile and rng.random() < pile_share else "stock"
     named = None if match.stock is not None or source == "pile" else next(iter(match.unseen))
     match.pick(player, source, named)
-    while match.phase == "play":
+    while lay_down and match.phase == "play":
         books = suggest_books(match.hands[player])
         if match.opening[player] is None and lay_down_value(books) < match.rules.opening_minimum:
             break
@@ -148,3 +148,91 @@ def conserved(match):
         for book in match.books[player]:
             seen.update(book.cards)
     return seen == red3_deck(len(match.players))
+
+
+def example_record():
+    """The worked example as a complete ``rummy-ledger/red3@1`` record, with move times."""
+    from domain.red3.moves import play_match
+    from replays.red3_records import red3_record_of
+
+    rounds, minute = [], 0
+    for played in EXAMPLE_ROUNDS:
+        moves = []
+        for move in played["moves"]:
+            minute += 1
+            moves.append(dict(move, at=f"2025-03-01T18:{minute:02d}:00Z"))
+        minute += 1
+        rounds.append(
+            {
+                "deal": make_deal(**played["deal"]),
+                "moves": moves,
+                "at": f"2025-03-01T18:{minute - len(moves) - 1:02d}:30Z",
+            }
+        )
+    config = Red3Config(
+        game_id="R3-EXAMPLE",
+        players=("p1", "p2"),
+        rounds=2,
+        table_id="R9",
+        started_at="2025-03-01T18:00:00Z",
+    )
+    reported = {
+        "rounds": [{"p1": 165, "p2": -15}, {"p1": -155, "p2": 190}],
+        "totals": {"p1": 10, "p2": 175},
+        "winner": "p2",
+    }
+    match = play_match(config, rounds, reported=reported)
+    return red3_record_of(match).to_dict()
+
+
+def random_record(seed, *, players=2, rounds=2, stock_known=True, passive_rounds=()):
+    """A complete match played by :func:`take_turn`, deterministic for ``seed``."""
+    import random
+
+    from domain.cards import deck_order as order_of
+    from domain.red3.table import deal_from_order
+    from replays.red3_records import red3_record_of
+
+    rng = random.Random(seed)
+    seats = tuple(f"p{seed}-{i}" for i in range(1, players + 1))
+    match = new_match(
+        players=seats,
+        rounds=rounds,
+        game_id=f"R3-SIM-{seed:03d}",
+        table_id=f"R{players}",
+        started_at=f"2025-03-{1 + seed % 28:02d}T20:00:00Z",
+    )
+    for number in range(1, rounds + 1):
+        order = order_of(players, 2)
+        rng.shuffle(order)
+        deal = deal_from_order(order, seats, first=match.config.first_player_of(number))
+        if not stock_known:
+            deal = Red3Deal(deal.first, deal.hands, deal.second_hands, deal.pile)
+        match.deal(deal)
+        while match.phase in ("pick", "play"):
+            # In a passive round nobody lays down, so the stock runs out and ends it.
+            take_turn(match, rng, lay_down=number not in passive_rounds)
+    return red3_record_of(match).to_dict()
+
+
+def write_data_files():
+    """Rewrite ``tests/data/red3_example.jsonl`` and ``tests/data/red3_matches.jsonl``."""
+    import json
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data"
+    lines = [json.dumps(example_record())]
+    (data / "red3_example.jsonl").write_text("\n".join(lines) + "\n")
+    matches = [
+        random_record(1),
+        random_record(2, players=3, rounds=3),
+        random_record(3, players=4, rounds=1),
+        random_record(4, stock_known=False),
+        random_record(6, players=3, rounds=2, passive_rounds=(2,)),
+        random_record(5, players=5, rounds=2),
+    ]
+    (data / "red3_matches.jsonl").write_text("\n".join(json.dumps(m) for m in matches) + "\n")
+
+
+if __name__ == "__main__":
+    write_data_files()

@@ -136,6 +136,7 @@ class Red3Match(Aggregate):
         self.totals = dict.fromkeys(self.players, 0)
         self.winners: tuple[str, ...] = ()
         self.deals: list[Red3Deal] = []
+        self.deal_times: list[str | None] = []
         self.round_moves: list[list[dict]] = []
         # Steps a replay walks through: each deal and each move, with the version after it.
         self.steps: list[dict] = []
@@ -173,6 +174,7 @@ class Red3Match(Aggregate):
         self.current = self.players.index(dealt.first)
         self.phase = "pick"
         self.deals.append(dealt)
+        self.deal_times.append(at)
         self.round_moves.append([])
         self._step(number, _timed({"type": "deal"}, at))
 

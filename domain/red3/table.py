@@ -172,9 +172,7 @@ class Red3Deal:
         rules = config.profile
 
         def bad(reason: str) -> BadDeal:
-            return BadDeal(
-                f"round {round_number}: {reason}", move_type="deal", game_id=config.game_id
-            )
+            return BadDeal(reason, move_type="deal", game_id=config.game_id)
 
         expected = config.first_player_of(round_number)
         if self.first != expected:

@@ -1,0 +1,448 @@
+"""Red 3 match records (``rummy-ledger/red3@1``, docs/red3-format.md) read, checked, written.
+
+The shape is checked here (known fields, card text, players, round numbers); the rules are
+checked by playing the record through the match aggregate (:meth:`Red3Record.build`). Bad
+shape raises :class:`~replays.records.RecordError` naming the game and the field, such as
+``rounds[1].moves[4].card``; a broken rule is a :class:`~domain.errors.RuleViolation` that
+:func:`explain` places as ``round 2 move 4 (p1 discard KS)``.
+
+>>> parse_red3_record({"format": "rummy-ledger/red3@1", "game_id": "R3-1", "variant": "red3",
+...                    "players": [{"id": "p1", "seat": 1}], "round_count": 2, "rounds": []})
+Traceback (most recent call last):
+...
+replays.records.RecordError: R3-1: field 'players': Red 3 Rummy needs at least 2 players, got 1
+
+Parsing and writing round-trip: ``parse_red3_record(record.to_dict()) == record``; the
+canonical form of a record is what its match exports (:meth:`Red3Record.canonical`), so the
+same match imported twice is recognised whatever optional fields the first copy left out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from domain.cards import Card, CardError
+from domain.errors import BadConfig, BadDeal, RuleViolation
+from domain.red3.game import Red3Match
+from domain.red3.moves import MOVE_TYPES, PICK_SOURCES, play_match, where
+from domain.red3.table import Red3Config, Red3Deal
+from domain.timestamps import format_time, parse_time
+from replays.records import ID_PATTERN, RecordError
+
+RED3_FORMAT = "rummy-ledger/red3@1"
+RED3_VARIANT = "red3"
+# Fields the ledger adds on export; an exported record imports again unchanged.
+EXPORT_ONLY_FIELDS = ("settlement",)
+
+_TOP_FIELDS = {
+    "format",
+    "game_id",
+    "variant",
+    "rules",
+    "started_at",
+    "table",
+    "players",
+    "first_player",
+    "round_count",
+    "rounds",
+    "reported",
+    *EXPORT_ONLY_FIELDS,
+}
+_ROUND_FIELDS = {"round", "at", "deal", "moves"}
+_DEAL_FIELDS = {"first", "hands", "second_hands", "pile", "stock"}
+_MOVE_FIELDS = {
+    "pick": ({"from"}, {"card", "cards"}),
+    "lay_down": (set(), {"books", "add"}),
+    "discard": ({"card"}, set()),
+}
+_REPORTED_FIELDS = {"rounds", "totals", "winner", "winners"}
+
+
+def is_red3_record(obj: Any) -> bool:
+    """Whether raw record JSON claims to be a Red 3 match (by ``format`` or ``variant``)."""
+    return isinstance(obj, Mapping) and (
+        obj.get("format") == RED3_FORMAT or obj.get("variant") == RED3_VARIANT
+    )
+
+
+@dataclass(frozen=True)
+class Red3Round:
+    deal: Red3Deal
+    moves: tuple[dict, ...] = ()  # move dicts, cards and times normalised
+    at: datetime | None = None  # when the round was dealt
+
+    def to_dict(self, number: int) -> dict:
+        out: dict[str, Any] = {"round": number}
+        if self.at is not None:
+            out["at"] = format_time(self.at)
+        deal = self.deal.to_dict()
+        if deal["stock"] is None:
+            del deal["stock"]
+        out["deal"] = deal
+        out["moves"] = [dict(move) for move in self.moves]
+        return out
+
+
+@dataclass(frozen=True)
+class Red3Record:
+    """One Red 3 match as docs/red3-format.md describes it."""
+
+    config: Red3Config
+    rounds: tuple[Red3Round, ...] = ()
+    reported: dict | None = None
+
+    variant = RED3_VARIANT
+
+    @property
+    def game_id(self) -> str:
+        return self.config.game_id
+
+    def to_dict(self) -> dict:
+        """The canonical record object (key order fixed, cards and times normalised)."""
+        config = self.config
+        out: dict[str, Any] = {
+            "format": RED3_FORMAT,
+            "game_id": config.game_id,
+            "variant": RED3_VARIANT,
+            "rules": config.rules,
+        }
+        if config.started_at is not None:
+            out["started_at"] = format_time(config.started_at)
+        if config.table_id is not None:
+            out["table"] = {"id": config.table_id}
+        seats = config.seats or range(1, len(config.players) + 1)
+        out["players"] = [
+            {"id": player, "seat": seat} for player, seat in zip(config.players, seats, strict=True)
+        ]
+        if config.first_player is not None:
+            out["first_player"] = config.first_player
+        out["round_count"] = config.rounds
+        out["rounds"] = [played.to_dict(n) for n, played in enumerate(self.rounds, start=1)]
+        if self.reported is not None:
+            out["reported"] = dict(self.reported)
+        return out
+
+    def build(self) -> Red3Match:
+        """The match played in memory from this record; raises on the first broken rule."""
+        rounds = [
+            {"deal": played.deal, "moves": played.moves, "at": played.at} for played in self.rounds
+        ]
+        return play_match(self.config, rounds, reported=self.reported)
+
+    def canonical(self) -> str:
+        """The record as its match exports it: one deterministic JSON line."""
+        return dump_red3(red3_record_of(self.build()))
+
+    def settle(self) -> dict:
+        """The ``settle`` summary: per-round scores, running totals, the winner(s)."""
+        return self.build().settlement().to_dict()
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+def parse_red3_record(obj: Any) -> Red3Record:
+    """Read one Red 3 record (a dict, or its JSON text) into a :class:`Red3Record`."""
+    if isinstance(obj, str | bytes):
+        try:
+            obj = json.loads(obj)
+        except ValueError as error:
+            raise RecordError(f"not valid JSON: {error}") from None
+    if not isinstance(obj, Mapping):
+        raise RecordError("a record must be a JSON object")
+    game_id = obj.get("game_id")
+    if not isinstance(game_id, str) or not ID_PATTERN.match(game_id):
+        raise RecordError(
+            "missing"
+            if game_id is None
+            else f"{game_id!r} is not a game id (1-64 letters, digits, '_', '.', ':' or '-')",
+            field="game_id",
+        )
+    try:
+        return _parse(obj, game_id)
+    except RecordError as error:
+        error.game_id = game_id
+        error.args = (str(error),)
+        raise
+
+
+def _parse(obj: Mapping, game_id: str) -> Red3Record:
+    if obj.get("format") != RED3_FORMAT:
+        found = obj.get("format")
+        raise RecordError(
+            f"{'missing' if found is None else repr(found) + ' is not supported'} "
+            f"(expected {RED3_FORMAT!r})",
+            field="format",
+        )
+    for name in obj:
+        if name not in _TOP_FIELDS:
+            raise RecordError("not a field of a Red 3 match record", field=name)
+    if obj.get("variant", RED3_VARIANT) != RED3_VARIANT:
+        raise RecordError(f"{obj['variant']!r} is not 'red3'", field="variant")
+    table = obj.get("table") or {}
+    if not isinstance(table, Mapping) or set(table) - {"id"}:
+        raise RecordError("must be an object with an 'id' at most", field="table")
+    players, seats = _players(obj.get("players"))
+    started_at = _time(obj.get("started_at"), "started_at")
+    try:
+        config = Red3Config(
+            game_id=game_id,
+            players=players,
+            seats=seats,
+            rounds=obj.get("round_count"),
+            rules=obj.get("rules", "standard"),
+            first_player=obj.get("first_player"),
+            table_id=table.get("id"),
+            started_at=started_at,
+        )
+    except BadConfig as error:
+        raise RecordError(error.reason, field=_config_field(error.reason)) from None
+    rounds = obj.get("rounds")
+    if not isinstance(rounds, list):
+        raise RecordError("must be a list of rounds", field="rounds")
+    if len(rounds) > config.rounds:
+        raise RecordError(
+            f"{len(rounds)} rounds played but the match has {config.rounds}", field="rounds"
+        )
+    parsed = tuple(_round(played, index, config) for index, played in enumerate(rounds))
+    return Red3Record(
+        config=config, rounds=parsed, reported=_reported(obj.get("reported"), players)
+    )
+
+
+def _config_field(reason: str) -> str:
+    for needle, field in (
+        ("rounds", "round_count"),
+        ("first player", "first_player"),
+        ("rules", "rules"),
+        ("started_at", "started_at"),
+        ("seat", "players"),
+        ("player", "players"),
+    ):
+        if needle in reason:
+            return field
+    return "game_id"
+
+
+def _players(value: Any) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    if not isinstance(value, list) or not value:
+        raise RecordError("must be a list of {id, seat}", field="players")
+    players, seats = [], []
+    for i, entry in enumerate(value):
+        if not isinstance(entry, Mapping) or set(entry) - {"id", "seat"} or "id" not in entry:
+            raise RecordError("must be {id, seat}", field=f"players[{i}]")
+        players.append(entry["id"])
+        seats.append(entry.get("seat", i + 1))
+    return tuple(players), tuple(seats)
+
+
+def _time(value: Any, name: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_time(value, what=name)
+    except ValueError as error:
+        raise RecordError(str(error), field=name) from None
+
+
+def _round(value: Any, index: int, config: Red3Config) -> Red3Round:
+    name = f"rounds[{index}]"
+    if not isinstance(value, Mapping):
+        raise RecordError("must be an object with deal and moves", field=name)
+    for key in value:
+        if key not in _ROUND_FIELDS:
+            raise RecordError("not a field of a round", field=f"{name}.{key}")
+    if value.get("round", index + 1) != index + 1:
+        raise RecordError(f"round {value['round']!r} listed as round {index + 1}", field=name)
+    deal = value.get("deal")
+    if not isinstance(deal, Mapping):
+        raise RecordError("missing" if deal is None else "must be an object", field=f"{name}.deal")
+    for key in deal:
+        if key not in _DEAL_FIELDS:
+            raise RecordError("not a field of a deal", field=f"{name}.deal.{key}")
+    dealt = dict(deal)
+    dealt.setdefault("first", config.first_player_of(index + 1))
+    for key in ("hands", "second_hands"):
+        hands = dealt.get(key)
+        if not isinstance(hands, Mapping):
+            raise RecordError("must map each player to a list of cards", field=f"{name}.deal.{key}")
+        dealt[key] = {
+            player: _cards(cards, f"{name}.deal.{key}.{player}") for player, cards in hands.items()
+        }
+    dealt["pile"] = _cards(dealt.get("pile"), f"{name}.deal.pile")
+    if dealt.get("stock") is not None:
+        dealt["stock"] = _cards(dealt["stock"], f"{name}.deal.stock")
+    try:
+        parsed_deal = Red3Deal.from_dict(dealt)
+    except BadDeal as error:
+        raise RecordError(error.reason, field=f"{name}.deal") from None
+    moves = value.get("moves", [])
+    if not isinstance(moves, list):
+        raise RecordError("must be a list of moves", field=f"{name}.moves")
+    return Red3Round(
+        deal=parsed_deal,
+        moves=tuple(_move(move, f"{name}.moves[{i}]") for i, move in enumerate(moves)),
+        at=_time(value.get("at"), f"{name}.at"),
+    )
+
+
+def _move(value: Any, name: str) -> dict:
+    """A move dict with its cards and time in canonical text; rules are the aggregate's."""
+    if not isinstance(value, Mapping):
+        raise RecordError("must be an object", field=name)
+    move_type = value.get("type")
+    if move_type not in _MOVE_FIELDS:
+        raise RecordError(
+            f"{move_type!r} is not a move type (known: {', '.join(MOVE_TYPES)})",
+            field=f"{name}.type",
+        )
+    required, optional = _MOVE_FIELDS[move_type]
+    for key in value:
+        if key not in {"player", "type", "at", *required, *optional}:
+            raise RecordError(f"not a field of a {move_type} move", field=f"{name}.{key}")
+    for key in ("player", *sorted(required)):
+        if value.get(key) is None:
+            raise RecordError("missing", field=f"{name}.{key}")
+    if not isinstance(value["player"], str):
+        raise RecordError("must be a player id", field=f"{name}.player")
+    move: dict[str, Any] = {"player": value["player"], "type": move_type}
+    if move_type == "pick":
+        if value["from"] not in PICK_SOURCES:
+            raise RecordError(f"{value['from']!r} is not 'stock' or 'pile'", field=f"{name}.from")
+        move["from"] = value["from"]
+        if value.get("card") is not None:
+            move["card"] = str(_card(value["card"], f"{name}.card"))
+        if value.get("cards") is not None:
+            move["cards"] = _texts(_cards(value["cards"], f"{name}.cards"))
+    elif move_type == "lay_down":
+        books = value.get("books") or []
+        if not isinstance(books, list):
+            raise RecordError("must be a list of books", field=f"{name}.books")
+        if books:
+            move["books"] = [
+                _texts(_cards(book, f"{name}.books[{i}]")) for i, book in enumerate(books)
+            ]
+        added = value.get("add") or []
+        if not isinstance(added, list):
+            raise RecordError("must be a list of {book, cards}", field=f"{name}.add")
+        additions = []
+        for i, entry in enumerate(added):
+            where_ = f"{name}.add[{i}]"
+            if not isinstance(entry, Mapping) or set(entry) != {"book", "cards"}:
+                raise RecordError("must be {book, cards}", field=where_)
+            book = entry["book"]
+            if isinstance(book, bool) or not isinstance(book, int) or book < 0:
+                raise RecordError(f"{book!r} is not a book index", field=f"{where_}.book")
+            additions.append({"book": book, "cards": _texts(_cards(entry["cards"], where_))})
+        if additions:
+            move["add"] = additions
+        if not books and not additions:
+            raise RecordError("a lay-down needs books or cards to add", field=name)
+    else:
+        move["card"] = str(_card(value["card"], f"{name}.card"))
+    if value.get("at") is not None:
+        move["at"] = format_time(_time(value["at"], f"{name}.at"))
+    return move
+
+
+def _reported(value: Any, players: tuple[str, ...]) -> dict | None:
+    """The operator's figures: ``rounds`` (scores per round), ``totals``, ``winner(s)``."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise RecordError("must be an object", field="reported")
+    for key in value:
+        if key not in _REPORTED_FIELDS:
+            raise RecordError("not a reported figure", field=f"reported.{key}")
+    out: dict[str, Any] = {}
+    if "rounds" in value:
+        if not isinstance(value["rounds"], list):
+            raise RecordError("must be a list of {player: score}", field="reported.rounds")
+        out["rounds"] = [
+            _scores(scores, f"reported.rounds[{i}]", players)
+            for i, scores in enumerate(value["rounds"])
+        ]
+    if "totals" in value:
+        out["totals"] = _scores(value["totals"], "reported.totals", players)
+    if "winner" in value:
+        winner = value["winner"]
+        if winner is not None and winner not in players:
+            raise RecordError(f"{winner!r} is not seated", field="reported.winner")
+        out["winner"] = winner
+    if "winners" in value:
+        winners = value["winners"]
+        if not isinstance(winners, list) or any(w not in players for w in winners):
+            raise RecordError("must be a list of seated players", field="reported.winners")
+        out["winners"] = list(winners)
+    return out
+
+
+def _scores(value: Any, name: str, players: tuple[str, ...]) -> dict[str, int]:
+    if not isinstance(value, Mapping):
+        raise RecordError("must map players to scores", field=name)
+    scores = {}
+    for player, score in value.items():
+        if player not in players:
+            raise RecordError(f"{player!r} is not seated", field=name)
+        if isinstance(score, bool) or not isinstance(score, int):
+            raise RecordError(
+                f"{score!r} is not a whole number of points", field=f"{name}.{player}"
+            )
+        scores[player] = score
+    return scores
+
+
+def _card(value: Any, name: str) -> Card:
+    try:
+        return Card.parse(value)
+    except CardError as error:
+        raise RecordError(str(error), field=name) from None
+
+
+def _cards(value: Any, name: str) -> tuple[Card, ...]:
+    if not isinstance(value, list):
+        raise RecordError("must be a list of cards", field=name)
+    return tuple(_card(card, f"{name}[{i}]") for i, card in enumerate(value))
+
+
+def _texts(cards) -> list[str]:
+    return [str(card) for card in cards]
+
+
+# -- writing -----------------------------------------------------------------------------
+
+
+def red3_record_of(match: Red3Match) -> Red3Record:
+    """The record of a match rebuilt from its events (what ``export`` writes)."""
+    rounds = []
+    for deal, moves, dealt_at in zip(match.deals, match.round_moves, match.deal_times, strict=True):
+        rounds.append(
+            Red3Round(deal=deal, moves=tuple(dict(m) for m in moves), at=parse_time(dealt_at))
+        )
+    return Red3Record(config=match.config, rounds=tuple(rounds), reported=match.reported)
+
+
+def dump_red3(record: Red3Record | Mapping, **extra: Any) -> str:
+    """One JSON line; ``extra`` fields (``settlement`` on export) go at the end."""
+    obj = record.to_dict() if isinstance(record, Red3Record) else dict(record)
+    obj.update(extra)
+    return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "))
+
+
+def export_red3(match: Red3Match) -> str:
+    """The match's record with the scores it recorded (``settlement``), as one JSON line."""
+    return dump_red3(red3_record_of(match), settlement=match.settlement().to_dict())
+
+
+def explain(error: Exception) -> str:
+    """Why a Red 3 record was refused, without the game id."""
+    if isinstance(error, RecordError):
+        return error.detail
+    if isinstance(error, RuleViolation):
+        place = where(error)
+        return f"{place}: {error}" if place else str(error)
+    return str(error)
