@@ -26,7 +26,7 @@ that uses up one joker, so joker-only groups such as ``7C JK JK`` come out natur
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from itertools import combinations, product
 
@@ -47,24 +47,28 @@ __all__ = ["HandError", "best_grouping", "declaration", "min_hand_score"]
 ACE_HIGH = 14
 # Places in a suit run from 1 (Ace low) to 14 (Ace high); card points by place.
 PLACE_POINTS = (0, 10, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10, 10)
-RANK_BITS = 4  # a suit's cards as one int: 4 bits of count per rank
-NO_SEQUENCES = 0  # (pure, sequences) packed as pure * 3 + min(sequences, 2)
-GOAL = 5  # one pure sequence and at least two sequences
-_STATE_PURE_SEQS = ((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2))
-# Combining two (pure, sequences) states, capped at (1, 2).
-_MERGE = tuple(
-    tuple(min(1, a[0] + b[0]) * 3 + min(2, a[1] + b[1]) for b in _STATE_PURE_SEQS)
-    for a in _STATE_PURE_SEQS
-)
+# A suit's cards are one int, 4 bits of count per place: place p at bit 4p.
+NIBBLE = 4
+ACE_LOW_UNIT = 1 << NIBBLE
+ACE_HIGH_UNIT = 1 << (NIBBLE * ACE_HIGH)
+# Progress towards a declaration, (pure sequences, sequences) capped at (1, 2), as 0..5.
+STATES = ((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2))
+NOTHING, IMPURE_ONE, PURE_ONE, GOAL = 0, 1, 4, 5
+MERGE = tuple(tuple(min(1, a[0] + b[0]) * 3 + min(2, a[1] + b[1]) for b in STATES) for a in STATES)
+COVERS = tuple(tuple(a[0] >= b[0] and a[1] >= b[1] for b in STATES) for a in STATES)
+UNREACHED = 1 << 30
+_SUIT_INDEX = {suit: index for index, suit in enumerate(SUITS)}
 
 
 class _Hand:
     """A hand broken down for the search: per-suit card counts, jokers, points."""
 
-    __slots__ = ("codes", "jokers", "printed", "total", "wild_rank", "wilds")
+    __slots__ = ("codes", "jokers", "present", "sizes", "total", "wild_rank", "wilds")
 
     def __init__(self, cards: Sequence[Card], wild_rank_: int) -> None:
         codes = [0, 0, 0, 0]
+        present = [0, 0, 0, 0]  # bit r: rank r held in that suit
+        sizes = [0, 0, 0, 0]
         wilds = [0, 0, 0, 0]
         printed = total = 0
         for card in cards:
@@ -74,50 +78,33 @@ class _Hand:
             elif rank == wild_rank_:
                 wilds[_SUIT_INDEX[card.suit]] += 1
             else:
-                codes[_SUIT_INDEX[card.suit]] += 1 << (RANK_BITS * (rank - 1))
+                suit = _SUIT_INDEX[card.suit]
+                codes[suit] += 1 << (NIBBLE * rank)
+                present[suit] |= 1 << rank
+                sizes[suit] += 1
                 total += PLACE_POINTS[rank]
         self.codes = codes
+        self.present = present
+        self.sizes = sizes
         self.wilds = wilds
-        self.printed = printed
-        self.jokers = printed + sum(wilds)
+        self.jokers = printed + wilds[0] + wilds[1] + wilds[2] + wilds[3]
         self.total = total
         self.wild_rank = wild_rank_
-
-
-_SUIT_INDEX = {suit: index for index, suit in enumerate(SUITS)}
-
-
-def _count(code: int, rank: int) -> int:
-    return (code >> (RANK_BITS * (rank - 1))) & 15
 
 
 # -- the best pure sequence ------------------------------------------------------------------
 
 
-def _pure_places(hand: _Hand, suit: int, wild_pure: bool) -> int:
-    """Bit mask of the places in ``suit`` a card can fill as itself in a pure sequence."""
-    code = hand.codes[suit]
-    mask = 0
-    for rank in range(1, 14):
-        if (code >> (RANK_BITS * (rank - 1))) & 15:
-            mask |= 1 << rank
-    if wild_pure and hand.wilds[suit]:
-        mask |= 1 << hand.wild_rank
-    if mask & 2:
-        mask |= 1 << ACE_HIGH
-    return mask
-
-
 @lru_cache(maxsize=1 << 14)
 def _best_run(mask: int, zero_place: int) -> tuple[int, int, int]:
-    """(points, first, last) of the best run of 3+ places in ``mask``; points -1 if none.
+    """(points, first, last) of the best run of 3+ places in ``mask`` (Ace high at bit 14).
 
     ``zero_place`` holds a wild-rank card (worth 0) rather than a natural card.
     """
-    best = (-1, 0, 0)
-    if mask == (0b111111111111111 & ~1):  # all 14 places: a run may cover 13 of them
-        points = sum(PLACE_POINTS[1:14]) - (10 if zero_place == 1 else PLACE_POINTS[zero_place])
+    if mask == 0b111111111111110:  # all 14 places: a run may cover 13 of them
+        points = sum(PLACE_POINTS[1:14]) - PLACE_POINTS[zero_place]
         return (points, 1, 13)
+    best = (-1, 0, 0)
     place = 1
     while place <= ACE_HIGH:
         if not mask >> place & 1:
@@ -137,235 +124,319 @@ def _best_run(mask: int, zero_place: int) -> tuple[int, int, int]:
 def _best_pure(hand: _Hand, wild_pure: bool) -> tuple[int, int, int, int]:
     """(points, suit, first, last) of the best pure sequence; points -1 when there is none."""
     best = (-1, 0, 0, 0)
-    zero_place = hand.wild_rank if wild_pure else 0
     for suit in range(4):
-        mask = _pure_places(hand, suit, wild_pure)
+        mask = hand.present[suit]
+        zero_place = 0
+        if wild_pure and hand.wilds[suit]:
+            zero_place = hand.wild_rank
+            mask |= 1 << zero_place
+        if mask & 2:
+            mask |= 1 << ACE_HIGH
         if mask & (mask >> 1) & (mask >> 2):
-            points, first, last = _best_run(mask, zero_place if hand.wilds[suit] else 0)
-            if points > best[0]:
-                best = (points, suit, first, last)
+            run = _best_run(mask, zero_place)
+            if run[0] > best[0]:
+                best = (run[0], suit, run[1], run[2])
     return best
 
 
 # -- one suit's sequences ----------------------------------------------------------------------
+#
+# A suit table lists every worthwhile way to split one suit's cards into sequences and loose
+# cards, as entries (jokers used, state, loose points, witness), none beaten by another on
+# all of jokers (fewer), state (covers) and loose points (fewer). The witness is a linked
+# list (sequence, rest) of sequences, each a tuple of the places of its own cards.
+#
+# Wild-rank cards of the suit sit at their own place as zero-point cards; using one in a
+# sequence uses up one of the hand's jokers, the same as a joker standing in at that place,
+# but keeps a pure sequence pure (profile option) and lets a joker-only group stand.
+
+_SPLITS: dict[tuple, tuple[int, tuple]] = {}
+_TABLES: dict[tuple, tuple[int, tuple]] = {}
+CACHE_LIMIT = 200_000
+_EMPTY = ((0, NOTHING, 0, None),)
 
 
-@lru_cache(maxsize=1 << 16)
-def _suit_table(
-    code: int, wild_count: int, wild_rank_: int, wild_pure: bool, budget: int
-) -> tuple[tuple[tuple[int, int, int], ...], tuple[tuple[tuple[int, ...], ...], ...]]:
-    """Every worthwhile way to split one suit's cards into sequences and loose cards.
+def _split(code: int, wild: int, wild_pure: bool, budget: int) -> tuple:
+    """The suit table of the cards in ``code`` (Aces already placed low or high).
 
-    Returns (entries, witnesses): each entry is (jokers used, pure-and-sequences state,
-    loose points), none dominated by another; its witness lists the sequences as tuples of
-    places (1..14) of the cards standing as themselves. ``wild_count`` wild-rank cards of
-    this suit may stand as themselves (each then uses up one of the hand's jokers).
+    ``wild`` has all four bits set at the places that hold wild-rank cards. The lowest card
+    is either loose or the lowest card standing as itself in a sequence; that sequence runs
+    to some higher card within 13 places, leaving out any cards in between that a joker
+    replaces (each costs one joker), all within ``budget``.
+
+    A table worked out for a larger budget serves a smaller one (its entries within the
+    smaller budget are exactly the smaller table), so callers skip entries over budget.
     """
-    counts = [0] * 15
-    for rank in range(2, 14):
-        counts[rank] = _count(code, rank)
-    wild_places: tuple[int, ...] = ()
-    if wild_count:
-        wild_places = (1, ACE_HIGH) if wild_rank_ == 1 else (wild_rank_,)
-    # An Ace sits low or high; try every split of the copies (and of wild Aces).
-    aces = wild_count if wild_rank_ == 1 else _count(code, 1)
-    memo: dict[tuple[int, ...], dict] = {}
-    found: dict[tuple[int, int], tuple[int, tuple]] = {}
-    if wild_count and wild_rank_ != 1:
-        counts[wild_rank_] = wild_count
-    for low in range(aces + 1):
-        counts[1], counts[ACE_HIGH] = low, aces - low
-        for key, value in _split(tuple(counts), wild_places, wild_pure, budget, memo).items():
-            if key not in found or value[0] < found[key][0]:
-                found[key] = value
-    entries, witnesses = [], []
-    for (used, state), (loose, witness) in _pareto(found):
-        entries.append((used, state, loose))
-        witnesses.append(witness)
-    return tuple(entries), tuple(witnesses)
-
-
-def _split(
-    counts: tuple[int, ...],
-    wild_places: tuple[int, ...],
-    wild_pure: bool,
-    budget: int,
-    memo: dict,
-) -> dict[tuple[int, int], tuple[int, tuple]]:
-    """{(jokers used, state): (least loose points, sequences)} for the cards in ``counts``.
-
-    The lowest card left is either loose or the lowest card standing as itself in a
-    sequence; that sequence takes any choice of higher cards within 13 places.
-    """
-    cached = memo.get(counts)
-    if cached is not None:
-        return cached
-    low = next((place for place in range(1, 15) if counts[place]), 0)
-    if not low:
-        return {(0, NO_SEQUENCES): (0, ())}
-    result: dict[tuple[int, int], tuple[int, tuple]] = {}
-    rest = list(counts)
-    rest[low] -= 1
-    low_is_wild = low in wild_places
-    points = 0 if low_is_wild else PLACE_POINTS[low]
-    for key, (loose, witness) in _split(tuple(rest), wild_places, wild_pure, budget, memo).items():
-        _keep(result, key, loose + points, witness)
-    higher = [place for place in range(low + 1, min(ACE_HIGH, low + 12) + 1) if counts[place]]
-    for size in range(len(higher) + 1):
-        for chosen in combinations(higher, size):
-            span = (chosen[-1] if chosen else low) - low + 1
-            fillers = max(span, 3) - size - 1
-            wild_used = low_is_wild + sum(place in wild_places for place in chosen)
-            cost = fillers + wild_used
-            if cost > budget:
-                continue
-            pure = 1 if fillers == 0 and (wild_used == 0 or wild_pure) else 0
-            remaining = rest.copy()
-            for place in chosen:
-                remaining[place] -= 1
-            sequence = (low, *chosen)
-            for (used, state), (loose, witness) in _split(
-                tuple(remaining), wild_places, wild_pure, budget, memo
-            ).items():
-                if used + cost <= budget:
-                    merged = _MERGE[state][3 * pure + 1]
-                    _keep(result, (used + cost, merged), loose, (*witness, sequence))
-    memo[counts] = result
-    return result
-
-
-def _keep(result: dict, key: tuple[int, int], loose: int, witness: tuple) -> None:
-    current = result.get(key)
-    if current is None or loose < current[0]:
-        result[key] = (loose, witness)
-
-
-def _pareto(found: dict) -> list:
-    """Drop entries another entry beats: no more jokers, no fewer sequences, no more loose."""
-    items = sorted(found.items(), key=lambda item: (item[1][0], item[0][0]))
-    kept: list = []
-    for (used, state), value in items:
-        pure, sequences = _STATE_PURE_SEQS[state]
-        if any(
-            other_used <= used
-            and _STATE_PURE_SEQS[other_state][0] >= pure
-            and _STATE_PURE_SEQS[other_state][1] >= sequences
-            for (other_used, other_state), _ in kept
-        ):
+    if not code & wild:
+        wild, wild_pure = 0, True
+    key = (code, wild, wild_pure)
+    cached = _SPLITS.get(key)
+    if cached is not None and cached[0] >= budget:
+        return cached[1]
+    low = ((code & -code).bit_length() - 1) >> 2
+    low_unit = 1 << (NIBBLE * low)
+    rest = code - low_unit
+    low_wild = (wild >> (NIBBLE * low)) & 1
+    points = 0 if low_wild else PLACE_POINTS[low]
+    best: dict[int, tuple[int, object]] = {}
+    if rest:
+        for used, state, loose, witness in _split(rest, wild, wild_pure, budget):
+            if used <= budget:
+                best[used << 3 | state] = (loose + points, witness)
+    else:
+        best[0] = (points, None)
+    inside: list[int] = []  # places of the cards between low and top
+    inside_units = inside_wild = 0
+    empty = 0
+    for top in range(low, min(ACE_HIGH, low + 12) + 1):
+        top_unit = 1 << (NIBBLE * top)
+        if top != low and not code & (top_unit * 15):
+            empty += 1
+            if empty > budget:
+                break
             continue
-        kept.append(((used, state), value))
-    return kept
+        length = top - low + 1 if top - low >= 2 else 3
+        top_wild = 0 if top == low else (wild >> (NIBBLE * top)) & 1
+        for skip in range(min(len(inside), budget - empty) + 1):
+            for left_out in combinations(inside, skip) if skip else ((),):
+                if top == low:
+                    sequence: tuple[int, ...] = (low,)
+                    remaining, wild_used = rest, low_wild
+                else:
+                    remaining = rest - inside_units - top_unit
+                    wild_used = low_wild + inside_wild + top_wild
+                    if skip:
+                        sequence = (low, *(p for p in inside if p not in left_out), top)
+                        for place in left_out:
+                            remaining += 1 << (NIBBLE * place)
+                            wild_used -= (wild >> (NIBBLE * place)) & 1
+                    else:
+                        sequence = (low, *inside, top)
+                fillers = length - len(sequence)
+                cost = fillers + wild_used
+                if cost > budget:
+                    continue
+                pure = fillers == 0 and (wild_used == 0 or wild_pure)
+                row = MERGE[PURE_ONE if pure else IMPURE_ONE]
+                subtable = (
+                    _split(remaining, wild, wild_pure, budget - cost) if remaining else _EMPTY
+                )
+                for used, state, loose, witness in subtable:
+                    used += cost
+                    if used <= budget:
+                        slot = used << 3 | row[state]
+                        current = best.get(slot)
+                        if current is None or loose < current[0]:
+                            best[slot] = (loose, (sequence, witness))
+        if top != low:
+            inside.append(top)
+            inside_units += top_unit
+            inside_wild += top_wild
+    found = _pareto(best)
+    if len(_SPLITS) >= CACHE_LIMIT:
+        _SPLITS.clear()
+    _SPLITS[key] = (budget, found)
+    return found
+
+
+def _pareto(best: dict[int, tuple[int, object]]) -> tuple:
+    ordered = sorted(
+        (loose, slot >> 3, slot & 7, witness) for slot, (loose, witness) in best.items()
+    )
+    kept: list[tuple] = []
+    for loose, used, state, witness in ordered:
+        for other in kept:
+            if other[0] <= used and COVERS[other[1]][state]:
+                break
+        else:
+            kept.append((used, state, loose, witness))
+    return tuple(kept)
+
+
+def _suit_table(code: int, wilds: int, wild_rank_: int, wild_pure: bool, budget: int) -> tuple:
+    """The suit table of one suit's cards (Aces at place 1) and ``wilds`` wild-rank cards.
+
+    Entries may use more jokers than ``budget`` (see :func:`_split`); the first element of
+    the result is the least loose points within budget.
+    """
+    key = (code, wilds, wild_rank_, wild_pure)
+    cached = _TABLES.get(key)
+    if cached is None or cached[0] < budget:
+        cached = (budget, _suit_entries(code, wilds, wild_rank_, wild_pure, budget))
+        if len(_TABLES) >= CACHE_LIMIT:
+            _TABLES.clear()
+        _TABLES[key] = cached
+    return cached[1]
+
+
+def _suit_entries(code: int, wilds: int, wild_rank_: int, wild_pure: bool, budget: int) -> tuple:
+    wild = 0
+    if wilds:
+        if wild_rank_ == 1:
+            wild = 15 << NIBBLE | 15 << (NIBBLE * ACE_HIGH)
+        else:
+            wild = 15 << (NIBBLE * wild_rank_)
+        code += wilds << (NIBBLE * wild_rank_)
+    aces = (code >> NIBBLE) & 15
+    if not aces:
+        return _split(code, wild, wild_pure, budget) if code else _EMPTY
+    # Each Ace sits low or high: try every split of the copies.
+    best: dict[int, tuple[int, object]] = {}
+    for high in range(aces + 1):
+        placed = code - high * ACE_LOW_UNIT + high * ACE_HIGH_UNIT
+        for used, state, loose, witness in _split(placed, wild, wild_pure, budget):
+            if used <= budget:
+                slot = used << 3 | state
+                current = best.get(slot)
+                if current is None or loose < current[0]:
+                    best[slot] = (loose, witness)
+    return _pareto(best)
+
+
+def _table(hand: _Hand, suit: int, code: int, size: int, budget: int, wild_pure: bool):
+    wilds = hand.wilds[suit]
+    # More jokers than this never help: a sequence with more than two stand-ins per own
+    # card does worse than that many one-card sequences with two stand-ins each.
+    budget = min(budget, 2 * size + 3 * wilds)
+    if wilds:
+        return _suit_table(code, wilds, hand.wild_rank, wild_pure, budget)
+    return _suit_table(code, 0, 0, True, budget)
 
 
 # -- sets -------------------------------------------------------------------------------------
 
 
-def _set_choices(hand: _Hand, rank: int) -> list[tuple[tuple[int, ...], int, tuple]]:
-    """Ways to lay sets of ``rank``: (cards taken per suit, jokers needed, sets as suit tuples).
+@lru_cache(maxsize=1 << 10)
+def _set_choices(available: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], int, tuple], ...]:
+    """Ways to lay sets of one rank given its copies per suit.
 
-    A set of one natural card and two jokers is left out: the same three cards make an
-    impure sequence, which is never worse.
+    Each way is (copies taken per suit, jokers needed, the sets as tuples of suits), one per
+    distinct choice of cards taken. A set of one card and two jokers is left out: the same
+    cards make an impure sequence, never worse. Ways taking more cards come first, since
+    they tend to leave fewer points and so tighten the search's bound early.
     """
-    available = [_count(code, rank) for code in hand.codes]
     choices: list[tuple[tuple[int, ...], int, tuple]] = []
 
-    def extend(left: list[int], jokers: int, sets: tuple, smallest: tuple) -> None:
-        choices.append((tuple(a - b for a, b in zip(available, left, strict=True)), jokers, sets))
+    def extend(left: list[int], jokers: int, sets: tuple, largest: tuple) -> None:
+        taken = tuple(a - b for a, b in zip(available, left, strict=True))
+        choices.append((taken, jokers, sets))
         suits = [suit for suit in range(4) if left[suit]]
         for size in range(len(suits), 1, -1):
             for chosen in combinations(suits, size):
-                if smallest and (size, chosen) > smallest:
+                if largest and (size, chosen) > largest:
                     continue  # each collection of sets once, largest set first
-                taken = left.copy()
+                rest = left.copy()
                 for suit in chosen:
-                    taken[suit] -= 1
-                extend(taken, jokers + (1 if size == 2 else 0), (*sets, chosen), (size, chosen))
+                    rest[suit] -= 1
+                extend(rest, jokers + (size == 2), (*sets, chosen), (size, chosen))
 
-    extend(available.copy(), 0, (), ())
-    return choices
+    extend(list(available), 0, (), ())
+    # Only which cards leave the suits, and for how many jokers, matters to the search.
+    fewest: dict[tuple[int, ...], tuple[tuple[int, ...], int, tuple]] = {}
+    for choice in choices:
+        if choice[0] not in fewest or choice[1] < fewest[choice[0]][1]:
+            fewest[choice[0]] = choice
+    return tuple(sorted(fewest.values(), key=lambda choice: (-sum(choice[0]), choice[1])))
 
 
 # -- the search -------------------------------------------------------------------------------
 
 
-def _two_sequences(hand: _Hand, wild_pure: bool) -> tuple[int, tuple] | None:
-    """Least loose points with two sequences, one pure, and the choice of sets behind it."""
+def _two_sequences(hand: _Hand, wild_pure: bool, below: int) -> tuple[int, tuple] | None:
+    """The least loose points under ``below`` with two sequences, one pure, and its sets.
+
+    Every choice of sets is tried unless the suits' tables show it cannot get under the
+    best found so far. Returns (loose points, ((rank, choice), ...)) or None.
+    """
+    present = hand.present
+    p0, p1, p2, p3 = present
+    two_suits = (p0 & p1) | (p0 & p2) | (p0 & p3) | (p1 & p2) | (p1 & p3) | (p2 & p3)
     per_rank = []
-    for rank in range(1, 14):
-        if rank == hand.wild_rank:
-            continue
-        present = sum(1 for code in hand.codes if _count(code, rank))
-        if present >= 2:
-            choices = [c for c in _set_choices(hand, rank) if c[1] <= hand.jokers]
-            if len(choices) > 1:
-                per_rank.append((rank, choices))
+    codes = hand.codes
+    jokers = hand.jokers
+    while two_suits:
+        bit = two_suits & -two_suits
+        two_suits ^= bit
+        rank = bit.bit_length() - 1
+        shift = NIBBLE * rank
+        available = tuple((code >> shift) & 15 for code in codes)
+        choices = [c for c in _set_choices(available) if c[1] <= jokers]
+        if len(choices) > 1:
+            per_rank.append((shift, choices))
     best: tuple[int, tuple] | None = None
-    for combo in product(*(choices for _, choices in per_rank)):
-        jokers = sum(choice[1] for choice in combo)
-        if jokers > hand.jokers:
-            continue
-        codes = hand.codes.copy()
-        for (rank, _), (taken, _, _) in zip(per_rank, combo, strict=True):
-            shift = RANK_BITS * (rank - 1)
+    sizes = hand.sizes
+    for combo in product(*(choices for _, choices in per_rank)) if per_rank else ((),):
+        budget = jokers
+        left = list(codes)
+        left_sizes = list(sizes)
+        for (shift, _), (taken, needed, _) in zip(per_rank, combo, strict=True):
+            budget -= needed
             for suit in range(4):
-                codes[suit] -= taken[suit] << shift
-        budget = hand.jokers - jokers
-        loose = _combine(hand, codes, budget, wild_pure)
-        if loose is not None and (best is None or loose < best[0]):
-            best = (loose, combo)
-    if best is None:
-        return None
-    return best[0], tuple(
-        (rank, choice) for (rank, _), choice in zip(per_rank, best[1], strict=True)
-    )
+                if taken[suit]:
+                    left[suit] -= taken[suit] << shift
+                    left_sizes[suit] -= taken[suit]
+        if budget < 0:
+            continue
+        tables = [
+            _table(hand, suit, left[suit], left_sizes[suit], budget, wild_pure) for suit in range(4)
+        ]
+        # Every table's best loose points, whatever the sequences, bound the result.
+        floor = 0
+        for table in tables:
+            floor += min(entry[2] for entry in table if entry[0] <= budget)
+        if floor >= below:
+            continue
+        loose = _combine(tables, budget, below)
+        if loose < below:
+            below = loose
+            best = (loose, tuple(zip((s for s, _ in per_rank), combo, strict=True)))
+            if loose == 0:
+                break  # nothing does better
+    return best
 
 
-def _tables(hand: _Hand, codes: list[int], budget: int, wild_pure: bool) -> Iterator:
-    for suit in range(4):
-        wilds = hand.wilds[suit]
-        yield _suit_table(
-            codes[suit], wilds, hand.wild_rank if wilds else 0, wild_pure if wilds else True, budget
-        )
-
-
-def _combine(hand: _Hand, codes: list[int], budget: int, wild_pure: bool) -> int | None:
-    """Least loose points over the four suits with two sequences, one pure, within budget."""
-    states = {(0, NO_SEQUENCES): 0}
-    for entries, _ in _tables(hand, codes, budget, wild_pure):
-        merged: dict[tuple[int, int], int] = {}
-        for (used, state), loose in states.items():
-            row = _MERGE[state]
-            for extra, other, more in entries:
+def _combine(tables: list, budget: int, below: int) -> int:
+    """Least loose points over the suit tables with two sequences, one pure, within budget."""
+    offset = 0
+    states = {0: 0}  # used << 3 | state: loose points
+    for table in tables:
+        if len(table) == 1 and table[0][1] == NOTHING:
+            offset += table[0][2]  # nothing to choose in this suit (and it uses no jokers)
+            continue
+        merged: dict[int, int] = {}
+        for slot, loose in states.items():
+            used = slot >> 3
+            row = MERGE[slot & 7]
+            for extra, state, more, _ in table:
                 total = used + extra
-                if total > budget:
-                    continue
-                key = (total, row[other])
-                value = loose + more
-                if value < merged.get(key, 1 << 30):
-                    merged[key] = value
+                if total <= budget:
+                    key = total << 3 | row[state]
+                    value = loose + more
+                    if value < merged.get(key, UNREACHED):
+                        merged[key] = value
         states = merged
-    goal = [loose for (_, state), loose in states.items() if state == GOAL]
-    return min(goal) if goal else None
+    result = UNREACHED
+    for slot, loose in states.items():
+        if slot & 7 == GOAL and loose + offset < result:
+            result = loose + offset
+    return result
 
 
-def _combine_witness(
-    hand: _Hand, codes: list[int], budget: int, wild_pure: bool
-) -> list[tuple[tuple[int, ...], ...]]:
-    """The sequences per suit behind :func:`_combine`'s answer."""
-    states: dict[tuple[int, int], tuple[int, tuple]] = {(0, NO_SEQUENCES): (0, ())}
-    for entries, witnesses in _tables(hand, codes, budget, wild_pure):
-        merged: dict[tuple[int, int], tuple[int, tuple]] = {}
-        for (used, state), (loose, chosen) in states.items():
-            for (extra, other, more), witness in zip(entries, witnesses, strict=True):
-                total = used + extra
-                if total > budget:
-                    continue
-                key = (total, _MERGE[state][other])
-                if key not in merged or loose + more < merged[key][0]:
-                    merged[key] = (loose + more, (*chosen, witness))
+def _combine_witness(tables: list, budget: int) -> list:
+    """The entry of each suit table behind :func:`_combine`'s answer."""
+    states: dict[int, tuple[int, tuple]] = {0: (0, ())}
+    for table in tables:
+        merged: dict[int, tuple[int, tuple]] = {}
+        for slot, (loose, chosen) in states.items():
+            for entry in table:
+                total = (slot >> 3) + entry[0]
+                if total <= budget:
+                    key = total << 3 | MERGE[slot & 7][entry[1]]
+                    if key not in merged or loose + entry[2] < merged[key][0]:
+                        merged[key] = (loose + entry[2], (*chosen, entry))
         states = merged
-    goal = [value for (_, state), value in states.items() if state == GOAL]
-    return list(min(goal)[1])
+    goal = [value for slot, value in states.items() if slot & 7 == GOAL]
+    return list(min(goal, key=lambda value: value[0])[1])
 
 
 # -- public API -------------------------------------------------------------------------------
@@ -391,19 +462,13 @@ def min_hand_score(
     0
     """
     _, _, profile, hand = _prepare(cards, wild, profile)
-    return _scores(hand, profile.wild_natural_is_pure)[0]
-
-
-def _scores(hand: _Hand, wild_pure: bool) -> tuple[int, tuple, tuple | None]:
-    """(least hand score, best pure sequence, best two-sequence result or None)."""
+    wild_pure = profile.wild_natural_is_pure
     pure = _best_pure(hand, wild_pure)
     if pure[0] < 0:
-        return hand.total, pure, None
-    two = _two_sequences(hand, wild_pure)
+        return hand.total
     score = hand.total - pure[0]
-    if two is not None and two[0] <= score:
-        score = two[0]
-    return score, pure, two
+    two = _two_sequences(hand, wild_pure, score)
+    return two[0] if two is not None else score
 
 
 def best_grouping(
@@ -411,17 +476,24 @@ def best_grouping(
 ) -> HandEvaluation:
     """The arrangement of ``cards`` with the least hand score under the scoring cases.
 
-    When that arrangement has two sequences, one pure, loose jokers are put into groups, so a
-    hand that can declare comes back as a valid declaration.
+    On a tie the arrangement with two sequences wins, and loose jokers are then put into its
+    groups, so a hand that can declare comes back as a valid declaration.
     """
     cards, wild, profile, hand = _prepare(cards, wild, profile)
-    score, pure, two = _scores(hand, profile.wild_natural_is_pure)
-    if two is not None and two[0] == score:
-        groups, loose = _arrange_two_sequences(cards, hand, two[1], wild, profile)
-    elif pure[0] >= 0:
-        groups, loose = _arrange_pure(cards, hand, pure)
-    else:
+    wild_pure = profile.wild_natural_is_pure
+    pure = _best_pure(hand, wild_pure)
+    two = None
+    if pure[0] < 0:
+        score = hand.total
         groups, loose = [], list(cards)
+    else:
+        score = hand.total - pure[0]
+        two = _two_sequences(hand, wild_pure, score + 1)
+        if two is not None:
+            score = two[0]
+            groups, loose = _arrange_two_sequences(cards, hand, two[1], wild, profile)
+        else:
+            groups, loose = _arrange_pure(cards, pure)
     verdicts = tuple(classify(group, wild, profile) for group in groups)
     result = score_grouping(verdicts, tuple(loose), wild, profile)
     if result.hand_score != score:  # the search and the scoring rules must agree
@@ -438,8 +510,7 @@ def declaration(
     cards, wild, profile, hand = _prepare(cards, wild, profile)
     if _best_pure(hand, profile.wild_natural_is_pure)[0] < 0:
         return None
-    two = _two_sequences(hand, profile.wild_natural_is_pure)
-    if two is None or two[0] != 0:
+    if _two_sequences(hand, profile.wild_natural_is_pure, 1) is None:
         return None
     result = best_grouping(cards, wild, profile)
     return result if result.valid_declaration else None
@@ -457,7 +528,7 @@ def _take(pool: list[Card], card: Card) -> Card:
     return card
 
 
-def _arrange_pure(cards: list[Card], hand: _Hand, pure: tuple) -> tuple[list, list]:
+def _arrange_pure(cards: list[Card], pure: tuple) -> tuple[list, list]:
     _, suit, first, last = pure
     pool = list(cards)
     run = [_take(pool, _card(suit, place)) for place in range(first, last + 1)]
@@ -467,31 +538,30 @@ def _arrange_pure(cards: list[Card], hand: _Hand, pure: tuple) -> tuple[list, li
 def _arrange_two_sequences(
     cards: list[Card], hand: _Hand, sets: tuple, wild: Card, profile: RuleProfile
 ) -> tuple[list, list]:
-    wild_pure = profile.wild_natural_is_pure
     pool = list(cards)
-    codes = hand.codes.copy()
-    joker_count = hand.jokers
+    codes, sizes = list(hand.codes), list(hand.sizes)
+    budget = hand.jokers
     set_groups = []
-    for rank, (taken, jokers, chosen_sets) in sets:
-        shift = RANK_BITS * (rank - 1)
+    for shift, (taken, needed, chosen_sets) in sets:
+        budget -= needed
         for suit in range(4):
             codes[suit] -= taken[suit] << shift
-        joker_count -= jokers
+            sizes[suit] -= taken[suit]
         for suits in chosen_sets:
-            set_groups.append([_take(pool, _card(suit, rank)) for suit in suits])
-    per_suit = _combine_witness(hand, codes, joker_count, wild_pure)
-    sequences: list[tuple[int, list[int]]] = []  # (suit, places with the filler slots)
-    for suit, witness in enumerate(per_suit):
-        for places in witness:
-            sequences.append((suit, list(places)))
-    cards_in_sequences = []
-    for suit, places in sequences:
-        cards_in_sequences.append([_take(pool, _card(suit, place)) for place in places])
+            set_groups.append([_take(pool, _card(suit, shift // NIBBLE)) for suit in suits])
+    tables = [
+        _table(hand, suit, codes[suit], sizes[suit], budget, profile.wild_natural_is_pure)
+        for suit in range(4)
+    ]
+    sequences: list[tuple[list[int], list[Card]]] = []
+    for suit, entry in enumerate(_combine_witness(tables, budget)):
+        witness = entry[3]
+        while witness is not None:
+            places, witness = witness
+            sequences.append((list(places), [_take(pool, _card(suit, p)) for p in places]))
     jokers = [card for card in pool if card.rank == 0 or card.rank == hand.wild_rank]
     jokers.sort(key=lambda card: card.rank != 0)  # printed jokers stand in first
-    groups = []
-    for (_suit, places), naturals in zip(sequences, cards_in_sequences, strict=True):
-        groups.append(_lay_sequence(places, naturals, jokers, pool))
+    groups = [_lay_sequence(places, naturals, jokers, pool) for places, naturals in sequences]
     for group in set_groups:
         if len(group) == 2:
             group.append(_take(pool, jokers.pop(0)))
@@ -540,3 +610,11 @@ def _absorb_jokers(
                 return
             target = pure[-1]
         target.append(_take(pool, jokers.pop(0)))
+
+
+def clear_caches() -> None:
+    """Forget every cached suit table (the benchmark's cold start)."""
+    _SPLITS.clear()
+    _TABLES.clear()
+    _best_run.cache_clear()
+    _set_choices.cache_clear()

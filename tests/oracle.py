@@ -1,0 +1,200 @@
+"""A deliberately simple brute-force oracle for the best grouping of a 13-card hand.
+
+It shares nothing with ``domain.solver`` except :func:`domain.melds.classify` (itself pinned
+down by the unit tests) and the card points. It works straight from RULES.md:
+
+1. Candidate groups: every sub-multiset of the hand with 3+ cards that ``classify`` calls
+   valid. Only one filter is applied before asking ``classify``, and it follows from the
+   definitions: a valid group's non-joker cards all share one suit (a sequence) or one rank
+   (a set). So the candidates are (non-jokers of one suit, or of one rank) x (any jokers).
+2. Scores per case (RULES.md §1): all cards; all cards less the best pure group; and, over
+   every packing of disjoint candidate groups with two sequences, one pure, the points left
+   outside the groups. Packings are enumerated as a memoised recursion on the set of cards
+   still free: the lowest free card is either loose or in a candidate group of free cards.
+3. A declaration exists iff some packing covers all 13 cards with two sequences, one pure.
+
+Cost grows with the number of jokers (every joker subset is tried), so the property tests
+keep joker-rich hands few; random hands finish in milliseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from itertools import combinations
+
+from domain.cards import ALL_CARDS, JOKER, Card, deck_order, wild_rank
+from domain.melds import GroupKind, classify
+from domain.profiles import get_profile
+
+
+@dataclass(frozen=True)
+class OracleAnswer:
+    min_score: int
+    can_declare: bool
+    no_pure: int  # case 1: every card counts
+    pure_only: int | None  # case 2: all but the best pure sequence, None without one
+    two_sequences: int | None  # case 3: least loose points, None if no such packing
+
+
+def _subsets(items):
+    for size in range(len(items) + 1):
+        yield from combinations(items, size)
+
+
+def candidate_groups(cards, wild, profile=None):
+    """{frozenset of card positions: kind} for every valid group in the hand."""
+    profile = get_profile(profile)
+    jokers = [i for i, card in enumerate(cards) if card.is_joker(wild)]
+    others = [i for i, card in enumerate(cards) if not card.is_joker(wild)]
+    families = {()}
+    for key in {cards[i].suit for i in others} | {cards[i].rank for i in others}:
+        family = [i for i in others if key in (cards[i].suit, cards[i].rank)]
+        families.update(_subsets(family))
+    found = {}
+    for naturals in families:
+        for extra in _subsets(jokers):
+            group = frozenset(naturals + extra)
+            if len(group) < 3 or group in found:
+                continue
+            verdict = classify([cards[i] for i in sorted(group)], wild, profile)
+            if verdict.kind is not None:
+                found[group] = verdict.kind
+    return found
+
+
+def oracle(cards, wild, profile=None) -> OracleAnswer:
+    cards = [Card.parse(card) for card in cards]
+    wild = Card.parse(wild)
+    points = [card.points(wild) for card in cards]
+    total = sum(points)
+    groups = candidate_groups(cards, wild, profile)
+    by_lowest: dict[int, list] = {}
+    for group, kind in groups.items():
+        value = sum(points[i] for i in group)
+        pure = 1 if kind is GroupKind.PURE else 0
+        sequence = 1 if kind in (GroupKind.PURE, GroupKind.IMPURE) else 0
+        by_lowest.setdefault(min(group), []).append((group, pure, sequence, value))
+
+    @cache
+    def packings(free: frozenset) -> dict:
+        """{(pure, sequences) capped at (1, 2): (most points grouped, all cards grouped?)}."""
+        if not free:
+            return {(0, 0): (0, True)}
+        lowest = min(free)
+        best: dict = {}
+
+        def offer(key, value, complete):
+            old = best.get(key)
+            if old is None:
+                best[key] = (value, complete)
+            else:
+                best[key] = (max(old[0], value), old[1] or complete)
+
+        for key, (value, _) in packings(free - {lowest}).items():
+            offer(key, value, False)  # the lowest free card stays loose
+        for group, pure, sequence, group_value in by_lowest.get(lowest, ()):
+            if group <= free:
+                for (p, s), (value, complete) in packings(free - group).items():
+                    key = (min(1, p + pure), min(2, s + sequence))
+                    offer(key, value + group_value, complete)
+        return best
+
+    result = packings(frozenset(range(len(cards)))).get((1, 2))
+    pure_values = [sum(points[i] for i in g) for g, k in groups.items() if k is GroupKind.PURE]
+    pure_only = total - max(pure_values) if pure_values else None
+    two_sequences = total - result[0] if result else None
+    scores = [total] + [s for s in (pure_only, two_sequences) if s is not None]
+    return OracleAnswer(
+        min_score=min(scores),
+        can_declare=bool(result and result[1]),
+        no_pure=total,
+        pure_only=pure_only,
+        two_sequences=two_sequences,
+    )
+
+
+# -- hands to compare on (shared by the property tests and bench/solver.py) ------------------
+
+
+def _draw(rng, deck: list[Card], card: Card | None = None) -> Card:
+    if card is None:
+        card = deck[rng.randrange(len(deck))]
+    deck.remove(card)
+    return card
+
+
+def deal_random(rng, *, jk_indicator: float = 0.1, jokers: int = 0):
+    """(hand, wild): 13 cards and the indicator drawn from 2 decks with printed jokers.
+
+    The indicator is a printed joker with probability ``jk_indicator`` (Aces then wild), on
+    top of its plain chance; ``jokers`` forces at least that many jokers into the hand.
+    """
+    deck = deck_order(2, 1)
+    wild = _draw(rng, deck, JOKER if rng.random() < jk_indicator else None)
+    hand = []
+    joker_cards = [card for card in deck if card.is_joker(wild)]
+    for _ in range(jokers):
+        card = joker_cards.pop(rng.randrange(len(joker_cards)))
+        hand.append(_draw(rng, deck, card))
+    while len(hand) < 13:
+        hand.append(_draw(rng, deck))
+    rng.shuffle(hand)
+    return hand, wild
+
+
+def deal_near_complete(rng):
+    """(hand, wild): 13 cards built from random melds, then a little spoiled.
+
+    Pure and impure sequences (3-5 cards, Ace low or high), sets (3-4 suits, sometimes with a
+    joker), a joker-only group now and then; the rest random cards; then up to two cards are
+    swapped for random ones, so the hand is near a declaration rather than always at one.
+    """
+    deck = deck_order(2, 1)
+    wild = _draw(rng, deck, JOKER if rng.random() < 0.1 else None)
+    hand: list[Card] = []
+    room = 13 - rng.choice((0, 0, 1, 2, 3))
+    for _ in range(40):
+        if len(hand) >= room - 2:
+            break
+        meld = _random_meld(rng, wild, min(5, room - len(hand)))
+        if meld and all(meld.count(card) <= deck.count(card) for card in meld):
+            for card in meld:
+                hand.append(_draw(rng, deck, card))
+    while len(hand) < 13:
+        hand.append(_draw(rng, deck))
+    for _ in range(rng.choice((0, 0, 1, 2))):
+        hand.pop(rng.randrange(13))
+        hand.append(_draw(rng, deck))
+    rng.shuffle(hand)
+    return hand, wild
+
+
+def _random_meld(rng, wild: Card, most: int) -> list[Card]:
+    kind = rng.choice(("pure", "pure", "impure", "set", "set", "jokers"))
+    some_joker = JOKER if rng.random() < 0.4 else _wild_card(rng, wild)
+    if kind == "jokers":
+        return [_wild_card(rng, wild), some_joker, _wild_card(rng, wild)][: max(3, most)]
+    if kind == "set":
+        rank = rng.randrange(1, 14)
+        size = min(most, rng.choice((3, 3, 4)))
+        suits = rng.sample("SHDC", size)
+        meld = [_card(rank, suit) for suit in suits]
+        if rng.random() < 0.3:
+            meld[rng.randrange(size)] = some_joker
+        return meld
+    size = min(most, rng.choice((3, 3, 4, 5)))
+    suit = rng.choice("SHDC")
+    start = rng.randrange(1, 16 - size)  # places 1..14, 14 being the Ace high
+    meld = [_card(1 if place == 14 else place, suit) for place in range(start, start + size)]
+    if kind == "impure":
+        meld[rng.randrange(size)] = some_joker
+    return meld
+
+
+def _card(rank: int, suit: str) -> Card:
+    return ALL_CARDS["SHDC".index(suit) * 13 + rank - 1]
+
+
+def _wild_card(rng, wild: Card) -> Card:
+    return _card(wild_rank(wild), rng.choice("SHDC"))
