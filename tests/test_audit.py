@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -90,7 +91,7 @@ def test_a_tampered_recorded_settlement_is_caught(database_url):
                 table.c.originator_version == settled
             )
         ).all()
-        state, stored_id = next((s, i) for s, i in row if str(i) == str(aggregate_id))
+        state, stored_id = next((s, i) for s, i in row if as_uuid(i) == aggregate_id)
         body = json.loads(bytes(state))
         assert body["settlement"]["gross"] == "49.70"
         body["settlement"]["gross"] = "49.00"
@@ -107,6 +108,13 @@ def test_a_tampered_recorded_settlement_is_caught(database_url):
         ("gross", "recorded"): ("49.00", "49.70"),
         ("players.p3.amount", "recorded"): ("29.00", "29.70"),
     }
+
+
+def as_uuid(value) -> uuid.UUID:
+    # SQLite keeps the aggregate id as 16 raw bytes, PostgreSQL as a UUID.
+    if isinstance(value, bytes | memoryview):
+        return uuid.UUID(bytes=bytes(value))
+    return uuid.UUID(str(value))
 
 
 def test_every_sample_game_audits_clean(database_url):
