@@ -146,23 +146,20 @@ def _sequence_failure(fixed: Sequence[Card], size: int) -> str | None:
     jokers = size - len(fixed)
     if ranks[-1] - ranks[0] + 1 <= size:
         return None
+    span = ranks[-1] - ranks[0] + 1
     if ranks[0] == 1:
         high = sorted(ACE_HIGH if rank == 1 else rank for rank in ranks)
         if high[-1] - high[0] + 1 <= size:
             return None
-        # The shortest way round the ranks as a circle shows whether only a wrap would do.
-        arc = _shortest_arc(ranks)
-        if arc[1] <= size:
-            start, length = arc
-            letters = [RANKS[(start - 1 + step) % 13] for step in range(length)]
-            return (
-                f"{'-'.join(letters)} wraps around (an Ace is low, A-2-3, or high, Q-K-A, "
-                "never both)"
-            )
-        span_low, span_high = ranks[-1] - ranks[0] + 1, high[-1] - high[0] + 1
-        needed = min(span_low, span_high) - len(fixed)
-    else:
-        needed = ranks[-1] - ranks[0] + 1 - len(fixed)
+        span = min(span, high[-1] - high[0] + 1)
+    # The shortest way round the ranks as a circle shows whether only a wrap would do.
+    start, length = _shortest_arc(ranks)
+    if length <= size:
+        letters = [RANKS[(start - 1 + step) % 13] for step in range(length)]
+        return (
+            f"{'-'.join(letters)} wraps around (an Ace is low, A-2-3, or high, Q-K-A, never both)"
+        )
+    needed = span - len(fixed)
     low = min(fixed, key=lambda card: card.rank)
     top = max(fixed, key=lambda card: card.rank)
     return (
