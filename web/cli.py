@@ -22,6 +22,8 @@ COMMAND_MODULES = [
     "proof",
     "export",
     "audit",
+    "simulate",
+    "demo",
 ]
 
 
