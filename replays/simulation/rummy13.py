@@ -1,0 +1,197 @@
+"""One simulated game of 13-card rummy (Points or Raise), played by bots, as a FORMAT.md record.
+
+The loop keeps only the table facts a dealer would (hands, open pile, stock, who is out)
+to know whose turn it is and what each seat sees; the rules themselves are enforced when
+the record is stored or settled, through the game aggregate, exactly as for an operator's
+record. The simulator's own tests store every game that way.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+
+from domain.profiles import get_profile
+from replays.simulation.bots import Bot, Temper
+from replays.simulation.dealing import deal
+from replays.simulation.tables import Floor, Table, thirteen_card_table, timestamp
+
+RECORD_FORMAT = "rummy-ledger/game@1"
+# A game that drags past this many turns per seat is abandoned by its players in turn
+# (middle drops) rather than simulated forever.
+PATIENCE_TURNS = 40
+# Seconds each kind of move takes at a real table: (shortest, longest). A miss is the
+# turn's whole time limit.
+THINKING = {
+    "pick": (1, 8),
+    "discard": (2, 14),
+    "drop": (2, 12),
+    "miss": (30, 30),
+    "declare": (10, 40),
+    "show": (8, 45),
+    "reshuffle": (1, 3),
+}
+# RULES.md is silent on the wrong show's finish card; the game aggregate puts it on the
+# open pile like a discard, so the simulated table does the same.
+WRONG_SHOW_FINISH_TO_OPEN = True
+
+
+class Clock:
+    """Move times: the game's start plus each move's thinking time."""
+
+    def __init__(self, start: datetime, rng: random.Random):
+        self.now = start
+        self.rng = rng
+
+    def tick(self, kind: str) -> str:
+        low, high = THINKING[kind]
+        self.now += timedelta(seconds=self.rng.randint(low, high))
+        return timestamp(self.now)
+
+
+def setup_table(floor: Floor, number: int, rng: random.Random, variant: str) -> Table:
+    return thirteen_card_table(floor, number, variant, rng)
+
+
+def play(rng: random.Random, floor: Floor, table: Table, game_id: str) -> dict:
+    """Seat players at ``table``, deal, and play one game to its end; return its record."""
+    players = floor.player_ids(rng, table)
+    dealer = players[rng.randrange(len(players))]
+    started_at = floor.start_time(rng)
+    dealt = deal(rng, players, dealer, table.decks, table.jokers_per_deck)
+    game = _Game(rng, floor, table, players, dealer, dealt, started_at)
+    game.run()
+    record = {
+        "format": RECORD_FORMAT,
+        "game_id": game_id,
+        "variant": table.variant,
+        "rules": table.rules,
+        "started_at": timestamp(started_at),
+        "table": {
+            "id": table.id,
+            "decks": table.decks,
+            "jokers_per_deck": table.jokers_per_deck,
+        },
+        "stakes": table.stakes(),
+        "players": [{"id": p, "seat": seat} for seat, p in enumerate(players, start=1)],
+        "dealer": dealer,
+        "deal": dealt.to_record(),
+        "moves": game.moves,
+    }
+    if dealt.shuffle is not None:
+        record["shuffle"] = dealt.shuffle
+    return record
+
+
+class _Game:
+    def __init__(self, rng, floor, table, players, dealer, dealt, started_at):
+        self.rng = rng
+        self.players = players
+        self.profile = get_profile(table.rules)
+        self.wild = dealt.wild
+        self.bots = {
+            p: Bot(
+                p,
+                dealt.hands[p],
+                dealt.wild,
+                self.profile,
+                Temper.of(p, floor.seed, novice=floor.is_novice(p)),
+                rng,
+            )
+            for p in players
+        }
+        self.stock = list(reversed(dealt.stock))  # pop() takes the top card
+        self.open_pile = [dealt.open]
+        self.discarded_by: str | None = None  # None: the top was turned up by the deal
+        self.out: set[str] = set()
+        self.turns = dict.fromkeys(players, 0)
+        self.misses = dict.fromkeys(players, 0)
+        self.clock = Clock(started_at, rng)
+        self.moves: list[dict] = []
+        self.seat = (players.index(dealer) + 1) % len(players)
+
+    def record(self, kind: str, player: str | None = None, **fields) -> None:
+        move = {"player": player, "type": kind} if player else {"type": kind}
+        move.update(fields)
+        move["at"] = self.clock.tick(kind)
+        self.moves.append(move)
+
+    def in_play(self) -> list[str]:
+        return [p for p in self.players if p not in self.out]
+
+    def run(self) -> None:
+        while len(self.in_play()) > 1:
+            player = self.players[self.seat]
+            if player not in self.out and self.turn(player):
+                return
+            self.seat = (self.seat + 1) % len(self.players)
+
+    def turn(self, player: str) -> bool:
+        """Play ``player``'s turn; True when a valid declaration ended the game."""
+        bot = self.bots[player]
+        if bot.misses():
+            self.record("miss", player)
+            self.misses[player] += 1
+            if self.misses[player] >= self.profile.misses_to_auto_drop:
+                self.out.add(player)
+            return False
+        self.misses[player] = 0
+        if bot.drops(self.turns[player]) or self.turns[player] >= PATIENCE_TURNS:
+            self.record("drop", player)
+            self.out.add(player)
+            return False
+        if not self.stock and len(self.open_pile) > 1:
+            self.reshuffle()
+        top = self.open_pile[-1]
+        may_take = not (top.is_joker(self.wild) and self.discarded_by not in (None, player))
+        if not self.stock and not may_take:
+            # Nothing this seat may pick: the player gives the hand up.
+            self.record("drop", player)
+            self.out.add(player)
+            return False
+        from_open = not self.stock or bot.picks_open(top, may_take)
+        if from_open:
+            card = self.open_pile.pop()
+            self.record("pick", player, **{"from": "open", "card": str(card)})
+        else:
+            card = self.stock.pop()
+            self.record("pick", player, **{"from": "closed", "card": str(card)})
+        self.turns[player] += 1
+        finish = bot.take(card, from_open=from_open)
+        if finish.groups is None:
+            self.open_pile.append(finish.card)
+            self.discarded_by = player
+            self.record("discard", player, card=str(finish.card))
+            return False
+        self.record(
+            "declare",
+            player,
+            finish=str(finish.card),
+            groups=[[str(c) for c in group] for group in finish.groups],
+        )
+        if finish.valid:
+            self.shows(player)
+            return True
+        self.out.add(player)
+        if WRONG_SHOW_FINISH_TO_OPEN:
+            self.open_pile.append(finish.card)
+            self.discarded_by = player
+        return False
+
+    def reshuffle(self) -> None:
+        """The open pile but its top becomes the new stock, in a freshly shuffled order."""
+        new_stock = self.open_pile[:-1]
+        self.rng.shuffle(new_stock)
+        self.open_pile = self.open_pile[-1:]
+        self.stock = list(reversed(new_stock))
+        self.record("reshuffle", stock=[str(c) for c in new_stock])
+
+    def shows(self, winner: str) -> None:
+        first = self.players.index(winner)
+        for offset in range(1, len(self.players)):
+            loser = self.players[(first + offset) % len(self.players)]
+            if loser in self.out:
+                continue
+            groups = self.bots[loser].show()
+            if groups is not None:
+                self.record("show", loser, groups=[[str(c) for c in g] for g in groups])

@@ -1,0 +1,82 @@
+"""What happened over a batch of simulated 13-card games, counted from the records.
+
+The simulator prints this after a run so its realism can be seen at a glance (and the tests
+check that every behaviour the ledger must handle actually occurs).
+
+A drop is a *first* drop when the player had not yet picked a card; a run of misses as long
+as the profile's limit is an auto-drop; a declaration by anyone but the winner is a wrong
+show.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from domain.profiles import get_profile
+
+
+@dataclass
+class Tally:
+    games: int = 0
+    moves: int = 0
+    counts: Counter = field(default_factory=Counter)
+    variants: Counter = field(default_factory=Counter)
+
+    def add(self, record: dict) -> None:
+        self.games += 1
+        self.variants[record["variant"]] += 1
+        moves = record.get("moves", [])
+        self.moves += len(moves)
+        if record["variant"] not in ("points", "raise"):
+            return
+        self.counts.update(behaviours(record))
+
+    def lines(self) -> list[str]:
+        names = (
+            ("first_drop", "first drops"),
+            ("middle_drop", "middle drops"),
+            ("miss", "missed turns"),
+            ("auto_drop", "auto-drops"),
+            ("wrong_show", "wrong shows"),
+            ("declare", "valid declarations"),
+            ("show", "shows"),
+            ("reshuffle", "reshuffles"),
+            ("reshuffled_two_player_games", "two-player games that reshuffled"),
+        )
+        variants = ", ".join(f"{name} {count}" for name, count in sorted(self.variants.items()))
+        out = [f"{self.games} games ({variants}), {self.moves} moves"]
+        out += [f"  {label}: {self.counts[key]}" for key, label in names]
+        return out
+
+
+def behaviours(record: dict) -> Counter:
+    """The behaviours one 13-card record shows, by name."""
+    found: Counter = Counter()
+    profile = get_profile(record.get("rules"))
+    winner = (record.get("reported") or {}).get("winner")
+    picked: set[str] = set()
+    misses: Counter = Counter()
+    reshuffled = False
+    for move in record["moves"]:
+        kind, player = move["type"], move.get("player")
+        if kind == "pick":
+            picked.add(player)
+            misses[player] = 0
+        elif kind == "miss":
+            found["miss"] += 1
+            misses[player] += 1
+            if misses[player] == profile.misses_to_auto_drop:
+                found["auto_drop"] += 1
+        elif kind == "drop":
+            found["first_drop" if player not in picked else "middle_drop"] += 1
+        elif kind == "declare":
+            found["declare" if winner in (None, player) else "wrong_show"] += 1
+        elif kind == "show":
+            found["show"] += 1
+        elif kind == "reshuffle":
+            found["reshuffle"] += 1
+            reshuffled = True
+    if reshuffled and len(record["players"]) == 2:
+        found["reshuffled_two_player_games"] += 1
+    return found

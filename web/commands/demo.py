@@ -1,0 +1,40 @@
+"""`rummy-ledger demo`: what `make run` does — a database full of games, then the site."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("demo")
+@click.option(
+    "--games",
+    "-n",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Games to simulate into an empty database (default 300).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=5000, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--no-serve", is_flag=True, help="Prepare the database and stop.")
+@click.pass_context
+def command(ctx: click.Context, games: int | None, host: str, port: int, no_serve: bool) -> None:
+    """Migrate the database, fill it with simulated games if it has none, and serve the site.
+
+    Uses RUMMY_LEDGER_DATABASE_URL (default: rummy-ledger.sqlite3 here). A second run reuses
+    the database.
+    """
+    from replays.demo import DEMO_GAMES, create_demo_accounts, prepare_demo
+
+    setup = prepare_demo(games=games or DEMO_GAMES, echo=click.echo)
+    for line in setup.stored:
+        click.echo(f"  {line}")
+    accounts = create_demo_accounts(setup.url)
+    if accounts:
+        click.echo("Demo accounts (role, user, password):")
+        for account in accounts:
+            click.echo(f"  {account.role:<16} {account.username:<20} {account.password}")
+    if no_serve:
+        return
+    from web.commands.serve import command as serve
+
+    ctx.invoke(serve, host=host, port=port, debug=False, threads=True)

@@ -1,0 +1,153 @@
+"""`rummy-ledger simulate`: bots play games, stored through the ledger or written as records."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+VARIANT_NAMES = ("points", "raise", "red3")
+
+
+def parse_seats(text: str) -> tuple[int, ...]:
+    """``"4"`` or ``"2-6"`` as the seat counts tables may have.
+
+    >>> parse_seats("2-4")
+    (2, 3, 4)
+    """
+    try:
+        low, _, high = text.partition("-")
+        low, high = int(low), int(high or low)
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: give a count (4) or a range (2-6)") from None
+    if not 2 <= low <= high <= 6:
+        raise click.BadParameter(f"{text!r}: a 13-card table seats 2 to 6 players")
+    return tuple(range(low, high + 1))
+
+
+@click.command("simulate")
+@click.option(
+    "--games",
+    "-n",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="How many games to play.",
+)
+@click.option(
+    "--variant",
+    "variants",
+    type=click.Choice(VARIANT_NAMES),
+    multiple=True,
+    help="Variant(s) the tables play (repeatable). Default: points and raise.",
+)
+@click.option(
+    "--players",
+    "seats",
+    default="2-6",
+    show_default=True,
+    help="Seats per table: a count (4) or a range (2-6).",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="The same seed gives the same games.",
+)
+@click.option(
+    "--start",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Index of the first game (to add more games to an earlier run).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write FORMAT.md records as JSON Lines here ('-': stdout) instead of storing.",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Worker processes for playing (0: one per CPU). Records are the same.",
+)
+@click.option(
+    "--discrepancy-rate",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Share of games whose reported settlement carries an operator's mistake.",
+)
+@click.option(
+    "--month",
+    default="2025-03",
+    show_default=True,
+    help="The month (YYYY-MM) the tables play through.",
+)
+@click.option(
+    "--tables",
+    type=click.IntRange(min=1),
+    default=24,
+    show_default=True,
+    help="Tables on the floor.",
+)
+@click.option(
+    "--player-pool",
+    type=click.IntRange(min=6),
+    default=500,
+    show_default=True,
+    help="Distinct pseudonymous players who come to the tables.",
+)
+def command(
+    games, variants, seats, seed, start, out, jobs, discrepancy_rate, month, tables, player_pool
+) -> None:
+    """Bots play GAMES games, stored in the ledger (or written with --out).
+
+    Bots keep melds, discard high loose cards, drop weak hands, miss turns (sometimes three
+    in a row), now and then declare too early, and play long two-player games through the
+    stock. Deterministic for a seed; a progress bar on a terminal.
+    """
+    from replays.simulation import Floor, Simulation, Tally, UnknownVariant, check_variants
+
+    try:
+        check_variants(variants or None)
+        floor = Floor(
+            seed=seed,
+            variants=tuple(variants) if variants else Floor.variants,
+            seats=parse_seats(seats),
+            tables=tables,
+            players=player_pool,
+            month=month,
+        )
+    except (UnknownVariant, ValueError) as error:
+        raise click.ClickException(str(error)) from None
+    run = Simulation(floor, discrepancy_rate=discrepancy_rate)
+    tally = Tally()
+    began = time.perf_counter()
+    records = run.games(games, start=start, jobs=jobs or _cpus(), progress=True)
+    if out:
+        from replays.simulation import write_records
+
+        written = write_records(records, out, tally=tally)
+        where = "stdout" if out == "-" else out
+        summary = [f"wrote {written} records to {where}"]
+    else:
+        from replays.simulation import store_games
+
+        stored = store_games(records, tally=tally, progress=True)
+        summary = stored.lines()
+    elapsed = time.perf_counter() - began
+    summary += tally.lines()
+    summary.append(f"{elapsed:.1f} s, {games / elapsed:.1f} games/s")
+    for line in summary:
+        click.echo(line, err=out == "-")
+
+
+def _cpus() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
