@@ -87,7 +87,7 @@ class RecordConflict(Exception):
 
 def build_game(record: GameRecord) -> Game:
     """The record's game, played and settled in memory; raises on any broken rule."""
-    _check_shuffle(record)
+    check_shuffle(record)
     reported = record.reported.to_dict() if record.reported is not None else None
     game = play_game(record.config, record.deal, record.move_dicts(), settle=True)
     if reported is not None:
@@ -97,7 +97,7 @@ def build_game(record: GameRecord) -> Game:
     return game
 
 
-def _check_shuffle(record: GameRecord) -> None:
+def check_shuffle(record: GameRecord) -> None:
     shuffle = record.shuffle
     if not shuffle or not shuffle.get("seed"):
         return  # only a commitment: the seed is revealed when the game ends
@@ -236,6 +236,7 @@ __all__ = [
     "Importer",
     "Outcome",
     "build_game",
+    "check_shuffle",
     "import_lines",
     "import_record",
 ]
