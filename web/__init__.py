@@ -26,6 +26,7 @@ BLUEPRINTS = [
     "web.views.replays:bp",
     "web.views.audit:bp",
     "web.views.players:bp",
+    "web.api:bp",
 ]
 
 log = logging.getLogger(__name__)
