@@ -76,6 +76,8 @@ class Red3Match(Aggregate):
     """A Red 3 Rummy match of a fixed number of rounds."""
 
     TOPIC = "rummy_ledger.red3:Red3Match"
+    # What callers that handle both games dispatch on (records, export, audit, viewer).
+    variant = "red3"
 
     class Event(Aggregate.Event):
         TOPIC = "rummy_ledger.red3:Red3Match.Event"
