@@ -11,9 +11,9 @@ stream; nothing else writes them, and a rebuild recreates them from the events a
 - :class:`ProjectionPosition` (``projection_positions``): how far each projection has
   read the notification log, committed in the same transaction as the rows it produced.
 
-Money columns use :class:`Fixed`: exact integers of the smallest unit (paise) in the
-database, :class:`~decimal.Decimal` in Python, so sums in SQL are exact on SQLite too
-(whose NUMERIC is a float).
+Money columns use :class:`Fixed`: exact scaled integers in the database (paise for
+amounts, millionths for point values and fee percents), :class:`~decimal.Decimal` in
+Python, so sums in SQL are exact on SQLite too (whose NUMERIC is a float).
 
 >>> Fixed(2).process_bind_param(Decimal("49.70"), None)
 4970
@@ -36,18 +36,20 @@ BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
 class Fixed(sa.types.TypeDecorator):
-    """An exact decimal with ``scale`` places, stored as a scaled BIGINT.
+    """An exact decimal with up to ``scale`` places, stored as a scaled BIGINT.
 
-    A value with more places than ``scale`` is refused rather than rounded: rounding
-    belongs to the computation that produced the figure (RULES.md, Money).
+    Read back with at least ``places`` decimals (``1.10``, ``0.075``). A value with more
+    than ``scale`` places is refused rather than rounded: rounding belongs to the
+    computation that produced the figure (RULES.md, Money).
     """
 
     impl = sa.BigInteger
     cache_ok = True
 
-    def __init__(self, scale: int = 2):
+    def __init__(self, scale: int = 2, places: int = 2):
         super().__init__()
         self.scale = scale
+        self.places = places
 
     def process_bind_param(self, value, dialect):
         if value is None:
@@ -62,7 +64,11 @@ class Fixed(sa.types.TypeDecorator):
         if value is None:
             return None
         # Sums come back as Decimal on PostgreSQL and int on SQLite; both are exact.
-        return (Decimal(value).scaleb(-self.scale)).quantize(Decimal(1).scaleb(-self.scale))
+        number = Decimal(value).scaleb(-self.scale)
+        shortest = Decimal(1).scaleb(-self.places)
+        if number == number.quantize(shortest):
+            return number.quantize(shortest)
+        return number.normalize()
 
     def process_literal_param(self, value, dialect):
         return str(self.process_bind_param(value, dialect))
@@ -72,7 +78,10 @@ class Fixed(sa.types.TypeDecorator):
         return Decimal
 
 
+# Amounts are always whole paise; point values and fee percents are rates that may be
+# finer (a raise step of 0.005, a 12.5 % fee).
 Money = Fixed(2)
+Rate = Fixed(6)
 SETTLED = "settled"
 
 
@@ -94,9 +103,9 @@ class GameRow(Base):
     ended_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
     # The UTC date of ended_at: reports group and filter on it with one index.
     ended_on: Mapped[date | None] = mapped_column(sa.Date)
-    point_value: Mapped[Decimal] = mapped_column(Money)
-    final_point_value: Mapped[Decimal | None] = mapped_column(Money)
-    fee_percent: Mapped[Decimal] = mapped_column(Fixed(4))
+    point_value: Mapped[Decimal] = mapped_column(Rate)
+    final_point_value: Mapped[Decimal | None] = mapped_column(Rate)
+    fee_percent: Mapped[Decimal] = mapped_column(Rate)
     status: Mapped[str] = mapped_column(sa.String(16))
     round: Mapped[int] = mapped_column(sa.Integer, default=0)
     moves_count: Mapped[int] = mapped_column(sa.Integer, default=0)
@@ -132,7 +141,7 @@ class PlayerResultRow(Base):
     seat: Mapped[int] = mapped_column(sa.Integer)
     result: Mapped[str] = mapped_column(sa.String(16))
     points: Mapped[int] = mapped_column(sa.Integer)
-    point_value: Mapped[Decimal] = mapped_column(Money)
+    point_value: Mapped[Decimal] = mapped_column(Rate)
     amount: Mapped[Decimal] = mapped_column(Money)
     hand_score: Mapped[int | None] = mapped_column(sa.Integer)
     # What the best grouping of the same 13 cards would have cost (auditors compare).
@@ -158,9 +167,9 @@ class MoveRow(Base):
     move_type: Mapped[str] = mapped_column(sa.String(16))
     card: Mapped[str | None] = mapped_column(sa.String(4))
     source: Mapped[str | None] = mapped_column(sa.String(8))
-    groups: Mapped[list | None] = mapped_column(sa.JSON)
+    groups: Mapped[list | None] = mapped_column(sa.JSON(none_as_null=True))
     round: Mapped[int] = mapped_column(sa.Integer)
-    point_value: Mapped[Decimal] = mapped_column(Money)
+    point_value: Mapped[Decimal] = mapped_column(Rate)
     at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
 
     __table_args__ = (sa.Index("ix_moves_player", "player"),)

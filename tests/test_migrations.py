@@ -105,3 +105,30 @@ def test_downgrade_to_base_and_back(database_url):
     assert "games" not in _tables(database_url)
     migrate(database_url)
     assert "games" in _tables(database_url)
+
+
+def test_rates_projected_before_0004_are_rescaled(database_url):
+    from decimal import Decimal
+
+    from replays.models import GameRow
+    from replays.schema import migrate as upgrade
+
+    upgrade(database_url, "0003")
+    with engine_for(database_url).begin() as connection:
+        connection.execute(
+            sa.text(
+                "INSERT INTO games (game_id, originator_id, variant, rules, currency, players,"
+                " player_count, point_value, final_point_value, fee_percent, status, round,"
+                " moves_count, version, discrepancy)"
+                " VALUES ('G', 'u', 'raise', 'rummycircle', 'INR', '[]', 2, 110, 120, 125000,"
+                " 'settled', 2, 9, 12, false)"
+            )
+        )
+    upgrade(database_url)
+    with engine_for(database_url).connect() as connection:
+        row = connection.execute(sa.select(GameRow.__table__)).one()
+    assert (row.point_value, row.final_point_value, row.fee_percent) == (
+        Decimal("1.10"),
+        Decimal("1.20"),
+        Decimal("12.50"),
+    )

@@ -10,6 +10,8 @@ import click
 COMMAND_MODULES = [
     "hand",
     "db",
+    "projections",
+    "report",
     "tokens",
     "serve",
     "settle",

@@ -1,0 +1,400 @@
+"""The game projection: stored game events → the read-model tables of :mod:`replays.models`.
+
+Every game event is applied to the game aggregate itself (the same event bodies that
+rebuild a game), so round, point value and outcome come from the domain, never from rules
+copied here. Games seen recently stay in memory between batches; any other is loaded at
+the version before the event (a snapshot plus a few events).
+
+Per batch of notifications (see :mod:`replays.projection_runner` for the exactly-once
+tracking), the projection writes:
+
+- one ``moves`` row per move event (pick, discard, drop, miss, declare, show, reshuffle),
+  with the round and point value in force when the move was made;
+- one ``games`` row per game: inserted at ``Started``, brought up to date at the end of
+  each batch that touched it;
+- at ``Settled``: ``player_results`` (each loser as the recorded settlement states it, and
+  the winner credited ``net_to_winner``), the settlement's ``ledger_entries``, and a hash
+  of the recorded settlement;
+- at ``Settled`` and ``Reported``: the audit (:func:`replays.audit.audit_game`) recomputes
+  the settlement from the game's facts and compares it with the recorded settlement and
+  the operator's reported figures; a difference flags the game as a discrepancy, so period
+  reports stay pure SQL (docs/read-models.md explains the trade-off).
+
+Entry points: :func:`catch_up` (called by the importer, the ingest API and the simulator
+after they write), :func:`rebuild`, :func:`follow`, :func:`projection_status`.
+
+>>> catch_up("sqlite:///rummy-ledger.sqlite3")  # doctest: +SKIP
+0
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any
+
+import sqlalchemy as sa
+from eventsourcing.persistence import Notification
+
+from domain.game import _MOVE_OF_EVENT, Game
+from domain.raise_schedule import point_value_for_round
+from domain.settlement import account_of
+from domain.timestamps import parse_time
+from replays.db import engine_for
+from replays.models import SETTLED, GameRow, LedgerEntryRow, MoveRow, PlayerResultRow
+from replays.projection_runner import Projection, Runner, Status
+from replays.settings import database_url
+
+NAME = "read_models"
+GAME_TOPICS = Game.TOPIC + "."  # every Game event's topic starts so (explicit topics)
+SETTLEMENT_KIND = "settlement"
+PLAYER_ACCOUNT = account_of("")
+CACHE_SIZE = 4096
+MAX_NOTE = 2000
+
+GAMES = GameRow.__table__
+MOVES = MoveRow.__table__
+RESULTS = PlayerResultRow.__table__
+ENTRIES = LedgerEntryRow.__table__
+
+# What each kind of event changes on the games row, beyond its progress columns.
+_PROGRESS = ("status", "round", "moves_count", "version", "winner", "final_point_value")
+_SETTLEMENT = ("ended_at", "ended_on", "gross", "fee", "net_to_winner", "settlement_hash")
+_AUDIT = ("recomputed_hash", "discrepancy", "discrepancy_note")
+
+
+def settlement_hash(settlement: dict) -> str:
+    """sha256 of a settlement body's canonical JSON (sorted keys, no spaces)."""
+    text = json.dumps(settlement, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class _Batch:
+    """Row changes gathered over one batch, written together at its end."""
+
+    created: set[str] = field(default_factory=set)
+    touched: dict[str, Game] = field(default_factory=dict)  # game id -> game after its last event
+    settled: dict[str, dict] = field(default_factory=dict)  # game id -> settlement columns
+    audit: set[str] = field(default_factory=set)
+    moves: list[dict] = field(default_factory=list)
+    results: list[dict] = field(default_factory=list)
+    entries: list[dict] = field(default_factory=list)
+
+
+class GameProjection(Projection):
+    """Projects 13-card :class:`~domain.game.Game` events; other aggregates are skipped.
+
+    ``verify=False`` leaves out the settlement recomputation (for measuring its cost).
+    """
+
+    name = NAME
+
+    def __init__(self, ledger, *, verify: bool = True, cache_size: int = CACHE_SIZE):
+        self.ledger = ledger
+        self.verify = verify
+        self.cache_size = cache_size
+        self._games: OrderedDict[Any, Game] = OrderedDict()
+
+    def forget(self) -> None:
+        self._games.clear()
+
+    # -- applying events ---------------------------------------------------------------
+    def process(self, connection: sa.Connection, notifications: Sequence[Notification]) -> None:
+        batch = _Batch()
+        to_domain_event = self.ledger.mapper.to_domain_event
+        for notification in notifications:
+            if not notification.topic.startswith(GAME_TOPICS):
+                continue
+            self._apply(batch, to_domain_event(notification))
+        self._write(connection, batch)
+
+    def _game_before(self, domain_event) -> Game | None:
+        version = domain_event.originator_version
+        if version == 1:
+            return None
+        game = self._games.pop(domain_event.originator_id, None)
+        if game is None or game.version != version - 1:
+            game = self.ledger.get_game(domain_event.originator_id, version=version - 1)
+        return game
+
+    def _remember(self, game: Game) -> None:
+        self._games[game.id] = game
+        if len(self._games) > self.cache_size:
+            self._games.popitem(last=False)
+
+    def _apply(self, batch: _Batch, domain_event) -> None:
+        before = self._game_before(domain_event)
+        move_type = _MOVE_OF_EVENT.get(type(domain_event).__name__)
+        if before is not None and move_type not in (None, "deal", "settle", "report"):
+            batch.moves.append(_move_row(before, domain_event, move_type))
+        game = domain_event.mutate(before)
+        self._remember(game)
+        batch.touched[game.game_id] = game
+        if before is None:
+            batch.created.add(game.game_id)
+        elif move_type == "settle":
+            self._settled(batch, game, domain_event)
+        if move_type in ("settle", "report") and game.phase == SETTLED:
+            batch.audit.add(game.game_id)
+
+    def _settled(self, batch: _Batch, game: Game, domain_event) -> None:
+        recorded = domain_event.settlement
+        config = game.config
+        ended_at = domain_event.timestamp
+        batch.settled[game.game_id] = {
+            "ended_at": ended_at,
+            "ended_on": ended_at.date() if ended_at else None,
+            "gross": _decimal(recorded["gross"]),
+            "fee": _decimal(recorded["fee"]),
+            "net_to_winner": _decimal(recorded["net_to_winner"]),
+            "settlement_hash": settlement_hash(recorded),
+        }
+        seats = dict(zip(config.players, config.seats or range(1, 99), strict=False))
+        winner = recorded["winner"]
+        batch.results.append(
+            {
+                "game_id": game.game_id,
+                "player": winner,
+                "seat": seats.get(winner, 0),
+                "result": "won",
+                "points": 0,
+                "point_value": point_value_for_round(config, game.round),
+                "amount": _decimal(recorded["net_to_winner"]),
+                "hand_score": None,
+                "min_score": None,
+                "scoring_case": None,
+                "ended_at_round": game.round,
+            }
+        )
+        for player, line in recorded["players"].items():
+            batch.results.append(
+                {
+                    "game_id": game.game_id,
+                    "player": player,
+                    "seat": seats.get(player, 0),
+                    "result": line["result"],
+                    "points": int(line["points"]),
+                    "point_value": _decimal(line["point_value"]),
+                    "amount": _decimal(line["amount"]),
+                    "hand_score": line.get("hand_score"),
+                    "min_score": line.get("min_score"),
+                    "scoring_case": line.get("case"),
+                    "ended_at_round": line.get("ended_at_round"),
+                }
+            )
+        for number, entry in enumerate(recorded.get("ledger_entries", ()), 1):
+            account = entry["account"]
+            batch.entries.append(
+                {
+                    "game_id": game.game_id,
+                    "dispute_id": None,
+                    "kind": SETTLEMENT_KIND,
+                    "line": number,
+                    "account": account,
+                    "player": account[len(PLAYER_ACCOUNT) :]
+                    if account.startswith(PLAYER_ACCOUNT)
+                    else None,
+                    "debit": _decimal(entry["debit"]),
+                    "credit": _decimal(entry["credit"]),
+                    "currency": recorded.get("currency", config.currency),
+                    "posted_at": ended_at,
+                    "posted_on": ended_at.date() if ended_at else None,
+                }
+            )
+
+    # -- writing rows ------------------------------------------------------------------
+    def _write(self, connection: sa.Connection, batch: _Batch) -> None:
+        inserts, updates = [], {}
+        for game_id, game in batch.touched.items():
+            row = _progress_row(game)
+            columns = list(_PROGRESS)
+            if game_id in batch.settled:
+                row.update(batch.settled[game_id])
+                columns += _SETTLEMENT
+            if game_id in batch.audit:
+                row.update(self._audit_row(game))
+                columns += _AUDIT
+            if game_id in batch.created:
+                inserts.append({**_started_row(game), **row})
+            else:
+                updates.setdefault(tuple(columns), []).append(row)
+        if inserts:
+            connection.execute(GAMES.insert(), inserts)
+        for columns, rows in updates.items():
+            statement = (
+                GAMES.update()
+                .where(GAMES.c.game_id == sa.bindparam("b_game_id"))
+                .values({column: sa.bindparam(f"b_{column}") for column in columns})
+            )
+            connection.execute(
+                statement, [{f"b_{key}": value for key, value in row.items()} for row in rows]
+            )
+        for table, rows in (
+            (MOVES, batch.moves),
+            (RESULTS, batch.results),
+            (ENTRIES, batch.entries),
+        ):
+            if rows:
+                connection.execute(table.insert(), rows)
+
+    def _audit_row(self, game: Game) -> dict:
+        if not self.verify:
+            return {"recomputed_hash": None, "discrepancy": False, "discrepancy_note": None}
+        from replays.audit import audit_game
+
+        report = audit_game(game)
+        note = "; ".join(
+            f"{d.source} {d.field}: {d.reported} != computed {d.computed}"
+            for d in report.discrepancies
+        )
+        return {
+            "recomputed_hash": settlement_hash(report.computed.to_dict()),
+            "discrepancy": bool(report.discrepancies),
+            "discrepancy_note": note[:MAX_NOTE] or None,
+        }
+
+    def clear(self, connection: sa.Connection) -> None:
+        # Children first: the rows go even where foreign keys are not enforced.
+        connection.execute(ENTRIES.delete())
+        connection.execute(MOVES.delete())
+        connection.execute(RESULTS.delete())
+        connection.execute(GAMES.delete())
+
+
+def _decimal(text: str | None) -> Decimal | None:
+    return None if text is None else Decimal(text)
+
+
+def _started_row(game: Game) -> dict:
+    config = game.config
+    started = parse_time(game.started_at) or game.created_on
+    return {
+        "game_id": game.game_id,
+        "originator_id": str(game.id),
+        "variant": config.variant,
+        "rules": config.rules,
+        "table_id": config.table_id,
+        "currency": config.currency,
+        "players": list(config.players),
+        "player_count": len(config.players),
+        "dealer": config.dealer_player,
+        "started_at": started,
+        "ended_at": None,
+        "ended_on": None,
+        "point_value": config.point_value,
+        "fee_percent": config.fee_percent,
+        "gross": None,
+        "fee": None,
+        "net_to_winner": None,
+        "settlement_hash": None,
+        "recomputed_hash": None,
+        "discrepancy": False,
+        "discrepancy_note": None,
+    }
+
+
+def _progress_row(game: Game) -> dict:
+    return {
+        "game_id": game.game_id,
+        "status": game.phase,
+        "round": game.round,
+        "moves_count": game.move_count,
+        "version": game.version,
+        "winner": game.winner,
+        "final_point_value": point_value_for_round(game.config, game.round),
+    }
+
+
+def _move_row(before: Game, domain_event, move_type: str) -> dict:
+    """The move as the event states it, with the round and point value in force before it."""
+    card = getattr(domain_event, "card", None) or getattr(domain_event, "finish", None)
+    groups = getattr(domain_event, "groups", None)
+    return {
+        "game_id": before.game_id,
+        "move_index": before.move_count,
+        "version": domain_event.originator_version,
+        "player": getattr(domain_event, "player", None),
+        "move_type": move_type,
+        "card": card,
+        "source": getattr(domain_event, "source", None),
+        "groups": None if groups is None else [list(group) for group in groups],
+        "round": before.round,
+        "point_value": point_value_for_round(before.config, before.round),
+        "at": parse_time(getattr(domain_event, "at", None)),
+    }
+
+
+# -- entry points ----------------------------------------------------------------------
+
+
+@lru_cache(maxsize=8)
+def _ledger(url: str):
+    from replays.application import Ledger
+
+    return Ledger(url, env={"CREATE_TABLE": "no"})
+
+
+def runner(
+    url: str | None = None,
+    *,
+    ledger=None,
+    batch_size: int | None = None,
+    verify: bool = True,
+    hook: Callable[[str, int], None] | None = None,
+) -> Runner:
+    """The read-model runner for the database at ``url`` (default: the project setting)."""
+    url = database_url(url if ledger is None else ledger.url)
+    projection = GameProjection(ledger or _ledger(url), verify=verify)
+    options = {} if batch_size is None else {"batch_size": batch_size}
+    return Runner(engine_for(url), projection, hook=hook, **options)
+
+
+class _StatusOnly(Projection):
+    name = NAME
+
+    def process(self, connection, notifications):  # pragma: no cover - never run
+        raise NotImplementedError
+
+    def clear(self, connection):  # pragma: no cover - never run
+        raise NotImplementedError
+
+
+def projection_status(url: str | None = None, *, engine: sa.Engine | None = None) -> Status:
+    """Position, head of the store and lag of the read models (no Ledger needed)."""
+    return Runner(engine or engine_for(database_url(url)), _StatusOnly()).status()
+
+
+def catch_up(
+    url: str | None = None, *, limit: int | None = None, progress: bool = False, ledger=None
+) -> int:
+    """Project every new event (at most ``limit``); return how many were applied.
+
+    Called after writing by the importer, the API and the simulator. When nothing is new
+    it costs two indexed reads and no write, and no Ledger is built.
+    """
+    url = database_url(url if ledger is None else ledger.url)
+    if projection_status(url).lag == 0:
+        return 0
+    return runner(url, ledger=ledger).catch_up(limit=limit, progress=progress)
+
+
+def rebuild(url: str | None = None, *, progress: bool = False, ledger=None) -> int:
+    """Empty the read models and project every stored event again."""
+    return runner(url, ledger=ledger).rebuild(progress=progress)
+
+
+def follow(
+    url: str | None = None,
+    *,
+    interval: float = 1.0,
+    stop: Callable[[], bool] = lambda: False,
+    ledger=None,
+) -> int:
+    """Keep the read models current until ``stop()``; poll every ``interval`` seconds."""
+    return runner(url, ledger=ledger).follow(interval=interval, stop=stop)

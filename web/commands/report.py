@@ -1,0 +1,161 @@
+"""`rummy-ledger report`: games, gross, fees and net paid over a period, reconciled.
+
+rummy-ledger report --from 2025-03-01 --to 2025-03-31 --table T7 --format csv
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+
+import click
+
+DAY = click.DateTime(formats=["%Y-%m-%d"])
+
+
+@click.command("report")
+@click.option("--from", "date_from", type=DAY, required=True, help="First day (YYYY-MM-DD, UTC).")
+@click.option("--to", "date_to", type=DAY, required=True, help="Last day, inclusive.")
+@click.option("--table", help="Only games at this table id.")
+@click.option("--player", help="Only games this player took part in.")
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(["table", "csv", "json"]),
+    default="table",
+    show_default=True,
+)
+@click.option("--strict", is_flag=True, help="Exit with status 3 when there is any discrepancy.")
+@click.option("--url", help="Database URL (default: RUMMY_LEDGER_DATABASE_URL).")
+def command(date_from, date_to, table, player, output, strict, url) -> None:
+    """Period report: totals per table, per day and per player; every game whose ledger
+    does not balance or whose settlement differs from a recomputation is listed."""
+    from replays.db import engine_for
+    from replays.reports import PeriodFilter, ReportError, period_report
+
+    try:
+        period = PeriodFilter(date_from.date(), date_to.date(), table, player)
+    except ReportError as error:
+        raise click.UsageError(str(error)) from None
+    try:
+        engine = engine_for(url)
+        with engine.connect() as connection:
+            report = period_report(connection, period)
+        lag = _lag(engine)
+    except Exception as error:  # unreachable or unmigrated database: say so, no traceback
+        raise click.ClickException(
+            f"cannot read the read models ({error.__class__.__name__}: {error}); "
+            "is the database migrated (rummy-ledger db upgrade)?"
+        ) from error
+    if lag:
+        click.echo(
+            f"note: the read models are {lag} events behind the store; "
+            "run `rummy-ledger projections run` for up-to-date figures",
+            err=True,
+        )
+    {"table": _print_table, "csv": _print_csv, "json": _print_json}[output](report)
+    if strict and (report.discrepancies or not report.reconciliation.balanced):
+        sys.exit(3)
+
+
+def _lag(engine) -> int:
+    from replays.projections import projection_status
+
+    return projection_status(engine=engine).lag
+
+
+def _print_json(report) -> None:
+    click.echo(json.dumps(report.to_dict(), indent=2))
+
+
+def _print_csv(report) -> None:
+    """One CSV with a ``section`` column, so a spreadsheet can filter each part."""
+    data = report.to_dict()
+    columns = [
+        "section",
+        "key",
+        "games",
+        "gross",
+        "fees",
+        "net_paid",
+        "wins",
+        "points",
+        "paid",
+        "received",
+        "net",
+        "debits",
+        "credits",
+        "balanced",
+        "kind",
+        "detail",
+    ]
+    writer = csv.DictWriter(sys.stdout, columns, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerow({"section": "total", "key": "all", **data["totals"]})
+    for line in data["by_table"]:
+        writer.writerow({"section": "table", "key": line["table"] or "", **line})
+    for line in data["by_day"]:
+        writer.writerow({"section": "day", "key": line["day"], **line})
+    for line in data["by_player"]:
+        writer.writerow({"section": "player", "key": line["player"], **line})
+    writer.writerow({"section": "reconciliation", "key": "period", **data["reconciliation"]})
+    for d in data["discrepancies"]:
+        writer.writerow({"section": "discrepancy", "key": d["game_id"], **d})
+
+
+def _print_table(report) -> None:
+    data = report.to_dict()
+    period = data["period"]
+    scope = "".join(
+        f", {name} {period[name]}" for name in ("table", "player") if period[name] is not None
+    )
+    click.echo(f"Period {period['from']} to {period['to']}{scope}")
+    money = ["games", "gross", "fees", "net_paid"]
+    click.echo(_grid(["", *money], [["total", *(data["totals"][k] for k in money)]]))
+    if data["by_table"]:
+        rows = [[t["table"] or "-", *(t[k] for k in money)] for t in data["by_table"]]
+        click.echo("\nPer table\n" + _grid(["table", *money], rows))
+    if data["by_day"]:
+        rows = [[d["day"], *(d[k] for k in money)] for d in data["by_day"]]
+        click.echo("\nPer day\n" + _grid(["day", *money], rows))
+    if data["by_player"]:
+        keys = ["games", "wins", "points", "paid", "received", "net"]
+        rows = [[p["player"], *(p[k] for k in keys)] for p in data["by_player"]]
+        click.echo("\nPer player\n" + _grid(["player", *keys], rows))
+    r = data["reconciliation"]
+    verdict = "balanced" if r["balanced"] else "NOT BALANCED"
+    click.echo(
+        f"\nReconciliation: debits {r['debits']}, credits {r['credits']}, "
+        f"{r['games_checked']} games, {r['unbalanced_games']} unbalanced: {verdict}"
+    )
+    if data["discrepancies"]:
+        rows = [
+            [d["game_id"], d["ended_on"] or "-", d["table"] or "-", d["kind"], d["detail"]]
+            for d in data["discrepancies"]
+        ]
+        click.echo(
+            f"\nDiscrepancies ({len(rows)})\n"
+            + _grid(["game", "ended_on", "table", "kind", "detail"], rows)
+        )
+    else:
+        click.echo("No discrepancies.")
+
+
+def _grid(header: list[str], rows: list[list]) -> str:
+    """Left-align text, right-align numbers, like a ledger page."""
+    cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+
+    def numeric(text: str) -> bool:
+        return text.replace(".", "", 1).replace("-", "", 1).isdigit()
+
+    lines = []
+    for n, row in enumerate(cells):
+        parts = [
+            c.rjust(w) if n and numeric(c) else c.ljust(w) for c, w in zip(row, widths, strict=True)
+        ]
+        lines.append("  ".join(parts).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
