@@ -446,3 +446,38 @@ def explain(error: Exception) -> str:
         place = where(error)
         return f"{place}: {error}" if place else str(error)
     return str(error)
+
+
+def describe_settlement(settled: Mapping[str, Any]) -> str:
+    """The ``settle`` summary of a Red 3 match for people: rounds, running totals, winner.
+
+    >>> print(describe_settlement({"game_id": "R3-1", "complete": True, "winner": "p2",
+    ...     "winners": ["p2"], "rounds_planned": 1, "totals": {"p1": -15, "p2": 90},
+    ...     "rounds": [{"round": 1, "out": "p2", "totals": {"p1": -15, "p2": 90}, "scores": {
+    ...         "p1": {"books": 45, "held": 60, "red_threes": 1, "score": -15},
+    ...         "p2": {"books": 90, "held": 0, "red_threes": 0, "score": 90}}}]}))
+    R3-1: p2 wins the Red 3 match, 1 of 1 rounds
+      round 1, p2 went out
+        p1              45 laid -  60 held =   -15   total   -15
+        p2              90 laid -   0 held =    90   total    90
+    """
+    winners = settled["winners"]
+    if not settled["complete"]:
+        verdict = "match running"
+    elif len(winners) == 1:
+        verdict = f"{winners[0]} wins the Red 3 match"
+    else:
+        verdict = f"{' and '.join(winners)} share the Red 3 match"
+    lines = [
+        f"{settled['game_id']}: {verdict}, {len(settled['rounds'])} of "
+        f"{settled['rounds_planned']} rounds"
+    ]
+    for played in settled["rounds"]:
+        out = f"{played['out']} went out" if played["out"] else "the stock ran out"
+        lines.append(f"  round {played['round']}, {out}")
+        for player, score in played["scores"].items():
+            lines.append(
+                f"    {player:<12} {score['books']:>5} laid - {score['held']:>3} held = "
+                f"{score['score']:>5}   total {played['totals'][player]:>5}"
+            )
+    return "\n".join(lines)
