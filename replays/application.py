@@ -29,6 +29,7 @@ from eventsourcing.persistence import IntegrityError, JSONTranscoder, Transcoder
 from domain.errors import RuleViolation
 from domain.game import Game
 from domain.moves import apply_move, play_game
+from domain.red3.game import Red3Match
 from domain.settlement import Settlement
 from domain.state import TableState
 from domain.table import TableConfig
@@ -86,7 +87,7 @@ class Ledger(Application):
 
     def __init__(self, url: str | None = None, env: Mapping[str, str] | None = None) -> None:
         settings = {
-            "PERSISTENCE_MODULE": "eventsourcing_sqlalchemy",
+            "PERSISTENCE_MODULE": "replays.recorders:LedgerFactory",
             "SQLALCHEMY_URL": database_url(url),
             "IS_SNAPSHOTTING_ENABLED": "y",
         }
@@ -267,7 +268,7 @@ class Ledger(Application):
         start = 1
         while True:
             notifications = self.recorder.select_notifications(
-                start, batch, topics=[_STARTED_TOPIC]
+                start, batch, topics=[_STARTED_TOPIC, Red3Match.Started.TOPIC]
             )
             for notification in notifications:
                 yield orjson.loads(notification.state)["config"]["game_id"]

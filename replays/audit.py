@@ -140,7 +140,12 @@ def audit_game(game: Game) -> AuditReport:
 
 def audit(ledger, game_id: str) -> AuditReport:
     """Audit the stored game ``game_id`` (GameNotFound when there is none)."""
-    return audit_game(ledger.get_game(game_id))
+    game = ledger.get_game(game_id)
+    if getattr(game, "variant", None) == "red3":
+        from replays.red3_ledger import audit_match
+
+        return audit_match(ledger, game_id)
+    return audit_game(game)
 
 
 # -- comparisons -------------------------------------------------------------------------

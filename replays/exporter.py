@@ -17,6 +17,10 @@ from replays.records import dump_record, record_of
 def export_record(ledger: Ledger, game_id: str) -> str:
     """One game as a JSON line (raises GameNotFound for an unknown id)."""
     game = ledger.get_game(game_id)
+    if getattr(game, "variant", None) == "red3":
+        from replays.red3_records import export_red3
+
+        return export_red3(game)
     extra = {}
     if game.recorded_settlement is not None:
         extra["settlement"] = game.recorded_settlement

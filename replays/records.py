@@ -371,6 +371,10 @@ def parse_record(obj: Any) -> GameRecord:
             raise RecordError(f"not valid JSON: {error}") from None
     if not isinstance(obj, Mapping):
         raise RecordError("a record must be a JSON object")
+    if obj.get("format") == "rummy-ledger/red3@1":  # Red 3 matches: docs/red3-format.md
+        from replays.red3_records import parse_red3_record
+
+        return parse_red3_record(obj)
     game_id = obj.get("game_id")
     if not isinstance(game_id, str) or not ID_PATTERN.match(game_id):
         raise RecordError(
@@ -588,7 +592,7 @@ def game_id_of(obj: Any) -> str | None:
 
 def dump_record(record: GameRecord | Mapping, **extra: Any) -> str:
     """One JSON line; ``extra`` fields (such as ``settlement`` on export) go at the end."""
-    obj = record.to_dict() if isinstance(record, GameRecord) else dict(record)
+    obj = record.to_dict() if hasattr(record, "to_dict") else dict(record)
     obj.update(extra)
     return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "), default=_json_default)
 
@@ -676,6 +680,10 @@ def record_of(game: Game) -> GameRecord:
     ``record_of(play_game(r.config, r.deal, r.move_dicts())) == r`` for any record ``r``
     without a ``reported`` block (that one is kept once the game is settled).
     """
+    if getattr(game, "variant", None) == "red3":
+        from replays.red3_records import red3_record_of
+
+        return red3_record_of(game)
     if game.dealt is None:
         raise RecordError(
             "the game has not been dealt yet: there is no record to write", game_id=game.game_id
@@ -691,6 +699,10 @@ def explain(error: Exception, record: GameRecord | None = None) -> str:
     Rule violations name the move by its 0-based index and ``player type card`` (the finish
     card for a declaration); format errors name the field.
     """
+    if getattr(record, "variant", None) == "red3":
+        from replays.red3_records import explain as explain_red3
+
+        return explain_red3(error)
     if isinstance(error, RecordError):
         return error.detail
     if isinstance(error, RuleViolation):

@@ -30,6 +30,8 @@ def play_record(record: GameRecord, *, settle: bool = True) -> Game:
 def settle_record(record: GameRecord) -> dict[str, Any]:
     """The settlement summary of one whole record; raises if a rule is broken or the game
     is not over."""
+    if getattr(record, "variant", None) == "red3":
+        return record.settle()  # per-round scores and totals, also for a running match
     game = play_record(record)
     if game.settlement is None:
         waiting = f", {game.current_player} to move" if game.current_player else ""

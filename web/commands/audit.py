@@ -35,6 +35,8 @@ def command(game_id: str, as_json: bool) -> None:
 
 
 def _for_people(report) -> str:
+    if hasattr(report, "for_people"):  # a Red 3 match's audit
+        return report.for_people()
     computed = report.computed.summary()
     lines = [
         f"Audit of {report.game_id}: winner {computed['winner']}",

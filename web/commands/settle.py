@@ -29,6 +29,10 @@ def command(file, as_json: bool) -> None:
 def _for_people(outcome: dict) -> str:
     if "error" in outcome:
         return f"{outcome['game_id'] or '?'}: REJECTED {outcome['error']}"
+    if outcome.get("variant") == "red3":
+        from replays.red3_records import describe_settlement
+
+        return describe_settlement(outcome)
     lines = [
         f"{outcome['game_id']}: {outcome['winner']} wins {outcome['net_to_winner']} "
         f"(gross {outcome['gross']}, fee {outcome['fee']})"
