@@ -142,7 +142,7 @@ class Ingest:
         return {
             "game_id": game_id,
             "seq": seq,
-            "next_seq": self.ledger.move_count(game_id)[0],
+            "next_seq": seq + 1,  # as it was when the move was recorded: a retry gets the same
             "state": self._view(game_id, seq + 1),
         }
 

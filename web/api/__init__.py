@@ -1,0 +1,121 @@
+"""The live ingest API, ``/api/v1``: operators post games move by move.
+
+Thin handlers: authenticate the operator's token, decode the JSON body, call one use case
+of :class:`replays.ingest.Ingest`, serialise its answer. The contract is
+``web/api/openapi.json``, served at ``/api/v1/openapi.json`` (tests hold the two together).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+from flask import Blueprint, Response, current_app, g, jsonify, request
+
+from replays.ingest import Ingest, IngestError
+
+bp = Blueprint("api", __name__, url_prefix="/api/v1")
+OPENAPI = Path(__file__).with_name("openapi.json")
+_lock = threading.Lock()
+
+
+def _ledger():
+    """One Ledger per app (it is thread-safe), shared with the site's pages."""
+    extensions = current_app.extensions
+    if "rummy_ledger" not in extensions:
+        with _lock:
+            if "rummy_ledger" not in extensions:
+                from replays.application import Ledger
+
+                extensions["rummy_ledger"] = Ledger(current_app.config["DATABASE_URL"])
+    return extensions["rummy_ledger"]
+
+
+def _ingest() -> Ingest:
+    url = current_app.config["DATABASE_URL"]
+    after_write = None
+    if current_app.config.get("API_FOLLOW_WRITES", True):
+        from replays.followers import catch_up_followers
+
+        logger = current_app.logger
+
+        def after_write():
+            catch_up_followers(url, warn=logger.warning)
+
+    return Ingest(_ledger(), after_write=after_write)
+
+
+def _error(status: int, message: str, field: str | None = None) -> Response:
+    response = jsonify(IngestError(status, message, field).to_dict())
+    response.status_code = status
+    if status == 401:
+        response.headers["WWW-Authenticate"] = 'Bearer realm="rummy-ledger"'
+    return response
+
+
+@bp.before_request
+def _authenticate():
+    if request.endpoint == "api.openapi":
+        return None
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return _error(401, "an operator token is required: Authorization: Bearer <token>")
+    from replays import tokens
+
+    info = tokens.authenticate(token.strip(), url=current_app.config["DATABASE_URL"])
+    if info is None:
+        return _error(401, "the token is not valid (unknown or revoked)")
+    g.operator = info.operator
+    return None
+
+
+def _body(*, optional: bool = False):
+    raw = request.get_data(cache=False)
+    if not raw.strip():
+        if optional:
+            return None
+        raise IngestError(400, "the request has no body: send a JSON object")
+    try:
+        return json.loads(raw)
+    except ValueError as error:
+        raise IngestError(400, f"the body is not valid JSON: {error}") from None
+
+
+@bp.errorhandler(IngestError)
+def _ingest_error(error: IngestError):
+    return _error(error.status, error.message, error.field)
+
+
+@bp.post("/games")
+def start_game():
+    status, payload = _ingest().start_game(_body())
+    return _answer(status, payload)
+
+
+@bp.post("/games/<game_id>/moves")
+def post_move(game_id: str):
+    status, payload = _ingest().post_move(game_id, _body())
+    return _answer(status, payload)
+
+
+@bp.post("/games/<game_id>/settle")
+def settle(game_id: str):
+    status, payload = _ingest().settle(game_id, _body(optional=True))
+    return _answer(status, payload)
+
+
+@bp.get("/games/<game_id>")
+def game(game_id: str):
+    return _answer(200, _ingest().view(game_id))
+
+
+@bp.get("/openapi.json")
+def openapi():
+    return Response(OPENAPI.read_bytes(), mimetype="application/json")
+
+
+def _answer(status: int, payload: dict) -> Response:
+    response = jsonify(payload)
+    response.status_code = status
+    return response
