@@ -36,8 +36,8 @@ class StoreSummary:
     stored: int = 0
     already: int = 0
     rejected: list[str] = field(default_factory=list)
-    projected: int | None = None
-    sealed: int | None = None
+    projected: int | None = None  # events the read-model projections took in
+    sealed: int | None = None  # events the integrity seals took in
 
     def lines(self) -> list[str]:
         out = [f"stored {self.stored} games ({self.already} already recorded)"]
@@ -50,51 +50,48 @@ class StoreSummary:
 
 
 def store_games(
-    records: Iterable[dict], url: str | None = None, *, tally: Tally | None = None
+    records: Iterable[dict],
+    url: str | None = None,
+    *,
+    tally: Tally | None = None,
+    warn=None,
 ) -> StoreSummary:
-    """Store ``records`` in the ledger at ``url``, then bring read models and seals up to date.
+    """Store ``records`` in the ledger at ``url`` through the importer, then bring the read
+    models and integrity seals up to date.
 
-    A game already stored (same id) counts as already recorded; the run is resumable.
+    A game already stored (same id, same record) counts as already recorded, so an
+    interrupted run can simply be repeated.
     """
-    from replays.application import GameExists, Ledger, RuleViolation
+    from replays.application import Ledger
+    from replays.followers import catch_up_followers
+    from replays.importer import Importer, Outcome
     from replays.records import RecordError, parse_record
 
     ledger = Ledger(url)
+    importer = Importer(ledger)
     summary = StoreSummary()
+
+    def count(outcomes: list[Outcome]) -> None:
+        for outcome in outcomes:
+            if outcome.failed:
+                summary.rejected.append(outcome.message)
+            elif outcome.status == "imported":
+                summary.stored += 1
+            else:
+                summary.already += 1
+
     for record in records:
         if tally is not None:
             tally.add(record)
         try:
             parsed = parse_record(record)
-            ledger.record_game(
-                parsed.config,
-                parsed.deal,
-                parsed.move_dicts(),
-                reported=None if parsed.reported is None else parsed.reported.to_dict(),
-            )
-        except GameExists:
-            summary.already += 1
-        except (RecordError, RuleViolation) as error:
-            summary.rejected.append(f"{record.get('game_id')}: {error}")
-        else:
-            summary.stored += 1
-    summary.projected, summary.sealed = catch_up(ledger.url)
+        except RecordError as error:
+            summary.rejected.append(str(error))
+            continue
+        count(importer.add(parsed))
+    count(importer.flush())
+    if summary.stored:
+        followers = catch_up_followers(ledger.url, warn)
+        summary.projected = followers.get("projected")
+        summary.sealed = followers.get("sealed")
     return summary
-
-
-def catch_up(url: str) -> tuple[int | None, int | None]:
-    """Project new events into the read models and seal them, where the project can."""
-    projected = sealed = None
-    try:
-        from replays.projections import catch_up as project
-    except ImportError:
-        project = None
-    if project is not None:
-        projected = project(url)
-    try:
-        from replays.integrity import seal_new_events
-    except ImportError:
-        seal_new_events = None
-    if seal_new_events is not None:
-        sealed = seal_new_events(url)
-    return projected, sealed

@@ -20,8 +20,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
+PAISA = Decimal("0.01")
 POINT_VALUES = tuple(Decimal(v) for v in ("0.05", "0.10", "0.25", "0.50", "1.00", "2.00", "5.00"))
 FEE_PERCENTS = tuple(Decimal(v) for v in ("10", "12.5", "15"))
 # Two-player tables mostly play with one pack, as operators do; it is also what makes
@@ -161,8 +162,9 @@ def thirteen_card_table(floor: Floor, number: int, variant: str, rng: random.Ran
     rules = rng.choices(list(PROFILE_WEIGHTS), list(PROFILE_WEIGHTS.values()))[0]
     raise_step = raise_max = None
     if variant == "raise":
-        # The seed's own Raise table (start 1, step 0.10, max 2), scaled to the stake.
-        raise_step = point_value / 10
+        # The seed's own Raise table (start 1, step 0.10, max 2) scaled to the stake, with
+        # the step in whole paise as operators set it.
+        raise_step = max(PAISA, (point_value / 10).quantize(PAISA, rounding=ROUND_HALF_UP))
         raise_max = point_value * 2
     beginners = point_value <= MICRO_STAKES or (
         seats == 2 and rng.random() < TWO_SEAT_BEGINNER_SHARE

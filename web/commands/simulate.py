@@ -138,7 +138,7 @@ def command(
     else:
         from replays.simulation import store_games
 
-        stored = store_games(records, tally=tally, progress=True)
+        stored = store_games(records, tally=tally, warn=lambda line: click.echo(line, err=True))
         summary = stored.lines()
     elapsed = time.perf_counter() - began
     summary += tally.lines()
