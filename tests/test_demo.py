@@ -1,0 +1,75 @@
+"""`rummy-ledger demo` (what `make run` calls): a fresh database filled once, then reused."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from click.testing import CliRunner
+
+from replays.application import Ledger
+from replays.demo import create_demo_accounts, prepare_demo, stored_games
+from web.cli import main
+
+
+def test_fresh_database_is_migrated_and_filled_then_reused(sqlite_url):
+    assert stored_games(sqlite_url) == 0  # no tables yet: a fresh clone
+    first = prepare_demo(sqlite_url, games=10, echo=lambda _: None)
+    assert (first.games_before, first.games_after, first.reused) == (0, 10, False)
+    assert any("stored 10 games" in line for line in first.stored)
+    ids = Ledger(sqlite_url).list_game_ids()
+    assert len(ids) == 10
+
+    said: list[str] = []
+    second = prepare_demo(sqlite_url, games=10, echo=said.append)
+    assert second.reused and second.games_after == 10
+    assert said == ["Reusing the demo database: 10 games already stored."]
+    assert Ledger(sqlite_url).list_game_ids() == ids
+
+
+def test_an_interrupted_demo_is_topped_up_with_the_same_games(sqlite_url):
+    prepare_demo(sqlite_url, games=6, echo=lambda _: None)
+    before = Ledger(sqlite_url).list_game_ids()
+    setup = prepare_demo(sqlite_url, games=9, echo=lambda _: None)
+    assert any("stored 3 games (6 already recorded)" in line for line in setup.stored)
+    after = Ledger(sqlite_url).list_game_ids()
+    assert after[:6] == before and len(after) == 9
+
+
+def test_demo_games_reach_the_read_models_and_the_site(sqlite_url):
+    prepare_demo(sqlite_url, games=5, echo=lambda _: None)
+    from web import create_app
+
+    client = create_app({"DATABASE_URL": sqlite_url, "TESTING": True}).test_client()
+    page = client.get("/games")
+    assert page.status_code == 200
+    game_id = Ledger(sqlite_url).list_game_ids()[0]
+    assert game_id in page.get_data(as_text=True)
+
+
+def test_demo_command_prepares_then_serves(sqlite_url, monkeypatch):
+    served = {}
+
+    def fake_run_simple(host, port, app, **options):
+        served.update(host=host, port=port, app=app)
+
+    monkeypatch.setattr("werkzeug.serving.run_simple", fake_run_simple)
+    result = CliRunner().invoke(main, ["demo", "--games", "4", "--port", "5077"])
+    assert result.exit_code == 0, result.output
+    assert "Simulating 4 demo games" in result.output
+    assert "stored 4 games" in result.output
+    assert (served["host"], served["port"]) == ("127.0.0.1", 5077)
+    assert served["app"].config["DATABASE_URL"] == sqlite_url
+
+    again = CliRunner().invoke(main, ["demo", "--games", "4", "--no-serve"])
+    assert again.exit_code == 0, again.output
+    assert "Reusing the demo database: 4 games already stored." in again.output
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("replays.accounts") is not None,
+    reason="accounts exist: covered by test_demo_accounts_one_per_role",
+)
+def test_no_demo_accounts_before_the_site_has_accounts(sqlite_url, capsys):
+    assert create_demo_accounts(sqlite_url) == []
+    assert capsys.readouterr().out == ""
