@@ -27,7 +27,7 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate, MetaAggregate, event
 
-from domain.cards import Card, CardError, format_cards, full_deck
+from domain.cards import ALL_CARDS, Card, CardError, format_cards, full_deck
 from domain.errors import (
     BadDeal,
     BadMove,
@@ -72,6 +72,20 @@ _MOVE_OF_EVENT = {
     "Settled": "settle",
     "Reported": "report",
 }
+
+
+# Event bodies hold cards in their canonical text, so replays look them up directly.
+_CARD = {str(card): card for card in ALL_CARDS}
+
+
+def _take(cards: list[Card], card: Card) -> None:
+    """Remove one copy of ``card``. Cards are interned, so identity finds it without the
+    dataclass ``__eq__`` (a Python call per comparison, the hottest line of a replay)."""
+    for index, held in enumerate(cards):
+        if held is card:
+            del cards[index]
+            return
+    cards.remove(card)  # not interned (never in a replay): fall back to equality
 
 
 def _parse_card(value: Any, player: str | None, move_type: str) -> Card:
@@ -155,6 +169,7 @@ class Game(Aggregate, metaclass=_GameType):
     def __init__(self, config: dict, at: str | None = None) -> None:
         self._config = TableConfig.from_dict(config)
         players = self._config.players
+        self._dealer = players.index(self._config.dealer_player)
         self._phase = "dealing"
         self._hands: dict[str, list[Card]] = {p: [] for p in players}
         self._wild: Card | None = None
@@ -185,7 +200,7 @@ class Game(Aggregate, metaclass=_GameType):
     def _dealt(
         self, hands: dict, wild: str, open_card: str, stock: list | None, at: str | None
     ) -> None:
-        parse = Card.parse
+        parse = _CARD.__getitem__
         self._deal = {"hands": hands, "wild": wild, "open": open_card, "stock": stock}
         self._hands = {p: [parse(c) for c in hands[p]] for p in self._config.players}
         self._wild = parse(wild)
@@ -204,14 +219,14 @@ class Game(Aggregate, metaclass=_GameType):
 
     @event("Picked", topic="rummy_ledger:Game.Picked")
     def _picked_card(self, player: str, source: str, card: str, at: str | None) -> None:
-        picked = Card.parse(card)
+        picked = _CARD[card]
         if source == "open":
             self._open_pile.pop()
             self._open_from.pop()
         elif self._stock is not None:
             self._stock.pop(0)
         else:
-            self._unseen.remove(picked)
+            _take(self._unseen, picked)
         self._hands[player].append(picked)
         self._picked = True
         self._misses[player] = 0  # a played turn ends a run of misses
@@ -219,8 +234,8 @@ class Game(Aggregate, metaclass=_GameType):
 
     @event("Discarded", topic="rummy_ledger:Game.Discarded")
     def _discarded(self, player: str, card: str, at: str | None) -> None:
-        discarded = Card.parse(card)
-        self._hands[player].remove(discarded)
+        discarded = _CARD[card]
+        _take(self._hands[player], discarded)
         self._open_pile.append(discarded)
         self._open_from.append(player)
         self._log(at, player=player, type="discard", card=card)
@@ -248,9 +263,9 @@ class Game(Aggregate, metaclass=_GameType):
     def _declared_hand(
         self, player: str, finish: str, groups: list, valid: bool, at: str | None
     ) -> None:
-        parse = Card.parse
+        parse = _CARD.__getitem__
         finish_card = parse(finish)
-        self._hands[player].remove(finish_card)
+        _take(self._hands[player], finish_card)
         cards = [[parse(c) for c in group] for group in groups]
         self._log(
             at,
@@ -283,7 +298,7 @@ class Game(Aggregate, metaclass=_GameType):
 
     @event("Shown", topic="rummy_ledger:Game.Shown")
     def _shown_hand(self, player: str, groups: list, at: str | None) -> None:
-        self._shown[player] = [[Card.parse(c) for c in group] for group in groups]
+        self._shown[player] = [[_CARD[c] for c in group] for group in groups]
         self._log(at, player=player, type="show", groups=[list(group) for group in groups])
 
     @event("Reshuffled", topic="rummy_ledger:Game.Reshuffled")
@@ -294,7 +309,7 @@ class Game(Aggregate, metaclass=_GameType):
         if stock is None:
             self._stock, self._unseen = None, under_top
         else:
-            self._stock, self._unseen = [Card.parse(c) for c in stock], []
+            self._stock, self._unseen = [_CARD[c] for c in stock], []
         move: dict[str, Any] = {"type": "reshuffle"}
         if stock is not None:
             move["stock"] = list(stock)
@@ -320,14 +335,13 @@ class Game(Aggregate, metaclass=_GameType):
         self._turns[player] += 1
         self._picked = False
         players = self._config.players
-        still_in = [p for p in players if p not in self._out]
-        if len(still_in) == 1:  # last player standing wins with 0 points
-            self._winner = still_in[0]
+        if len(players) - len(self._out) == 1:  # last player standing wins with 0 points
+            self._winner = next(p for p in players if p not in self._out)
             self._ended_round[self._winner] = self._round
             self._phase = "showing"
             self._current = None
             return
-        dealer = players.index(self._config.dealer_player)
+        dealer = self._dealer
         position = self._current
         while True:
             if position == dealer:

@@ -70,7 +70,21 @@ class OrjsonTranscoder(JSONTranscoder):
         return orjson.dumps(obj, default=self._encode_obj, option=_OPTIONS)
 
     def decode(self, data: bytes) -> Any:
-        return self._revive(orjson.loads(data))
+        value = orjson.loads(data)
+        # A key "_type_" cannot hide inside a JSON string (its quotes would be escaped), so
+        # counting the bytes tells how many envelopes there are. Most events have exactly
+        # one, the library's top-level timestamp: revive just that.
+        envelopes = data.count(b'"_type_":')
+        if envelopes == 0:
+            return value
+        if envelopes == 1 and type(value) is dict:
+            for key, item in value.items():
+                if type(item) is dict and len(item) == 2 and "_type_" in item:
+                    if "_data_" in item and type(item["_data_"]) not in (dict, list):
+                        value[key] = self._revive(item)
+                        return value
+                    break
+        return self._revive(value)
 
     def _revive(self, value: Any) -> Any:
         """Turn ``_type_`` envelopes back into values, innermost first (as object_hook does)."""

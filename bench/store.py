@@ -1,0 +1,279 @@
+"""Event store speed: appends and full-game rebuilds on SQLite and PostgreSQL.
+
+Each figure is set against a raw ceiling measured in the same run and the same database:
+a plain DB-API ``executemany`` insert of exactly the serialized rows the ledger stores (one
+transaction per game, like one ``save`` per game), and a plain ``SELECT`` of those rows per
+game. Goals (issue 3): appends at least half the raw ceiling; a 60-move game rebuilt in
+under 2 ms.
+
+Run: ``python -m bench store`` (or ``python -m bench.store``); ``quick=True`` for a smoke run.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import sqlalchemy as sa
+
+from domain.cards import full_deck
+from domain.game import Game
+from domain.moves import apply_move, play_game
+from domain.table import TableConfig
+from replays.application import Ledger
+
+POSTGRES_URL = os.environ.get(
+    "RUMMY_LEDGER_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+MOVES_PER_GAME = 60
+
+
+def sixty_move_game(seed: int) -> Game:
+    """A 4-player game of about 60 legal moves (picks from either pile, discards, a miss
+    now and then), ended by drops so it settles: a typical game's event stream."""
+    rng = random.Random(seed)
+    players = ("p1", "p2", "p3", "p4")
+    deck = sorted(full_deck(2, 1).elements(), key=lambda card: card.index)
+    rng.shuffle(deck)
+    hands = {p: [str(c) for c in deck[i * 13 : (i + 1) * 13]] for i, p in enumerate(players)}
+    rest = [str(c) for c in deck[52:]]
+    config = TableConfig(
+        game_id=f"bench-{seed}",
+        variant="raise",
+        players=players,
+        point_value="1.00",
+        raise_step="0.10",
+        raise_max="2.00",
+        fee_percent="10",
+        dealer="p4",
+        started_at="2025-03-01T18:00:00Z",
+    )
+    game = play_game(
+        config, {"hands": hands, "wild": rest[0], "open": rest[1], "stock": rest[2:]}, []
+    )
+    while game.move_count < MOVES_PER_GAME - 3:
+        player = game.current_player
+        if rng.random() < 0.05:
+            apply_move(game, {"player": player, "type": "miss"})
+            continue
+        top = game.table_state().open_top
+        if top is not None and not top.is_joker(game.wild) and rng.random() < 0.3:
+            apply_move(game, {"player": player, "type": "pick", "from": "open", "card": str(top)})
+        else:
+            card = str(game._stock[0])
+            apply_move(game, {"player": player, "type": "pick", "from": "closed", "card": card})
+        apply_move(
+            game, {"player": player, "type": "discard", "card": str(rng.choice(game.hand(player)))}
+        )
+    while game.phase == "playing":
+        apply_move(game, {"player": game.current_player, "type": "drop"})
+    return game
+
+
+def _rate(count: int, seconds: float) -> float:
+    return count / seconds if seconds > 0 else float("inf")
+
+
+def _best(measure: Callable[[], float], repeats: int) -> float:
+    """The best of a few runs: the least disturbed by the other work on a shared machine."""
+    return min(measure() for _ in range(repeats))
+
+
+def _raw_table(engine: sa.Engine) -> None:
+    blob = "BYTEA" if engine.dialect.name == "postgresql" else "BLOB"
+    key = "UUID" if engine.dialect.name == "postgresql" else "CHAR(32)"
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP TABLE IF EXISTS bench_raw_events"))
+        conn.execute(
+            sa.text(
+                f"CREATE TABLE bench_raw_events (originator_id {key} NOT NULL, "
+                "originator_version INTEGER NOT NULL, topic TEXT NOT NULL, "
+                f"state {blob} NOT NULL, PRIMARY KEY (originator_id, originator_version))"
+            )
+        )
+
+
+def measure_engine(url: str, games: list[Game], repeats: int) -> dict[str, Any]:
+    engine = sa.create_engine(url)
+    postgres = engine.dialect.name == "postgresql"
+    placeholder = "%s" if postgres else "?"
+    insert = (
+        f"INSERT INTO bench_raw_events VALUES ({placeholder}, {placeholder}, "
+        f"{placeholder}, {placeholder})"
+    )
+    select = (
+        "SELECT originator_id, originator_version, topic, state FROM bench_raw_events "
+        f"WHERE originator_id = {placeholder} ORDER BY originator_version"
+    )
+
+    # The exact rows the ledger stores, serialized by its own mapper.
+    ledger = Ledger(url)
+    rows = [
+        [ledger.mapper.to_stored_event(event) for event in game.pending_events] for game in games
+    ]
+    event_count = sum(len(r) for r in rows)
+
+    def key(value: uuid.UUID) -> Any:
+        return value if postgres else value.hex
+
+    def raw_insert() -> float:
+        _raw_table(engine)
+        connection = engine.raw_connection()
+        try:
+            started = time.perf_counter()
+            for game_rows in rows:
+                cursor = connection.cursor()
+                cursor.executemany(
+                    insert,
+                    [
+                        (key(e.originator_id), e.originator_version, e.topic, e.state)
+                        for e in game_rows
+                    ],
+                )
+                connection.commit()
+            return time.perf_counter() - started
+        finally:
+            connection.close()
+
+    def ledger_append() -> float:
+        fresh = Ledger(url)
+        with fresh.recorder.transaction() as session:  # empty the ledger's tables
+            session.execute(sa.text("DELETE FROM ledger_events"))
+            session.execute(sa.text("DELETE FROM ledger_snapshots"))
+        pending = []
+        for game in games:
+            copy = Game.__new__(Game)
+            copy.__dict__.update(game.__dict__)
+            copy._pending_events = list(game.pending_events)
+            pending.append(copy)
+        started = time.perf_counter()
+        for game in pending:
+            fresh.save(game)
+        elapsed = time.perf_counter() - started
+        fresh.close()
+        return elapsed
+
+    raw_insert_s = _best(raw_insert, repeats)
+    append_s = _best(ledger_append, repeats)
+
+    ids = [game.id for game in games]
+
+    def raw_select() -> float:
+        connection = engine.raw_connection()
+        try:
+            cursor = connection.cursor()
+            started = time.perf_counter()
+            for game_id in ids:
+                cursor.execute(select, (key(game_id),))
+                cursor.fetchall()
+            return time.perf_counter() - started
+        finally:
+            connection.close()
+
+    events_only = Ledger(url, env={"IS_SNAPSHOTTING_ENABLED": "n"})
+    with_snapshots = Ledger(url)
+
+    def rebuild(app: Ledger) -> Callable[[], float]:
+        def run() -> float:
+            started = time.perf_counter()
+            for game_id in ids:
+                app.get_game(game_id)
+            return time.perf_counter() - started
+
+        return run
+
+    rebuilt = events_only.get_game(ids[0])
+    assert rebuilt.table_state() == games[0].table_state(), "a rebuilt game differs"
+    raw_select_s = _best(raw_select, repeats)
+    rebuild_s = _best(rebuild(events_only), repeats)
+    snapshot_s = _best(rebuild(with_snapshots), repeats)
+    for app in (ledger, events_only, with_snapshots):
+        app.close()
+    engine.dispose()
+    return {
+        "games": len(games),
+        "events": event_count,
+        "append_events_per_s": round(_rate(event_count, append_s)),
+        "raw_insert_events_per_s": round(_rate(event_count, raw_insert_s)),
+        "append_ratio": round(raw_insert_s / append_s, 3),
+        "rebuild_games_per_s": round(_rate(len(ids), rebuild_s), 1),
+        "rebuild_ms_per_game": round(1000 * rebuild_s / len(ids), 3),
+        "raw_select_games_per_s": round(_rate(len(ids), raw_select_s), 1),
+        "rebuild_ratio": round(raw_select_s / rebuild_s, 3),
+        "rebuild_from_snapshot_ms_per_game": round(1000 * snapshot_s / len(ids), 3),
+    }
+
+
+def _postgres_schema() -> tuple[str, Callable[[], None]] | None:
+    schema = "bench_" + uuid.uuid4().hex[:12]
+    try:
+        admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    except Exception as error:  # no server: report it rather than fail the whole bench run
+        print(f"store bench: PostgreSQL not reachable ({error}); skipped", file=sys.stderr)
+        return None
+
+    def drop() -> None:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()
+
+    return f"{POSTGRES_URL}?options=-csearch_path%3D{schema}", drop
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    count, repeats = (20, 1) if quick else (200, 3)
+    games = [sixty_move_game(seed) for seed in range(count)]
+    moves = statistics.mean(game.move_count for game in games)
+    result: dict[str, Any] = {
+        "games": count,
+        "moves_per_game": round(moves, 1),
+        "events_per_game": round(statistics.mean(len(g.pending_events) for g in games), 1),
+        "goals": {"append_ratio": ">= 0.5", "rebuild_ms_per_game": "< 2 (60-move game)"},
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        url = f"sqlite:///{os.path.join(folder, 'bench.sqlite3')}"
+        result["sqlite"] = measure_engine(url, games, repeats)
+    postgres = _postgres_schema()
+    if postgres is not None:
+        url, drop = postgres
+        try:
+            result["postgresql"] = measure_engine(url, games, repeats)
+        finally:
+            drop()
+    else:
+        result["postgresql"] = {"skipped": "PostgreSQL not reachable"}
+    result["rows"] = [
+        row
+        for engine in ("sqlite", "postgresql")
+        if "append_ratio" in result[engine]
+        for row in (
+            {
+                "benchmark": f"store {engine}: appends (events/s)",
+                "figure": result[engine]["append_events_per_s"],
+                "baseline": result[engine]["raw_insert_events_per_s"],
+                "ratio": result[engine]["append_ratio"],
+            },
+            {
+                "benchmark": f"store {engine}: full rebuilds (games/s)",
+                "figure": result[engine]["rebuild_games_per_s"],
+                "baseline": result[engine]["raw_select_games_per_s"],
+                "ratio": result[engine]["rebuild_ratio"],
+            },
+        )
+    ]
+    return result
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(run(quick="--quick" in sys.argv), indent=2))
