@@ -60,7 +60,7 @@ def _runs(cards: list[Card], rules: Red3Rules) -> list[Book]:
     books = []
     left = list(cards)
     for suit in "SHDC":
-        while True:
+        while sum(1 for card in left if card.suit == suit) >= rules.min_book:
             found = _longest_run([card for card in left if card.suit == suit], rules)
             if found is None:
                 break
@@ -104,6 +104,8 @@ def _with_wilds(cards: list[Card], wilds: list[Card], rules: Red3Rules) -> list[
     for wild in wilds:
         options = []
         for pair in combinations(left, 2):
+            if not related(*pair):
+                continue
             try:
                 options.append((make_book([*pair, wild], rules), pair))
             except BookError:
@@ -117,6 +119,16 @@ def _with_wilds(cards: list[Card], wilds: list[Card], rules: Red3Rules) -> list[
     return books
 
 
+def related(one: Card, other: Card) -> bool:
+    """Whether one wild could make a book of these two: same rank, or a run's neighbours."""
+    if one.rank == other.rank:
+        return True
+    if one.suit != other.suit:
+        return False
+    gap = abs(one.rank - other.rank)
+    return gap <= 2 or gap >= 11  # 11, 12: an Ace high beside a Queen or King
+
+
 def fitting_cards(
     books: Sequence[Book], cards: Sequence[Card], rules: Red3Rules | None = None
 ) -> list[tuple[int, Card]]:
@@ -125,6 +137,8 @@ def fitting_cards(
     fits = []
     for card in cards:
         for index, book in enumerate(books):
+            if not is_wild(card) and card.rank != book.rank and card.suit != book.suit:
+                continue  # neither like the kind's cards nor of the run's suit
             try:
                 book.add([card], rules)
             except BookError:

@@ -27,6 +27,10 @@ def settle(record: dict) -> dict:
 
 
 def reported_block(record: dict, rng: random.Random, discrepancy_rate: float) -> dict | None:
+    if record.get("variant") == "red3":  # a Red 3 match reports scores, not money
+        from replays.simulation import red3
+
+        return red3.reported_block(record, rng, discrepancy_rate)
     settlement = settle(record)
     losers = settlement["players"]
     reported = {

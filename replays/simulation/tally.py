@@ -26,7 +26,9 @@ class Tally:
     def add(self, record: dict) -> None:
         self.games += 1
         self.variants[record["variant"]] += 1
-        moves = record.get("moves", [])
+        moves = record.get("moves") or [  # a Red 3 match keeps its moves per round
+            move for played in record.get("rounds", ()) for move in played.get("moves", ())
+        ]
         self.moves += len(moves)
         if record["variant"] not in ("points", "raise"):
             return

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from replays.simulation import rummy13
+from replays.simulation import red3, rummy13
 from replays.simulation.tables import Floor, Table
 
 
@@ -54,6 +54,9 @@ for _name in ("points", "raise"):
             play=rummy13.play,
         )
     )
+
+
+register(Variant(name="red3", setup_table=red3.setup_table, play=red3.play))
 
 
 def check_variants(names) -> None:
