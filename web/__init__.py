@@ -14,6 +14,7 @@ import logging
 import os
 import secrets
 import time
+from decimal import Decimal
 
 from flask import Flask, g, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
@@ -132,5 +133,7 @@ def _register_template_helpers(app: Flask) -> None:
     from web.integrity import integrity_badge
 
     app.jinja_env.globals.update(svg=svg, integrity_badge=integrity_badge)
+    # Decimals as people write them: 10 rather than 1E+1, 2.5 rather than 2.500.
+    app.jinja_env.filters["plain"] = lambda value: format(Decimal(value).normalize(), "f")
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True

@@ -148,33 +148,45 @@ def point_value_chart(values: Sequence[Decimal], exits: Sequence[Exit]) -> str:
     parts.append(
         element("path", {"d": "".join(path), "fill": "none", "stroke": LINE, "stroke-width": 2.5})
     )
-    for i, exit_ in enumerate(exits):
-        x, y = x_of(min(exit_.move, x_max)), y_of(exit_.point_value)
-        words = f"{exit_.player}: {exit_.how} at {exit_.point_value:.2f} after move {exit_.move}"
-        label_y = y - 10 - 13 * (i % 3)  # stagger labels of exits that fall close together
+    # Exits at the same move and value (everyone charged at the declaration) share one mark
+    # and stack their labels, above the mark when there is room, else below it.
+    clusters: dict[tuple[int, Decimal], list[Exit]] = {}
+    for exit_ in exits:
+        clusters.setdefault((min(exit_.move, x_max), exit_.point_value), []).append(exit_)
+    for (move, value), members in clusters.items():
+        x, y = x_of(move), y_of(value)
         parts.append(
             element(
-                "g",
-                {"class": "exit", "role": "img", "aria-label": words},
-                None,
-                element("title", None, words),
-                element(
-                    "circle",
-                    {"cx": x, "cy": y, "r": 5, "fill": "#fff", "stroke": MARK, "stroke-width": 2},
-                ),
-                element(
-                    "text",
-                    {
-                        "x": x,
-                        "y": max(label_y, 11),
-                        "text-anchor": "middle",
-                        "font-size": 11,
-                        "fill": MARK,
-                    },
-                    f"{exit_.player} {exit_.how}",
-                ),
+                "circle",
+                {"cx": x, "cy": y, "r": 5, "fill": "#fff", "stroke": MARK, "stroke-width": 2},
             )
         )
+        above = y - 10 - 13 * (len(members) - 1) >= 11
+        for k, exit_ in enumerate(members):
+            words = (
+                f"{exit_.player}: {exit_.how} at {exit_.point_value:.2f} after move {exit_.move}"
+            )
+            line_y = y - 10 - 13 * (len(members) - 1 - k) if above else y + 19 + 13 * k
+            anchor = "end" if x > WIDTH - RIGHT - 40 else ("start" if x < LEFT + 40 else "middle")
+            parts.append(
+                element(
+                    "g",
+                    {"class": "exit", "role": "img", "aria-label": words},
+                    None,
+                    element("title", None, words),
+                    element(
+                        "text",
+                        {
+                            "x": x,
+                            "y": line_y,
+                            "text-anchor": anchor,
+                            "font-size": 11,
+                            "fill": MARK,
+                        },
+                        f"{exit_.player} {exit_.how}",
+                    ),
+                )
+            )
     label = (
         f"Point value over {count - 1} moves, from {values[0]:.2f} to {values[-1]:.2f}; exits: "
         + ("; ".join(f"{e.player} {e.how} at {e.point_value:.2f}" for e in exits) or "none")

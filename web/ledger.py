@@ -26,7 +26,7 @@ def get_ledger():
             if ledger is None:
                 from replays.application import Ledger
 
-                ledger = Ledger.for_url(current_app.config["DATABASE_URL"])
+                ledger = Ledger(current_app.config["DATABASE_URL"])
                 extensions["rummy_ledger"] = ledger
     return ledger
 

@@ -15,6 +15,7 @@ from flask import url_for
 from sqlalchemy.orm import Session
 
 from domain.cards import Card
+from domain.melds import ScoringCase
 from replays.models import GameRow, MoveRow, PlayerResultRow
 from web import charts, queries, svg
 from web.moves import Moment, describe, moments
@@ -24,9 +25,10 @@ OUT_STATUSES = ("dropped", "auto_dropped", "wrong_show", "lost")
 STATUS_OUTCOMES = {"auto_dropped": "auto_drop", "wrong_show": "wrong_show", "won": "won"}
 
 CASE_WORDS = {
-    "no_pure_sequence": "no pure sequence: all 13 cards count",
-    "pure_only": "a pure sequence but fewer than two sequences: all but the pure sequence count",
-    "two_sequences": "two sequences, one of them pure: only cards outside groups count",
+    ScoringCase.NO_PURE_SEQUENCE: "no pure sequence: all 13 cards count",
+    ScoringCase.PURE_ONLY: "a pure sequence but fewer than two sequences: "
+    "all but the pure sequence count",
+    ScoringCase.TWO_SEQUENCES: "two sequences, one of them pure: only cards outside groups count",
 }
 RESULT_HOW = {
     "first_drop": "first drop",
@@ -143,25 +145,41 @@ def _picked_by(state, player: str) -> Card | None:
     return None
 
 
-def _charged_drawing(line, wild: Card | None) -> str | None:
-    """A scored loser's hand as the settlement charged it: its groups, kinds and loose cards."""
+Layout = tuple[list[svg.DrawnGroup], tuple[Card, ...]]
+
+
+def _charged_groups(line, wild: Card | None, profile) -> Layout | None:
+    """A scored loser's hand as the settlement charged it (the show, or the best grouping),
+    read again by the rules engine so that a group that is not one says why."""
     if not line.groups and not line.loose:
         return None
-    kinds = list(line.kinds) + [None] * (len(line.groups) - len(line.kinds))
-    groups = [svg.DrawnGroup(tuple(g), kind) for g, kind in zip(line.groups, kinds, strict=True)]
-    return svg.grouped_hand(groups, tuple(line.loose), wild=wild)
+    return _submitted_groups(
+        line.groups, [c for g in line.groups for c in g] + list(line.loose), wild, profile
+    )
 
 
-def _shown_drawing(seat, wild: Card | None, profile) -> str:
-    """A loser's show as the rules engine reads it; cards not listed are loose."""
+def _submitted_groups(groups, held, wild: Card | None, profile) -> Layout:
+    """A grouping as a player submitted it (a show, a wrong show), read by the rules engine;
+    the held cards it does not list are loose."""
     from domain.melds import evaluate
 
-    groups = [list(group) for group in seat.shown_groups]
-    loose = list(seat.hand)
+    groups = [[Card.parse(c) for c in group] for group in groups]
+    loose = list(held)
     for c in (c for group in groups for c in group):
         if c in loose:
             loose.remove(c)
-    return svg.grouped_hand(*drawn_groups(evaluate(groups, loose, wild, profile)), wild=wild)
+    return drawn_groups(evaluate(groups, loose, wild, profile))
+
+
+def _laid_out(layout: Layout, wild: Card | None) -> tuple[str, list[str]]:
+    """The drawing of a grouped hand and, in words, why each group that is not one fails."""
+    groups, loose = layout
+    notes = [
+        f"{' '.join(c.symbol for c in group.cards)}: {group.reason}"
+        for group in groups
+        if group.reason
+    ]
+    return svg.grouped_hand(groups, loose, wild=wild), notes
 
 
 def _seat_drawing(state, seat, profile) -> str:
@@ -171,7 +189,9 @@ def _seat_drawing(state, seat, profile) -> str:
     if seat.player == state.winner and state.declaration is not None:
         return svg.grouped_hand(*drawn_groups(state.declaration), wild=state.wild)
     if seat.shown_groups:
-        return _shown_drawing(seat, state.wild, profile)
+        return _laid_out(
+            _submitted_groups(seat.shown_groups, seat.hand, state.wild, profile), state.wild
+        )[0]
     picked = _picked_by(state, seat.player)
     cards = svg.sort_for_display(seat.hand, state.wild)
     return svg.hand(
@@ -222,7 +242,6 @@ def final_hands(state, game: GameView) -> list[dict]:
     show was recorded); a wrong show is drawn as declared, with the rules engine's reason
     under each group that is not one.
     """
-    from domain.melds import evaluate
     from domain.profiles import get_profile
 
     profile = get_profile(game.header.rules)
@@ -239,27 +258,19 @@ def final_hands(state, game: GameView) -> list[dict]:
             if line is not None
             else (result.result if result else STATUS_OUTCOMES.get(s.status, s.status))
         )
-        drawing = None
+        layout = None
         if s.player == state.winner and state.declaration is not None:
-            drawing = svg.grouped_hand(*drawn_groups(state.declaration), wild=state.wild)
+            layout = drawn_groups(state.declaration)
         elif outcome == "wrong_show" and s.player in declared:
-            wrong = [[Card.parse(c) for c in group] for group in declared[s.player]]
-            held = (
-                list(line.cards)
-                if line is not None and getattr(line, "cards", None)
-                else list(s.hand)
-            )
-            for c in (c for group in wrong for c in group):
-                if c in held:
-                    held.remove(c)
-            evaluation = evaluate(wrong, held, state.wild, profile)
-            drawing = svg.grouped_hand(*drawn_groups(evaluation), wild=state.wild)
+            layout = _submitted_groups(declared[s.player], s.hand, state.wild, profile)
         elif line is not None:
-            drawing = _charged_drawing(line, state.wild)
-        if drawing is None and s.shown_groups:
-            drawing = _shown_drawing(s, state.wild, profile)
-        if drawing is None:
-            drawing = svg.hand(s.hand, wild=state.wild) if s.hand else ""
+            layout = _charged_groups(line, state.wild, profile)
+        if layout is None and s.shown_groups:
+            layout = _submitted_groups(s.shown_groups, s.hand, state.wild, profile)
+        if layout is not None:
+            drawing, notes = _laid_out(layout, state.wild)
+        else:
+            drawing, notes = (svg.hand(s.hand, wild=state.wild) if s.hand else ""), []
         hand_score = line.hand_score if line is not None else None
         min_score = line.min_score if line is not None else None
         case = line.case if line is not None else None
@@ -269,6 +280,7 @@ def final_hands(state, game: GameView) -> list[dict]:
                 "player": s.player,
                 "result": outcome,
                 "drawing": drawing,
+                "notes": notes,
                 "case_words": CASE_WORDS.get(case, case.replace("_", " ") if case else None),
                 "hand_score": hand_score,
                 "points": "—" if points is None else points,

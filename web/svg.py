@@ -146,13 +146,16 @@ def _card_face(
         element(
             "text",
             {
-                "x": 5,
+                "x": 3 if len(rank) > 1 else 5,
                 "y": 18,
                 "font-family": "Georgia, 'DejaVu Serif', serif",
                 "font-size": 16,
                 "font-weight": "bold",
                 "fill": ink,
                 "aria-hidden": "true",
+                # "10" and "JK" are squeezed to stay readable where fanned cards overlap.
+                "textLength": 18 if len(rank) > 1 else None,
+                "lengthAdjust": "spacingAndGlyphs" if len(rank) > 1 else None,
             },
             rank,
         ),
@@ -395,27 +398,31 @@ def grouped_hand(
     for group in groups:
         fan, width = _fan(group.cards, x, 2, wild=wild, step=GROUP_STEP)
         name = GROUP_NAMES.get(group.kind, str(group.kind))
-        caption = name if group.reason is None else f"{name}: {group.reason}"
+        # The caption stays short enough to sit under its cards; the reason a group is not
+        # one goes into its title (a tooltip, and what a screen reader announces).
+        full = name if group.reason is None else f"{name}: {group.reason}"
         holder = element(
             "g",
-            {"class": f"group kind-{group.kind or 'invalid'}", "aria-label": caption},
+            {"class": f"group kind-{group.kind or 'invalid'}", "aria-label": full},
             None,
+            element("title", None, full),
             fan,
             element(
                 "text",
                 {
+                    "class": "caption",
                     "x": f"{x:g}",
                     "y": CARD_H + 15,
                     "font-size": 11,
                     "font-family": "sans-serif",
                     "fill": BLACK,
                 },
-                caption,
+                name,
             ),
         )
         parts.append(holder)
-        words.append(f"{caption}: " + ", ".join(c.spoken for c in group.cards))
-        x += max(width, 7 * len(caption)) + GROUP_GAP
+        words.append(f"{full}: " + ", ".join(c.spoken for c in group.cards))
+        x += max(width, 7 * len(name)) + GROUP_GAP
     if loose:
         fan, width = _fan(list(loose), x, 2, wild=wild, step=GROUP_STEP, loose=True)
         parts.append(
@@ -427,6 +434,7 @@ def grouped_hand(
                 element(
                     "text",
                     {
+                        "class": "caption loose-caption",
                         "x": f"{x:g}",
                         "y": CARD_H + 15,
                         "font-size": 11,
@@ -540,6 +548,7 @@ def _caption(text: str, y: float, x: float = CARD_W / 2) -> ET.Element:
     return element(
         "text",
         {
+            "class": "caption",
             "x": f"{x:g}",
             "y": f"{y:g}",
             "text-anchor": "middle",

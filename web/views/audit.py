@@ -15,7 +15,7 @@ def _report(game_id: str):
     from web import audit_report
 
     with read_session() as session:
-        report = audit_report.build(current_app.config["DATABASE_URL"], session, game_id)
+        report = audit_report.build(session, game_id)
     if report is None:
         abort(404, f"No game {game_id!r} in the ledger.")
     return report
