@@ -315,15 +315,35 @@ def verify_deal(
     raises :class:`ShuffleError`.
     """
     seeds = shuffle if isinstance(shuffle, ShuffleSeeds) else ShuffleSeeds.from_dict(shuffle)
+    derived = derive_deal(
+        seeds, players, dealer=dealer, decks=decks, jokers_per_deck=jokers_per_deck
+    )
+    if derived is None:
+        return DealMismatch("commitment", None, None, None)
+    return deal_mismatch(record_deal, derived) or _picks_mismatch(moves, derived)
+
+
+def derive_deal(
+    seeds: ShuffleSeeds,
+    players: Sequence[str],
+    *,
+    dealer: str | None,
+    decks: int = 2,
+    jokers_per_deck: int = 1,
+) -> DealtCards | None:
+    """The deal the revealed seeds give, or ``None`` when the seed breaks its commitment."""
     if seeds.server_seed is None:
         raise ShuffleError("the shuffle seed has not been revealed; only the commitment is known")
     if commitment(seeds.server_seed) != seeds.commitment:
-        return DealMismatch("commitment", None, None, None)
+        return None
     order = derive_deck_order(seeds.server_seed, seeds.seeds_for(players), decks, jokers_per_deck)
-    derived = deal_from_order(order, players, dealer)
-    hands, wild, open_card, stock = _deal_parts(record_deal)
+    return deal_from_order(order, players, dealer)
 
-    for player in players:
+
+def deal_mismatch(record_deal: Any, derived: DealtCards) -> DealMismatch | None:
+    """The first card of a recorded deal (hands, wild, open, stock) the derived one lacks."""
+    hands, wild, open_card, stock = _deal_parts(record_deal)
+    for player in derived.hands:
         mismatch = _hand_mismatch(player, hands.get(player, ()), derived)
         if mismatch:
             return mismatch
@@ -347,7 +367,23 @@ def verify_deal(
                 None if extra else derived.stock[offset],
                 stock[offset] if extra else None,
             )
-    return _picks_mismatch(moves, derived)
+    return None
+
+
+def pick_mismatch(
+    derived: DealtCards,
+    taken: int,
+    card: Card | str,
+    *,
+    player: str | None = None,
+    move: int | None = None,
+) -> DealMismatch | None:
+    """Whether the ``taken``-th closed pick (0-based, before any reshuffle) is the stock's."""
+    card = _card(card)
+    expected = derived.stock[taken] if taken < len(derived.stock) else None
+    if card == expected:
+        return None
+    return DealMismatch("pick", derived.stock_start + taken, expected, card, player, move)
 
 
 def _hand_mismatch(player: str, hand: Sequence[Card], derived: DealtCards) -> DealMismatch | None:
@@ -375,11 +411,11 @@ def _picks_mismatch(moves: Iterable[Any], derived: DealtCards) -> DealMismatch |
             return None
         if kind != "pick" or _field(move, "from", "source") != "closed":
             continue
-        card = _card(_field(move, "card"))
-        position = derived.stock_start + taken
-        expected = derived.stock[taken] if taken < len(derived.stock) else None
-        if card != expected:
-            return DealMismatch("pick", position, expected, card, _field(move, "player"), index)
+        mismatch = pick_mismatch(
+            derived, taken, _field(move, "card"), player=_field(move, "player"), move=index
+        )
+        if mismatch:
+            return mismatch
         taken += 1
     return None
 

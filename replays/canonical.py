@@ -38,15 +38,23 @@ MAGIC = b"RLE1"
 GENESIS = bytes(32)  # the chain value before a game's first event
 
 
-def event_bytes(originator_id: UUID, originator_version: int, topic: str, state: bytes) -> bytes:
-    """The documented, engine-independent encoding of one stored event."""
+def event_bytes(
+    originator_id: UUID | bytes, originator_version: int, topic: str, state: bytes
+) -> bytes:
+    """The documented, engine-independent encoding of one stored event.
+
+    ``originator_id`` may be given as a UUID or as its 16 bytes.
+    """
     if originator_version < 0:
         raise ValueError(f"negative originator version {originator_version}")
+    raw_id = originator_id.bytes if isinstance(originator_id, UUID) else originator_id
+    if len(raw_id) != 16:
+        raise ValueError(f"an originator id is 16 bytes, got {len(raw_id)}")
     topic_bytes = topic.encode("utf-8")
     return b"".join(
         (
             MAGIC,
-            originator_id.bytes,
+            raw_id,
             originator_version.to_bytes(8, "big"),
             len(topic_bytes).to_bytes(4, "big"),
             topic_bytes,
@@ -56,7 +64,9 @@ def event_bytes(originator_id: UUID, originator_version: int, topic: str, state:
     )
 
 
-def event_leaf(originator_id: UUID, originator_version: int, topic: str, state: bytes) -> bytes:
+def event_leaf(
+    originator_id: UUID | bytes, originator_version: int, topic: str, state: bytes
+) -> bytes:
     """The event's Merkle leaf hash, ``SHA-256(0x00 ‖ event bytes)``."""
     return leaf_hash(event_bytes(originator_id, originator_version, topic, state))
 

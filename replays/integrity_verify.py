@@ -1,0 +1,555 @@
+"""Verification: everything recomputed from the stored events and compared with the seals,
+the stored tree, the checkpoints, and (for seeded games) the committed shuffles.
+
+:func:`verify_store` is one streaming pass in notification order over the events and the
+seals side by side; memory grows with the number of games (a chain value each), never
+with the number of events. :func:`verify_game` does the same for one game and proves its
+events against a checkpoint through the stored tree, in ``O(log n)`` lookups per event.
+
+Every finding is a :class:`Problem` naming the game (the record's game id) and the event
+number (the aggregate version: 1 is the game's first event).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from replays import merkle
+from replays.canonical import GENESIS, chain_hash
+from replays.integrity_models import NODE_MIN_LEVEL, CheckpointRow, GameChainHead, TreeNode
+from replays.integrity_store import (
+    IntegrityError,
+    SealRow,
+    StoredRow,
+    StoredTree,
+    UnknownGame,
+    chunks,
+    count_events,
+    engine,
+    event_rows,
+    game_id_from_state,
+    game_rows,
+    game_seals,
+    has_table,
+    progress_bar,
+    require_tables,
+    seal_head,
+    seal_rows,
+)
+from replays.schema import EVENTS_TABLE
+from replays.signing import Checkpoint, SigningError, load_public_key
+
+# Kinds of problem. Every one makes `verify` fail; only "unsealed" can be innocent (an
+# event written a moment ago whose writer has not sealed it yet).
+ALTERED, DELETED, INSERTED, UNSEALED = "altered", "deleted", "inserted", "unsealed"
+CHAIN, TREE, CHECKPOINT = "chain", "tree", "checkpoint"
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str
+    message: str
+    game_id: str | None = None
+    event: int | None = None
+
+    def __str__(self) -> str:
+        where = ", ".join(
+            part
+            for part in (
+                None if self.game_id is None else f"game {self.game_id}",
+                None if self.event is None else f"event {self.event}",
+            )
+            if part
+        )
+        return f"{where}: {self.kind}: {self.message}" if where else f"{self.kind}: {self.message}"
+
+
+@dataclass
+class Report:
+    problems: list[Problem] = field(default_factory=list)
+    events: int = 0
+    sealed: int = 0
+    games: int = 0
+    root: bytes | None = None
+    checkpoints: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def add(self, kind: str, message: str, game_id: str | None = None, event: int | None = None):
+        self.problems.append(Problem(kind, message, game_id, event))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "events": self.events,
+            "sealed": self.sealed,
+            "games": self.games,
+            "root": None if self.root is None else self.root.hex(),
+            "checkpoints_checked": self.checkpoints,
+            "problems": [asdict(p) for p in self.problems],
+            "notes": self.notes,
+        }
+
+
+def default_public_key() -> Ed25519PublicKey | None:
+    try:
+        return load_public_key()
+    except SigningError:
+        return None
+
+
+def checkpoint_of(row: Any) -> Checkpoint:
+    return Checkpoint(
+        row.size, bytes.fromhex(row.root), row.time, row.key_id, bytes.fromhex(row.signature)
+    )
+
+
+def stored_checkpoints(connection: sa.Connection) -> list[Checkpoint]:
+    rows = connection.execute(sa.select(CheckpointRow.__table__).order_by(CheckpointRow.id))
+    return [checkpoint_of(row) for row in rows]
+
+
+def signed_checkpoints(
+    checkpoints: Iterable[Checkpoint], public_key: Ed25519PublicKey | None, report: Report
+) -> list[Checkpoint]:
+    """Checkpoints whose signatures hold (all of them, with a note, when no key is known)."""
+    good, seen = [], set()
+    for checkpoint in checkpoints:
+        key = (checkpoint.size, checkpoint.root, checkpoint.signature)
+        if key in seen:
+            continue
+        seen.add(key)
+        reason = None if public_key is None else checkpoint.verify(public_key)
+        if reason:
+            report.add(
+                CHECKPOINT, f"checkpoint of {checkpoint.size} events ({checkpoint.time}): {reason}"
+            )
+        else:
+            good.append(checkpoint)
+    if public_key is None and seen:
+        report.notes.append("no public key: checkpoint signatures were not checked")
+    return good
+
+
+def _snapshot(connection: sa.Connection) -> sa.Connection:
+    # One consistent view for the whole pass while writers and sealers carry on.
+    if connection.dialect.name == "postgresql":
+        connection.execution_options(isolation_level="REPEATABLE READ")
+    return connection
+
+
+# -- the whole store -------------------------------------------------------------------------
+def verify_store(
+    url: str | None = None,
+    *,
+    game_id: str | None = None,
+    checkpoints: Iterable[Checkpoint] = (),
+    public_key: Ed25519PublicKey | None = None,
+    progress: bool = False,
+    events: str = EVENTS_TABLE,
+    check_deals: bool = True,
+) -> Report:
+    """Recompute leaves, chains and the tree from the stored events; compare them with all
+    seals, stored tree nodes, stored checkpoints and the ``checkpoints`` given; and check
+    seeded deals against their shuffles."""
+    if game_id is not None:
+        return verify_game(
+            url,
+            game_id,
+            checkpoints=checkpoints,
+            public_key=public_key,
+            events=events,
+            check_deals=check_deals,
+        )
+    public_key = public_key or default_public_key()
+    report = Report()
+    with engine(url).connect() as connection:
+        _snapshot(connection)
+        require_tables(connection)
+        wanted = signed_checkpoints(
+            [*stored_checkpoints(connection), *checkpoints], public_key, report
+        )
+        has_events = has_table(connection, events)
+        total = count_events(connection, events) if has_events and progress else None
+        checker = _deal_checker(report) if check_deals and has_events else None
+        store_pass = _StorePass(connection, report, wanted, checker)
+        rows = event_rows(connection, events) if has_events else iter(())
+        with progress_bar(total, "verifying", progress) as bar:
+            store_pass.run(seal_rows(connection), rows, bar)
+        store_pass.finish()
+        if checker is not None:
+            checker.finish()
+    return report
+
+
+def _deal_checker(report: Report):
+    from replays.deal_checks import DealChecker
+
+    return DealChecker(report)
+
+
+class _StorePass:
+    """The state of one verification pass: per-game chains, the tree, pending node checks."""
+
+    def __init__(
+        self, connection: sa.Connection, report: Report, checkpoints: list[Checkpoint], checker
+    ) -> None:
+        self.connection, self.report, self.checker = connection, report, checker
+        self.by_size: dict[int, list[Checkpoint]] = {}
+        for checkpoint in checkpoints:
+            self.by_size.setdefault(checkpoint.size, []).append(checkpoint)
+        self.seal_head = seal_head(connection)[1]
+        self.builder = merkle.TreeBuilder()
+        self.chains: dict[bytes, tuple[int, bytes]] = {}
+        # Game ids from the chain heads, so a row forged ahead of a game's seals is still
+        # named by the game's id.
+        self.names: dict[bytes, str] = {
+            bytes(o): g
+            for o, g in connection.execute(
+                sa.select(GameChainHead.originator_id, GameChainHead.game_id)
+            )
+        }
+        self.pending_nodes: list[tuple[int, int, bytes]] = []
+        self.last_nid: int | None = None
+
+    def name(self, row: StoredRow) -> str:
+        known = self.names.get(row.originator)
+        if known is not None:
+            return known
+        found = game_id_from_state(row.state) if row.version == 1 else None
+        return found or str(row.originator_id)
+
+    def run(self, seals: Iterator[SealRow], rows: Iterator[StoredRow], bar) -> None:
+        seal, row = next(seals, None), next(rows, None)
+        while seal is not None or row is not None:
+            if row is not None and (seal is None or row.notification_id < seal.notification_id):
+                self.unsealed(row)
+                row = next(rows, None)
+                bar.update(1)
+            elif row is not None and row.notification_id == seal.notification_id:
+                self.sealed(seal, row)
+                seal, row = next(seals, None), next(rows, None)
+                bar.update(1)
+            else:
+                self.sealed(seal, None)
+                seal = next(seals, None)
+
+    def unsealed(self, row: StoredRow) -> None:
+        self.report.events += 1
+        if self.checker is not None:
+            self.checker.skip(row.originator)
+        where = f"stored row {row.notification_id} ({row.topic})"
+        if row.notification_id < self.seal_head:
+            message = f"{where} was never sealed although later rows were: inserted directly"
+            self.report.add(INSERTED, message, self.name(row), row.version)
+        else:
+            message = (
+                f"{where} is not sealed: written without sealing or inserted directly "
+                "(`rummy-ledger seal` seals it if it is genuine)"
+            )
+            self.report.add(UNSEALED, message, self.name(row), row.version)
+
+    def sealed(self, seal: SealRow, row: StoredRow | None) -> None:
+        report = self.report
+        report.sealed += 1
+        name, version = seal.game_id, seal.version
+        if seal.position != self.builder.size:
+            report.add(
+                TREE,
+                f"seal positions jump from {self.builder.size} to {seal.position}: "
+                "seals were deleted",
+                name,
+                version,
+            )
+        if self.last_nid is not None and seal.notification_id <= self.last_nid:
+            report.add(TREE, "seals are out of notification order", name, version)
+        self.last_nid = seal.notification_id
+        leaf = self._compare(seal, row)
+        previous_version, previous_chain = self.chains.get(seal.originator, (0, GENESIS))
+        if previous_version == 0:
+            report.games += 1
+        if version != previous_version + 1:
+            report.add(
+                DELETED,
+                f"sealed history goes from event {previous_version} to {version}: "
+                "events in between are missing",
+                name,
+                previous_version + 1,
+            )
+        chain = chain_hash(previous_chain, seal.leaf)
+        if chain != seal.chain:
+            report.add(CHAIN, _CHAIN_MESSAGE, name, version)
+        # The recomputed value carries on, so one altered link is reported once.
+        self.chains[seal.originator] = (version, chain)
+        for node in self.builder.append(leaf):
+            if node[0] >= NODE_MIN_LEVEL:
+                self.pending_nodes.append(node)
+        if len(self.pending_nodes) >= 2000:
+            self.check_nodes()
+        for checkpoint in self.by_size.get(self.builder.size, ()):
+            self.check_root(checkpoint)
+
+    def _compare(self, seal: SealRow, row: StoredRow | None) -> bytes:
+        """The leaf to build the tree with: recomputed from the event when there is one."""
+        name, version = seal.game_id, seal.version
+        if row is None:
+            message = f"stored row {seal.notification_id} is missing: the sealed event was deleted"
+            self.report.add(DELETED, message, name, version)
+            if self.checker is not None:
+                self.checker.skip(seal.originator)
+            return seal.leaf
+        self.report.events += 1
+        leaf = row.leaf
+        if (row.originator, row.version) != (seal.originator, version):
+            self.report.add(
+                ALTERED,
+                f"stored row {row.notification_id} now claims to be event {row.version} of "
+                f"{self.name(row)}: its identity was changed",
+                name,
+                version,
+            )
+        elif leaf != seal.leaf:
+            message = f"stored row {row.notification_id} ({row.topic}) does not match its seal"
+            self.report.add(ALTERED, message + ": its bytes were changed", name, version)
+        elif self.checker is not None:
+            self.checker.feed(row, name)
+            return leaf
+        if self.checker is not None:
+            self.checker.skip(seal.originator)
+        return leaf
+
+    def check_root(self, checkpoint: Checkpoint) -> None:
+        self.report.checkpoints.append(checkpoint.size)
+        if self.builder.root() != checkpoint.root:
+            self.report.add(
+                CHECKPOINT,
+                f"the tree over the first {checkpoint.size} events does not match the "
+                f"checkpoint signed {checkpoint.time}: history it covers was rewritten",
+            )
+
+    def check_nodes(self) -> None:
+        nodes, self.pending_nodes = self.pending_nodes, []
+        stored: dict[tuple[int, int], bytes] = {}
+        for chunk in chunks([(level, index) for level, index, _ in nodes], 400):
+            rows = self.connection.execute(
+                sa.select(TreeNode.level, TreeNode.index, TreeNode.hash).where(
+                    sa.tuple_(TreeNode.level, TreeNode.index).in_(chunk)
+                )
+            )
+            stored.update(((level, index), bytes(value)) for level, index, value in rows)
+        for level, index, value in nodes:
+            if stored.get((level, index)) != value:
+                first, last = index << level, ((index + 1) << level) - 1
+                self.report.add(
+                    TREE,
+                    f"stored tree node (level {level}, index {index}) is missing or does not "
+                    f"match the events at positions {first}-{last}",
+                )
+
+    def finish(self) -> None:
+        self.check_nodes()
+        report, size = self.report, self.builder.size
+        report.root = self.builder.root()
+        for covered, checkpoints in self.by_size.items():
+            for checkpoint in checkpoints if covered > size else ():
+                report.add(
+                    CHECKPOINT,
+                    f"the checkpoint signed {checkpoint.time} covers {covered} events, but "
+                    f"only {size} are sealed: sealed events were removed",
+                )
+        tops = self.connection.execute(
+            sa.select(TreeNode.level, sa.func.max(TreeNode.index)).group_by(TreeNode.level)
+        )
+        for level, top in tops:
+            if (top + 1) << level > size:
+                report.add(
+                    TREE,
+                    f"stored tree node (level {level}, index {top}) lies beyond the {size} "
+                    "sealed events: seals at the end were deleted",
+                )
+        heads = self.connection.execute(
+            sa.select(GameChainHead.originator_id, GameChainHead.game_id, GameChainHead.version)
+        )
+        for originator, game_id, version in heads:
+            last = self.chains.get(bytes(originator), (0, GENESIS))[0]
+            if last != version:
+                report.add(DELETED, _head_message(last, version), game_id, last + 1)
+
+
+_CHAIN_MESSAGE = (
+    "the seal's chain value does not follow from the game's seals before it: the seal was altered"
+)
+
+
+def _head_message(last: int, head: int) -> str:
+    return (
+        f"the game's sealed events end at event {last}, but its chain head says {head}: "
+        "events and their seals were removed"
+    )
+
+
+# -- one game ----------------------------------------------------------------------------------
+def game_originators(connection: sa.Connection, game_id: str) -> list[bytes]:
+    """The aggregate ids (16 bytes) a game id names: from the seals' heads, else derived."""
+    found = [
+        bytes(o)
+        for o in connection.scalars(
+            sa.select(GameChainHead.originator_id).where(GameChainHead.game_id == game_id)
+        )
+    ]
+    if found:
+        return found
+    from domain.game import Game
+
+    return [Game.create_id(game_id).bytes]
+
+
+def verify_game(
+    url: str | None,
+    game_id: str,
+    *,
+    checkpoints: Iterable[Checkpoint] = (),
+    public_key: Ed25519PublicKey | None = None,
+    events: str = EVENTS_TABLE,
+    latest: bool = True,
+    check_deals: bool = True,
+) -> Report:
+    """One game's events against its seals and chain; its inclusion in the checkpoints
+    (the given ones, plus the latest stored one when ``latest``) through the stored tree;
+    and its deal against its shuffle seeds when the record carried them."""
+    public_key = public_key or default_public_key()
+    report = Report(games=1)
+    with engine(url).connect() as connection:
+        _snapshot(connection)
+        require_tables(connection)
+        originators = game_originators(connection, game_id)
+        rows = game_rows(connection, originators, events) if has_table(connection, events) else []
+        seals = game_seals(connection, originators)
+        heads = [
+            version
+            for version in connection.scalars(
+                sa.select(GameChainHead.version).where(GameChainHead.originator_id.in_(originators))
+            )
+        ]
+        if not rows and not seals and not heads:
+            raise UnknownGame(f"no game {game_id} in the ledger")
+        leaves = _compare_game(game_id, rows, seals, heads, seal_head(connection)[1], report)
+        given = list(checkpoints)
+        if latest:
+            given.extend(stored_checkpoints(connection)[-1:])
+        for checkpoint in signed_checkpoints(given, public_key, report):
+            _check_game_in_tree(connection, game_id, checkpoint, leaves, seals, report)
+    if check_deals and rows and not report.problems:
+        checker = _deal_checker(report)
+        for row in rows:
+            checker.feed(row, game_id)
+        checker.finish()
+    return report
+
+
+def _compare_game(
+    game_id: str,
+    rows: list[StoredRow],
+    seals: list[SealRow],
+    heads: list[int],
+    seal_top: int,
+    report: Report,
+) -> dict[int, bytes]:
+    """Compare rows with seals by version; return recomputed leaves by tree position."""
+    by_version = {row.version: row for row in rows}
+    leaves: dict[int, bytes] = {}
+    previous_version, previous_chain = 0, GENESIS
+    for seal in seals:
+        version = seal.version
+        report.sealed += 1
+        row = by_version.pop(version, None)
+        if version != previous_version + 1:
+            message = f"sealed history goes from event {previous_version} to {version}"
+            report.add(DELETED, message, game_id, previous_version + 1)
+        if row is None:
+            message = f"stored row {seal.notification_id} is missing: the sealed event was deleted"
+            report.add(DELETED, message, game_id, version)
+            leaf = seal.leaf
+        else:
+            report.events += 1
+            leaf = row.leaf
+            if row.notification_id != seal.notification_id:
+                message = (
+                    f"event moved from stored row {seal.notification_id} to {row.notification_id}"
+                )
+                report.add(ALTERED, message, game_id, version)
+            elif leaf != seal.leaf:
+                message = f"stored row {row.notification_id} ({row.topic}) does not match its seal"
+                report.add(ALTERED, message + ": its bytes were changed", game_id, version)
+        chain = chain_hash(previous_chain, seal.leaf)
+        if chain != seal.chain:
+            report.add(CHAIN, _CHAIN_MESSAGE, game_id, version)
+        leaves[seal.position] = leaf
+        previous_version, previous_chain = version, chain
+    for head in heads:
+        if head != previous_version:
+            report.add(
+                DELETED, _head_message(previous_version, head), game_id, previous_version + 1
+            )
+    for version, row in sorted(by_version.items()):
+        report.events += 1
+        where = f"stored row {row.notification_id} ({row.topic})"
+        if row.notification_id < seal_top:
+            message = f"{where} was never sealed although later rows were: inserted directly"
+            report.add(INSERTED, message, game_id, version)
+        else:
+            report.add(UNSEALED, f"{where} is not sealed yet", game_id, version)
+    return leaves
+
+
+def _check_game_in_tree(
+    connection: sa.Connection,
+    game_id: str,
+    checkpoint: Checkpoint,
+    leaves: dict[int, bytes],
+    seals: list[SealRow],
+    report: Report,
+) -> None:
+    covered = {p: leaf for p, leaf in leaves.items() if p < checkpoint.size}
+    if not covered:
+        return
+    report.checkpoints.append(checkpoint.size)
+    tree = StoredTree(connection)
+    positions = sorted(covered)
+    tree.prefetch(merkle.needed_subtrees(checkpoint.size, positions))
+    try:
+        root = merkle.root_from_known(checkpoint.size, covered, tree.subtree)
+    except IntegrityError as error:
+        report.add(TREE, str(error), game_id)
+        return
+    if root == checkpoint.root:
+        return
+    # Find the first event that does not prove on its own; when each one does, the stored
+    # tree is damaged elsewhere (and only the full `verify` can say where).
+    version_at = {seal.position: seal.version for seal in seals}
+    for position in positions:
+        path = tree.hashes_of(merkle.inclusion_ranges(position, checkpoint.size))
+        if not merkle.verify_inclusion(
+            covered[position], position, checkpoint.size, path, checkpoint.root
+        ):
+            report.add(
+                CHECKPOINT,
+                f"not in the tree of the checkpoint signed {checkpoint.time}: the event or "
+                "the history around it was rewritten",
+                game_id,
+                version_at.get(position),
+            )
+            return
+    report.add(
+        CHECKPOINT,
+        f"the game's events do not lead to the root of the checkpoint signed {checkpoint.time}",
+        game_id,
+    )
