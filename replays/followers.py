@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
+import threading
+
+log = logging.getLogger(__name__)
 
 
 def _follower(module: str, name: str):
@@ -38,3 +42,42 @@ def catch_up_followers(url: str, warn=None) -> dict[str, int | None]:
             if warn is not None:
                 warn(f"warning: events stored but not {label} yet: {error}")
     return done
+
+
+class BackgroundFollower:
+    """Runs :func:`catch_up_followers` on a daemon thread whenever :meth:`poke` is called.
+
+    Pokes that arrive while a catch-up runs are coalesced into one more run, so a burst of
+    API writes costs one catch-up, and no request waits for the read models.
+    """
+
+    def __init__(self, url: str):
+        self.url = url
+        self._wanted = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def poke(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="ledger-followers", daemon=True
+                )
+                self._thread.start()
+            self._idle.clear()
+            self._wanted.set()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until every poke so far has been followed (tests and shutdown use it)."""
+        return self._idle.wait(timeout)
+
+    def _run(self) -> None:
+        while True:
+            self._wanted.wait()
+            self._wanted.clear()
+            catch_up_followers(self.url, warn=log.warning)
+            with self._lock:
+                if not self._wanted.is_set():
+                    self._idle.set()

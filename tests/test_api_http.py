@@ -15,7 +15,9 @@ from werkzeug.serving import make_server
 
 from replays import tokens
 from replays.application import Ledger
+from replays.db import session_factory
 from replays.importer import import_lines
+from replays.models import GameRow
 from replays.schema import migrate
 
 DATA = Path(__file__).parent / "data"
@@ -28,7 +30,7 @@ def server(database_url):
     thread = threading.Thread(target=http.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{http.server_port}/api/v1", database_url
+        yield f"http://127.0.0.1:{http.server_port}/api/v1", database_url, app
     finally:
         http.shutdown()
         thread.join(timeout=10)
@@ -59,7 +61,7 @@ def events(ledger: Ledger, game_id: str) -> list[tuple]:
 
 @pytest.mark.parametrize("game_id", ["seed-raise-122", "T9-000777"])
 def test_a_game_played_over_http_settles_identically_to_importing_it(server, tmp_path, game_id):
-    base, url = server
+    base, url, app = server
     record = next(
         r
         for r in map(json.loads, (DATA / "games.jsonl").read_text().splitlines())
@@ -100,3 +102,10 @@ def test_a_game_played_over_http_settles_identically_to_importing_it(server, tmp
         live.get_game(game_id).recorded_settlement == imported.get_game(game_id).recorded_settlement
     )
     assert settled["settlement"] == imported.get_game(game_id).settlement.summary()
+
+    # The read models follow the API's writes without a manual step (a background thread).
+    assert app.extensions["rummy_ledger_followers"].wait_idle(timeout=60)
+    with session_factory(url)() as session:
+        row = session.get(GameRow, game_id)
+        assert row is not None and row.status == "settled"
+        assert f"{row.gross:.2f}" == settled["settlement"]["gross"]

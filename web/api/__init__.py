@@ -33,9 +33,13 @@ def _ledger():
 
 
 def _ingest() -> Ingest:
+    """The use cases, with the read models and seals following each write: on a
+    background thread by default, in the request with ``API_FOLLOW_WRITES="sync"``, or
+    not at all with ``False`` (a separate worker then follows the store)."""
+    mode = current_app.config.get("API_FOLLOW_WRITES", "background")
     url = current_app.config["DATABASE_URL"]
     after_write = None
-    if current_app.config.get("API_FOLLOW_WRITES", True):
+    if mode == "sync":
         from replays.followers import catch_up_followers
 
         logger = current_app.logger
@@ -43,7 +47,22 @@ def _ingest() -> Ingest:
         def after_write():
             catch_up_followers(url, warn=logger.warning)
 
+    elif mode:
+        after_write = _background_follower().poke
     return Ingest(_ledger(), after_write=after_write)
+
+
+def _background_follower():
+    extensions = current_app.extensions
+    if "rummy_ledger_followers" not in extensions:
+        with _lock:
+            if "rummy_ledger_followers" not in extensions:
+                from replays.followers import BackgroundFollower
+
+                extensions["rummy_ledger_followers"] = BackgroundFollower(
+                    current_app.config["DATABASE_URL"]
+                )
+    return extensions["rummy_ledger_followers"]
 
 
 def _error(status: int, message: str, field: str | None = None) -> Response:
