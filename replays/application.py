@@ -102,8 +102,19 @@ class Ledger(Application):
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
         register_ledger_transcodings(transcoder)
 
+    def _record(self, processing_event: Any) -> Any:
+        """Store the events and, in the same transaction, any snapshot they call for: one
+        commit per save, and never a snapshot of events that were not stored."""
+        with self.recorder.transaction(commit=True):
+            recordings = super()._record(processing_event)
+            self._snapshot_saved_games(processing_event)
+        return recordings
+
     def _take_snapshots(self, processing_event: Any) -> None:
-        """Snapshot the saved game itself when a save crosses a multiple of the interval.
+        """Done in :meth:`_record` instead."""
+
+    def _snapshot_saved_games(self, processing_event: Any) -> None:
+        """Snapshot each saved game when the save crosses a multiple of the interval.
 
         The library would rebuild the game from the store for each multiple crossed (an
         imported record crosses several in one save); the game in memory is already exactly
@@ -113,12 +124,15 @@ class Ledger(Application):
         first_versions: dict[uuid.UUID, int] = {}
         for domain_event in processing_event.events:
             first_versions.setdefault(domain_event.originator_id, domain_event.originator_version)
+        snapshots = []
         for aggregate_id, first in first_versions.items():
             game = processing_event.aggregates.get(aggregate_id)
             if not isinstance(game, Game):
                 continue
             if game.version // SNAPSHOT_INTERVAL > (first - 1) // SNAPSHOT_INTERVAL:
-                self.snapshots.put([Game.Snapshot.take(game)])
+                snapshots.append(Game.Snapshot.take(game))
+        if snapshots:
+            self.snapshots.put(snapshots)
 
     def _save(self, game: Game, *, creating: bool = False) -> None:
         try:
