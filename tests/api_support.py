@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from replays.db import Base, engine_for
-
 
 def ensure_schema(url: str) -> None:
-    """Build the tables these tests need.
-
-    Uses the Alembic migrations when they know ``api_tokens``; until the migration for the
-    token table exists, creates that one table directly.
-    """
-    from replays import schema, tokens
+    """Build every table (the event store, read models, ``api_tokens``) by the migrations."""
+    from replays import schema
 
     schema.migrate(url)
-    engine = engine_for(url)
-    Base.metadata.create_all(engine, tables=[tokens.ApiToken.__table__])
 
 
 # -- the API's contract ------------------------------------------------------------------
