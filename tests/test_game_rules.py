@@ -13,6 +13,7 @@ from game_tables import (
     config_for,
     dealt_game,
     pass_turn,
+    random_legal_game,
     three_player_deal,
 )
 
@@ -800,3 +801,32 @@ def test_a_seat_view_shows_only_what_that_player_could_see():
     assert view.seat_of("p3").hand_hidden is True
     with pytest.raises(KeyError):
         state.for_seat("p9")
+
+
+# -- nothing is recorded by an illegal command, anywhere in a game -----------------------------
+
+
+@pytest.mark.parametrize("seed", [21, 22, 23])
+def test_illegal_commands_change_nothing_at_any_point_of_a_game(seed):
+    config, deal, moves = random_legal_game(seed, turns=50)
+    game = play_game(config, deal, [])
+    for move in moves:
+        before = game.table_state()
+        current = game.current_player
+        if current is not None:
+            others = [p for p in config.players if p != current]
+            seen = {str(card) for card in game.hand(current)} | {str(before.open_top)}
+            absent = next(str(c) for c in full_deck(2, 1) if str(c) not in seen)
+            attempts = [
+                {"player": others[0], "type": "drop"},
+                {"player": current, "type": "discard", "card": absent},
+                {"player": current, "type": "pick", "from": "open", "card": absent},
+                {"player": current, "type": "declare", "finish": absent, "groups": []},
+                {"player": current, "type": "show", "groups": []},
+                {"type": "reshuffle", "stock": []},
+            ]
+            for attempt in attempts:
+                with pytest.raises(RuleViolation):
+                    apply_move(game, attempt)
+                assert game.table_state() == before
+        apply_move(game, move)
