@@ -184,3 +184,24 @@ def test_format_example_settles_to_the_reported_figures():
     # Charged on the grouping shown; the cards could have done better (four jokers).
     assert p3.case == "pure_but_fewer_than_two_sequences" and p3.hand_score == 27
     assert p3.min_score < 27
+
+
+def test_the_final_table_is_plain_json_for_viewers():
+    import json
+
+    config, deal, moves = raise_example()
+    state = play_game(config, deal, moves, settle=True).table_state()
+    data = json.loads(json.dumps(state.to_dict()))
+    assert data["phase"] == "settled" and data["winner"] == "p5"
+    assert data["settlement"]["gross"] == "122.00"
+    assert data["declaration"]["valid_declaration"] is True
+    assert [seat["status"] for seat in data["seats"]] == [
+        "dropped",
+        "dropped",
+        "lost",
+        "lost",
+        "won",
+    ]
+    seat_view = json.loads(json.dumps(state.for_seat("p1").to_dict()))
+    assert seat_view["seats"][1]["hand"] is None  # p2 dropped: its cards stay hidden
+    assert seat_view["seats"][2]["hand"] is not None  # p3 was charged at settlement
