@@ -1,0 +1,131 @@
+"""The replay viewer for Red 3 matches, through Flask's test client on a real ledger."""
+
+import html
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from web_support import load_games, sample_records
+
+from web import create_app
+
+DATA = Path(__file__).parent / "data"
+REPLAY = "/games/R3-EXAMPLE/replay"
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    """The site with the 13-card samples and the Red 3 worked example, migrated and projected."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('red3-site') / 'ledger.sqlite3'}"
+    red3 = json.loads((DATA / "red3_example.jsonl").read_text().splitlines()[0])
+    load_games(url, [*sample_records(), red3])
+    return create_app({"DATABASE_URL": url, "TESTING": True}).test_client()
+
+
+def page(client, query=""):
+    response = client.get(REPLAY + query)
+    assert response.status_code == 200, response.get_data(as_text=True)[:500]
+    return response.get_data(as_text=True)
+
+
+def seat(html, player):
+    found = re.search(
+        rf'<section class="seat[^"]*" data-player="{player}".*?</section>', html, re.S
+    )
+    assert found, player
+    return found.group(0)
+
+
+def cards_in(fragment):
+    return re.findall(r'data-card="([^"]+)"', fragment)
+
+
+def text(html):
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_move_0_is_the_first_deal_with_both_hands_pile_and_stock(client):
+    html = page(client)
+    words = text(html)
+    assert "Move 0 of 19" in words and "round 1 dealt" in words
+    assert "Round 1 of 2" in words and "Discard pile 2 cards, top JD" in words
+    assert "Stock 78" in words
+    p1 = seat(html, "p1")
+    assert sorted(cards_in(p1)) == sorted(["5C", "6C", "7C", "8C", "QS", "QH", "QD"])
+    assert "Second hand, face down" in p1 and "7 cards face down" in p1
+    assert "not opened: first lay-down needs 70" in text(p1)
+
+
+def test_the_table_follows_the_moves_books_threshold_and_second_hand(client):
+    html = page(client, "?move=2")  # p1 picked 9C and laid down 105
+    words = text(html)
+    assert "p1 lays down 5C 6C 7C 8C 9C | QS QH QD" in words
+    p1 = seat(html, "p1")
+    assert "opened with 105" in text(p1)
+    assert "run 5C-9C: 75" in text(p1) and "kind of Qs: 30" in text(p1)
+    assert "Second hand (picked up)" in p1 and "face down" not in p1
+    assert "Books 105" in text(p1)
+    html = page(client, "?move=4")  # p2 took the pile
+    assert "p2 takes the pile (3 cards)" in text(html)
+    assert "Discard pile 0 cards" in text(html)
+
+
+def test_round_two_starts_fresh_and_the_end_shows_the_scores(client):
+    html = page(client, "?move=10")
+    assert "round 2 dealt" in text(html) and "Round 2 of 2" in text(html)
+    assert "Stock 78" in text(html)
+    end = page(client, "?move=19")
+    words = text(end)
+    assert "Winner: p2" in words and "Match over" in words
+    table = re.search(r'<table class="red3-scores">.*?</table>', end, re.S).group(0)
+    assert "165 − 0 = 165 80 − 95 = -15" in text(table)
+    assert "0 − 155 = -155 190 − 0 = 190 Total 10 175" in text(table)
+
+
+def test_seat_view_hides_other_hands_and_every_face_down_second_hand(client):
+    html = page(client, "?move=1&seat=p2")
+    p1, p2 = seat(html, "p1"), seat(html, "p2")
+    assert cards_in(p1) == [] and "8 cards, hidden" in text(p1)
+    assert sorted(cards_in(p2)) == sorted(["KS", "KH", "3D", "JK", "4D", "5D", "6D"])
+    assert "Second hand, face down" in p2  # drawn as backs only
+    assert "TS" not in cards_in(p2)
+
+
+def test_every_step_is_a_link_in_the_move_list(client):
+    html = page(client, "?move=5")
+    links = re.findall(r'<a href="([^"]+)" data-move="(\d+)"', html)
+    moves = sorted({int(n) for _, n in links})
+    assert moves == list(range(20))
+    assert re.search(r'data-move="5"[^>]*aria-current="step"', html)
+    assert html.count('class="round-mark"') == 2
+
+
+def test_fragment_and_svg_image(client):
+    fragment = client.get(REPLAY + "/table?move=7")
+    assert fragment.status_code == 200
+    assert 'id="table-frame"' in fragment.get_data(as_text=True)
+    image = client.get(REPLAY + "/table.svg?move=7&seat=p1")
+    assert image.mimetype == "image/svg+xml"
+    ET.fromstring(image.get_data(as_text=True))  # well-formed
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("?move=20", "has 19 moves: there is no move 20"),
+        ("?move=x", "whole number"),
+        ("?seat=p9", "no player 'p9'"),
+    ],
+)
+def test_bad_requests_say_why(client, query, message):
+    response = client.get(REPLAY + query)
+    assert response.status_code == 400
+    assert message in html.unescape(response.get_data(as_text=True))
+
+
+def test_13_card_games_still_replay(client):
+    response = client.get("/games/T7-000123/replay?move=3")
+    assert response.status_code == 200
+    assert "Red 3" not in response.get_data(as_text=True)

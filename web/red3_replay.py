@@ -1,0 +1,249 @@
+"""The replay viewer for a Red 3 match: the table after any move, in full or as one seat saw it.
+
+The replay routes (:mod:`web.views.replays`) hand a game over to :func:`replay_page` and its
+siblings when the stored game is a Red 3 match, so the permalink is the same as a 13-card
+game's: ``/games/<id>/replay?move=17&seat=p2``. ``move`` counts the steps after the first
+deal (0 is the table just dealt); later deals are steps of their own, so every round starts
+with its fresh table. Everything comes from the match's events (``replays.red3_ledger``);
+nothing here decides a rule: books, values and scores come from ``domain.red3``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import Response, abort, render_template, request, url_for
+
+from domain.cards import Card
+from domain.red3.game import Red3Match
+from domain.red3.state import Red3SeatState, Red3TableState
+from web import svg
+from web.ledger import get_ledger
+
+# svg marks every card of the indicator's rank as a joker: any 2 does that for Red 3's twos.
+TWOS_ARE_WILD = Card.parse("2C")
+PHASE_WORDS = {
+    "pick": "to pick",
+    "play": "laying down or discarding",
+    "round_over": "round over",
+    "finished": "match over",
+}
+
+
+def is_red3_game(game_id: str) -> bool:
+    """Whether ``game_id`` is a stored Red 3 match (one read of its first event)."""
+    from replays.red3_ledger import is_red3
+
+    return is_red3(get_ledger(), game_id)
+
+
+@dataclass(frozen=True)
+class SeatView:
+    player: str
+    seat: int
+    caption: str
+    total: int
+    to_play: bool
+    opened: bool
+    opening_points: int | None
+    hand_drawing: str
+    hand_words: str
+    second_drawing: str | None  # None once picked up
+    books: list[dict]
+    book_points: int
+    held_points: int | None
+    round_score: int | None
+
+
+def describe(move: dict) -> str:
+    """A move in words: ``p2 takes the pile (3 cards)``, ``p1 lays down 5C 6C 7C``."""
+    kind, player = move.get("type"), move.get("player")
+    if kind == "deal":
+        return f"round {move['round']} dealt"
+    if kind == "pick":
+        if move["from"] == "pile":
+            count = len(move.get("cards", ()))
+            return f"{player} takes the pile ({count} card{'s' if count != 1 else ''})"
+        return f"{player} picks {move['card']} from the stock"
+    if kind == "discard":
+        return f"{player} discards {move['card']}"
+    parts = [" ".join(book) for book in move.get("books", ())]
+    laid = f"lays down {' | '.join(parts)}" if parts else ""
+    added = ", ".join(
+        f"{' '.join(a['cards'])} to book {a['book'] + 1}" for a in move.get("add", ())
+    )
+    words = " and ".join(x for x in (laid, f"adds {added}" if added else "") if x)
+    return f"{player} {words}"
+
+
+def _move_arg(game_id: str, total: int) -> int:
+    text = request.args.get("move", "0").strip()
+    if not text.lstrip("-").isdigit():
+        abort(400, f"Game {game_id}: move must be a whole number from 0 to {total}, not {text!r}.")
+    move = int(text)
+    if not 0 <= move <= total:
+        abort(
+            400,
+            f"Game {game_id} has {total} moves: there is no move {move} "
+            f"(0 is the first deal, {total} the last move).",
+        )
+    return move
+
+
+def _seat_arg(game_id: str, players) -> str | None:
+    seat = request.args.get("seat", "").strip() or None
+    if seat is not None and seat not in players:
+        abort(400, f"Game {game_id} has no player {seat!r} (players: {', '.join(players)}).")
+    return seat
+
+
+def _context(game_id: str) -> dict:
+    from replays.red3_ledger import get_match, state_at
+
+    ledger = get_ledger()
+    match: Red3Match = get_match(ledger, game_id)
+    if not match.steps:
+        abort(404, f"Match {game_id} has not been dealt yet: there is nothing to replay.")
+    total = len(match.steps) - 1
+    move = _move_arg(game_id, total)
+    seat = _seat_arg(game_id, match.players)
+    full = state_at(ledger, game_id, move + 1, match=match)
+    state = full.for_seat(seat) if seat else full
+    step = match.steps[move]
+    return {
+        "match": match,
+        "game_id": game_id,
+        "players": match.players,
+        "move": move,
+        "total": total,
+        "seat": seat,
+        "state": state,
+        "caption": describe(step),
+        "phase_words": PHASE_WORDS,
+        "seat_views": [_seat_view(state, s, seat) for s in state.seats],
+        "pile_drawing": _pile(state),
+        "stock_drawing": svg.stock(state.stock_count, known=state.stock_known),
+        "url": lambda n: url_for("replays.replay", game_id=game_id, move=n, seat=seat),
+    }
+
+
+def _pile(state: Red3TableState) -> str:
+    # Only the top and the size are drawn (a seat view does not carry the pile's cards).
+    shown = [state.pile_top] * state.pile_size if state.pile_top is not None else []
+    drawing = svg.open_pile(shown, wild=TWOS_ARE_WILD)
+    return drawing.replace("open pile", "discard pile").replace(">open (", ">pile (")
+
+
+def _seat_view(state: Red3TableState, seat: Red3SeatState, viewer: str | None) -> SeatView:
+    if seat.hand is None:
+        hand = svg.hidden_hand(
+            seat.hand_count, label=f"{seat.player}'s hand, {seat.hand_count} cards"
+        )
+        words = f"{seat.hand_count} cards, hidden"
+    elif seat.hand:
+        hand = svg.hand(seat.hand, wild=TWOS_ARE_WILD, label=None)
+        words = " ".join(str(card) for card in svg.sort_for_display(seat.hand, TWOS_ARE_WILD))
+    else:
+        hand = ""
+        words = "no cards"
+    second = None
+    if not seat.second_hand_taken:
+        count = seat.second_hand_count
+        second = svg.hidden_hand(
+            count, label=f"{seat.player}'s second hand, {count} cards face down"
+        )
+    books = [
+        {
+            "text": str(book),
+            "describe": book.describe(),
+            "value": book.value(),
+            "drawing": svg.grouped_hand(
+                [
+                    svg.DrawnGroup(
+                        book.cards, book.kind.value, f"{book.describe()}, {book.value()} points"
+                    )
+                ],
+                wild=TWOS_ARE_WILD,
+            ),
+        }
+        for book in seat.books
+    ]
+    to_play = state.current_player == seat.player
+    return SeatView(
+        player=seat.player,
+        seat=seat.seat,
+        caption=f"seat {seat.seat}, {seat.player}" + (", to play" if to_play else ""),
+        total=seat.total,
+        to_play=to_play,
+        opened=seat.opened,
+        opening_points=seat.opening_points,
+        hand_drawing=hand,
+        hand_words=words,
+        second_drawing=second,
+        books=books,
+        book_points=seat.book_points,
+        held_points=seat.held_points,
+        round_score=seat.round_score,
+    )
+
+
+def _move_items(match: Red3Match) -> list[dict]:
+    items = []
+    for index, step in enumerate(match.steps):
+        items.append(
+            {
+                "move": index,
+                "round": step["round"],
+                "round_starts": step["type"] == "deal",
+                "text": describe(step),
+                "at": step.get("at"),
+            }
+        )
+    return items
+
+
+def replay_page(game_id: str) -> str:
+    context = _context(game_id)
+    items = _move_items(context["match"])
+    return render_template(
+        "replays/red3_replay.html",
+        move_items=items,
+        timed=any(item["at"] for item in items),
+        settlement=context["match"].settlement().to_dict(),
+        **context,
+    )
+
+
+def table_fragment(game_id: str) -> str:
+    return render_template("replays/_red3_table.html", **_context(game_id))
+
+
+def table_image(game_id: str) -> Response:
+    """The table after a move as one SVG image: hands, books and the centre, stacked."""
+    context = _context(game_id)
+    parts = [context["stock_drawing"], context["pile_drawing"]]
+    for view in context["seat_views"]:
+        parts.append(view.hand_drawing)
+        parts.extend(book["drawing"] for book in view.books)
+    return Response(_stack(parts, context["caption"]), mimetype="image/svg+xml")
+
+
+def _stack(drawings: list[str], label: str) -> str:
+    """Nest drawings one under another in a single SVG document."""
+    y, width, body = 0, 0, []
+    for drawing in drawings:
+        if not drawing:
+            continue
+        w = int(drawing.split('width="', 1)[1].split('"', 1)[0])
+        h = int(drawing.split('height="', 1)[1].split('"', 1)[0])
+        body.append(drawing.replace("<svg ", f'<svg y="{y}" ', 1))
+        y += h + 8
+        width = max(width, w)
+    from xml.sax.saxutils import quoteattr
+
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y}" '
+        f'viewBox="0 0 {width} {y}" role="img" aria-label={quoteattr(label)}>'
+        + "".join(body)
+        + "</svg>"
+    )
