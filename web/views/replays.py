@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, abort, render_template, request, url_for
 
-from web import svg
+from web import red3_replay, svg
 from web.ledger import get_ledger, read_session
 from web.replay_page import (
     final_hands,
@@ -85,6 +85,8 @@ def _table_context(game_id: str):
 
 @bp.get("/games/<game_id>/replay")
 def replay(game_id: str):
+    if red3_replay.is_red3_game(game_id):
+        return red3_replay.replay_page(game_id)
     game, context = _table_context(game_id)
     return render_template(
         "replays/replay.html",
@@ -99,6 +101,8 @@ def replay(game_id: str):
 @bp.get("/games/<game_id>/replay/table")
 def table_fragment(game_id: str):
     """The table panel alone, for replay.js to swap in without reloading the page."""
+    if red3_replay.is_red3_game(game_id):
+        return red3_replay.table_fragment(game_id)
     _game, context = _table_context(game_id)
     return render_template("replays/_table.html", **context)
 
@@ -106,5 +110,7 @@ def table_fragment(game_id: str):
 @bp.get("/games/<game_id>/replay/table.svg")
 def table_image(game_id: str):
     """The table after a move as one standalone SVG image (same ``move`` and ``seat``)."""
+    if red3_replay.is_red3_game(game_id):
+        return red3_replay.table_image(game_id)
     _game, context = _table_context(game_id)
     return Response(svg.table(context["state"]), mimetype="image/svg+xml")
