@@ -15,9 +15,10 @@ hand that is not finished (wrong show).
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass
 
-from domain.cards import Card, wild_rank
+from domain.cards import ALL_CARDS, SUITS, Card, wild_rank
 from domain.profiles import RuleProfile
 from domain.solver import best_grouping, declaration, min_hand_score
 
@@ -90,6 +91,40 @@ def links(card: Card, others: list[Card], wild: Card) -> int:
     return count
 
 
+def _neighbour_ranks(rank: int) -> tuple[int, ...]:
+    """Ranks one or two places from ``rank`` in a suit, the Ace also above the King."""
+    places = {rank - 2, rank - 1, rank + 1, rank + 2}
+    if rank == 1:
+        places |= {12, 13}
+    if rank in (12, 13):
+        places.add(1)
+    return tuple(sorted(r for r in places if 1 <= r <= 13))
+
+
+_NEIGHBOURS = {rank: _neighbour_ranks(rank) for rank in range(1, 14)}
+
+
+def link_table(hand: list[Card], wild: Card) -> dict[Card, int]:
+    """:func:`links` of every card of ``hand`` with the rest of the hand, in one pass.
+
+    >>> from domain.cards import parse_cards
+    >>> table = link_table(parse_cards("7S 8S 9S 7H 7S KD 2C"), wild=Card.parse("2C"))
+    >>> table[Card.parse("7S")], table[Card.parse("KD")], Card.parse("2C") in table
+    (3, 0, False)
+    """
+    joker_rank = wild_rank(wild)
+    copies = Counter(c for c in hand if c.rank not in (0, joker_rank))
+    ranks = Counter()
+    for card, count in copies.items():
+        ranks[card.rank] += count
+    table = {}
+    for card, count in copies.items():
+        base = SUITS.index(card.suit) * 13 - 1
+        near = sum(copies[ALL_CARDS[base + r]] for r in _NEIGHBOURS[card.rank])
+        table[card] = ranks[card.rank] - count + near
+    return table
+
+
 class Bot:
     """One seat's player: its hand and the exact minimum score of that hand."""
 
@@ -117,16 +152,12 @@ class Bot:
 
     def _candidates(self, hand: list[Card]) -> list[Card]:
         """Discards worth weighing, best first: unlinked, then high (jokers never)."""
-        ranked = []
-        seen = set()
+        table = link_table(hand, self.wild)
+        first_seen = {}
         for position, card in enumerate(hand):
-            if card in seen or self._is_joker(card):
-                continue
-            seen.add(card)
-            others = hand[:position] + hand[position + 1 :]
-            ranked.append((links(card, others, self.wild), -card.points(self.wild), position, card))
-        ranked.sort(key=lambda item: item[:3])
-        return [card for *_, card in ranked]
+            first_seen.setdefault(card, position)
+        ranked = sorted(table, key=lambda c: (table[c], -c.face_points, first_seen[c]))
+        return ranked
 
     def _weigh(self, hand14: list[Card], candidates: list[Card]) -> tuple[int, Card, int]:
         """The best of ``candidates`` to discard from ``hand14``: (cost, card, score left).
