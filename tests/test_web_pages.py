@@ -35,7 +35,7 @@ def text_of(html: str) -> str:
 
 
 def listed_games(html: str) -> list[str]:
-    return re.findall(r'<th scope="row"><a href="/games/([^/"]+)/replay">', html)
+    return re.findall(r'<th scope="row" class="game-id"><a href="/games/([^/"]+)/replay">', html)
 
 
 def seat_section(html: str, player: str) -> str:
@@ -85,7 +85,9 @@ def test_filters(client, query, expected):
 def test_player_filter_shows_that_players_result_and_net(client):
     html = client.get("/games?player=p3&table=T7").get_data(as_text=True)
     row = re.search(
-        r"<tr>\s*<th scope=\"row\"><a href=\"/games/T7-000123/replay\">.*?</tr>", html, re.S
+        r'<tr>\s*<th scope="row" class="game-id"><a href="/games/T7-000123/replay">.*?</tr>',
+        html,
+        re.S,
     )
     words = text_of(row.group(0))
     assert "lost" in words and "−29.70" in words

@@ -81,6 +81,22 @@ def live_server():
         server.stop()
 
 
+@pytest.fixture(scope="session")
+def site_url(tmp_path_factory):
+    """The site, filled with the sample records (tests/web_support.py), on a loopback port."""
+    from web_support import load_games
+
+    from web import create_app
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('browser-site') / 'ledger.sqlite3'}"
+    load_games(url)
+    server = LiveServer(create_app({"DATABASE_URL": url}))
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
