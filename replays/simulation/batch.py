@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from replays.simulation.reported import reported_block
 from replays.simulation.tables import Floor, Table
 from replays.simulation.variants import variant
 
@@ -41,8 +40,9 @@ class Simulation:
         """Game number ``index`` of this run, as a record with its ``reported`` block."""
         rng = random.Random(f"game:{self.floor.seed}:{index}")
         table = self._tables[rng.randrange(1, self.floor.tables + 1)]
-        record = variant(table.variant).play(rng, self.floor, table, self.game_id(table, index))
-        reported = reported_block(record, rng, self.discrepancy_rate)
+        game = variant(table.variant)
+        record = game.play(rng, self.floor, table, self.game_id(table, index))
+        reported = game.report(record, rng, self.discrepancy_rate)
         if reported is not None:
             record["reported"] = reported
         return record

@@ -26,11 +26,8 @@ def settle(record: dict) -> dict:
     return game.settlement.summary()
 
 
-def reported_block(record: dict, rng: random.Random, discrepancy_rate: float) -> dict | None:
-    if record.get("variant") == "red3":  # a Red 3 match reports scores, not money
-        from replays.simulation import red3
-
-        return red3.reported_block(record, rng, discrepancy_rate)
+def reported_block(record: dict, rng: random.Random, discrepancy_rate: float) -> dict:
+    """A 13-card game's ``reported`` block: the settlement, misreported at the given rate."""
     settlement = settle(record)
     losers = settlement["players"]
     reported = {
