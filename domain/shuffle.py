@@ -52,8 +52,8 @@ def commitment(server_seed: bytes) -> str:
     return COMMITMENT_PREFIX + hashlib.sha256(server_seed).hexdigest()
 
 
-def shuffle_stream(server_seed: bytes, client_seeds: Sequence[bytes]) -> Iterator[int]:
-    """The HMAC-SHA256 byte stream, one byte (0..255) at a time, without end."""
+def shuffle_blocks(server_seed: bytes, client_seeds: Sequence[bytes]) -> Iterator[bytes]:
+    """The HMAC-SHA256 stream as 32-byte blocks (counter 0, 1, 2, ...), without end."""
     seeds = b""
     for seed in client_seeds:
         if len(seed) > 0xFFFF:
@@ -61,28 +61,44 @@ def shuffle_stream(server_seed: bytes, client_seeds: Sequence[bytes]) -> Iterato
         seeds += len(seed).to_bytes(2, "big") + seed
     counter = 0
     while True:
-        block = hmac.new(server_seed, seeds + counter.to_bytes(8, "big"), hashlib.sha256)
-        yield from block.digest()
+        yield hmac.new(server_seed, seeds + counter.to_bytes(8, "big"), hashlib.sha256).digest()
         counter += 1
+
+
+def shuffle_stream(server_seed: bytes, client_seeds: Sequence[bytes]) -> Iterator[int]:
+    """The same stream one byte (0..255) at a time."""
+    for block in shuffle_blocks(server_seed, client_seeds):
+        yield from block
 
 
 class UniformDraws:
     """Unbiased integers in ``[0, n)`` taken from a byte stream by rejection sampling.
 
-    >>> draws = UniformDraws(iter(bytes([0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 7])))
+    The stream comes as chunks of bytes (any sizes); draws read 4 bytes at a time across
+    chunk boundaries, so the chunking never changes the result.
+
+    >>> draws = UniformDraws(iter([bytes([0xFF, 0xFF, 0xFF]), bytes([0xFF, 0, 0, 0, 7])]))
     >>> draws.below(3)   # 0xFFFFFFFF is rejected for n=3 (it lies in the biased tail)
     1
     """
 
-    def __init__(self, stream: Iterator[int]) -> None:
-        self._stream = stream
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+        self._buffer = b""
+
+    def _take(self) -> int:
+        while len(self._buffer) < _DRAW_BYTES:
+            self._buffer += next(self._chunks)
+        value = int.from_bytes(self._buffer[:_DRAW_BYTES], "big")
+        self._buffer = self._buffer[_DRAW_BYTES:]
+        return value
 
     def below(self, n: int) -> int:
         if not 1 <= n <= _DRAW_SPACE:
             raise ValueError(f"cannot draw below {n}")
         limit = _DRAW_SPACE - _DRAW_SPACE % n
         while True:
-            x = int.from_bytes(bytes(next(self._stream) for _ in range(_DRAW_BYTES)), "big")
+            x = self._take()
             if x < limit:
                 return x % n
 
@@ -103,7 +119,7 @@ def derive_deck_order(
     jokers_per_deck: int = 1,
 ) -> list[Card]:
     """The whole deck, top first, derived from the seeds (client seeds in seat order)."""
-    draws = UniformDraws(shuffle_stream(server_seed, client_seeds))
+    draws = UniformDraws(shuffle_blocks(server_seed, client_seeds))
     return fisher_yates(deck_order(decks, jokers_per_deck), draws)
 
 

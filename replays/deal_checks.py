@@ -28,7 +28,7 @@ from domain.shuffle import (
     deal_mismatch,
     derive_deal,
 )
-from domain.table import Deal, TableConfig
+from domain.table import TableConfig
 from replays.transcodings import ledger_transcoder
 
 if TYPE_CHECKING:
@@ -128,8 +128,7 @@ class DealChecker:
         if derived is None:
             self._fail(row, str(DealMismatch("commitment", None, None, None)))
             return
-        deal = Deal(event.hands, event.wild, event.open_card, event.stock)
-        mismatch = deal_mismatch(deal, derived)
+        mismatch = deal_mismatch(event, derived)  # hands, wild, open_card, stock
         if mismatch is not None:
             self._fail(row, str(mismatch))
             return

@@ -24,6 +24,7 @@ from domain.shuffle import (
     deal_from_seeds,
     derive_deck_order,
     fisher_yates,
+    shuffle_blocks,
     shuffle_stream,
     verify_deal,
 )
@@ -79,6 +80,12 @@ def test_known_answer_vector_from_the_docs():
     assert " ".join(map(str, order[:13])) == "2D JH JK 2S 8D QS KH QC 8C 3D TS KS TD"
 
 
+def test_the_byte_stream_is_the_blocks_in_order():
+    stream = shuffle_stream(b"k", [b"c"])
+    blocks = shuffle_blocks(b"k", [b"c"])
+    assert bytes(next(stream) for _ in range(96)) == b"".join(next(blocks) for _ in range(3))
+
+
 def test_order_is_a_permutation_and_depends_on_every_seed():
     seeds = [CLIENT_SEEDS[p] for p in PLAYERS]
     order = derive_deck_order(SERVER_SEED, seeds)
@@ -99,17 +106,19 @@ def test_order_is_a_permutation_and_depends_on_every_seed():
 def test_rejection_sampling_skips_the_biased_tail():
     # For n = 3, 2**32 % 3 == 1, so only x == 0xFFFFFFFF is rejected.
     stream = bytes([0xFF] * 4 + [0xFF, 0xFF, 0xFF, 0xFE])
-    assert UniformDraws(iter(stream)).below(3) == 0xFFFFFFFE % 3
+    assert UniformDraws(iter([stream])).below(3) == 0xFFFFFFFE % 3
+    # Chunk boundaries do not matter.
+    assert UniformDraws(iter([stream[:1], stream[1:6], stream[6:]])).below(3) == 0xFFFFFFFE % 3
     # For a power of two nothing is rejected.
-    assert UniformDraws(iter(bytes([0xFF] * 4))).below(4) == 3
+    assert UniformDraws(iter([bytes([0xFF] * 4)])).below(4) == 3
     with pytest.raises(ValueError):
-        UniformDraws(iter(b"")).below(0)
+        UniformDraws(iter([b""])).below(0)
 
 
 def test_shuffle_is_roughly_uniform_over_small_decks():
     """All 24 orders of 4 items, 4,800 shuffles: each within ±6σ of the expected 200."""
     counts = Counter(
-        tuple(fisher_yates("abcd", UniformDraws(shuffle_stream(i.to_bytes(4, "big"), [b"x"]))))
+        tuple(fisher_yates("abcd", UniformDraws(shuffle_blocks(i.to_bytes(4, "big"), [b"x"]))))
         for i in range(4800)
     )
     assert set(counts) == set(itertools.permutations("abcd"))
