@@ -59,6 +59,7 @@ class LoserLine:
     hand_score: int | None  # charged hand score (before the 80 cap); None for drops
     min_score: int | None  # least possible hand score of the 13 cards held
     case: str | None  # scoring case of the charged grouping
+    ended_at_round: int = 0  # the round whose point value applies (Raise Rummy)
 
     @property
     def overcharge(self) -> int | None:
@@ -125,6 +126,7 @@ def audit_game(game: Game) -> AuditReport:
             hand_score=line.hand_score,
             min_score=line.min_score,
             case=line.case,
+            ended_at_round=line.ended_at_round,
         )
         for player, line in computed.players.items()
     )

@@ -42,14 +42,15 @@ def _for_people(report) -> str:
         f"Audit of {report.game_id}: winner {computed['winner']}",
         "",
         f"  {'player':<10} {'result':<12} {'charged':>7} {'minimum':>7}  {'scoring case':<34}"
-        f" {'points':>6} x {'value':>6} = {'amount':>9}",
+        f" {'points':>6} x {'value':>6} {'(round)':>7} = {'amount':>9}",
     ]
     for line in report.losers:
         charged = "-" if line.hand_score is None else str(line.hand_score)
         minimum = "-" if line.min_score is None else str(line.min_score)
         lines.append(
             f"  {line.player:<10} {line.result:<12} {charged:>7} {minimum:>7}  "
-            f"{line.case or '-':<34} {line.points:>6} x {line.point_value:>6} = {line.amount:>9}"
+            f"{line.case or '-':<34} {line.points:>6} x {line.point_value:>6} "
+            f"{'(' + str(line.ended_at_round) + ')':>7} = {line.amount:>9}"
         )
     lines += [
         "",
