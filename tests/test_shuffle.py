@@ -78,6 +78,12 @@ def test_known_answer_vector_from_the_docs():
     """Pinned so that a change to the algorithm cannot silently orphan old records."""
     order = derive_deck_order(b"rummy-ledger", [b"p1", b"p2", b"p3"], 2, 1)
     assert " ".join(map(str, order[:13])) == "2D JH JK 2S 8D QS KH QC 8C 3D TS KS TD"
+    deal = deal_from_order(order, ["p1", "p2", "p3"], dealer="p3")
+    assert " ".join(map(str, deal.hands["p1"])) == "2D 2S KH 3D TD 4H 7H TH 7D 6C QD 6H 5H"
+    assert (str(deal.wild), str(deal.open_card)) == ("3H", "7C")
+    assert " ".join(map(str, deal.stock[:5])) == "9S KD 3H 5S JS"
+    first_block = next(shuffle_blocks(b"rummy-ledger", [b"p1", b"p2", b"p3"]))
+    assert first_block.hex().startswith("2ff95406")
 
 
 def test_the_byte_stream_is_the_blocks_in_order():
