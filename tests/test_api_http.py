@@ -109,3 +109,41 @@ def test_a_game_played_over_http_settles_identically_to_importing_it(server, tmp
         row = session.get(GameRow, game_id)
         assert row is not None and row.status == "settled"
         assert f"{row.gross:.2f}" == settled["settlement"]["gross"]
+
+
+def test_two_writers_racing_for_one_seq_one_wins_the_other_gets_409(server):
+    base, url, _app = server
+    record = json.loads((DATA / "games.jsonl").read_text().splitlines()[0])
+    token = tokens.create_token("acme-race").token
+    bodies = [
+        {"seq": 0, "player": "p1", "type": "pick", "from": "closed", "card": "4H"},
+        {"seq": 0, "player": "p1", "type": "drop"},
+    ]
+    for round_number in range(4):
+        game_id = f"RACE-{round_number}"
+        assert (
+            call(
+                base, token, "POST", "/games", "/games", {**header_of(record), "game_id": game_id}
+            )[0]
+            == 201
+        )
+        barrier = threading.Barrier(2)
+        answers = [None, None]
+
+        def post(i, game_id=game_id, barrier=barrier, answers=answers):
+            barrier.wait()
+            answers[i] = call(
+                base, token, "POST", "/games/{game_id}/moves", f"/games/{game_id}/moves", bodies[i]
+            )
+
+        threads = [threading.Thread(target=post, args=(i,)) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert sorted(status for status, _ in answers) == [201, 409]
+        live = Ledger(url, env={"CREATE_TABLE": "no"})
+        game = live.get_game(game_id)
+        assert game.move_count == 1
+        winner = next(i for i, (status, _) in enumerate(answers) if status == 201)
+        assert game.moves[0]["type"] == bodies[winner]["type"]
