@@ -59,6 +59,7 @@ from replays.integrity_verify import (
     Problem,
     Report,
     default_public_key,
+    latest_stored,
     stored_checkpoints,
     verify_game,
     verify_store,
@@ -241,8 +242,7 @@ def _write_heads(connection: sa.Connection, heads: dict[bytes, list]) -> None:
 def latest_checkpoint(url: str | None = None) -> Checkpoint | None:
     with engine(url).connect() as connection:
         require_tables(connection)
-        found = stored_checkpoints(connection)
-        return found[-1] if found else None
+        return latest_stored(connection)
 
 
 def make_checkpoint(
@@ -317,7 +317,7 @@ def integrity_verdict(
     """
     public_key = public_key or default_public_key()
     report = verify_game(url, game_id, public_key=public_key)
-    checkpoint = latest_checkpoint(url)
+    checkpoint = report.latest
     about = (None, None) if checkpoint is None else (checkpoint.size, checkpoint.time)
     broken = [p for p in report.problems if p.kind != UNSEALED]
     if broken:
@@ -334,7 +334,7 @@ def integrity_verdict(
             "the checkpoint's signature cannot be checked: no public key (RUMMY_LEDGER_KEY_DIR)"
         )
         return Verdict(NOT_CHECKPOINTED, message, None, *about)
-    if checkpoint.size not in report.checkpoints or _last_position(url, game_id) >= checkpoint.size:
+    if checkpoint.size not in report.checkpoints or report.last_position >= checkpoint.size:
         message = (
             f"the game has events after the latest checkpoint ({checkpoint.size} events, "
             f"{checkpoint.time})"
@@ -345,16 +345,6 @@ def integrity_verdict(
         f"{checkpoint.size} events signed {checkpoint.time} by key {checkpoint.key_id}"
     )
     return Verdict(VERIFIED, message, None, *about)
-
-
-def _last_position(url: str | None, game_id: str) -> int:
-    with engine(url).connect() as connection:
-        last = connection.scalar(
-            sa.select(sa.func.max(GameChainHead.last_position)).where(
-                GameChainHead.game_id == game_id
-            )
-        )
-    return -1 if last is None else last
 
 
 # -- proofs ------------------------------------------------------------------------------------

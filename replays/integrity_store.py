@@ -41,13 +41,21 @@ def engine(url: str | None) -> sa.Engine:
     return engine_for(database_url(url))
 
 
+_TABLES_SEEN: set[str] = set()
+
+
 def require_tables(connection: sa.Connection) -> None:
+    """A clear error when the integrity tables were never built (checked once per database)."""
+    url = connection.engine.url.render_as_string(hide_password=False)
+    if url in _TABLES_SEEN:
+        return
     inspector = sa.inspect(connection)
     missing = [t.name for t in INTEGRITY_TABLES if not inspector.has_table(t.name)]
     if missing:
         raise IntegrityError(
             f"integrity tables missing ({', '.join(missing)}): run `rummy-ledger db upgrade`"
         )
+    _TABLES_SEEN.add(url)
 
 
 def has_table(connection: sa.Connection, name: str) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
@@ -42,7 +43,7 @@ from replays.integrity_store import (
     seal_rows,
 )
 from replays.schema import EVENTS_TABLE
-from replays.signing import Checkpoint, SigningError, load_public_key
+from replays.signing import PUBLIC_KEY_FILE, Checkpoint, SigningError, key_dir, load_public_key
 
 # Kinds of problem. Every one makes `verify` fail; only "unsealed" can be innocent (an
 # event written a moment ago whose writer has not sealed it yet).
@@ -78,6 +79,9 @@ class Report:
     root: bytes | None = None
     checkpoints: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # For one game: the latest checkpoint issued and the game's last tree position.
+    latest: Checkpoint | None = None
+    last_position: int = -1
 
     @property
     def ok(self) -> bool:
@@ -100,8 +104,20 @@ class Report:
 
 
 def default_public_key() -> Ed25519PublicKey | None:
+    """The key directory's public key, or None; read once per file version (pages ask
+    for it on every view)."""
+    path = key_dir() / PUBLIC_KEY_FILE
     try:
-        return load_public_key()
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    return _public_key_at(str(path), stamp)
+
+
+@lru_cache(maxsize=8)
+def _public_key_at(path: str, _stamp: int) -> Ed25519PublicKey | None:
+    try:
+        return load_public_key(path)
     except SigningError:
         return None
 
@@ -115,6 +131,12 @@ def checkpoint_of(row: Any) -> Checkpoint:
 def stored_checkpoints(connection: sa.Connection) -> list[Checkpoint]:
     rows = connection.execute(sa.select(CheckpointRow.__table__).order_by(CheckpointRow.id))
     return [checkpoint_of(row) for row in rows]
+
+
+def latest_stored(connection: sa.Connection) -> Checkpoint | None:
+    table = CheckpointRow.__table__
+    row = connection.execute(sa.select(table).order_by(table.c.id.desc()).limit(1)).first()
+    return None if row is None else checkpoint_of(row)
 
 
 def signed_checkpoints(
@@ -442,9 +464,11 @@ def verify_game(
         if not rows and not seals and not heads:
             raise UnknownGame(f"no game {game_id} in the ledger")
         leaves = _compare_game(game_id, rows, seals, heads, seal_head(connection)[1], report)
+        report.latest = latest_stored(connection)
+        report.last_position = max((seal.position for seal in seals), default=-1)
         given = list(checkpoints)
-        if latest:
-            given.extend(stored_checkpoints(connection)[-1:])
+        if latest and report.latest is not None:
+            given.append(report.latest)
         for checkpoint in signed_checkpoints(given, public_key, report):
             _check_game_in_tree(connection, game_id, checkpoint, leaves, seals, report)
     if check_deals and rows and not report.problems:
