@@ -21,7 +21,14 @@ from domain.game import Game
 from domain.moves import play_game
 from replays.application import ConcurrentWrite, GameExists, GameNotFound, Ledger
 from replays.importer import check_shuffle
-from replays.records import FORMAT_TAG, Move, RecordError, Reported, parse_record, record_of
+from replays.records import (
+    FORMAT_TAG,
+    Move,
+    RecordError,
+    Reported,
+    parse_record,
+    record_of,
+)
 
 HEADER_FIELDS_REFUSED = ("moves", "reported", "settlement")
 
@@ -63,6 +70,10 @@ class Ingest:
                     "not part of a new game: post moves one by one, figures at /settle",
                     name,
                 )
+        if body.get("format", FORMAT_TAG) != FORMAT_TAG:
+            raise IngestError(
+                400, f"the ingest API takes 13-card games ({FORMAT_TAG}) only", "format"
+            )
         header = dict(body)
         header.setdefault("format", FORMAT_TAG)
         header["moves"] = []
@@ -200,9 +211,14 @@ class Ingest:
     # -- helpers ---------------------------------------------------------------------------
     def _game(self, game_id: str) -> Game:
         try:
-            return self.ledger.get_game(game_id)
+            game = self.ledger.get_game(game_id)
         except GameNotFound as error:
             raise IngestError(404, str(error)) from None
+        if not isinstance(game, Game):
+            raise IngestError(
+                422, f"{game_id} is not a 13-card game: the ingest API takes those only"
+            )
+        return game
 
     def _view(self, game_id: str, moves: int) -> dict:
         return self.ledger.state_at(game_id, moves).for_seat(None).to_dict()

@@ -242,3 +242,11 @@ def test_the_operator_closes_a_game_and_reports_figures(api, app):
     assert other.status_code == 409 and other.get_json()["field"] == "reported"
     bad = api.settle("seed-points-200", {"reported": {"gross": 1.5}})
     assert bad.status_code == 400 and bad.get_json()["field"] == "reported.gross"
+
+
+def test_a_red3_match_is_not_taken_by_the_13_card_api(api):
+    from red3_factory import example_record
+
+    header = {k: v for k, v in example_record().items() if k not in ("moves", "reported")}
+    answer = api.start(header)
+    assert answer.status_code == 400 and answer.get_json()["field"] == "format"
