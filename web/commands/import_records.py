@@ -10,7 +10,13 @@ from web.commands.store import open_ledger
 
 @click.command("import")
 @click.argument("file", type=click.File("r", encoding="utf-8"))
-@click.option("--batch", default=50, show_default=True, help="Games stored per transaction.")
+@click.option(
+    "--batch",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="Games stored per transaction.",
+)
 def command(file, batch: int) -> None:
     """Import the game records of FILE (JSON Lines, FORMAT.md) into the ledger.
 
