@@ -52,14 +52,17 @@ def candidate_groups(cards, wild, profile=None):
         family = [i for i in others if key in (cards[i].suit, cards[i].rank)]
         families.update(_subsets(family))
     found = {}
+    kinds = {}  # the same cards (two decks) classify the same, whichever copies they are
     for naturals in families:
         for extra in _subsets(jokers):
             group = frozenset(naturals + extra)
             if len(group) < 3 or group in found:
                 continue
-            verdict = classify([cards[i] for i in sorted(group)], wild, profile)
-            if verdict.kind is not None:
-                found[group] = verdict.kind
+            same = tuple(sorted(cards[i].index for i in group))
+            if same not in kinds:
+                kinds[same] = classify([cards[i] for i in sorted(group)], wild, profile).kind
+            if kinds[same] is not None:
+                found[group] = kinds[same]
     return found
 
 
@@ -74,40 +77,42 @@ def oracle(cards, wild, profile=None) -> OracleAnswer:
         value = sum(points[i] for i in group)
         pure = 1 if kind is GroupKind.PURE else 0
         sequence = 1 if kind in (GroupKind.PURE, GroupKind.IMPURE) else 0
-        by_lowest.setdefault(min(group), []).append((group, pure, sequence, value))
+        mask = sum(1 << i for i in group)
+        by_lowest.setdefault(min(group), []).append((mask, pure, sequence, value))
+
+    # Progress (pure, sequences) capped at (1, 2) is kept as the index 3 * pure + sequences.
+    after = [
+        [3 * min(1, a // 3 + p) + min(2, a % 3 + s) for p, s in ((0, 0), (0, 1), (1, 1))]
+        for a in range(6)
+    ]
 
     @cache
-    def packings(free: frozenset) -> dict:
-        """{(pure, sequences) capped at (1, 2): (most points grouped, all cards grouped?)}."""
+    def packings(free: int) -> tuple[list[int], list[bool]]:
+        """For each progress index: the most points grouped (-1: unreachable), and whether
+        some packing reaching it groups every card. ``free``: bit mask of unplaced cards."""
         if not free:
-            return {(0, 0): (0, True)}
-        lowest = min(free)
-        best: dict = {}
+            return [0, -1, -1, -1, -1, -1], [True] + [False] * 5
+        lowest = (free & -free).bit_length() - 1
+        most, whole = list(packings(free & ~(1 << lowest))[0]), [False] * 6  # lowest loose
+        for mask, pure, sequence, group_value in by_lowest.get(lowest, ()):
+            if mask & free == mask:
+                kind = 2 if pure else sequence
+                rest_most, rest_whole = packings(free & ~mask)
+                for progress in range(6):
+                    if rest_most[progress] >= 0:
+                        target = after[progress][kind]
+                        most[target] = max(most[target], rest_most[progress] + group_value)
+                        whole[target] = whole[target] or rest_whole[progress]
+        return most, whole
 
-        def offer(key, value, complete):
-            old = best.get(key)
-            if old is None:
-                best[key] = (value, complete)
-            else:
-                best[key] = (max(old[0], value), old[1] or complete)
-
-        for key, (value, _) in packings(free - {lowest}).items():
-            offer(key, value, False)  # the lowest free card stays loose
-        for group, pure, sequence, group_value in by_lowest.get(lowest, ()):
-            if group <= free:
-                for (p, s), (value, complete) in packings(free - group).items():
-                    key = (min(1, p + pure), min(2, s + sequence))
-                    offer(key, value + group_value, complete)
-        return best
-
-    result = packings(frozenset(range(len(cards)))).get((1, 2))
+    most, whole = packings((1 << len(cards)) - 1)
     pure_values = [sum(points[i] for i in g) for g, k in groups.items() if k is GroupKind.PURE]
     pure_only = total - max(pure_values) if pure_values else None
-    two_sequences = total - result[0] if result else None
+    two_sequences = total - most[5] if most[5] >= 0 else None
     scores = [total] + [s for s in (pure_only, two_sequences) if s is not None]
     return OracleAnswer(
         min_score=min(scores),
-        can_declare=bool(result and result[1]),
+        can_declare=whole[5],
         no_pure=total,
         pure_only=pure_only,
         two_sequences=two_sequences,
