@@ -483,3 +483,45 @@ def test_command_line_round_trip(ledger, database_url, tmp_path, monkeypatch):
 
     code, out = run("verify-proof", tmp_path / "missing.json", "--key", public)
     assert code == 1 and "missing.json" in out
+
+
+# -- end to end: the simulator deals verifiably ------------------------------------------------
+def test_simulated_games_verify_end_to_end(database_url, keys):
+    from replays.simulation import Floor, Simulation, store_games
+
+    create_tables(database_url)
+    records = list(Simulation(Floor(seed=11, tables=3, players=12)).games(8))
+    assert all("shuffle" in record for record in records)
+    store_games(records, url=database_url, warn=lambda message: None)
+    seal_new_events(database_url)
+    make_checkpoint(database_url)
+    report = verify_store(database_url)
+    assert report.ok, report.problems
+    assert f"{len(records)} deal(s) checked against their shuffle seeds" in report.notes
+    game_id = records[3]["game_id"]
+    assert integrity_verdict(database_url, game_id).status == "verified"
+
+    # One swapped card in a stored deal (hands and stock stay a full deck) is caught.
+    dealt = row_id(database_url, game_id, 2)
+    state = json.loads(
+        sql(database_url, "SELECT state FROM ledger_events WHERE id = :i", i=dealt).scalar_one()
+    )
+    hands = state["hands"]
+    first, second = list(hands)[:2]
+    hands[first][0], hands[second][0] = hands[second][0], hands[first][0]
+    assert hands[first][0] != hands[second][0]
+    sql(
+        database_url,
+        "UPDATE ledger_events SET state = :s WHERE id = :i",
+        s=json.dumps(state).encode(),
+        i=dealt,
+    )
+    report = verify_store(database_url)
+    assert (ALTERED, game_id, 2) in kinds(report)  # the seal notices first
+    # Sealed that way from the start (a deal recorded wrong), only the seeds can tell.
+    for table in ("integrity_seals", "integrity_nodes", "integrity_games", "integrity_checkpoints"):
+        sql(database_url, f"DELETE FROM {table}")
+    seal_new_events(database_url)
+    report = verify_store(database_url)
+    assert kinds(report) == [("deal", game_id, 2)]
+    assert f"{first}'s hand holds" in report.problems[0].message
