@@ -525,3 +525,30 @@ def test_simulated_games_verify_end_to_end(database_url, keys):
     report = verify_store(database_url)
     assert kinds(report) == [("deal", game_id, 2)]
     assert f"{first}'s hand holds" in report.problems[0].message
+
+
+# -- the verdict on the site -------------------------------------------------------------------
+def test_game_and_audit_pages_show_the_verdict(sqlite_url, keys):
+    from web_support import load_games
+
+    from web import create_app
+
+    records = load_games(sqlite_url)
+    create_tables(sqlite_url)  # until the integrity tables have their migration
+    game_id = "T7-000123"
+    assert game_id in records
+    client = create_app({"DATABASE_URL": sqlite_url, "TESTING": True}).test_client()
+    pages = (f"/games/{game_id}", f"/games/{game_id}/audit", f"/games/{game_id}/replay")
+
+    seal_new_events(sqlite_url)
+    for page in pages:
+        html = client.get(page).get_data(as_text=True)
+        assert "Not yet checkpointed" in html, page
+    make_checkpoint(sqlite_url)
+    for page in pages:
+        html = client.get(page).get_data(as_text=True)
+        assert "integrity-verified" in html and "Ledger verified" in html, page
+    flip_byte(sqlite_url, game_id, 4)
+    for page in pages:
+        html = client.get(page).get_data(as_text=True)
+        assert "Ledger broken at event 4" in html, page
