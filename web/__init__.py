@@ -39,6 +39,9 @@ def create_app(config: dict | None = None) -> Flask:
         DATABASE_URL=database_url(),
         SECRET_KEY=os.environ.get("SECRET_KEY"),
         GAMES_PER_PAGE=25,
+        # Replays keep the games and table states they built (a game's past never changes);
+        # RUMMY_LEDGER_REPLAY_CACHE=0 turns that off, e.g. to measure a cold page.
+        REPLAY_CACHE=os.environ.get("RUMMY_LEDGER_REPLAY_CACHE", "1") != "0",
     )
     if config:
         app.config.update(config)

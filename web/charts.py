@@ -13,7 +13,6 @@ True
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -57,8 +56,8 @@ def _ticks(lo: Decimal, hi: Decimal, count: int = 4) -> list[Decimal]:
 
 def _axes(
     x_max: int, lo: Decimal, hi: Decimal, x_label: str, y_label: str, x_of, y_of
-) -> list[ET.Element]:
-    parts: list[ET.Element] = []
+) -> list[str]:
+    parts: list[str] = []
     for tick in _ticks(lo, hi):
         y = y_of(tick)
         parts.append(

@@ -7,6 +7,8 @@ module only turns it into words for the page and stays quiet while that module i
 from __future__ import annotations
 
 import importlib
+import threading
+import time
 from dataclasses import dataclass
 
 from flask import current_app
@@ -33,11 +35,37 @@ def _verdict_function():
     return getattr(module, "integrity_verdict", None)
 
 
-def integrity_badge(game_id: str) -> Badge | None:
-    """The badge for ``game_id``, or None when no integrity check is installed."""
+_cache: dict[tuple[str, str], tuple[float, Badge]] = {}
+_cache_lock = threading.Lock()
+
+
+def integrity_badge(game_id: str, *, fresh: bool = True) -> Badge | None:
+    """The badge for ``game_id``, or None when no integrity check is installed.
+
+    The check re-hashes the game's events, which costs more than the rest of a replay
+    frame; stepping through a replay (``fresh=False``) reuses a verdict up to
+    ``INTEGRITY_CACHE_SECONDS`` old (default 30). The summary and audit pages always
+    check afresh.
+    """
     verdict_of = current_app.config.get("INTEGRITY_VERDICT") or _verdict_function()
     if verdict_of is None:
         return None
+    key = (current_app.config["DATABASE_URL"], game_id)
+    max_age = float(current_app.config.get("INTEGRITY_CACHE_SECONDS", 30))
+    if not fresh and max_age > 0:
+        with _cache_lock:
+            cached = _cache.get(key)
+        if cached is not None and time.monotonic() - cached[0] < max_age:
+            return cached[1]
+    badge = _check(verdict_of, game_id)
+    with _cache_lock:
+        if len(_cache) > 10_000:
+            _cache.clear()
+        _cache[key] = (time.monotonic(), badge)
+    return badge
+
+
+def _check(verdict_of, game_id: str) -> Badge:
     try:
         verdict = verdict_of(current_app.config["DATABASE_URL"], game_id)
     except Exception as error:  # a failing check must not take the page down with it

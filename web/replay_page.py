@@ -8,10 +8,12 @@ and the money from the recorded settlement.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from flask import url_for
+from flask import current_app, url_for
 from sqlalchemy.orm import Session
 
 from domain.cards import Card
@@ -49,6 +51,14 @@ class GameView:
     timeline: list[MoveRow]
     results: list[PlayerResultRow]
     players: list[str] = field(default_factory=list)
+    # What the pages derive from these rows (move list, moments, chart), kept with them.
+    derived: dict = field(default_factory=dict, repr=False)
+
+    def remember(self, key, build):
+        """``build()``'s value, computed once per loaded game."""
+        if key not in self.derived:
+            self.derived[key] = build()
+        return self.derived[key]
 
     @property
     def game_id(self) -> str:
@@ -78,16 +88,66 @@ def _player_ids(players: list) -> list[str]:
     return [str(pid) for pid in ids]
 
 
+_loaded: OrderedDict[tuple[str, str], GameView] = OrderedDict()
+_loaded_lock = threading.Lock()
+LOADED_GAMES = 256
+
+
 def load_game(session: Session, game_id: str) -> GameView | None:
+    """The game's rows from the read models. Someone stepping through a replay asks for the
+    same game again and again, so its timeline and results are kept (the last
+    ``LOADED_GAMES`` games) for as long as its header says nothing changed."""
     header = queries.game_header(session, game_id)
     if header is None:
         return None
-    return GameView(
+    key = (str(session.get_bind().url), game_id)
+    stamp = (header.version, header.status, header.moves_count)
+    caching = current_app.config.get("REPLAY_CACHE", True)
+    with _loaded_lock:
+        cached = _loaded.get(key) if caching else None
+        if cached is not None and cached.derived.get("stamp") == stamp:
+            _loaded.move_to_end(key)
+            cached.header = header
+            return cached
+    game = GameView(
         header=header,
         timeline=queries.move_timeline(session, game_id),
         results=queries.game_results(session, game_id),
         players=_player_ids(header.players),
     )
+    game.derived["stamp"] = stamp
+    with _loaded_lock:
+        _loaded[key] = game
+        while len(_loaded) > LOADED_GAMES:
+            _loaded.popitem(last=False)
+    return game
+
+
+_states: OrderedDict[tuple, object] = OrderedDict()
+STATES = 4096
+
+
+def state_after(game: GameView, move: int):
+    """The table after ``move`` moves (``Ledger.state_at``). A game's past never changes, so a
+    state once built is kept (the last ``STATES``), keyed also by the game's read-model stamp
+    so that a game that moved on, or was settled, is read again."""
+    from web.ledger import get_ledger
+
+    ledger = get_ledger()
+    if not current_app.config.get("REPLAY_CACHE", True):
+        return ledger.state_at(game.game_id, move)
+    key = (ledger.url, game.game_id, move, game.derived.get("stamp"))
+    with _loaded_lock:
+        state = _states.get(key)
+        if state is not None:
+            _states.move_to_end(key)
+            return state
+    state = ledger.state_at(game.game_id, move)
+    with _loaded_lock:
+        _states[key] = state
+        while len(_states) > STATES:
+            _states.popitem(last=False)
+    return state
 
 
 def outcomes_of(game: GameView, final_state=None) -> dict[str, str]:
@@ -320,5 +380,9 @@ def point_value_chart(game: GameView) -> str | None:
     """Raise Rummy only: the point value after each move, with each player's exit marked."""
     if game.header.variant != "raise":
         return None
-    values = [game.header.point_value] + [Decimal(row.point_value) for row in game.timeline]
-    return charts.point_value_chart(values, exits(game))
+
+    def draw() -> str:
+        values = [game.header.point_value] + [Decimal(row.point_value) for row in game.timeline]
+        return charts.point_value_chart(values, exits(game))
+
+    return game.remember("point_value_chart", draw)

@@ -12,13 +12,18 @@ the word "loose").
 <svg xmlns="http://www.w3.org/2000/svg" ... aria-label="ace of spades">...
 >>> "printed joker" in card(Card.parse("JK"))
 True
+
+The markup is written as text rather than through an XML tree: a replay page draws a few
+hundred cards per request, and a card's face is the same every time it is drawn, so it is
+built once and kept (:func:`_face_body`).
 """
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from html import escape
 
 from domain.cards import Card
 
@@ -35,6 +40,7 @@ BLACK = "#1b1b1b"
 JOKER_INK = "#5b2a86"
 LOOSE_INK = "#b3261e"
 FELT = "#1f5f3f"
+WHITE = "#ffffff"
 
 GROUP_NAMES = {
     "pure": "pure sequence",
@@ -44,21 +50,30 @@ GROUP_NAMES = {
 }
 
 
-def element(tag: str, attrs: dict | None = None, text: str | None = None, *children) -> ET.Element:
-    element = ET.Element(tag, {k: _attr(v) for k, v in (attrs or {}).items() if v is not None})
-    if text is not None:
-        element.text = text
-    element.extend(child for child in children if child is not None)
-    return element
-
-
 def _attr(value) -> str:
     # Floats print without a trailing ".0" so the text stays short and stable.
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def svg_document(width: int, height: int, label: str, *children: ET.Element, cls: str) -> str:
-    root = element(
+def element(tag: str, attrs: dict | None = None, text: str | None = None, *children: str) -> str:
+    """One element as text; attribute values and text are escaped, ``children`` are markup.
+
+    >>> element("text", {"x": 1.0, "fill": None}, "a < b")
+    '<text x="1">a &lt; b</text>'
+    """
+    head = tag + "".join(
+        f' {name}="{escape(_attr(value))}"'
+        for name, value in (attrs or {}).items()
+        if value is not None
+    )
+    inner = (escape(text, quote=False) if text is not None else "") + "".join(
+        child for child in children if child
+    )
+    return f"<{head}>{inner}</{tag}>" if inner else f"<{head} />"
+
+
+def svg_document(width: int, height: int, label: str, *children: str, cls: str) -> str:
+    return element(
         "svg",
         {
             "xmlns": SVG_NS,
@@ -73,14 +88,17 @@ def svg_document(width: int, height: int, label: str, *children: ET.Element, cls
         element("title", None, label),
         *children,
     )
-    return ET.tostring(root, encoding="unicode")
+
+
+def _translate(x: float, y: float) -> str:
+    return f"translate({x:g},{y:g})"
 
 
 # -- one card ------------------------------------------------------------------------------
 
 
 def card_label(card: Card, wild: Card | None = None, *, loose: bool = False) -> str:
-    """Words for one card: ``seven of diamonds, joker``; ``printed joker``; ``2 of clubs, loose``."""
+    """Words for one card: ``7 of diamonds, joker``; ``printed joker``; ``2 of clubs, loose``."""
     words = card.spoken
     if not card.is_printed_joker and wild is not None and card.is_joker(wild):
         words += ", joker"
@@ -89,45 +107,17 @@ def card_label(card: Card, wild: Card | None = None, *, loose: bool = False) -> 
     return words
 
 
-def _card_face(
-    card: Card,
-    x: float,
-    y: float,
-    *,
-    wild: Card | None = None,
-    loose: bool = False,
-    marked: str | None = None,
-) -> ET.Element:
-    """One face-up card as an SVG group at (x, y)."""
-    label = card_label(card, wild, loose=loose)
-    if marked:
-        label += f", {marked}"
-    classes = ["card"]
+@lru_cache(maxsize=4096)
+def _face_body(card: Card, is_joker: bool, loose: bool, marked: bool, label: str) -> str:
+    """Everything inside a face-up card's group; the same card always looks the same."""
     if card.is_printed_joker:
         ink, rank, pip = JOKER_INK, "JK", "★"
-        classes.append("printed-joker")
     else:
         ink = RED if card.suit in "HD" else BLACK
         rank = card.symbol[:-1]
         pip = card.symbol[-1]
-        classes.append(f"suit-{card.suit.lower()}")
-    is_joker = card.is_joker(wild) if wild is not None else card.is_printed_joker
-    if is_joker:
-        classes.append("joker")
-    if loose:
-        classes.append("loose")
-    if marked:
-        classes.append("marked")
-    group = element(
-        "g",
-        {
-            "class": " ".join(classes),
-            "transform": f"translate({x:g},{y:g})",
-            "role": "img",
-            "aria-label": label,
-            "data-card": str(card),
-        },
-        None,
+    wide = len(rank) > 1
+    parts = [
         element("title", None, label),
         element(
             "rect",
@@ -146,7 +136,7 @@ def _card_face(
         element(
             "text",
             {
-                "x": 3 if len(rank) > 1 else 5,
+                "x": 3 if wide else 5,
                 "y": 18,
                 "font-family": "Georgia, 'DejaVu Serif', serif",
                 "font-size": 16,
@@ -154,8 +144,8 @@ def _card_face(
                 "fill": ink,
                 "aria-hidden": "true",
                 # "10" and "JK" are squeezed to stay readable where fanned cards overlap.
-                "textLength": 18 if len(rank) > 1 else None,
-                "lengthAdjust": "spacingAndGlyphs" if len(rank) > 1 else None,
+                "textLength": 18 if wide else None,
+                "lengthAdjust": "spacingAndGlyphs" if wide else None,
             },
             rank,
         ),
@@ -176,10 +166,10 @@ def _card_face(
             },
             pip,
         ),
-    )
+    ]
     if is_joker:
         # The star and the word both say "joker": colour alone would not.
-        group.append(
+        parts.append(
             element(
                 "text",
                 {
@@ -194,58 +184,90 @@ def _card_face(
                 "★ JOKER" if not card.is_printed_joker else "JOKER",
             )
         )
-    return group
+    return "".join(parts)
 
 
-def _card_back(x: float, y: float, label: str = "face-down card") -> ET.Element:
-    return element(
-        "g",
-        {
-            "class": "card back",
-            "transform": f"translate({x:g},{y:g})",
-            "role": "img",
-            "aria-label": label,
-        },
-        None,
-        element("title", None, label),
-        element(
-            "rect",
-            {
-                "x": 0.5,
-                "y": 0.5,
-                "width": CARD_W - 1,
-                "height": CARD_H - 1,
-                "rx": 5,
-                "fill": "#2c4a7a",
-                "stroke": "#12233f",
-            },
-        ),
-        element(
-            "rect",
-            {
-                "x": 6,
-                "y": 6,
-                "width": CARD_W - 12,
-                "height": CARD_H - 12,
-                "rx": 3,
-                "fill": "none",
-                "stroke": "#9fb6dd",
-                "stroke-dasharray": "2 3",
-            },
-        ),
+def _card_face(
+    card: Card,
+    x: float,
+    y: float,
+    *,
+    wild: Card | None = None,
+    loose: bool = False,
+    marked: str | None = None,
+    role: str = "img",
+) -> str:
+    """One face-up card as an SVG group at (x, y)."""
+    label = card_label(card, wild, loose=loose)
+    if marked:
+        label += f", {marked}"
+    classes = ["card", "printed-joker" if card.is_printed_joker else f"suit-{card.suit.lower()}"]
+    is_joker = card.is_joker(wild) if wild is not None else card.is_printed_joker
+    if is_joker:
+        classes.append("joker")
+    if loose:
+        classes.append("loose")
+    if marked:
+        classes.append("marked")
+    attrs = {
+        "class": " ".join(classes),
+        "transform": _translate(x, y),
+        "role": role,
+        "aria-label": label,
+        "data-card": str(card),
+    }
+    return element("g", attrs, None, _face_body(card, is_joker, loose, bool(marked), label))
+
+
+@lru_cache(maxsize=64)
+def _back_body(label: str) -> str:
+    return "".join(
+        (
+            element("title", None, label),
+            element(
+                "rect",
+                {
+                    "x": 0.5,
+                    "y": 0.5,
+                    "width": CARD_W - 1,
+                    "height": CARD_H - 1,
+                    "rx": 5,
+                    "fill": "#2c4a7a",
+                    "stroke": "#12233f",
+                },
+            ),
+            element(
+                "rect",
+                {
+                    "x": 6,
+                    "y": 6,
+                    "width": CARD_W - 12,
+                    "height": CARD_H - 12,
+                    "rx": 3,
+                    "fill": "none",
+                    "stroke": "#9fb6dd",
+                    "stroke-dasharray": "2 3",
+                },
+            ),
+        )
     )
 
 
-def _slot(x: float, y: float, label: str, caption: str) -> ET.Element:
+def _card_back(x: float, y: float, label: str = "face-down card") -> str:
+    attrs = {
+        "class": "card back",
+        "transform": _translate(x, y),
+        "role": "img",
+        "aria-label": label,
+    }
+    return element("g", attrs, None, _back_body(label))
+
+
+def _slot(x: float, y: float, label: str, caption: str) -> str:
     """An empty place on the table (no open card, empty finish slot)."""
     return element(
         "g",
-        {
-            "class": "slot",
-            "transform": f"translate({x:g},{y:g})",
-            "role": "img",
-            "aria-label": label,
-        },
+        {"class": "slot", "transform": _translate(x, y), "role": "img", "aria-label": label},
         None,
         element("title", None, label),
         element(
@@ -319,15 +341,18 @@ def _fan(
     step: int = FAN_STEP,
     loose: bool = False,
     marked: dict[int, str] | None = None,
-) -> tuple[ET.Element, float]:
+    label: str | None = None,
+) -> tuple[str, float]:
     """Cards overlapped left to right; returns the group and its width."""
-    group = element("g", {"class": "fan", "role": "list"})
-    for i, c in enumerate(cards):
-        item = _card_face(c, x + i * step, y, wild=wild, loose=loose, marked=(marked or {}).get(i))
-        item.set("role", "listitem")
-        group.append(item)
+    marked = marked or {}
+    items = [
+        _card_face(
+            c, x + i * step, y, wild=wild, loose=loose, marked=marked.get(i), role="listitem"
+        )
+        for i, c in enumerate(cards)
+    ]
     width = (len(cards) - 1) * step + CARD_W if cards else 0
-    return group, width
+    return element("g", {"class": "fan", "role": "list", "aria-label": label}, None, *items), width
 
 
 def hand(
@@ -361,9 +386,12 @@ def hand(
 def hidden_hand(count: int, *, label: str | None = None) -> str:
     """``count`` face-down cards: an opponent's hand in a seat view."""
     label = label or f"{count} hidden cards"
-    group = element("g", {"class": "fan hidden"})
-    for i in range(count):
-        group.append(_card_back(2 + i * 10, 2, "hidden card"))
+    group = element(
+        "g",
+        {"class": "fan hidden"},
+        None,
+        *(_card_back(2 + i * 10, 2, "hidden card") for i in range(count)),
+    )
     width = (count - 1) * 10 + CARD_W + 4 if count else CARD_W
     return svg_document(width, CARD_H + 4, label, group, cls="hand-svg hidden")
 
@@ -393,7 +421,7 @@ def grouped_hand(
     True
     """
     x = 2.0
-    parts: list[ET.Element] = []
+    parts: list[str] = []
     words: list[str] = []
     for group in groups:
         fan, width = _fan(group.cards, x, 2, wild=wild, step=GROUP_STEP)
@@ -544,7 +572,7 @@ def finish_slot(finish: Card | None, *, wild: Card | None = None) -> str:
     )
 
 
-def _caption(text: str, y: float, x: float = CARD_W / 2) -> ET.Element:
+def _caption(text: str, y: float, x: float = CARD_W / 2, *, fill: str = BLACK) -> str:
     return element(
         "text",
         {
@@ -554,7 +582,7 @@ def _caption(text: str, y: float, x: float = CARD_W / 2) -> ET.Element:
             "text-anchor": "middle",
             "font-size": 11,
             "font-family": "sans-serif",
-            "fill": BLACK,
+            "fill": fill,
             "aria-hidden": "true",
         },
         text,
@@ -592,7 +620,7 @@ def table(state, *, seat: str | None = None) -> str:
     """
     if seat is not None and hasattr(state, "for_seat"):
         state = state.for_seat(seat)
-    rows: list[ET.Element] = []
+    rows: list[str] = []
     header = (
         f"Round {state.round} · point value {state.point_value}"
         + (
@@ -610,16 +638,14 @@ def table(state, *, seat: str | None = None) -> str:
         )
     )
     centre_y = 34
-    centre = [
-        ("stock", _stock_group(state.stock_count, state.stock_known)),
-        ("open", _open_group(state.open_pile, state.wild)),
-        ("wild", _wild_group(state.wild)),
-        ("finish", _finish_group(state.finish, state.wild)),
-    ]
     x = 12
-    for _name, group in centre:
-        group.set("transform", f"translate({x},{centre_y})")
-        rows.append(group)
+    for draw in (
+        lambda at: _stock_group(at, state.stock_count),
+        lambda at: _open_group(at, state.open_pile, state.wild),
+        lambda at: _wild_group(at, state.wild),
+        lambda at: _finish_group(at, state.finish, state.wild),
+    ):
+        rows.append(draw(_translate(x, centre_y)))
         x += CARD_W + 28
     y = centre_y + CARD_H + LABEL_H + 16
     width = x
@@ -643,14 +669,14 @@ def table(state, *, seat: str | None = None) -> str:
         y += 20
         cards = tuple(seat_state.hand)
         if cards:
-            fan, w = _fan(sort_for_display(cards, state.wild), 12, y, wild=state.wild)
+            fan, w = _fan(
+                sort_for_display(cards, state.wild), 12, y, wild=state.wild, label=caption
+            )
         else:
             count = seat_state.hand_size
-            fan = element("g", {"class": "fan hidden"})
-            for i in range(count):
-                fan.append(_card_back(12 + i * 10, y, "hidden card"))
+            backs = (_card_back(12 + i * 10, y, "hidden card") for i in range(count))
+            fan = element("g", {"class": "fan hidden", "aria-label": caption}, None, *backs)
             w = (count - 1) * 10 + CARD_W if count else 0
-        fan.set("aria-label", caption)
         rows.append(fan)
         width = max(width, 12 + w + 12)
         y += CARD_H + 14
@@ -661,46 +687,39 @@ def table(state, *, seat: str | None = None) -> str:
     return svg_document(int(width), int(y), label, background, *rows, cls="table-svg")
 
 
-def _stock_group(count: int, known: bool) -> ET.Element:
-    group = element("g", {"class": "stock"})
-    if count:
-        group.append(_card_back(0, 0, f"stock, {count} cards"))
-    else:
-        group.append(_slot(0, 0, "stock, empty", "empty"))
-    caption = _caption(f"stock ({count})", CARD_H + 14)
-    caption.set("fill", "#ffffff")
-    group.append(caption)
-    return group
+def _centre_group(cls: str, transform: str, shown: str, caption: str) -> str:
+    return element(
+        "g",
+        {"class": cls, "transform": transform},
+        None,
+        shown,
+        _caption(caption, CARD_H + 14, fill=WHITE),
+    )
 
 
-def _open_group(pile: Sequence[Card], wild: Card | None) -> ET.Element:
-    group = element("g", {"class": "open-pile"})
-    if pile:
-        group.append(_card_face(pile[-1], 0, 0, wild=wild))
-    else:
-        group.append(_slot(0, 0, "open pile, empty", "empty"))
-    caption = _caption(f"open ({len(pile)})", CARD_H + 14)
-    caption.set("fill", "#ffffff")
-    group.append(caption)
-    return group
+def _stock_group(transform: str, count: int) -> str:
+    shown = (
+        _card_back(0, 0, f"stock, {count} cards") if count else _slot(0, 0, "stock, empty", "empty")
+    )
+    return _centre_group("stock", transform, shown, f"stock ({count})")
 
 
-def _wild_group(wild: Card | None) -> ET.Element:
-    group = element("g", {"class": "wild"})
-    group.append(_card_face(wild, 0, 0) if wild else _slot(0, 0, "no wild yet", "wild"))
-    caption = _caption("wild", CARD_H + 14)
-    caption.set("fill", "#ffffff")
-    group.append(caption)
-    return group
+def _open_group(transform: str, pile: Sequence[Card], wild: Card | None) -> str:
+    shown = (
+        _card_face(pile[-1], 0, 0, wild=wild) if pile else _slot(0, 0, "open pile, empty", "empty")
+    )
+    return _centre_group("open-pile", transform, shown, f"open ({len(pile)})")
 
 
-def _finish_group(finish: Card | None, wild: Card | None) -> ET.Element:
-    group = element("g", {"class": "finish"})
-    if finish:
-        group.append(_card_face(finish, 0, 0, wild=wild))
-    else:
-        group.append(_slot(0, 0, "finish slot, empty", "finish"))
-    caption = _caption("finish", CARD_H + 14)
-    caption.set("fill", "#ffffff")
-    group.append(caption)
-    return group
+def _wild_group(transform: str, wild: Card | None) -> str:
+    shown = _card_face(wild, 0, 0) if wild else _slot(0, 0, "no wild yet", "wild")
+    return _centre_group("wild", transform, shown, "wild")
+
+
+def _finish_group(transform: str, finish: Card | None, wild: Card | None) -> str:
+    shown = (
+        _card_face(finish, 0, 0, wild=wild)
+        if finish
+        else _slot(0, 0, "finish slot, empty", "finish")
+    )
+    return _centre_group("finish", transform, shown, "finish")

@@ -8,10 +8,12 @@ come from the read models, so the page never replays the game itself.
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from flask import Blueprint, Response, abort, render_template, request, url_for
 
 from web import red3_replay, svg
-from web.ledger import get_ledger, read_session
+from web.ledger import read_session
 from web.replay_page import (
     final_hands,
     load_game,
@@ -19,6 +21,7 @@ from web.replay_page import (
     outcomes_of,
     point_value_chart,
     seat_views,
+    state_after,
 )
 
 bp = Blueprint("replays", __name__)
@@ -62,9 +65,11 @@ def _table_context(game_id: str):
         abort(404, f"No game {game_id!r} in the ledger.")
     move = _move_arg(game_id, game.total)
     seat = _seat_arg(game_id, game.players)
-    state = get_ledger().state_at(game_id, move)
+    state = state_after(game, move)
     shown = state.for_seat(seat) if seat else state
     at_end = move == game.total
+    base = url_for("replays.replay", game_id=game_id)
+    seat_suffix = f"&seat={quote(seat, safe='')}" if seat else ""
     context = {
         "game": game.header,
         "variant": game.header.variant,
@@ -78,7 +83,8 @@ def _table_context(game_id: str):
         "seat_views": seat_views(shown, seat, game, move),
         # Seat view shows only what that player could see: the final hands wait for the end.
         "final_hands": final_hands(state, game) if at_end else None,
-        "url": lambda n: url_for("replays.replay", game_id=game_id, move=n, seat=seat),
+        # Built once, not per link: a long game's move list has a link per move.
+        "url": lambda n: f"{base}?move={n}{seat_suffix}",
     }
     return game, context
 
@@ -90,8 +96,12 @@ def replay(game_id: str):
     game, context = _table_context(game_id)
     return render_template(
         "replays/replay.html",
-        move_items=move_items(game.timeline, context["seat"]),
-        moments=game.moments(outcomes_of(game)),
+        move_items=game.remember(
+            ("move_items", context["seat"]), lambda: move_items(game.timeline, context["seat"])
+        ),
+        moments=game.remember("moments", lambda: game.moments(outcomes_of(game)))
+        if game.results
+        else game.moments(outcomes_of(game)),
         point_value_chart=point_value_chart(game),
         timed=any(row.at for row in game.timeline),
         **context,
