@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, render_template, request
 
 from web import queries
-from web.ledger import get_ledger, read_session
-from web.replay_page import final_hands, load_game, outcomes_of, point_value_chart
+from web.ledger import read_session
+from web.replay_page import final_hands, load_game, outcomes_of, point_value_chart, state_after
 
 bp = Blueprint("games", __name__)
 
@@ -38,7 +38,7 @@ def game(game_id: str):
         view = load_game(session, game_id)
     if view is None:
         abort(404, f"No game {game_id!r} in the ledger.")
-    final_state = get_ledger().state_at(game_id, view.total)
+    final_state = state_after(view, view.total)
     return render_template(
         "games/game.html",
         game=view.header,
