@@ -250,3 +250,33 @@ def test_a_red3_match_is_not_taken_by_the_13_card_api(api):
     header = {k: v for k, v in example_record().items() if k not in ("moves", "reported")}
     answer = api.start(header)
     assert answer.status_code == 400 and answer.get_json()["field"] == "format"
+
+
+def test_junk_moves_get_a_documented_error_never_a_500(sqlite_url):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    api = Api(make_app(sqlite_url, API_FOLLOW_WRITES=False).test_client(), None)
+    api.token = tokens.create_token("fuzz").token
+    assert api.start(header_of(records()["T7-000123"])).status_code == 201
+    value = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-2, 3),
+        st.floats(allow_nan=False),
+        st.sampled_from(["p1", "p2", "pick", "drop", "closed", "4H", "TC", "9C", "ZZ", ""]),
+        st.lists(st.lists(st.sampled_from(["AS", "4H", "XX"]), max_size=3), max_size=2),
+    )
+    body = st.dictionaries(
+        st.sampled_from(["seq", "player", "type", "from", "card", "finish", "groups", "at", "x"]),
+        value,
+        max_size=6,
+    )
+
+    @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(body=st.one_of(body, value))
+    def post(body):
+        response = api.call("POST", "/games/{game_id}/moves", "/api/v1/games/T7-000123/moves", body)
+        assert response.status_code in (201, 400, 409, 422)
+
+    post()

@@ -179,3 +179,58 @@ def test_rule_violations_are_explained_with_the_move():
     assert (
         explain(caught.value, record) == "move 1 (p1 discard 9C): p1 cannot discard 9C: not in hand"
     )
+
+
+# -- robustness: any damage to a record is an error line, never a traceback --------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from replays.settle import settle_lines  # noqa: E402
+
+_JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 200),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["", "AS", "10h", "JK", "XX", "p1", "p9", "closed", "open", "1.00", "-5", "x"]),
+    st.lists(st.sampled_from(["AS", "KD", "7C", "JK", "ZZ"]), max_size=4),
+    st.dictionaries(st.sampled_from(["p1", "card", "type"]), st.integers(0, 3), max_size=2),
+)
+
+
+def _paths(value, prefix=()):
+    yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, (*prefix, index))
+
+
+_EXAMPLE_PATHS = [path for path in _paths(games()[0]) if path]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    damage=st.lists(st.tuples(st.sampled_from(_EXAMPLE_PATHS), _JUNK), min_size=1, max_size=3),
+    drop=st.booleans(),
+)
+def test_a_damaged_record_gives_an_error_line_not_a_traceback(damage, drop):
+    raw = example()
+    for path, junk in damage:
+        target = raw
+        try:
+            for key in path[:-1]:
+                target = target[key]
+            if drop and isinstance(target, dict):
+                target.pop(path[-1], None)
+            else:
+                target[path[-1]] = junk
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier change removed this path
+    [outcome] = settle_lines([json.dumps(raw)])
+    assert "error" in outcome or outcome["gross"].count(".") == 1
+    if "error" in outcome:
+        assert outcome["error"] and "Traceback" not in outcome["error"]
