@@ -47,6 +47,7 @@ from replays.integrity_store import (
     progress_bar,
     require_tables,
     seal_head,
+    seal_id_param,
 )
 from replays.integrity_verify import (
     ALTERED,
@@ -155,10 +156,10 @@ def _seal_batch(db: sa.Engine, events: str, limit: int) -> int:
                     GameChainHead.version,
                     GameChainHead.chain_hash,
                     GameChainHead.last_position,
-                ).where(GameChainHead.originator_id.in_(chunk))
+                ).where(GameChainHead.originator_id.in_([UUID(bytes=o) for o in chunk]))
             )
             for originator, game_id, version, chain, position in found:
-                heads[bytes(originator)] = [game_id, version, bytes(chain), position, False]
+                heads[originator.bytes] = [game_id, version, bytes(chain), position, False]
         seals, nodes = [], []
         for row in rows:
             head = heads.get(row.originator)
@@ -167,9 +168,8 @@ def _seal_batch(db: sa.Engine, events: str, limit: int) -> int:
                 head = heads[row.originator] = [name, 0, GENESIS, -1, True]
             leaf = row.leaf
             chain = chain_hash(head[2], leaf)
-            seals.append(
-                (size, row.notification_id, row.originator, row.version, head[0], leaf, chain)
-            )
+            seal_id = seal_id_param(connection, row.originator)
+            seals.append((size, row.notification_id, seal_id, row.version, head[0], leaf, chain))
             head[1:4] = [row.version, chain, size]
             nodes.extend(node for node in builder.append(leaf) if node[0] >= NODE_MIN_LEVEL)
             size += 1
@@ -208,7 +208,7 @@ def _insert_many(connection: sa.Connection, table: sa.Table, columns, rows: list
 def _write_heads(connection: sa.Connection, heads: dict[bytes, list]) -> None:
     fresh = [
         {
-            "originator_id": o,
+            "originator_id": UUID(bytes=o),
             "game_id": h[0],
             "version": h[1],
             "chain_hash": h[2],
@@ -218,7 +218,7 @@ def _write_heads(connection: sa.Connection, heads: dict[bytes, list]) -> None:
         if h[4]
     ]
     moved = [
-        {"b_originator": o, "b_version": h[1], "b_chain": h[2], "b_position": h[3]}
+        {"b_originator": UUID(bytes=o), "b_version": h[1], "b_chain": h[2], "b_position": h[3]}
         for o, h in heads.items()
         if not h[4]
     ]
@@ -377,7 +377,7 @@ def inclusion_proof(
         )
         if not seals:
             raise UnknownGame(f"no sealed events for game {game_id}")
-        originator = bytes(seals[0].originator_id)
+        originator = seals[0].originator_id.bytes
         rows = {row.version: row for row in game_rows(connection, [originator], events)}
         covered = [s for s in seals if s.position < checkpoint.size]
         if not covered:

@@ -2,9 +2,6 @@
 
 They live apart from the events so that a change made to an event row alone shows:
 
-Aggregate ids are kept as their 16 raw bytes (as in the canonical encoding), the same on
-every engine.
-
 - :class:`Seal` (``integrity_seals``): one row per sealed event, in notification order;
   ``position`` is the event's leaf index in the global Merkle tree. It keeps the event's
   identity, its leaf hash and the game's chain value after it.
@@ -20,6 +17,8 @@ every engine.
 
 from __future__ import annotations
 
+from uuid import UUID
+
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -33,7 +32,7 @@ class Seal(Base):
 
     position: Mapped[int] = mapped_column(sa.BigInteger, primary_key=True, autoincrement=False)
     notification_id: Mapped[int] = mapped_column(sa.BigInteger, unique=True)
-    originator_id: Mapped[bytes] = mapped_column(sa.LargeBinary(16))
+    originator_id: Mapped[UUID] = mapped_column(sa.Uuid)
     originator_version: Mapped[int] = mapped_column(sa.BigInteger)
     game_id: Mapped[str] = mapped_column(sa.String(200), index=True)
     leaf_hash: Mapped[bytes] = mapped_column(sa.LargeBinary(32))
@@ -47,7 +46,7 @@ class Seal(Base):
 class GameChainHead(Base):
     __tablename__ = "integrity_games"
 
-    originator_id: Mapped[bytes] = mapped_column(sa.LargeBinary(16), primary_key=True)
+    originator_id: Mapped[UUID] = mapped_column(sa.Uuid, primary_key=True)
     game_id: Mapped[str] = mapped_column(sa.String(200), index=True)
     version: Mapped[int] = mapped_column(sa.BigInteger)
     chain_hash: Mapped[bytes] = mapped_column(sa.LargeBinary(32))

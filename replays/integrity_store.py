@@ -98,17 +98,24 @@ class StoredRow:
 
 
 def raw_id(value: Any) -> bytes:
-    """An aggregate id as 16 bytes, whatever the driver returned."""
+    """An aggregate id as 16 bytes, whatever the driver returned (UUID, 16 bytes, or the
+    32 hex digits SQLAlchemy's ``Uuid`` keeps on SQLite)."""
     if isinstance(value, UUID):
         return value.bytes
     if isinstance(value, str):
-        return UUID(value).bytes
+        return bytes.fromhex(value) if len(value) == 32 else UUID(value).bytes
     return bytes(value)
 
 
 def id_param(connection: sa.Connection, originator: bytes) -> Any:
     """An aggregate id as the event store's column wants it on this engine."""
     return originator if connection.dialect.name == "sqlite" else UUID(bytes=originator)
+
+
+def seal_id_param(connection: sa.Connection, originator: bytes) -> Any:
+    """An aggregate id as the integrity tables' ``Uuid`` column holds it on this engine,
+    for plain SQL (32 hex digits on SQLite, a native uuid elsewhere)."""
+    return originator.hex() if connection.dialect.name == "sqlite" else UUID(bytes=originator)
 
 
 def _stored(r: Any) -> StoredRow:
@@ -204,7 +211,7 @@ _SEAL_COLUMNS = (
 
 
 def _seal(r: Any) -> SealRow:
-    return SealRow(r[0], r[1], bytes(r[2]), r[3], r[4], bytes(r[5]), bytes(r[6]))
+    return SealRow(r[0], r[1], raw_id(r[2]), r[3], r[4], bytes(r[5]), bytes(r[6]))
 
 
 def seal_rows(connection: sa.Connection, batch: int = BATCH) -> Iterator[SealRow]:
@@ -227,7 +234,11 @@ def game_seals(connection: sa.Connection, originators: Iterable[bytes]) -> list[
         f"SELECT {_SEAL_COLUMNS} FROM integrity_seals WHERE originator_id = :o "
         "ORDER BY originator_version"
     )
-    return [_seal(r) for o in originators for r in connection.execute(query, {"o": o})]
+    return [
+        _seal(r)
+        for o in originators
+        for r in connection.execute(query, {"o": seal_id_param(connection, o)})
+    ]
 
 
 def seal_head(connection: sa.Connection) -> tuple[int, int]:

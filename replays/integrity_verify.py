@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
+from uuid import UUID
 
 import sqlalchemy as sa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -234,7 +235,7 @@ class _StorePass:
         # Game ids from the chain heads, so a row forged ahead of a game's seals is still
         # named by the game's id.
         self.names: dict[bytes, str] = {
-            bytes(o): g
+            o.bytes: g
             for o, g in connection.execute(
                 sa.select(GameChainHead.originator_id, GameChainHead.game_id)
             )
@@ -401,7 +402,7 @@ class _StorePass:
             sa.select(GameChainHead.originator_id, GameChainHead.game_id, GameChainHead.version)
         )
         for originator, game_id, version in heads:
-            last = self.chains.get(bytes(originator), (0, GENESIS))[0]
+            last = self.chains.get(originator.bytes, (0, GENESIS))[0]
             if last != version:
                 report.add(DELETED, _head_message(last, version), game_id, last + 1)
 
@@ -422,7 +423,7 @@ def _head_message(last: int, head: int) -> str:
 def game_originators(connection: sa.Connection, game_id: str) -> list[bytes]:
     """The aggregate ids (16 bytes) a game id names: from the seals' heads, else derived."""
     found = [
-        bytes(o)
+        o.bytes
         for o in connection.scalars(
             sa.select(GameChainHead.originator_id).where(GameChainHead.game_id == game_id)
         )
@@ -458,7 +459,9 @@ def verify_game(
         heads = [
             version
             for version in connection.scalars(
-                sa.select(GameChainHead.version).where(GameChainHead.originator_id.in_(originators))
+                sa.select(GameChainHead.version).where(
+                    GameChainHead.originator_id.in_([UUID(bytes=o) for o in originators])
+                )
             )
         ]
         if not rows and not seals and not heads:
