@@ -1,0 +1,1 @@
+"""Benchmarks: ``python -m bench [NAME ...] [--quick]`` (``make bench``); see bench/README.md."""

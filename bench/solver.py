@@ -1,0 +1,160 @@
+"""The best-grouping solver against the brute-force oracle, on the same hands in the same run.
+
+Hands: a fixed seed deals 1,000 random hands and 1,000 near-complete hands (built from
+random melds, then a little spoiled) from two decks with printed jokers, each with a wild
+indicator from the same cards (tests/oracle.py's ``deal_random`` and ``deal_near_complete``;
+every hand is distinct). ``quick`` uses 200 of each.
+
+Each hand is timed alone as CPU time of this thread (``time.thread_time_ns``), so other
+processes on the machine do not inflate it. The solver keeps a bounded cache of suit
+tables, so three figures are given for ``best_grouping``:
+
+- cache empty at the start of the run, filling as it goes (the first pass);
+- warm: a second pass over the same hands;
+- cold for every hand: the caches are cleared before each hand (the worst case).
+
+The baseline is tests/oracle.py's brute-force oracle on the same hands; the ratio is
+oracle time / solver time. Every answer is also checked against the oracle's, and the
+number of disagreements is reported (it must be 0).
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from oracle import deal_near_complete, deal_random, oracle
+
+from domain.solver import best_grouping, clear_caches, min_hand_score
+
+SEED = 20250301
+clock = time.thread_time_ns
+
+
+def hands(quick: bool) -> dict[str, list]:
+    count = 200 if quick else 1000
+    rng = random.Random(SEED)
+    dealt = {
+        "random": [deal_random(rng) for _ in range(count)],
+        "near_complete": [deal_near_complete(rng) for _ in range(count)],
+    }
+    seen = set()
+    for family in dealt.values():
+        for hand, wild in family:
+            key = (tuple(sorted(card.index for card in hand)), wild.index)
+            if key in seen:
+                raise RuntimeError("the bench hands must all be distinct")
+            seen.add(key)
+    return dealt
+
+
+def timed(function, hand, wild) -> tuple[float, Any]:
+    started = clock()
+    answer = function(hand, wild)
+    return (clock() - started) / 1000, answer
+
+
+def stats(micros: list[float]) -> dict[str, float]:
+    ordered = sorted(micros)
+    return {
+        "mean_us": round(statistics.fmean(ordered), 1),
+        "p50_us": round(ordered[len(ordered) // 2], 1),
+        "p99_us": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 1),
+        "max_us": round(ordered[-1], 1),
+    }
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    dealt = hands(quick)
+    # One fixed interleaving, so the first pass's cache fills from both families alike.
+    order = [(family, i) for i in range(len(dealt["random"])) for family in dealt]
+    times: dict[str, dict[str, list[float]]] = {
+        name: {family: [] for family in dealt}
+        for name in ("first_pass", "warm", "every_hand_cold", "min_hand_score", "oracle")
+    }
+    disagreements = []
+    scores: dict[str, int] = {}
+
+    clear_caches()
+    for family, i in order:
+        hand, wild = dealt[family][i]
+        micros, best = timed(best_grouping, hand, wild)
+        times["first_pass"][family].append(micros)
+        scores[f"{family}/{i}"] = best.hand_score
+    for family, i in order:
+        hand, wild = dealt[family][i]
+        times["warm"][family].append(timed(best_grouping, hand, wild)[0])
+        times["min_hand_score"][family].append(timed(min_hand_score, hand, wild)[0])
+    for family, i in order:
+        hand, wild = dealt[family][i]
+        clear_caches()
+        times["every_hand_cold"][family].append(timed(best_grouping, hand, wild)[0])
+    for family, i in order:
+        hand, wild = dealt[family][i]
+        micros, answer = timed(oracle, hand, wild)
+        times["oracle"][family].append(micros)
+        if answer.min_score != scores[f"{family}/{i}"]:
+            disagreements.append({"hand": [str(c) for c in hand], "wild": str(wild)})
+
+    result: dict[str, Any] = {
+        "hands": {family: len(items) for family, items in dealt.items()},
+        "seed": SEED,
+        "clock": "CPU time of the thread per hand (time.thread_time_ns)",
+        "disagreements_with_oracle": len(disagreements),
+        "disagreeing_hands": disagreements[:5],
+    }
+    for name, per_family in times.items():
+        everything = [m for family in per_family.values() for m in family]
+        result[name] = {"all": stats(everything)}
+        for family, micros in per_family.items():
+            result[name][family] = stats(micros)
+    oracle_all = result["oracle"]["all"]
+    baseline_is = "brute-force oracle, same hands"
+    rows = []
+    for name, label in (
+        ("first_pass", "cache empty at start"),
+        ("warm", "warm cache"),
+        ("every_hand_cold", "cache cleared before every hand"),
+    ):
+        for figure in ("mean_us", "p99_us"):
+            rows.append(
+                {
+                    "benchmark": f"solver best_grouping {figure[:-3]} µs/hand, {label}",
+                    "figure": result[name]["all"][figure],
+                    "baseline": oracle_all[figure],
+                    "baseline_is": baseline_is,
+                    "ratio": round(oracle_all[figure] / result[name]["all"][figure], 1),
+                }
+            )
+    rows.append(
+        {
+            "benchmark": "solver min_hand_score mean µs/hand, warm cache",
+            "figure": result["min_hand_score"]["all"]["mean_us"],
+            "baseline": oracle_all["mean_us"],
+            "baseline_is": baseline_is,
+            "ratio": round(oracle_all["mean_us"] / result["min_hand_score"]["all"]["mean_us"], 1),
+        }
+    )
+    rows.append(
+        {
+            "benchmark": "solver hands scored differently from the oracle",
+            "figure": len(disagreements),
+            "baseline": sum(result["hands"].values()),
+            "baseline_is": "hands checked",
+            "ratio": round(len(disagreements) / sum(result["hands"].values()), 4),
+        }
+    )
+    result["rows"] = rows
+    return result
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(run(quick="--quick" in sys.argv), indent=2))
