@@ -401,3 +401,34 @@ def test_config_comes_from_the_environment(monkeypatch, tmp_path):
     assert app.config["SECRET_KEY"] == "from-env"
     monkeypatch.delenv("SECRET_KEY")
     assert len(create_app().config["SECRET_KEY"]) == 64
+
+
+def test_a_game_still_in_play(tmp_path):
+    import copy
+
+    from web_support import sample_records
+
+    example = next(r for r in sample_records() if r["game_id"] == "T7-000123")
+    live = copy.deepcopy(example)
+    live["game_id"] = "LIVE-1"
+    live["moves"] = live["moves"][:4]
+    del live["reported"]
+    url = f"sqlite:///{tmp_path / 'live.sqlite3'}"
+    load_games(url, [live])
+    client = create_app({"DATABASE_URL": url, "TESTING": True}).test_client()
+
+    listing = text_of(client.get("/").get_data(as_text=True))
+    assert "LIVE-1" in listing and "playing" in listing
+    replay = client.get("/games/LIVE-1/replay?move=4").get_data(as_text=True)
+    assert "Move 4 of 4 · p3 misses the turn" in text_of(replay)
+    assert "To play: p1" in text_of(replay)
+    assert "Final hands" not in text_of(replay)  # the latest move, but the game goes on
+    seat_view = client.get("/games/LIVE-1/replay?move=4&seat=p2").get_data(as_text=True)
+    assert drawn_cards(seat_section(seat_view, "p1")) == []
+    assert "moment-drop" in replay
+    audit = client.get("/games/LIVE-1/audit")
+    assert audit.status_code == 200
+    assert "has no winner yet" in text_of(audit.get_data(as_text=True))
+    assert json.loads(client.get("/games/LIVE-1/audit.json").data)["status"] == "not_settled"
+    player = text_of(client.get("/players/p2").get_data(as_text=True))
+    assert "p2 has no settled games yet" in player
