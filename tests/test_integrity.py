@@ -552,3 +552,52 @@ def test_game_and_audit_pages_show_the_verdict(sqlite_url, keys):
     for page in pages:
         html = client.get(page).get_data(as_text=True)
         assert "Ledger broken at event 4" in html, page
+
+
+# -- formats -----------------------------------------------------------------------------------
+def test_documented_examples_hold():
+    import doctest
+
+    import replays.canonical
+
+    assert doctest.testmod(replays.canonical).failed == 0
+
+
+def test_checkpoint_files_are_checked_field_by_field(tmp_path):
+    init_keys(tmp_path)
+    from replays.signing import SigningError, load_private_key
+
+    checkpoint = Checkpoint.sign(
+        load_private_key(tmp_path), 7, bytes(range(32)), "2025-03-01T18:30:00Z"
+    )
+    assert (
+        checkpoint.message
+        == (
+            "rummy-ledger/checkpoint@1\n7\n"
+            "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n"
+            f"2025-03-01T18:30:00Z\n{checkpoint.key_id}\n"
+        ).encode()
+    )
+    assert Checkpoint.from_dict(json.loads(checkpoint.to_json())) == checkpoint
+    assert checkpoint.verify(load_public_key(tmp_path)) is None
+    good = checkpoint.to_dict()
+    for field, value, message in [
+        ("format", "x", "format must be 'rummy-ledger/checkpoint@1'"),
+        ("size", -1, "size must be a non-negative integer"),
+        ("root", "AB", "root must be 64 lowercase hex digits"),
+        ("time", "yesterday", "time must look like 2025-03-01T18:04:05Z"),
+        ("key_id", "k", "key_id must be 16 hex digits"),
+        ("signature", "00", "signature must be 128 hex digits"),
+    ]:
+        with pytest.raises(SigningError, match=f"cp.json: {message}"):
+            Checkpoint.from_dict(dict(good, **{field: value}), "cp.json")
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(SigningError, match=r"bad\.json is not JSON"):
+        Checkpoint.load(tmp_path / "bad.json")
+    raw = tmp_path / "raw.pub"
+    code, out = run("keys", "show", "--dir", tmp_path)
+    assert code == 0 and f"key id: {checkpoint.key_id}" in out
+    raw.write_text(out.split("raw:    ")[1].split()[0])
+    assert checkpoint.verify(load_public_key(raw)) is None
+    with pytest.raises(SigningError, match="no signing key at"):
+        load_private_key(tmp_path / "nowhere")
