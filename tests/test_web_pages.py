@@ -226,9 +226,15 @@ def test_seat_view_shows_only_what_that_player_saw(client, site):
 
 
 def test_seat_view_at_the_end_reveals_the_hands_shown(client):
-    html = client.get("/games/T7-000123/replay?move=7&seat=p2").get_data(as_text=True)
+    html = client.get("/games/T7-000123/replay?move=7&seat=p3").get_data(as_text=True)
     assert drawn_cards(seat_section(html, "p1")), "the declaration is public"
     assert "Final hands" in text_of(html)
+    final = re.search(r'<article class="final-hand" data-player="p2">.*?</article>', html, re.S)
+    assert drawn_cards(final.group(0)) == [], "p2 dropped: their cards were never shown"
+    assert "p2's hand, not shown" in final.group(0)
+    full = client.get("/games/T7-000123/replay?move=7").get_data(as_text=True)
+    final = re.search(r'<article class="final-hand" data-player="p2">.*?</article>', full, re.S)
+    assert len(drawn_cards(final.group(0))) == 13
 
 
 @pytest.mark.parametrize(

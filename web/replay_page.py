@@ -319,16 +319,20 @@ def final_hands(state, game: GameView) -> list[dict]:
             else (result.result if result else STATUS_OUTCOMES.get(s.status, s.status))
         )
         layout = None
-        if s.player == state.winner and state.declaration is not None:
+        if s.hand_hidden:
+            layout = None
+        elif s.player == state.winner and state.declaration is not None:
             layout = drawn_groups(state.declaration)
         elif outcome == "wrong_show" and s.player in declared:
             layout = _submitted_groups(declared[s.player], s.hand, state.wild, profile)
         elif line is not None:
             layout = _charged_groups(line, state.wild, profile)
-        if layout is None and s.shown_groups:
+        if layout is None and s.shown_groups and not s.hand_hidden:
             layout = _submitted_groups(s.shown_groups, s.hand, state.wild, profile)
         if layout is not None:
             drawing, notes = _laid_out(layout, state.wild)
+        elif s.hand_hidden:
+            drawing, notes = svg.hidden_hand(s.hand_size, label=f"{s.player}'s hand, not shown"), []
         else:
             drawing, notes = (svg.hand(s.hand, wild=state.wild) if s.hand else ""), []
         hand_score = line.hand_score if line is not None else None

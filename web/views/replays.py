@@ -81,9 +81,9 @@ def _table_context(game_id: str):
         "caption": game.caption(move, seat),
         "phase_words": PHASE_WORDS,
         "seat_views": seat_views(shown, seat, game, move),
-        # Every hand is laid open only once the game is settled, in either view: before that
-        # a seat could learn cards it never saw.
-        "final_hands": final_hands(state, game) if at_end and state.phase == "settled" else None,
+        # Hands are laid open only once the game is settled, and in a seat view only those the
+        # table revealed (a dropped player's cards stay face down).
+        "final_hands": final_hands(shown, game) if at_end and state.phase == "settled" else None,
         # Built once, not per link: a long game's move list has a link per move.
         "url": lambda n: f"{base}?move={n}{seat_suffix}",
     }
