@@ -84,6 +84,9 @@ def test_a_different_record_under_a_stored_id_is_a_conflict_and_changes_nothing(
         "T7-000123: conflict: a different game T7-000123 is already recorded; "
         "the stored game was left untouched"
     )
+    assert result.stdout.splitlines()[-1] == (
+        "0 imported, 0 already recorded, 1 rejected (1 conflicts)"
+    )
     assert stored_events(ledger, "T7-000123") == before
 
 
