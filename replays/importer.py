@@ -76,8 +76,10 @@ class ImportSummary:
         return self.rejected == 0
 
     def line(self) -> str:
+        conflicts = sum(1 for outcome in self.failures if outcome.status == CONFLICT)
         return (
-            f"{self.imported} imported, {self.already} already recorded, {self.rejected} rejected"
+            f"{self.imported} imported, {self.already} already recorded, "
+            f"{self.rejected} rejected" + (f" ({conflicts} conflicts)" if conflicts else "")
         )
 
 
