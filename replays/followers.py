@@ -21,7 +21,7 @@ def _follower(module: str, name: str):
     return getattr(importlib.import_module(module), name, None)
 
 
-def catch_up_followers(url: str, warn=None) -> dict[str, int | None]:
+def catch_up_followers(url: str, warn=None, *, progress: bool = False) -> dict[str, int | None]:
     """Run each follower over the new events; how many events each one took in.
 
     A follower that fails does not undo the write (the events are stored and it can catch
@@ -37,7 +37,7 @@ def catch_up_followers(url: str, warn=None) -> dict[str, int | None]:
         if follow is None:
             continue
         try:
-            done[label] = follow(url)
+            done[label] = follow(url, progress=progress) if progress else follow(url)
         except Exception as error:  # stored is stored; the follower catches up later
             if warn is not None:
                 warn(f"warning: events stored but not {label} yet: {error}")

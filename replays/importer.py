@@ -201,6 +201,7 @@ def import_lines(
     on_outcome: Callable[[Outcome], None] | None = None,
     follow: bool = True,
     warn: Callable[[str], None] | None = None,
+    progress: bool = False,
 ) -> ImportSummary:
     """Import every record of a JSON Lines stream; returns the counts and the failures."""
     summary = ImportSummary()
@@ -221,7 +222,7 @@ def import_lines(
     if follow and summary.imported:
         from replays.followers import catch_up_followers
 
-        summary.followers = catch_up_followers(ledger.url, warn)
+        summary.followers = catch_up_followers(ledger.url, warn, progress=progress)
     return summary
 
 

@@ -42,7 +42,12 @@ def command(file, batch: int) -> None:
 
     try:
         summary = import_lines(
-            ledger, file, batch=batch, on_outcome=on_outcome, warn=lambda m: click.echo(m, err=True)
+            ledger,
+            file,
+            batch=batch,
+            on_outcome=on_outcome,
+            warn=lambda m: click.echo(m, err=True),
+            progress=bar is not None,
         )
     finally:
         if bar is not None:
