@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from itertools import combinations, product
+from itertools import combinations
 
 from domain.cards import ALL_CARDS, SUITS, Card, wild_rank
 from domain.melds import (
@@ -51,6 +51,7 @@ PLACE_POINTS = (0, 10, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10, 10)
 NIBBLE = 4
 ACE_LOW_UNIT = 1 << NIBBLE
 ACE_HIGH_UNIT = 1 << (NIBBLE * ACE_HIGH)
+PLACE_BITS = sum(1 << (NIBBLE * place) for place in range(ACE_HIGH + 1))
 # Progress towards a declaration, (pure sequences, sequences) capped at (1, 2), as 0..5.
 STATES = ((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2))
 NOTHING, IMPURE_ONE, PURE_ONE, GOAL = 0, 1, 4, 5
@@ -156,7 +157,7 @@ CACHE_LIMIT = 200_000
 _EMPTY = ((0, NOTHING, 0, None),)
 
 
-def _split(code: int, wild: int, wild_pure: bool, budget: int) -> tuple:
+def _split(code: int, wild: int, wild_pure: bool, budget: int, zero: int = 0) -> tuple:
     """The suit table of the cards in ``code`` (Aces already placed low or high).
 
     ``wild`` has all four bits set at the places that hold wild-rank cards. The lowest card
@@ -166,10 +167,14 @@ def _split(code: int, wild: int, wild_pure: bool, budget: int) -> tuple:
 
     A table worked out for a larger budget serves a smaller one (its entries within the
     smaller budget are exactly the smaller table), so callers skip entries over budget.
+    ``zero`` marks places (lowest bit of the place's 4) whose cards score nothing: the
+    search's bound for cards that may yet go into sets.
     """
     if not code & wild:
         wild, wild_pure = 0, True
-    key = (code, wild, wild_pure)
+    if zero:
+        zero &= (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
+    key = (code, wild, wild_pure, zero)
     cached = _SPLITS.get(key)
     if cached is not None and cached[0] >= budget:
         return cached[1]
@@ -177,10 +182,10 @@ def _split(code: int, wild: int, wild_pure: bool, budget: int) -> tuple:
     low_unit = 1 << (NIBBLE * low)
     rest = code - low_unit
     low_wild = (wild >> (NIBBLE * low)) & 1
-    points = 0 if low_wild else PLACE_POINTS[low]
+    points = 0 if low_wild or (zero >> (NIBBLE * low)) & 1 else PLACE_POINTS[low]
     best: dict[int, tuple[int, object]] = {}
     if rest:
-        for used, state, loose, witness in _split(rest, wild, wild_pure, budget):
+        for used, state, loose, witness in _split(rest, wild, wild_pure, budget, zero):
             if used <= budget:
                 best[used << 3 | state] = (loose + points, witness)
     else:
@@ -219,7 +224,7 @@ def _split(code: int, wild: int, wild_pure: bool, budget: int) -> tuple:
                 pure = fillers == 0 and (wild_used == 0 or wild_pure)
                 row = MERGE[PURE_ONE if pure else IMPURE_ONE]
                 subtable = (
-                    _split(remaining, wild, wild_pure, budget - cost) if remaining else _EMPTY
+                    _split(remaining, wild, wild_pure, budget - cost, zero) if remaining else _EMPTY
                 )
                 for used, state, loose, witness in subtable:
                     used += cost
@@ -253,23 +258,26 @@ def _pareto(best: dict[int, tuple[int, object]]) -> tuple:
     return tuple(kept)
 
 
-def _suit_table(code: int, wilds: int, wild_rank_: int, wild_pure: bool, budget: int) -> tuple:
+def _suit_table(
+    code: int, wilds: int, wild_rank_: int, wild_pure: bool, budget: int, zero: int
+) -> tuple:
     """The suit table of one suit's cards (Aces at place 1) and ``wilds`` wild-rank cards.
 
-    Entries may use more jokers than ``budget`` (see :func:`_split`); the first element of
-    the result is the least loose points within budget.
+    Entries may use more jokers than ``budget`` (see :func:`_split`).
     """
-    key = (code, wilds, wild_rank_, wild_pure)
+    key = (code, wilds, wild_rank_, wild_pure, zero)
     cached = _TABLES.get(key)
     if cached is None or cached[0] < budget:
-        cached = (budget, _suit_entries(code, wilds, wild_rank_, wild_pure, budget))
+        cached = (budget, _suit_entries(code, wilds, wild_rank_, wild_pure, budget, zero))
         if len(_TABLES) >= CACHE_LIMIT:
             _TABLES.clear()
         _TABLES[key] = cached
     return cached[1]
 
 
-def _suit_entries(code: int, wilds: int, wild_rank_: int, wild_pure: bool, budget: int) -> tuple:
+def _suit_entries(
+    code: int, wilds: int, wild_rank_: int, wild_pure: bool, budget: int, zero: int
+) -> tuple:
     wild = 0
     if wilds:
         if wild_rank_ == 1:
@@ -279,12 +287,14 @@ def _suit_entries(code: int, wilds: int, wild_rank_: int, wild_pure: bool, budge
         code += wilds << (NIBBLE * wild_rank_)
     aces = (code >> NIBBLE) & 15
     if not aces:
-        return _split(code, wild, wild_pure, budget) if code else _EMPTY
+        return _split(code, wild, wild_pure, budget, zero) if code else _EMPTY
+    if zero & ACE_LOW_UNIT:
+        zero |= ACE_HIGH_UNIT
     # Each Ace sits low or high: try every split of the copies.
     best: dict[int, tuple[int, object]] = {}
     for high in range(aces + 1):
         placed = code - high * ACE_LOW_UNIT + high * ACE_HIGH_UNIT
-        for used, state, loose, witness in _split(placed, wild, wild_pure, budget):
+        for used, state, loose, witness in _split(placed, wild, wild_pure, budget, zero):
             if used <= budget:
                 slot = used << 3 | state
                 current = best.get(slot)
@@ -293,14 +303,16 @@ def _suit_entries(code: int, wilds: int, wild_rank_: int, wild_pure: bool, budge
     return _pareto(best)
 
 
-def _table(hand: _Hand, suit: int, code: int, size: int, budget: int, wild_pure: bool):
+def _table(
+    hand: _Hand, suit: int, code: int, size: int, budget: int, wild_pure: bool, zero: int = 0
+) -> tuple:
     wilds = hand.wilds[suit]
     # More jokers than this never help: a sequence with more than two stand-ins per own
     # card does worse than that many one-card sequences with two stand-ins each.
     budget = min(budget, 2 * size + 3 * wilds)
     if wilds:
-        return _suit_table(code, wilds, hand.wild_rank, wild_pure, budget)
-    return _suit_table(code, 0, 0, True, budget)
+        return _suit_table(code, wilds, hand.wild_rank, wild_pure, budget, zero)
+    return _suit_table(code, 0, 0, True, budget, zero)
 
 
 # -- sets -------------------------------------------------------------------------------------
@@ -345,54 +357,81 @@ def _set_choices(available: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], int
 def _two_sequences(hand: _Hand, wild_pure: bool, below: int) -> tuple[int, tuple] | None:
     """The least loose points under ``below`` with two sequences, one pure, and its sets.
 
-    Every choice of sets is tried unless the suits' tables show it cannot get under the
-    best found so far. Returns (loose points, ((rank, choice), ...)) or None.
+    A depth-first search decides the sets rank by rank. At each step the cards of the ranks
+    not yet decided count zero points in their suits (they may still go into sets), which
+    makes the combined suit tables a lower bound for every choice below; a branch that
+    cannot get under the best found so far is cut. Returns (loose points,
+    ((shift, choice), ...)) or None.
     """
-    present = hand.present
-    p0, p1, p2, p3 = present
+    p0, p1, p2, p3 = hand.present
     two_suits = (p0 & p1) | (p0 & p2) | (p0 & p3) | (p1 & p2) | (p1 & p3) | (p2 & p3)
     per_rank = []
     codes = hand.codes
     jokers = hand.jokers
+    zero = [0, 0, 0, 0]
     while two_suits:
         bit = two_suits & -two_suits
         two_suits ^= bit
-        rank = bit.bit_length() - 1
-        shift = NIBBLE * rank
+        shift = NIBBLE * (bit.bit_length() - 1)
         available = tuple((code >> shift) & 15 for code in codes)
         choices = [c for c in _set_choices(available) if c[1] <= jokers]
         if len(choices) > 1:
             per_rank.append((shift, choices))
-    best: tuple[int, tuple] | None = None
-    sizes = hand.sizes
-    for combo in product(*(choices for _, choices in per_rank)) if per_rank else ((),):
-        budget = jokers
-        left = list(codes)
-        left_sizes = list(sizes)
-        for (shift, _), (taken, needed, _) in zip(per_rank, combo, strict=True):
-            budget -= needed
             for suit in range(4):
-                if taken[suit]:
-                    left[suit] -= taken[suit] << shift
-                    left_sizes[suit] -= taken[suit]
-        if budget < 0:
+                if available[suit]:
+                    zero[suit] |= 1 << shift
+    best: list = [below, None]
+    _decide(hand, wild_pure, per_rank, 0, list(codes), list(hand.sizes), jokers, zero, [], best)
+    return None if best[1] is None else (best[0], tuple(best[1]))
+
+
+def _decide(
+    hand: _Hand,
+    wild_pure: bool,
+    per_rank: list,
+    index: int,
+    codes: list[int],
+    sizes: list[int],
+    budget: int,
+    zero: list[int],
+    picked: list,
+    best: list,
+) -> None:
+    tables = [
+        _table(hand, suit, codes[suit], sizes[suit], budget, wild_pure, zero[suit])
+        for suit in range(4)
+    ]
+    loose = _combine(tables, budget, best[0])
+    if loose >= best[0]:
+        return  # exact at the last rank, a lower bound before it
+    if index == len(per_rank):
+        best[0], best[1] = loose, list(picked)
+        return
+    shift, choices = per_rank[index]
+    unit = 1 << shift
+    decided = [bits & ~unit for bits in zero]
+    for choice in choices:
+        taken, needed, _ = choice
+        if needed > budget:
             continue
-        tables = [
-            _table(hand, suit, left[suit], left_sizes[suit], budget, wild_pure) for suit in range(4)
-        ]
-        # Every table's best loose points, whatever the sequences, bound the result.
-        floor = 0
-        for table in tables:
-            floor += min(entry[2] for entry in table if entry[0] <= budget)
-        if floor >= below:
-            continue
-        loose = _combine(tables, budget, below)
-        if loose < below:
-            below = loose
-            best = (loose, tuple(zip((s for s, _ in per_rank), combo, strict=True)))
-            if loose == 0:
-                break  # nothing does better
-    return best
+        left = [code - (count << shift) for code, count in zip(codes, taken, strict=True)]
+        left_sizes = [size - count for size, count in zip(sizes, taken, strict=True)]
+        picked.append((shift, choice))
+        _decide(
+            hand,
+            wild_pure,
+            per_rank,
+            index + 1,
+            left,
+            left_sizes,
+            budget - needed,
+            decided,
+            picked,
+            best,
+        )
+        picked.pop()
+        if best[0] == 0:
+            return  # nothing does better
 
 
 def _combine(tables: list, budget: int, below: int) -> int:
