@@ -22,6 +22,7 @@ How it fits together (``docs/integrity.md`` has the byte-level detail):
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass
 from typing import Any
 from uuid import UUID
@@ -114,12 +115,21 @@ def seal_new_events(
         if not has_table(connection, events):
             return 0
         todo = count_events(connection, events, seal_head(connection)[1]) if progress else None
-    sealed = 0
+    sealed = busy = 0
     with progress_bar(todo, "sealing", progress) as bar:
         while True:
             before = _sealed_up_to(db)
             try:
                 count = _seal_batch(db, events, batch_size)
+            except sa.exc.OperationalError as error:
+                # SQLite: another sealer holds the write lock (or moved the snapshot on).
+                if "locked" not in str(error) and "busy" not in str(error).lower():
+                    raise
+                busy += 1
+                if busy > 50:
+                    raise
+                time.sleep(0.05)
+                continue
             except sa.exc.IntegrityError:
                 if _sealed_up_to(db) != before:
                     continue  # another sealer committed this batch first

@@ -601,3 +601,28 @@ def test_checkpoint_files_are_checked_field_by_field(tmp_path):
     assert checkpoint.verify(load_public_key(raw)) is None
     with pytest.raises(SigningError, match="no signing key at"):
         load_private_key(tmp_path / "nowhere")
+
+
+def test_concurrent_sealers_agree(ledger, database_url):
+    """Writers seal after they write, so sealers race; the loser retries from the winner's end."""
+    import threading
+
+    for n in range(6):
+        record(ledger, f"R{n}", turns=8)
+    errors, counts = [], []
+
+    def seal():
+        try:
+            counts.append(integrity.seal_new_events(database_url, batch_size=7))
+        except Exception as error:  # surfaced below with the thread's error
+            errors.append(error)
+
+    threads = [threading.Thread(target=seal) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert sum(counts) == 6 * 18
+    report = verify_store(database_url)
+    assert report.ok and report.sealed == 6 * 18, report.problems
