@@ -14,22 +14,11 @@ from pathlib import Path
 from flask import Blueprint, Response, current_app, g, jsonify, request
 
 from replays.ingest import Ingest, IngestError
+from web.ledger import get_ledger
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 OPENAPI = Path(__file__).with_name("openapi.json")
 _lock = threading.Lock()
-
-
-def _ledger():
-    """One Ledger per app (it is thread-safe), shared with the site's pages."""
-    extensions = current_app.extensions
-    if "rummy_ledger" not in extensions:
-        with _lock:
-            if "rummy_ledger" not in extensions:
-                from replays.application import Ledger
-
-                extensions["rummy_ledger"] = Ledger(current_app.config["DATABASE_URL"])
-    return extensions["rummy_ledger"]
 
 
 def _ingest() -> Ingest:
@@ -49,7 +38,7 @@ def _ingest() -> Ingest:
 
     elif mode:
         after_write = _background_follower().poke
-    return Ingest(_ledger(), after_write=after_write)
+    return Ingest(get_ledger(), after_write=after_write)
 
 
 def _background_follower():
