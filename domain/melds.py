@@ -73,9 +73,9 @@ def classify(
     Jokers are the printed ``JK`` and every card of the wild rank. A wild-rank card may also
     stand as itself; a printed joker never does, and every group needs one card that does.
     """
-    cards = tuple(Card.parse(card) for card in cards)
+    cards = tuple(card if type(card) is Card else Card.parse(card) for card in cards)
     profile = get_profile(profile)
-    wild_rank_ = wild_rank(Card.parse(wild))
+    wild_rank_ = wild_rank(wild if type(wild) is Card else Card.parse(wild))
     if len(cards) < MIN_GROUP:
         return GroupVerdict(cards, None, f"needs at least {MIN_GROUP} cards, has {len(cards)}")
     # Cards that can only stand as themselves; wild-rank cards may stand in for anything.
@@ -102,9 +102,9 @@ def classify(
         if len(ranks) > 1:
             return GroupVerdict(cards, None, failure)
     if len(ranks) == 1:
-        repeated = _first_repeat(fixed)
-        if repeated is None:
+        if len(suits) == len(fixed):
             return GroupVerdict(cards, GroupKind.SET)
+        repeated = _first_repeat(fixed)
         times = "twice" if repeated[1] == 2 else f"{repeated[1]} times"
         return GroupVerdict(cards, None, f"{repeated[0]} appears {times} in a set")
     suit_text = ", ".join(sorted(suits, key="SHDC".index))
@@ -136,13 +136,13 @@ def _is_pure(cards: Sequence[Card], wild_rank_: int, wild_natural_is_pure: bool)
 
 def _sequence_failure(fixed: Sequence[Card], size: int) -> str | None:
     """Why ``fixed`` (one suit) plus ``size - len(fixed)`` jokers is no sequence; None if it is."""
-    repeated = _first_repeat(fixed)
-    if repeated is not None:
+    ranks = sorted(card.rank for card in fixed)
+    if len(set(ranks)) != len(ranks):
+        repeated = _first_repeat(fixed)
         times = "twice" if repeated[1] == 2 else f"{repeated[1]} times"
         return f"{repeated[0]} appears {times} in a sequence"
     if size > MAX_SEQUENCE:
         return f"has {size} cards but a sequence runs at most from A to K (13 cards)"
-    ranks = sorted(card.rank for card in fixed)
     jokers = size - len(fixed)
     if ranks[-1] - ranks[0] + 1 <= size:
         return None
@@ -322,11 +322,6 @@ def _declaration_faults(
     return tuple(reasons)
 
 
-@cache
-def _deck(decks: int, jokers_per_deck: int) -> Counter[Card]:
-    return full_deck(decks, jokers_per_deck)
-
-
 def check_hand(hand: Sequence[Card], wild: Card, profile: RuleProfile) -> None:
     """Raise :class:`HandError` unless ``hand`` is a full hand the table's decks can hold.
 
@@ -334,13 +329,26 @@ def check_hand(hand: Sequence[Card], wild: Card, profile: RuleProfile) -> None:
     """
     if len(hand) != profile.hand_size:
         raise HandError(f"a hand has {profile.hand_size} cards, got {len(hand)}")
-    counts = Counter(hand)
-    counts[wild] += 1
+    counts: dict[tuple, int] = {(wild.rank, wild.suit): 1}
+    for card in hand:  # by (rank, suit): cheaper to hash than the card itself
+        key = (card.rank, card.suit)
+        counts[key] = counts.get(key, 0) + 1
+    most = max(counts.values())
+    if most <= profile.decks and (0, None) not in counts:
+        return  # no card more often than there are packs, and no printed joker
     available = _deck(profile.decks, profile.jokers_per_deck)
-    for card, count in counts.items():
-        if count > available[card]:
+    for (rank, suit), count in counts.items():
+        card = Card(rank, suit)
+        if count > available.get(card, 0):
             with_wild = " (counting the wild indicator)" if card == wild else ""
+            times = "once" if count == 1 else f"{count} times"
             raise HandError(
-                f"{card} appears {count} times{with_wild} but {profile.decks} deck(s) with "
-                f"{profile.jokers_per_deck} printed joker(s) each hold only {available[card]}"
+                f"{card} appears {times}{with_wild} but {profile.decks} deck(s) with "
+                f"{profile.jokers_per_deck} printed joker(s) each hold only "
+                f"{available.get(card, 0)}"
             )
+
+
+@cache
+def _deck(decks: int, jokers_per_deck: int) -> dict[Card, int]:
+    return dict(full_deck(decks, jokers_per_deck))

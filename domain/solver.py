@@ -30,10 +30,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 from itertools import combinations
 
-from domain.cards import ALL_CARDS, SUITS, Card, wild_rank
+from domain.cards import ALL_CARDS, JOKER, SUITS, Card, wild_rank
 from domain.melds import (
     MAX_SEQUENCE,
-    GroupKind,
     HandError,
     HandEvaluation,
     check_hand,
@@ -485,8 +484,8 @@ def _prepare(
     cards: Sequence[Card | str], wild: Card | str, profile: RuleProfile | str | None
 ) -> tuple[list[Card], Card, RuleProfile, _Hand]:
     profile = get_profile(profile)
-    wild = Card.parse(wild)
-    cards = [Card.parse(card) for card in cards]
+    wild = wild if type(wild) is Card else Card.parse(wild)
+    cards = [card if type(card) is Card else Card.parse(card) for card in cards]
     check_hand(cards, wild, profile)
     return cards, wild, profile, _Hand(cards, wild_rank(wild))
 
@@ -530,7 +529,7 @@ def best_grouping(
         two = _two_sequences(hand, wild_pure, score + 1)
         if two is not None:
             score = two[0]
-            groups, loose = _arrange_two_sequences(cards, hand, two[1], wild, profile)
+            groups, loose = _arrange_two_sequences(cards, hand, two[1], wild_pure)
         else:
             groups, loose = _arrange_pure(cards, pure)
     verdicts = tuple(classify(group, wild, profile) for group in groups)
@@ -558,97 +557,131 @@ def declaration(
 # -- building the arrangement ----------------------------------------------------------------
 
 
+class _Pool:
+    """The hand's cards not yet laid, by (rank, suit); loose ones come back in hand order."""
+
+    def __init__(self, cards: list[Card]) -> None:
+        self.cards = cards
+        self.left: dict[tuple, int] = {}
+        for card in cards:
+            key = (card.rank, card.suit)
+            self.left[key] = self.left.get(key, 0) + 1
+
+    def take(self, card: Card) -> Card:
+        self.left[(card.rank, card.suit)] -= 1
+        return card
+
+    def jokers(self, wild_rank_: int) -> list[Card]:
+        """The jokers not yet laid, printed ones first (they can only stand in)."""
+        found = [JOKER] * self.left.get((0, None), 0)
+        for (rank, suit), count in self.left.items():
+            if rank == wild_rank_:
+                found += [_card(SUITS.index(suit), rank)] * count
+        return found
+
+    def rest(self) -> list[Card]:
+        seen: dict[tuple, int] = {}
+        rest = []
+        for card in self.cards:
+            key = (card.rank, card.suit)
+            if seen.get(key, 0) < self.left[key]:
+                seen[key] = seen.get(key, 0) + 1
+                rest.append(card)
+        return rest
+
+
 def _card(suit: int, place: int) -> Card:
     return ALL_CARDS[suit * 13 + (0 if place == ACE_HIGH else place - 1)]
 
 
-def _take(pool: list[Card], card: Card) -> Card:
-    pool.remove(card)
-    return card
-
-
 def _arrange_pure(cards: list[Card], pure: tuple) -> tuple[list, list]:
     _, suit, first, last = pure
-    pool = list(cards)
-    run = [_take(pool, _card(suit, place)) for place in range(first, last + 1)]
-    return [run], pool
+    pool = _Pool(cards)
+    run = [pool.take(_card(suit, place)) for place in range(first, last + 1)]
+    return [run], pool.rest()
 
 
 def _arrange_two_sequences(
-    cards: list[Card], hand: _Hand, sets: tuple, wild: Card, profile: RuleProfile
+    cards: list[Card], hand: _Hand, sets: tuple, wild_pure: bool
 ) -> tuple[list, list]:
-    pool = list(cards)
+    """The groups behind the search's answer: sets, then the suits' sequences, jokers in."""
+    pool = _Pool(cards)
     codes, sizes = list(hand.codes), list(hand.sizes)
     budget = hand.jokers
-    set_groups = []
+    laid: list[list] = []  # [cards, kind] with kind "pure", "impure" or "set"
     for shift, (taken, needed, chosen_sets) in sets:
         budget -= needed
         for suit in range(4):
             codes[suit] -= taken[suit] << shift
             sizes[suit] -= taken[suit]
         for suits in chosen_sets:
-            set_groups.append([_take(pool, _card(suit, shift // NIBBLE)) for suit in suits])
-    tables = [
-        _table(hand, suit, codes[suit], sizes[suit], budget, profile.wild_natural_is_pure)
-        for suit in range(4)
-    ]
-    sequences: list[tuple[list[int], list[Card]]] = []
+            laid.append([[pool.take(_card(suit, shift // NIBBLE)) for suit in suits], "set"])
+    tables = [_table(hand, suit, codes[suit], sizes[suit], budget, wild_pure) for suit in range(4)]
+    sequences = []
     for suit, entry in enumerate(_combine_witness(tables, budget)):
         witness = entry[3]
         while witness is not None:
             places, witness = witness
-            sequences.append((list(places), [_take(pool, _card(suit, p)) for p in places]))
-    jokers = [card for card in pool if card.rank == 0 or card.rank == hand.wild_rank]
-    jokers.sort(key=lambda card: card.rank != 0)  # printed jokers stand in first
-    groups = [_lay_sequence(places, naturals, jokers, pool) for places, naturals in sequences]
-    for group in set_groups:
-        if len(group) == 2:
-            group.append(_take(pool, jokers.pop(0)))
-        groups.append(group)
-    _absorb_jokers(groups, jokers, pool, wild, profile)
-    return groups, pool
+            sequences.append((places, [pool.take(_card(suit, place)) for place in places]))
+    jokers = pool.jokers(hand.wild_rank)
+    for places, naturals in sequences:
+        laid.append(_lay_sequence(places, naturals, jokers, pool, hand.wild_rank, wild_pure))
+    for group, kind in laid:
+        if kind == "set" and len(group) == 2:
+            group.append(pool.take(jokers.pop(0)))
+    _absorb_jokers(laid, jokers, pool)
+    order = {"pure": 0, "impure": 1, "set": 2}
+    laid.sort(key=lambda item: order[item[1]])
+    return [group for group, _ in laid], pool.rest()
 
 
-def _lay_sequence(places: list[int], naturals: list[Card], jokers: list, pool: list) -> list:
-    """The cards of one sequence in order, jokers in the gaps (and at an end if too short)."""
+def _lay_sequence(
+    places: tuple[int, ...],
+    naturals: list[Card],
+    jokers: list[Card],
+    pool: _Pool,
+    wild_rank_: int,
+    wild_pure: bool,
+) -> list:
+    """[cards in order with jokers in the gaps (and at an end if too short), kind]."""
     first, last = places[0], places[-1]
     if last - first < 2:
         last = first + 2
         if last > ACE_HIGH:
             first, last = ACE_HIGH - 2, ACE_HIGH
     by_place = dict(zip(places, naturals, strict=True))
-    laid = []
+    cards = []
     for place in range(first, last + 1):
         card = by_place.get(place)
-        laid.append(card if card is not None else _take(pool, jokers.pop(0)))
-    return laid
+        cards.append(card if card is not None else pool.take(jokers.pop(0)))
+    wild_used = any(card.rank == wild_rank_ for card in naturals)
+    pure = len(cards) == len(naturals) and (wild_pure or not wild_used)
+    return [cards, "pure" if pure else "impure"]
 
 
-def _absorb_jokers(
-    groups: list, jokers: list, pool: list, wild: Card, profile: RuleProfile
-) -> None:
+def _absorb_jokers(laid: list[list], jokers: list[Card], pool: _Pool) -> None:
     """Put jokers left loose into groups where they change nothing, so the hand can declare.
 
     A set or an impure sequence takes any number of jokers (up to 13 cards); a pure one
     would turn impure, so only a second pure sequence may take one.
     """
     while jokers:
-        verdicts = [classify(group, wild, profile) for group in groups]
         target = next(
             (
-                group
-                for kind in (GroupKind.SET, GroupKind.IMPURE)
-                for group, verdict in zip(groups, verdicts, strict=True)
-                if verdict.kind is kind and len(group) < MAX_SEQUENCE
+                item
+                for kind in ("set", "impure")
+                for item in laid
+                if item[1] == kind and len(item[0]) < MAX_SEQUENCE
             ),
             None,
         )
         if target is None:
-            pure = [g for g, v in zip(groups, verdicts, strict=True) if v.kind is GroupKind.PURE]
-            if len(pure) < 2 or len(pure[-1]) >= MAX_SEQUENCE:
+            pure = [item for item in laid if item[1] == "pure" and len(item[0]) < MAX_SEQUENCE]
+            if sum(1 for item in laid if item[1] == "pure") < 2 or not pure:
                 return
             target = pure[-1]
-        target.append(_take(pool, jokers.pop(0)))
+            target[1] = "impure"
+        target[0].append(pool.take(jokers.pop(0)))
 
 
 def clear_caches() -> None:
