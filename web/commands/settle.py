@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
+from replays.importer import progress_wanted
 from replays.settle import settle_outcomes
 
 
@@ -19,7 +21,13 @@ def command(file, as_json: bool) -> None:
     records are still settled, and the exit status is 1.
     """
     failed = False
-    for outcome in settle_outcomes(file):
+    outcomes = settle_outcomes(file)
+    # A bar on the terminal while the results go to a file or a pipe.
+    if progress_wanted() and not sys.stdout.isatty():
+        from tqdm import tqdm
+
+        outcomes = tqdm(outcomes, unit="game", desc="settle", leave=False)
+    for outcome in outcomes:
         failed = failed or "error" in outcome
         click.echo(json.dumps(outcome) if as_json else _for_people(outcome))
     if failed:
