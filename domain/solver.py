@@ -63,26 +63,45 @@ _SUIT_INDEX = {suit: index for index, suit in enumerate(SUITS)}
 class _Hand:
     """A hand broken down for the search: per-suit card counts, jokers, points."""
 
-    __slots__ = ("codes", "jokers", "present", "sizes", "total", "wild_rank", "wilds")
+    __slots__ = (
+        "codes",
+        "crowded",
+        "jokers",
+        "present",
+        "sizes",
+        "total",
+        "wild_pure",
+        "wild_rank",
+        "wilds",
+    )
 
-    def __init__(self, cards: Sequence[Card], wild_rank_: int) -> None:
+    def __init__(self, cards: Sequence[Card], wild: Card, profile: RuleProfile) -> None:
+        wild_rank_ = wild_rank(wild)
         codes = [0, 0, 0, 0]
         present = [0, 0, 0, 0]  # bit r: rank r held in that suit
         sizes = [0, 0, 0, 0]
         wilds = [0, 0, 0, 0]
+        copies = [0] * 53  # by card index, to spot more copies than the decks hold
         printed = total = 0
         for card in cards:
             rank = card.rank
             if rank == 0:
                 printed += 1
-            elif rank == wild_rank_:
-                wilds[_SUIT_INDEX[card.suit]] += 1
+                copies[52] += 1
+                continue
+            suit = _SUIT_INDEX[card.suit]
+            copies[suit * 13 + rank - 1] += 1
+            if rank == wild_rank_:
+                wilds[suit] += 1
             else:
-                suit = _SUIT_INDEX[card.suit]
                 codes[suit] += 1 << (NIBBLE * rank)
                 present[suit] |= 1 << rank
                 sizes[suit] += 1
                 total += PLACE_POINTS[rank]
+        copies[52 if wild.rank == 0 else _SUIT_INDEX[wild.suit] * 13 + wild.rank - 1] += 1
+        self.crowded = (
+            max(copies[:52]) > profile.decks or copies[52] > profile.decks * profile.jokers_per_deck
+        )
         self.codes = codes
         self.present = present
         self.sizes = sizes
@@ -90,6 +109,7 @@ class _Hand:
         self.jokers = printed + wilds[0] + wilds[1] + wilds[2] + wilds[3]
         self.total = total
         self.wild_rank = wild_rank_
+        self.wild_pure = profile.wild_natural_is_pure
 
 
 # -- the best pure sequence ------------------------------------------------------------------
@@ -353,14 +373,14 @@ def _set_choices(available: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], int
 # -- the search -------------------------------------------------------------------------------
 
 
-def _two_sequences(hand: _Hand, wild_pure: bool, below: int) -> tuple[int, tuple] | None:
+def _two_sequences(hand: _Hand, wild_pure: bool, below: int) -> tuple | None:
     """The least loose points under ``below`` with two sequences, one pure, and its sets.
 
     A depth-first search decides the sets rank by rank. At each step the cards of the ranks
     not yet decided count zero points in their suits (they may still go into sets), which
     makes the combined suit tables a lower bound for every choice below; a branch that
     cannot get under the best found so far is cut. Returns (loose points,
-    ((shift, choice), ...)) or None.
+    ((shift, choice), ...), suit tables, joker budget) or None.
     """
     p0, p1, p2, p3 = hand.present
     two_suits = (p0 & p1) | (p0 & p2) | (p0 & p3) | (p1 & p2) | (p1 & p3) | (p2 & p3)
@@ -375,13 +395,18 @@ def _two_sequences(hand: _Hand, wild_pure: bool, below: int) -> tuple[int, tuple
         available = tuple((code >> shift) & 15 for code in codes)
         choices = [c for c in _set_choices(available) if c[1] <= jokers]
         if len(choices) > 1:
-            per_rank.append((shift, choices))
-            for suit in range(4):
-                if available[suit]:
-                    zero[suit] |= 1 << shift
-    best: list = [below, None]
-    _decide(hand, wild_pure, per_rank, 0, list(codes), list(hand.sizes), jokers, zero, [], best)
-    return None if best[1] is None else (best[0], tuple(best[1]))
+            suits = [suit for suit in range(4) if available[suit]]
+            per_rank.append((shift, choices, suits))
+            for suit in suits:
+                zero[suit] |= 1 << shift
+    tables = [
+        _table(hand, suit, codes[suit], hand.sizes[suit], jokers, wild_pure, zero[suit])
+        for suit in range(4)
+    ]
+    best: list = [below, None, None, 0]
+    _decide(hand, wild_pure, per_rank, 0, list(codes), list(hand.sizes), jokers, zero, tables,
+            [], best)  # fmt: skip
+    return None if best[1] is None else (best[0], tuple(best[1]), best[2], best[3])
 
 
 def _decide(
@@ -393,71 +418,79 @@ def _decide(
     sizes: list[int],
     budget: int,
     zero: list[int],
+    tables: list,
     picked: list,
     best: list,
 ) -> None:
-    tables = [
-        _table(hand, suit, codes[suit], sizes[suit], budget, wild_pure, zero[suit])
-        for suit in range(4)
-    ]
     loose = _combine(tables, budget, best[0])
     if loose >= best[0]:
         return  # exact at the last rank, a lower bound before it
     if index == len(per_rank):
-        best[0], best[1] = loose, list(picked)
+        best[0], best[1], best[2], best[3] = loose, list(picked), tables, budget
         return
-    shift, choices = per_rank[index]
+    shift, choices, suits = per_rank[index]
     unit = 1 << shift
-    decided = [bits & ~unit for bits in zero]
+    decided = zero.copy()
+    for suit in suits:
+        decided[suit] &= ~unit
     for choice in choices:
         taken, needed, _ = choice
         if needed > budget:
             continue
-        left = [code - (count << shift) for code, count in zip(codes, taken, strict=True)]
-        left_sizes = [size - count for size, count in zip(sizes, taken, strict=True)]
+        left, left_sizes, left_tables = codes.copy(), sizes.copy(), tables.copy()
+        for suit in suits:  # only the suits holding this rank change
+            left[suit] -= taken[suit] << shift
+            left_sizes[suit] -= taken[suit]
+            left_tables[suit] = _table(
+                hand, suit, left[suit], left_sizes[suit], budget - needed, wild_pure, decided[suit]
+            )
         picked.append((shift, choice))
-        _decide(
-            hand,
-            wild_pure,
-            per_rank,
-            index + 1,
-            left,
-            left_sizes,
-            budget - needed,
-            decided,
-            picked,
-            best,
-        )
+        _decide(hand, wild_pure, per_rank, index + 1, left, left_sizes, budget - needed,
+                decided, left_tables, picked, best)  # fmt: skip
         picked.pop()
         if best[0] == 0:
             return  # nothing does better
 
 
 def _combine(tables: list, budget: int, below: int) -> int:
-    """Least loose points over the suit tables with two sequences, one pure, within budget."""
+    """Least loose points over the suit tables with two sequences, one pure, within budget.
+
+    Partial sums that cannot end under ``below`` are dropped on the way (each table's first
+    entry has its least loose points).
+    """
     offset = 0
-    states = {0: 0}  # used << 3 | state: loose points
+    busy = []
     for table in tables:
         if len(table) == 1 and table[0][1] == NOTHING:
             offset += table[0][2]  # nothing to choose in this suit (and it uses no jokers)
-            continue
+        else:
+            busy.append(table)
+    floor = offset + sum(table[0][2] for table in busy)
+    if floor >= below:
+        return floor
+    states = {0: 0}  # used << 3 | state: loose points
+    for table in busy:
+        floor -= table[0][2]
+        limit = below - floor
         merged: dict[int, int] = {}
         for slot, loose in states.items():
             used = slot >> 3
             row = MERGE[slot & 7]
             for extra, state, more, _ in table:
                 total = used + extra
-                if total <= budget:
+                value = loose + more
+                if total <= budget and value < limit:
                     key = total << 3 | row[state]
-                    value = loose + more
                     if value < merged.get(key, UNREACHED):
                         merged[key] = value
+        if not merged:
+            return UNREACHED
         states = merged
     result = UNREACHED
     for slot, loose in states.items():
-        if slot & 7 == GOAL and loose + offset < result:
-            result = loose + offset
-    return result
+        if slot & 7 == GOAL and loose < result:
+            result = loose
+    return result + offset if result < UNREACHED else UNREACHED
 
 
 def _combine_witness(tables: list, budget: int) -> list:
@@ -486,8 +519,10 @@ def _prepare(
     profile = get_profile(profile)
     wild = wild if type(wild) is Card else Card.parse(wild)
     cards = [card if type(card) is Card else Card.parse(card) for card in cards]
-    check_hand(cards, wild, profile)
-    return cards, wild, profile, _Hand(cards, wild_rank(wild))
+    hand = _Hand(cards, wild, profile)
+    if hand.crowded or len(cards) != profile.hand_size:
+        check_hand(cards, wild, profile)  # says what is wrong
+    return cards, wild, profile, hand
 
 
 def min_hand_score(
@@ -529,7 +564,7 @@ def best_grouping(
         two = _two_sequences(hand, wild_pure, score + 1)
         if two is not None:
             score = two[0]
-            groups, loose = _arrange_two_sequences(cards, hand, two[1], wild_pure)
+            groups, loose = _arrange_two_sequences(cards, hand, two)
         else:
             groups, loose = _arrange_pure(cards, pure)
     verdicts = tuple(classify(group, wild, profile) for group in groups)
@@ -601,22 +636,14 @@ def _arrange_pure(cards: list[Card], pure: tuple) -> tuple[list, list]:
     return [run], pool.rest()
 
 
-def _arrange_two_sequences(
-    cards: list[Card], hand: _Hand, sets: tuple, wild_pure: bool
-) -> tuple[list, list]:
+def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[list, list]:
     """The groups behind the search's answer: sets, then the suits' sequences, jokers in."""
+    _, sets, tables, budget = two
     pool = _Pool(cards)
-    codes, sizes = list(hand.codes), list(hand.sizes)
-    budget = hand.jokers
     laid: list[list] = []  # [cards, kind] with kind "pure", "impure" or "set"
-    for shift, (taken, needed, chosen_sets) in sets:
-        budget -= needed
-        for suit in range(4):
-            codes[suit] -= taken[suit] << shift
-            sizes[suit] -= taken[suit]
+    for shift, (_, _, chosen_sets) in sets:
         for suits in chosen_sets:
             laid.append([[pool.take(_card(suit, shift // NIBBLE)) for suit in suits], "set"])
-    tables = [_table(hand, suit, codes[suit], sizes[suit], budget, wild_pure) for suit in range(4)]
     sequences = []
     for suit, entry in enumerate(_combine_witness(tables, budget)):
         witness = entry[3]
@@ -625,7 +652,7 @@ def _arrange_two_sequences(
             sequences.append((places, [pool.take(_card(suit, place)) for place in places]))
     jokers = pool.jokers(hand.wild_rank)
     for places, naturals in sequences:
-        laid.append(_lay_sequence(places, naturals, jokers, pool, hand.wild_rank, wild_pure))
+        laid.append(_lay_sequence(places, naturals, jokers, pool, hand.wild_rank, hand.wild_pure))
     for group, kind in laid:
         if kind == "set" and len(group) == 2:
             group.append(pool.take(jokers.pop(0)))
