@@ -188,6 +188,10 @@ def _first_repeat(cards: Sequence[Card]) -> tuple[Card, int] | None:
     return None
 
 
+_SEQUENCES = (GroupKind.PURE, GroupKind.IMPURE)
+_FACE_POINTS = tuple(Card(rank, "S").face_points if rank else 0 for rank in range(14))
+
+
 class ScoringCase(StrEnum):
     """Which cards of a losing hand count (RULES.md §1 "Scoring a losing hand")."""
 
@@ -270,10 +274,10 @@ def score_grouping(
 ) -> HandEvaluation:
     """Apply the scoring cases to already classified groups (no input checks)."""
     pure = [verdict for verdict in verdicts if verdict.kind is GroupKind.PURE]
-    sequences = sum(1 for verdict in verdicts if verdict.is_sequence)
-    everything = tuple(card for verdict in verdicts for card in verdict.cards) + loose
+    sequences = sum(1 for verdict in verdicts if verdict.kind in _SEQUENCES)
     if not pure:
-        case, counted = ScoringCase.NO_PURE_SEQUENCE, everything
+        case = ScoringCase.NO_PURE_SEQUENCE
+        counted = tuple(card for verdict in verdicts for card in verdict.cards) + loose
     elif sequences < 2:
         case = ScoringCase.PURE_ONLY
         counted = tuple(
@@ -287,9 +291,7 @@ def score_grouping(
         )
         counted += loose
     wild_rank_ = wild_rank(wild)
-    hand_score = sum(
-        0 if card.rank == 0 or card.rank == wild_rank_ else card.face_points for card in counted
-    )
+    hand_score = sum(_FACE_POINTS[card.rank] for card in counted if card.rank != wild_rank_)
     reasons = _declaration_faults(verdicts, loose, len(pure), sequences)
     return HandEvaluation(
         groups=verdicts,
