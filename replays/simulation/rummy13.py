@@ -31,9 +31,6 @@ THINKING = {
     "show": (8, 45),
     "reshuffle": (1, 3),
 }
-# RULES.md is silent on the wrong show's finish card; the game aggregate puts it on the
-# open pile like a discard, so the simulated table does the same.
-WRONG_SHOW_FINISH_TO_OPEN = True
 
 
 class Clock:
@@ -172,10 +169,11 @@ class _Game:
         if finish.valid:
             self.shows(player)
             return True
+        # A wrong show: the player is out. RULES.md is silent on the finish card; the
+        # aggregate puts it on the open pile like a discard (docs/rules-choices.md).
         self.out.add(player)
-        if WRONG_SHOW_FINISH_TO_OPEN:
-            self.open_pile.append(finish.card)
-            self.discarded_by = player
+        self.open_pile.append(finish.card)
+        self.discarded_by = player
         return False
 
     def reshuffle(self) -> None:
