@@ -189,15 +189,36 @@ def _split(code: int, wild: int, wild_pure: bool, budget: int, zero: int = 0) ->
     ``zero`` marks places (lowest bit of the place's 4) whose cards score nothing: the
     search's bound for cards that may yet go into sets.
     """
-    if not code & wild:
-        wild, wild_pure = 0, True
+    held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS  # lowest bit per place held
+    if wild:
+        wild &= held * 15
+        if not wild:
+            wild_pure = True
     if zero:
-        zero &= (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
+        zero &= held
     key = (code, wild, wild_pure, zero)
     cached = _SPLITS.get(key)
     if cached is not None and cached[0] >= budget:
         return cached[1]
     low = ((code & -code).bit_length() - 1) >> 2
+    # Cards beyond more empty places than there are jokers never share a sequence with the
+    # lowest card: split them off and combine the two tables (small tables recur often).
+    empty = 0
+    for place in range(low + 1, ACE_HIGH + 1):
+        if (code >> (NIBBLE * place)) & 15:
+            empty = 0
+        else:
+            empty += 1
+            if empty > budget:
+                cut = (1 << (NIBBLE * place)) - 1
+                if code & ~cut:
+                    found = _merge(
+                        _split(code & cut, wild, wild_pure, budget, zero),
+                        _split(code & ~cut, wild, wild_pure, budget, zero),
+                        budget,
+                    )
+                    return _remember(key, budget, found)
+                break
     low_unit = 1 << (NIBBLE * low)
     rest = code - low_unit
     low_wild = (wild >> (NIBBLE * low)) & 1
@@ -256,10 +277,49 @@ def _split(code: int, wild: int, wild_pure: bool, budget: int, zero: int = 0) ->
             inside.append(top)
             inside_units += top_unit
             inside_wild += top_wild
-    found = _pareto(best)
+    return _remember(key, budget, _pareto(best))
+
+
+def _remember(key: tuple, budget: int, found: tuple) -> tuple:
     if len(_SPLITS) >= CACHE_LIMIT:
         _SPLITS.clear()
     _SPLITS[key] = (budget, found)
+    return found
+
+
+MERGED = "merged"  # a witness made of two witnesses: (MERGED, first, second)
+
+
+def _merge(first: tuple, second: tuple, budget: int) -> tuple:
+    """The table of two groups of cards that never share a sequence."""
+    best: dict[int, tuple[int, object]] = {}
+    for used, state, loose, witness in first:
+        if used > budget:
+            continue
+        row = MERGE[state]
+        for more_used, other, more, other_witness in second:
+            total = used + more_used
+            if total <= budget:
+                slot = total << 3 | row[other]
+                value = loose + more
+                current = best.get(slot)
+                if current is None or value < current[0]:
+                    best[slot] = (value, (MERGED, witness, other_witness))
+    return _pareto(best)
+
+
+def _sequences(witness) -> list[tuple[int, ...]]:
+    """The sequences (tuples of places) a witness stands for."""
+    found, stack = [], [witness]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        if node[0] is MERGED:
+            stack += node[1:]
+        else:
+            found.append(node[0])
+            stack.append(node[1])
     return found
 
 
@@ -646,9 +706,7 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
             laid.append([[pool.take(_card(suit, shift // NIBBLE)) for suit in suits], "set"])
     sequences = []
     for suit, entry in enumerate(_combine_witness(tables, budget)):
-        witness = entry[3]
-        while witness is not None:
-            places, witness = witness
+        for places in _sequences(entry[3]):
             sequences.append((places, [pool.take(_card(suit, place)) for place in places]))
     jokers = pool.jokers(hand.wild_rank)
     for places, naturals in sequences:
