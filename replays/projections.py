@@ -48,6 +48,7 @@ from domain.timestamps import parse_time
 from replays.db import engine_for
 from replays.models import SETTLED, GameRow, LedgerEntryRow, MoveRow, PlayerResultRow
 from replays.projection_runner import Projection, Runner, Status
+from replays.red3_projection import RED3_TOPICS, project_red3
 from replays.settings import database_url
 
 NAME = "read_models"
@@ -108,11 +109,17 @@ class GameProjection(Projection):
     def process(self, connection: sa.Connection, notifications: Sequence[Notification]) -> None:
         batch = _Batch()
         to_domain_event = self.ledger.mapper.to_domain_event
+        red3 = []  # Red 3 matches have their own rows (replays.red3_projection)
         for notification in notifications:
+            if notification.topic.startswith(RED3_TOPICS):
+                red3.append(notification)
+                continue
             if not notification.topic.startswith(GAME_TOPICS):
                 continue
             self._apply(batch, to_domain_event(notification))
         self._write(connection, batch)
+        if red3:
+            project_red3(connection, self.ledger, red3)
 
     def _game_before(self, domain_event) -> Game | None:
         version = domain_event.originator_version
