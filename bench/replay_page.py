@@ -318,9 +318,50 @@ def run(quick: bool = False) -> dict[str, Any]:
             finally:
                 if drop is not None:
                     drop()
+    result["rows"] = _rows(result, engines)
     return result
+
+
+def _rows(result: dict[str, Any], engines: list[str]) -> list[dict[str, Any]]:
+    """The headline figures for docs/benchmarks.md."""
+    where = (
+        f"{result['game_moves']}-move game, {result['games_in_database']:,} games, "
+        f"{result['concurrency']} clients"
+    )
+    rows = []
+    for engine in engines:
+        floor = result[f"{engine}_state_at_alone_p50_ms"]
+        floor_is = "Ledger.state_at alone, p50, same moves"
+        for label, key in (
+            ("replay page server ms p50", "replay_server_p50_ms"),
+            ("replay page server ms p95", "replay_server_p95_ms"),
+            ("replay page server ms p50, caches off", "uncached_replay_server_p50_ms"),
+            ("replay page server ms p95, caches off", "uncached_replay_server_p95_ms"),
+            ("replay table fragment server ms p50", "fragment_server_p50_ms"),
+        ):
+            figure = result[f"{engine}_{key}"]
+            rows.append(
+                {
+                    "benchmark": f"{label} ({where}, {engine})",
+                    "figure": figure,
+                    "baseline": floor,
+                    "baseline_is": floor_is,
+                    "ratio": round(figure / max(floor, 0.01), 2),
+                }
+            )
+        rows.append(
+            {
+                "benchmark": f"replay page client ms p50 ({where}, {engine})",
+                "figure": result[f"{engine}_replay_client_p50_ms"],
+                "baseline": result[f"{engine}_baseline_healthz_client_p50_ms"],
+                "baseline_is": "/healthz under the same load, client p50",
+                "ratio": result[f"{engine}_replay_client_p50_ratio_to_healthz"],
+            }
+        )
+    return rows
 
 
 if __name__ == "__main__":
     for key, value in run(quick="--quick" in sys.argv).items():
-        print(f"{key:55} {value}")
+        if key != "rows":
+            print(f"{key:55} {value}")
