@@ -99,13 +99,39 @@ def prepare_demo(
 
 
 def create_demo_accounts(url: str | None = None) -> list[DemoAccount]:
-    """One demo login per role, once the site has user accounts; none before that.
+    """One demo login per role (``demo-player``, ``demo-auditor``, ...), printed at start.
 
-    Returns the accounts (to be printed at start); an empty list while the project has no
-    ``replays.accounts`` module, so nothing is printed then.
+    Idempotent: an existing demo account is left as it is. The player account is linked to
+    the first seat of the first stored game, so it has games to look at. Returns an empty
+    list (and the demo prints nothing) while the site has no accounts yet.
+
+    The passwords are fixed and printed because the demo serves on the loopback address
+    only; a real deployment creates its accounts with ``rummy-ledger users add``.
     """
     import importlib.util
 
     if importlib.util.find_spec("replays.accounts") is None:
         return []
-    raise NotImplementedError("wire replays.accounts here")  # pragma: no cover
+    from replays import accounts
+
+    url = database_url(url)
+    made = []
+    for role in accounts.ROLES:
+        username = f"demo-{role.replace('_', '-')}"
+        password = f"{role.replace('_', '-')}-{DEMO_SEED}"
+        if accounts.find_user(username, url=url) is None:
+            player = _demo_player(url) if role == accounts.PLAYER else None
+            if role == accounts.PLAYER and player is None:
+                continue  # no games yet: no player to link the account to
+            accounts.add_user(username, role, password, player=player, url=url)
+        made.append(DemoAccount(role=role, username=username, password=password))
+    return made
+
+
+def _demo_player(url: str) -> str | None:
+    from replays.application import Ledger
+
+    ledger = Ledger(url)
+    for game_id in ledger.iter_game_ids(batch=1):
+        return ledger.get_game(game_id).config.players[0]
+    return None

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 from click.testing import CliRunner
 
@@ -66,10 +64,28 @@ def test_demo_command_prepares_then_serves(sqlite_url, monkeypatch):
     assert "Reusing the demo database: 4 games already stored." in again.output
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("replays.accounts") is not None,
-    reason="accounts exist: covered by test_demo_accounts_one_per_role",
-)
-def test_no_demo_accounts_before_the_site_has_accounts(sqlite_url, capsys):
-    assert create_demo_accounts(sqlite_url) == []
-    assert capsys.readouterr().out == ""
+def test_demo_accounts_one_per_role_linked_and_idempotent(sqlite_url):
+    accounts = pytest.importorskip("replays.accounts")  # until the accounts module is merged
+    from replays.db import Base, engine_for
+
+    prepare_demo(sqlite_url, games=3, echo=lambda _: None)
+    # The accounts tables come with their own migration; create them if it is not there yet.
+    Base.metadata.create_all(
+        engine_for(sqlite_url),
+        tables=[accounts.UserRow.__table__, accounts.LoginAttemptRow.__table__],
+    )
+    made = create_demo_accounts(sqlite_url)
+    assert [account.role for account in made] == list(accounts.ROLES)
+    for account in made:
+        signed_in = accounts.authenticate(
+            account.username, account.password, remote_addr="127.0.0.1", url=sqlite_url
+        )
+        assert signed_in.role == account.role
+    player = accounts.find_user("demo-player", url=sqlite_url)
+    assert (
+        player.player_id
+        in Ledger(sqlite_url).get_game(Ledger(sqlite_url).list_game_ids()[0]).config.players
+    )
+    again = create_demo_accounts(sqlite_url)
+    assert again == made
+    assert len(accounts.list_users(url=sqlite_url)) == len(accounts.ROLES)

@@ -23,12 +23,18 @@ def command(ctx: click.Context, games: int | None, host: str, port: int, no_serv
     Uses RUMMY_LEDGER_DATABASE_URL (default: rummy-ledger.sqlite3 here). A second run reuses
     the database.
     """
+    from sqlalchemy.exc import SQLAlchemyError
+
     from replays.demo import DEMO_GAMES, create_demo_accounts, prepare_demo
 
     setup = prepare_demo(games=games or DEMO_GAMES, echo=click.echo)
     for line in setup.stored:
         click.echo(f"  {line}")
-    accounts = create_demo_accounts(setup.url)
+    try:
+        accounts = create_demo_accounts(setup.url)
+    except SQLAlchemyError as error:  # e.g. the accounts tables are not migrated yet
+        click.echo(f"Demo accounts not created: {str(error).splitlines()[0]}", err=True)
+        accounts = []
     if accounts:
         click.echo("Demo accounts (role, user, password):")
         for account in accounts:
