@@ -46,6 +46,7 @@ from domain.raise_schedule import point_value_for_round
 from domain.settlement import account_of
 from domain.timestamps import parse_time
 from replays.db import engine_for
+from replays.dispute_projection import DISPUTE_TOPICS, clear_disputes, project_disputes
 from replays.models import SETTLED, GameRow, LedgerEntryRow, MoveRow, PlayerResultRow
 from replays.projection_runner import Projection, Runner, Status
 from replays.red3_projection import RED3_TOPICS, project_red3
@@ -110,9 +111,13 @@ class GameProjection(Projection):
         batch = _Batch()
         to_domain_event = self.ledger.mapper.to_domain_event
         red3 = []  # Red 3 matches have their own rows (replays.red3_projection)
+        disputes = []  # dispute cases and adjustments (replays.dispute_projection)
         for notification in notifications:
             if notification.topic.startswith(RED3_TOPICS):
                 red3.append(notification)
+                continue
+            if notification.topic.startswith(DISPUTE_TOPICS):
+                disputes.append(notification)
                 continue
             if not notification.topic.startswith(GAME_TOPICS):
                 continue
@@ -120,6 +125,8 @@ class GameProjection(Projection):
         self._write(connection, batch)
         if red3:
             project_red3(connection, self.ledger, red3)
+        if disputes:  # after the games: a case's adjustment entries refer to its game's row
+            project_disputes(connection, disputes, to_domain_event)
 
     def _game_before(self, domain_event) -> Game | None:
         version = domain_event.originator_version
@@ -268,6 +275,7 @@ class GameProjection(Projection):
 
     def clear(self, connection: sa.Connection) -> None:
         # Children first: the rows go even where foreign keys are not enforced.
+        clear_disputes(connection)
         connection.execute(ENTRIES.delete())
         connection.execute(MOVES.delete())
         connection.execute(RESULTS.delete())
