@@ -49,6 +49,7 @@ from replays.integrity_store import (
     require_tables,
     seal_head,
     seal_id_param,
+    sealed_up_to,
 )
 from replays.integrity_verify import (
     ALTERED,
@@ -146,7 +147,7 @@ def seal_new_events(
 
 def _sealed_up_to(db: sa.Engine) -> int:
     with db.connect() as connection:
-        return seal_head(connection)[1]
+        return sealed_up_to(connection)
 
 
 def _seal_batch(db: sa.Engine, events: str, limit: int) -> int:

@@ -241,13 +241,17 @@ def game_seals(connection: sa.Connection, originators: Iterable[bytes]) -> list[
     ]
 
 
+def sealed_up_to(connection: sa.Connection) -> int:
+    """The highest sealed notification id (0 when nothing is sealed)."""
+    return connection.scalar(sa.select(sa.func.max(Seal.notification_id))) or 0
+
+
 def seal_head(connection: sa.Connection) -> tuple[int, int]:
     """``(number of seals, highest sealed notification id)``; ``(0, 0)`` when none."""
     # Two queries: with both aggregates in one, SQLite scans the table instead of taking
     # each maximum from its index.
     top = connection.scalar(sa.select(sa.func.max(Seal.position)))
-    last = connection.scalar(sa.select(sa.func.max(Seal.notification_id)))
-    return (0 if top is None else top + 1), (last or 0)
+    return (0 if top is None else top + 1), sealed_up_to(connection)
 
 
 # -- the stored tree -------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
-from uuid import UUID
 
 import sqlalchemy as sa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -42,6 +41,7 @@ from replays.integrity_store import (
     require_tables,
     seal_head,
     seal_rows,
+    sealed_up_to,
 )
 from replays.schema import EVENTS_TABLE
 from replays.signing import PUBLIC_KEY_FILE, Checkpoint, SigningError, key_dir, load_public_key
@@ -420,19 +420,22 @@ def _head_message(last: int, head: int) -> str:
 
 
 # -- one game ----------------------------------------------------------------------------------
-def game_originators(connection: sa.Connection, game_id: str) -> list[bytes]:
-    """The aggregate ids (16 bytes) a game id names: from the seals' heads, else derived."""
-    found = [
-        o.bytes
-        for o in connection.scalars(
-            sa.select(GameChainHead.originator_id).where(GameChainHead.game_id == game_id)
+def game_heads(connection: sa.Connection, game_id: str) -> dict[bytes, int | None]:
+    """The aggregates (16-byte ids) a game id names, with their sealed chain head's version:
+    from the heads table, else the id the game would have (not sealed yet: None)."""
+    found = {
+        originator.bytes: version
+        for originator, version in connection.execute(
+            sa.select(GameChainHead.originator_id, GameChainHead.version).where(
+                GameChainHead.game_id == game_id
+            )
         )
-    ]
+    }
     if found:
         return found
     from domain.game import Game
 
-    return [Game.create_id(game_id).bytes]
+    return {Game.create_id(game_id).bytes: None}
 
 
 def verify_game(
@@ -451,22 +454,18 @@ def verify_game(
     public_key = public_key or default_public_key()
     report = Report(games=1)
     with engine(url).connect() as connection:
-        _snapshot(connection)
         require_tables(connection)
-        originators = game_originators(connection, game_id)
-        rows = game_rows(connection, originators, events) if has_table(connection, events) else []
+        # Read in the order things are written (head, seals, then rows), so an event
+        # appended meanwhile shows as not sealed yet, never as a sealed event gone missing.
+        found = game_heads(connection, game_id)
+        originators = list(found)
+        heads = [version for version in found.values() if version is not None]
         seals = game_seals(connection, originators)
-        heads = [
-            version
-            for version in connection.scalars(
-                sa.select(GameChainHead.version).where(
-                    GameChainHead.originator_id.in_([UUID(bytes=o) for o in originators])
-                )
-            )
-        ]
+        seal_top = sealed_up_to(connection)
+        rows = game_rows(connection, originators, events) if has_table(connection, events) else []
         if not rows and not seals and not heads:
             raise UnknownGame(f"no game {game_id} in the ledger")
-        leaves = _compare_game(game_id, rows, seals, heads, seal_head(connection)[1], report)
+        leaves = _compare_game(game_id, rows, seals, heads, seal_top, report)
         report.latest = latest_stored(connection)
         report.last_position = max((seal.position for seal in seals), default=-1)
         given = list(checkpoints)
