@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from itertools import combinations
+from itertools import combinations, pairwise
 
 from domain.cards import ALL_CARDS, JOKER, SUITS, Card, wild_rank
 from domain.melds import (
@@ -57,6 +57,11 @@ NOTHING, IMPURE_ONE, PURE_ONE, GOAL = 0, 1, 4, 5
 MERGE = tuple(tuple(min(1, a[0] + b[0]) * 3 + min(2, a[1] + b[1]) for b in STATES) for a in STATES)
 COVERS = tuple(tuple(a[0] >= b[0] and a[1] >= b[1] for b in STATES) for a in STATES)
 UNREACHED = 1 << 30
+# Splitting a sequence at a run of 4 or more stand-ins never costs more jokers (each part
+# needs at most 2 to reach 3 cards) and gives one more sequence; nor does splitting one with
+# at least two stand-ins per card of its own into one-card sequences. So no sequence the
+# search keeps has a gap of more than 3 places, or that many stand-ins.
+WIDEST_GAP = 3
 _SUIT_INDEX = {suit: index for index, suit in enumerate(SUITS)}
 
 
@@ -203,13 +208,14 @@ def _split(code: int, wild: int, wild_pure: bool, budget: int, zero: int = 0) ->
     low = ((code & -code).bit_length() - 1) >> 2
     # Cards beyond more empty places than there are jokers never share a sequence with the
     # lowest card: split them off and combine the two tables (small tables recur often).
+    reach = min(budget, WIDEST_GAP)
     empty = 0
     for place in range(low + 1, ACE_HIGH + 1):
         if (code >> (NIBBLE * place)) & 15:
             empty = 0
         else:
             empty += 1
-            if empty > budget:
+            if empty > reach:
                 cut = (1 << (NIBBLE * place)) - 1
                 if code & ~cut:
                     found = _merge(
@@ -232,14 +238,16 @@ def _split(code: int, wild: int, wild_pure: bool, budget: int, zero: int = 0) ->
         best[0] = (points, None)
     inside: list[int] = []  # places of the cards between low and top
     inside_units = inside_wild = 0
-    empty = 0
+    empty = gap = 0
     for top in range(low, min(ACE_HIGH, low + 12) + 1):
         top_unit = 1 << (NIBBLE * top)
         if top != low and not code & (top_unit * 15):
             empty += 1
-            if empty > budget:
+            gap += 1
+            if empty > budget or gap > WIDEST_GAP:
                 break
             continue
+        gap = 0
         length = top - low + 1 if top - low >= 2 else 3
         top_wild = 0 if top == low else (wild >> (NIBBLE * top)) & 1
         for skip in range(min(len(inside), budget - empty) + 1):
@@ -259,7 +267,7 @@ def _split(code: int, wild: int, wild_pure: bool, budget: int, zero: int = 0) ->
                         sequence = (low, *inside, top)
                 fillers = length - len(sequence)
                 cost = fillers + wild_used
-                if cost > budget:
+                if cost > budget or (top != low and _beaten(sequence, fillers, skip)):
                     continue
                 pure = fillers == 0 and (wild_used == 0 or wild_pure)
                 row = MERGE[PURE_ONE if pure else IMPURE_ONE]
@@ -278,6 +286,17 @@ def _split(code: int, wild: int, wild_pure: bool, budget: int, zero: int = 0) ->
             inside_units += top_unit
             inside_wild += top_wild
     return _remember(key, budget, _pareto(best))
+
+
+def _beaten(sequence: tuple[int, ...], fillers: int, left_out: int) -> bool:
+    """Whether splitting ``sequence`` (2+ cards of its own) does at least as well.
+
+    See WIDEST_GAP. Runs of empty places are already kept short by the caller; cards left
+    out make runs of stand-ins too.
+    """
+    if fillers >= 2 * len(sequence):
+        return True
+    return bool(left_out) and any(b - a > WIDEST_GAP for a, b in pairwise(sequence))
 
 
 def _remember(key: tuple, budget: int, found: tuple) -> tuple:
