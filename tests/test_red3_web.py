@@ -129,3 +129,34 @@ def test_13_card_games_still_replay(client):
     response = client.get("/games/T7-000123/replay?move=3")
     assert response.status_code == 200
     assert "Red 3" not in response.get_data(as_text=True)
+
+
+# -- the rest of the site --------------------------------------------------------------------
+def test_the_games_list_shows_red3_matches_and_filters_them(client):
+    everything = client.get("/").get_data(as_text=True)
+    assert "/games/R3-EXAMPLE/replay" in everything and "/games/T7-000123/replay" in everything
+    only = client.get("/games?variant=red3").get_data(as_text=True)
+    listed = re.findall(r'<th scope="row"[^>]*><a href="/games/([^/"]+)/replay">', only)
+    assert listed == ["R3-EXAMPLE"]
+    row = re.search(r'<th scope="row"[^>]*><a href="/games/R3-EXAMPLE/replay">.*?</tr>', only, re.S)
+    assert "red3" in text(row.group(0)) and "p2" in text(row.group(0))
+
+
+def test_the_summary_of_a_match_is_its_final_table(client):
+    response = client.get("/games/R3-EXAMPLE")
+    assert response.status_code == 302
+    assert response.headers["Location"].endswith("/games/R3-EXAMPLE/replay?move=19")
+
+
+def test_audit_page_and_downloads(client):
+    response = client.get("/games/R3-EXAMPLE/audit")
+    assert response.status_code == 200
+    words = text(response.get_data(as_text=True))
+    assert "No discrepancies" in words
+    assert "Round 2: p2 went out" in words and "p1 0 155 (2 red threes) -155 -155 -155" in words
+    assert "p2 (winner) 175" in words
+    as_json = json.loads(client.get("/games/R3-EXAMPLE/audit.json").get_data(as_text=True))
+    assert as_json["totals"] == {"p1": 10, "p2": 175} and as_json["discrepancies"] == []
+    as_csv = client.get("/games/R3-EXAMPLE/audit.csv").get_data(as_text=True).splitlines()
+    assert as_csv[0] == "round,out,player,books,held,red_threes,score,recorded"
+    assert "2,p2,p1,0,155,2,-155,-155" in as_csv

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from replays.models import GameRow, LedgerEntryRow, MoveRow, PlayerResultRow
 
-VARIANTS = ("points", "raise")
+VARIANTS = ("points", "raise", "red3")
 RESULTS = ("won", "lost", "deal_show", "first_drop", "middle_drop", "auto_drop", "wrong_show")
 
 

@@ -247,3 +247,98 @@ def _stack(drawings: list[str], label: str) -> str:
         + "".join(body)
         + "</svg>"
     )
+
+
+# -- the audit page and the summary ---------------------------------------------------------
+
+
+def _audit(game_id: str):
+    from replays.red3_ledger import audit_match
+
+    return audit_match(get_ledger(), game_id)
+
+
+def audit_page(game_id: str) -> str:
+    """Every round recomputed from the table at its end, beside the recorded and reported
+    figures; differences marked in words, not only in colour."""
+    report = _audit(game_id)
+    match = get_ledger().get_game(game_id)
+    recorded = {score.round: score for score in report.recorded}
+    reported = (report.reported or {}).get("rounds") or []
+    differing = {d.field for d in report.discrepancies}
+    rounds = []
+    for index, score in enumerate(report.computed):
+        lines = []
+        for line in score.players:
+            theirs = recorded.get(score.round)
+            recorded_score = theirs.score_of(line.player) if theirs else None
+            told = reported[index].get(line.player) if index < len(reported) else None
+            lines.append(
+                {
+                    "player": line.player,
+                    "books": line.books,
+                    "held": line.held,
+                    "red_threes": line.red_threes,
+                    "score": line.score,
+                    "recorded": recorded_score,
+                    "reported": told,
+                    "differs": any(
+                        field.startswith(f"rounds[{index}].") and line.player in field
+                        for field in differing
+                    ),
+                }
+            )
+        rounds.append({"round": score.round, "out": score.out, "lines": lines})
+    return render_template(
+        "audit/red3_audit.html", report=report, match=match, rounds=rounds, game_id=game_id
+    )
+
+
+def audit_json(game_id: str) -> Response:
+    import json
+
+    response = Response(json.dumps(_audit(game_id).to_dict()), mimetype="application/json")
+    response.headers["Content-Disposition"] = f'attachment; filename="audit-{game_id}.json"'
+    return response
+
+
+def audit_csv(game_id: str) -> Response:
+    import csv
+    import io
+
+    report = _audit(game_id)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["round", "out", "player", "books", "held", "red_threes", "score", "recorded"])
+    recorded = {score.round: score for score in report.recorded}
+    for score in report.computed:
+        for line in score.players:
+            theirs = recorded.get(score.round)
+            writer.writerow(
+                [
+                    score.round,
+                    score.out or "",
+                    line.player,
+                    line.books,
+                    line.held,
+                    line.red_threes,
+                    line.score,
+                    theirs.score_of(line.player) if theirs else "",
+                ]
+            )
+    for found in report.discrepancies:
+        writer.writerow(["discrepancy", found.source, found.field, found.reported, found.computed])
+    response = Response(out.getvalue(), mimetype="text/csv")
+    response.headers["Content-Disposition"] = f'attachment; filename="audit-{game_id}.csv"'
+    return response
+
+
+def summary_redirect(game_id: str):
+    """A match's summary is its replay at the last move: the final table and the scores."""
+    from flask import redirect
+
+    from replays.red3_ledger import get_match
+
+    match = get_match(get_ledger(), game_id)
+    last = max(len(match.steps) - 1, 0)
+    return redirect(url_for("replays.replay", game_id=game_id, move=last))
