@@ -425,6 +425,8 @@ def test_a_game_still_in_play(tmp_path):
 
     listing = text_of(client.get("/").get_data(as_text=True))
     assert "LIVE-1" in listing and "playing" in listing
+    assert listed_games(client.get("/games?player=p2").get_data(as_text=True)) == ["LIVE-1"]
+    assert listed_games(client.get("/games?player=p").get_data(as_text=True)) == []
     replay = client.get("/games/LIVE-1/replay?move=4").get_data(as_text=True)
     assert "Move 4 of 4 · p3 misses the turn" in text_of(replay)
     assert "To play: p1" in text_of(replay)

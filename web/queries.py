@@ -6,6 +6,7 @@ player's history never replay a game. Each function takes a SQLAlchemy ``Session
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -136,7 +137,9 @@ def list_games(session: Session, filters: GameFilters, per_page: int = 25) -> Ga
                 condition,
                 sa.and_(
                     GameRow.winner.is_(None),
-                    sa.cast(GameRow.players, sa.String).like(f'%"{_like_escape(filters.player)}"%'),
+                    sa.cast(GameRow.players, sa.String).like(
+                        f"%{_like_escape(json.dumps(filters.player))}%", escape="\\"
+                    ),
                 ),
             )
         query = query.where(condition)
@@ -165,7 +168,8 @@ def list_games(session: Session, filters: GameFilters, per_page: int = 25) -> Ga
 
 
 def _like_escape(text: str) -> str:
-    return text.replace("%", "").replace("_", "").replace('"', "")
+    """``text`` matched literally by LIKE (with ``escape="\\"``)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def table_ids(session: Session) -> list[str]:
