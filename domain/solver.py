@@ -57,6 +57,14 @@ NOTHING, IMPURE_ONE, PURE_ONE, GOAL = 0, 1, 4, 5
 MERGE = tuple(tuple(min(1, a[0] + b[0]) * 3 + min(2, a[1] + b[1]) for b in STATES) for a in STATES)
 COVERS = tuple(tuple(a[0] >= b[0] and a[1] >= b[1] for b in STATES) for a in STATES)
 UNREACHED = 1 << 30
+_COVERED = tuple(tuple(b for b in range(6) if COVERS[a][b]) for a in range(6))
+# Slots (jokers used << 3 | progress) in the order _pareto needs: fewer jokers first, and at
+# equal jokers the progress that covers the others first.
+_SLOT_ORDER = {
+    used << 3 | state: used * 8 + rank
+    for used in range(64)
+    for rank, state in enumerate((GOAL, PURE_ONE, 2, IMPURE_ONE, 3, NOTHING))
+}
 # Splitting a sequence at a run of 4 or more stand-ins never costs more jokers (each part
 # needs at most 2 to reach 3 cards) and gives one more sequence; nor does splitting one with
 # at least two stand-ins per card of its own into one-card sequences. So no sequence the
@@ -343,17 +351,31 @@ def _sequences(witness) -> list[tuple[int, ...]]:
 
 
 def _pareto(best: dict[int, tuple[int, object]]) -> tuple:
-    ordered = sorted(
-        (loose, slot >> 3, slot & 7, witness) for slot, (loose, witness) in best.items()
-    )
-    kept: list[tuple] = []
-    for loose, used, state, witness in ordered:
-        for other in kept:
-            if other[0] <= used and COVERS[other[1]][state]:
-                break
-        else:
-            kept.append((used, state, loose, witness))
+    """The entries of ``best`` (slot: (loose, witness)) that no other entry beats.
+
+    An entry is beaten by one using no more jokers, covering its progress, with no more loose
+    points. Going through the slots by jokers used, the best progress first, each entry
+    only has to be compared with the least loose points seen so far for its progress.
+    """
+    if len(best) == 1:
+        ((slot, (loose, witness)),) = best.items()
+        return ((slot >> 3, slot & 7, loose, witness),)
+    least = [UNREACHED] * 6
+    kept = []
+    for slot in sorted(best, key=_SLOT_ORDER.__getitem__):
+        loose, witness = best[slot]
+        state = slot & 7
+        if loose < least[state]:
+            kept.append((slot >> 3, state, loose, witness))
+            for covered in _COVERED[state]:
+                if loose < least[covered]:
+                    least[covered] = loose
+    kept.sort(key=_loose)  # the first entry has the least loose points (see _combine)
     return tuple(kept)
+
+
+def _loose(entry: tuple) -> int:
+    return entry[2]
 
 
 def _suit_table(
