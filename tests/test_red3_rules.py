@@ -4,6 +4,8 @@ import doctest
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import domain.red3.profile
 import domain.red3.rules
@@ -207,3 +209,86 @@ def test_rule_values_come_from_the_rules():
 def test_unknown_rules_name_lists_the_known():
     with pytest.raises(UnknownProfile, match="known: standard"):
         get_red3_rules("nope")
+
+
+# -- an independent oracle ------------------------------------------------------------------
+def oracle_is_book(cards):
+    """Deliberately simple: a book is valid if it matches some kind or some enumerated run.
+
+    Runs are enumerated outright (every suit, every start, every length), each position
+    filled by its natural card or by a wild; nothing is shared with domain.red3.rules.
+    """
+    if len(cards) < 3 or any(c.rank == 3 and c.suit in "HD" for c in cards):
+        return False
+    wilds = [c for c in cards if c.rank in (0, 2)]
+    naturals = [c for c in cards if c.rank not in (0, 2)]
+    if len(wilds) > 1:
+        return False
+    if len({c.rank for c in naturals}) == 1:
+        return True
+    want = sorted(str(c) for c in naturals)
+    for suit in "SHDC":
+        for low in range(1, 15):
+            high = low + len(cards) - 1
+            if high > 14 or (low == 1 and high == 14):
+                continue
+            positions = range(low, high + 1)
+            if suit in "HD" and 3 in positions:
+                continue
+            # Which positions the naturals take, the rest (at most one) is the wild's.
+            texts = [("A" if p in (1, 14) else "23456789TJQK"[p - 2]) + suit for p in positions]
+            for hole in [None, *positions] if wilds else [None]:
+                filled = sorted(t for p, t in zip(positions, texts, strict=True) if p != hole)
+                if filled == want and (hole is None) == (not wilds):
+                    return True
+    return False
+
+
+NATURAL_TEXTS = [r + s for s in "SHDC" for r in "A3456789TJQK"] + ["2S", "2H", "JK"]
+
+
+@st.composite
+def near_books(draw):
+    """Kinds and runs, then maybe one card swapped for a wild or for any card, and shuffled."""
+    if draw(st.booleans()):
+        rank = draw(st.sampled_from("A3456789TJQK"))
+        texts = [rank + draw(st.sampled_from("SHDC")) for _ in range(draw(st.integers(2, 5)))]
+    else:
+        suit = draw(st.sampled_from("SHDC"))
+        low = draw(st.integers(1, 12))
+        length = draw(st.integers(2, 6))
+        texts = [
+            ("A" if p in (1, 14) else "23456789TJQK"[p - 2]) + suit
+            for p in range(low, min(low + length, 15))
+        ]
+    change = draw(st.sampled_from(["none", "wild", "any", "add_wild"]))
+    if change == "wild":
+        texts[draw(st.integers(0, len(texts) - 1))] = draw(st.sampled_from(["2C", "JK"]))
+    elif change == "any":
+        texts[draw(st.integers(0, len(texts) - 1))] = draw(st.sampled_from(NATURAL_TEXTS))
+    elif change == "add_wild":
+        texts.insert(draw(st.integers(0, len(texts))), draw(st.sampled_from(["2D", "JK"])))
+    return draw(st.permutations(texts))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.lists(st.sampled_from(NATURAL_TEXTS), min_size=1, max_size=7), near_books()))
+def test_make_book_agrees_with_a_brute_force_oracle(texts):
+    cards = parse_cards(texts)
+    try:
+        made = make_book(cards)
+    except BookError:
+        assert not oracle_is_book(cards), texts
+        return
+    assert oracle_is_book(cards), texts
+    assert sorted(map(str, made.cards)) == sorted(texts)
+    assert make_book(made.cards) == made
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=1, max_value=11), st.sampled_from("SC"), st.integers(3, 5))
+def test_runs_built_from_consecutive_cards_are_books(low, suit, length):
+    ranks = [r for r in range(low, min(low + length, 14))]
+    texts = [("A" if r in (1, 14) else "23456789TJQK"[r - 2]) + suit for r in ranks]
+    if len(texts) >= 3:
+        assert oracle_is_book(parse_cards(texts)) and make_book(parse_cards(texts))
