@@ -1,0 +1,420 @@
+"""Who may see what: sign-in, roles, the access policy of every page, the access log hook,
+CSRF protection and the security headers.
+
+Registered as the ``auth`` blueprint (``web.auth:bp`` in :data:`web.BLUEPRINTS`); on
+registration it sets up Flask-Login and Flask-WTF's CSRF protection for the whole app.
+
+- Every endpoint needs a signed-in user except :data:`PUBLIC_ENDPOINTS` (the login page,
+  the health check, static files); the ingest API (``api.*``) authenticates operators with
+  its own bearer tokens instead and is exempt from CSRF (no cookies are involved).
+- Each endpoint's allowed roles come from its view's ``role_required`` decorator or from
+  :data:`POLICY` (pages written before accounts existed). An endpoint in neither is open
+  to staff only: never to players by accident. ``tests/test_access_matrix.py`` holds every
+  route against every role.
+- A player sees only games they sat in (any other game is "not among your games", the same
+  answer as for a game that does not exist) and only their own seat: a replay without
+  ``seat`` is redirected to theirs, another seat is refused.
+- Every privileged opening of a game by staff (full view, another seat, the audit) is
+  appended to the access log (:mod:`replays.access_log`) once the page was built; if the
+  log cannot be written the page is withheld.
+
+Cookies: the session cookie is HttpOnly, SameSite=Lax, and Secure unless
+``RUMMY_LEDGER_SECURE_COOKIES=0`` (or the app's ``SESSION_COOKIE_SECURE`` config) says
+otherwise; ``rummy-ledger serve``/``demo`` on a loopback address turn Secure off because
+they speak plain HTTP. See ``docs/dispute-officer-guide.md`` (Running the site).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from functools import wraps
+from urllib.parse import urlsplit
+
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    flash,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_login import LoginManager, UserMixin, current_user, login_user, logout_user
+from flask_wtf import FlaskForm
+from flask_wtf.csrf import CSRFProtect
+from wtforms import HiddenField, PasswordField, StringField
+from wtforms.validators import DataRequired, Length
+
+from replays import accounts
+from replays.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER, PLAYER, ROLES
+
+bp = Blueprint("auth", __name__)
+login_manager = LoginManager()
+csrf = CSRFProtect()
+
+ALL = frozenset(ROLES)
+STAFF = frozenset({AUDITOR, DISPUTE_OFFICER, ADMIN})
+PUBLIC_ENDPOINTS = frozenset({"auth.login", "healthz", "static"})
+
+# Pages from before accounts existed. Game pages are open to every role; for a player they
+# are narrowed to their own games and seat (see _player_scope).
+POLICY: dict[str, frozenset[str]] = {
+    "games.index": ALL,
+    "games.game": ALL,
+    "replays.replay": ALL,
+    "replays.table_fragment": ALL,
+    "replays.table_image": ALL,
+    "players.player": ALL,
+    "audit.audit": STAFF,
+    "audit.audit_json": STAFF,
+    "audit.audit_csv": STAFF,
+}
+# Endpoints that show one seat's cards (``seat`` argument) and so are limited to the
+# player's own seat.
+SEAT_ENDPOINTS = frozenset({"replays.replay", "replays.table_fragment", "replays.table_image"})
+# Parts of a page fetched by script or embedded as an image: a missing session is a 401,
+# not a redirect to the login page.
+PART_ENDPOINTS = frozenset({"replays.table_fragment", "replays.table_image"})
+# Privileged openings of a game written to the access log, and the view each one is.
+LOGGED_VIEWS = {
+    "games.game": "full",
+    "replays.replay": "full",
+    "replays.table_fragment": "full",
+    "replays.table_image": "full",
+    "audit.audit": "audit",
+    "audit.audit_json": "audit.json",
+    "audit.audit_csv": "audit.csv",
+}
+
+# The audit pages' print buttons (onclick="window.print()") are the only inline script;
+# CSP allows exactly that text by its hash.
+PRINT_HANDLER_HASH = "'sha256-MguIPR6qNR8D3B+eAlK+bIRTZe8t3wkOY4B/56Me9FU='"
+CONTENT_SECURITY_POLICY = "; ".join(
+    (
+        "default-src 'self'",
+        f"script-src 'self' 'unsafe-hashes' {PRINT_HANDLER_HASH}",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    )
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=()",
+}
+
+
+def secure_cookies_from_env() -> bool:
+    """``RUMMY_LEDGER_SECURE_COOKIES`` (default on): whether session cookies are Secure."""
+    value = os.environ.get("RUMMY_LEDGER_SECURE_COOKIES", "1").strip().lower()
+    return value not in ("0", "false", "no", "off")
+
+
+def cookie_settings() -> dict:
+    """The session cookie flags ``create_app`` starts from (config can override them)."""
+    return {
+        "SESSION_COOKIE_SECURE": secure_cookies_from_env(),
+        "SESSION_COOKIE_HTTPONLY": True,
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "REMEMBER_COOKIE_SECURE": secure_cookies_from_env(),
+        "REMEMBER_COOKIE_HTTPONLY": True,
+        "REMEMBER_COOKIE_SAMESITE": "Lax",
+        "PERMANENT_SESSION_LIFETIME": timedelta(hours=8),
+    }
+
+
+class SignedIn(UserMixin):
+    """Flask-Login's view of an :class:`~replays.accounts.Account`."""
+
+    def __init__(self, account: accounts.Account):
+        self.account = account
+
+    def get_id(self) -> str:
+        # The session key rotates when the account is disabled or its password changes,
+        # which ends every session signed in before.
+        return f"{self.account.id}:{self.account.session_key}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.account.active
+
+
+def current_account() -> accounts.Account | None:
+    """The signed-in account of this request, or None."""
+    user = current_user
+    if user is None or not getattr(user, "is_authenticated", False):
+        return None
+    return user.account
+
+
+def viewer_seat() -> str | None:
+    """The only seat the signed-in user may see (a player's own), or None for staff."""
+    account = current_account()
+    return account.player_id if account is not None and account.role == PLAYER else None
+
+
+def role_required(*roles: str):
+    """Limit a view to these roles (a signed-in user of another role gets a 403).
+
+    >>> @bp.get("/example")  # doctest: +SKIP
+    ... @role_required("admin")
+    ... def example(): ...
+    """
+    for role in roles:
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r}")
+
+    def decorate(view):
+        @wraps(view)
+        def wrapped(*args, **kwargs):
+            account = current_account()
+            if account is None:
+                return _sign_in_first()
+            if account.role not in roles:
+                _deny(account, roles)
+            return view(*args, **kwargs)
+
+        wrapped.allowed_roles = frozenset(roles)
+        return wrapped
+
+    return decorate
+
+
+def allowed_roles(endpoint: str) -> frozenset[str] | None:
+    """The roles an endpoint is open to (None: public)."""
+    if endpoint in PUBLIC_ENDPOINTS:
+        return None
+    view = current_app.view_functions.get(endpoint)
+    declared = getattr(view, "allowed_roles", None)
+    if declared is not None:
+        return declared
+    return POLICY.get(endpoint, STAFF)
+
+
+def _deny(account: accounts.Account, roles) -> None:
+    words = ", ".join(accounts.ROLE_WORDS[r] for r in ROLES if r in roles)
+    abort(403, f"This page is for: {words}. You are signed in as {account.role_words}.")
+
+
+def _sign_in_first():
+    if request.endpoint in PART_ENDPOINTS or _wants_json() or request.method != "GET":
+        response = jsonify({"error": "sign in first", "status": 401})
+        response.status_code = 401
+        return response
+    return redirect(url_for("auth.login", next=request.full_path.rstrip("?")))
+
+
+def _wants_json() -> bool:
+    best = request.accept_mimetypes.best_match(["text/html", "application/json"])
+    return best == "application/json"
+
+
+# -- setup --------------------------------------------------------------------------------
+
+
+@bp.record_once
+def _setup(state) -> None:
+    app = state.app
+    app.config.setdefault("LOGIN_RATE_LIMIT", True)
+    login_manager.init_app(app)
+    login_manager.session_protection = "basic"
+    csrf.init_app(app)
+    from web.api import bp as api_bp
+
+    csrf.exempt(api_bp)
+    app.jinja_env.globals.update(current_account=current_account, viewer_seat=viewer_seat)
+
+
+@login_manager.user_loader
+def _load_user(session_id: str):
+    account = accounts.load_session_user(session_id, url=current_app.config["DATABASE_URL"])
+    return None if account is None else SignedIn(account)
+
+
+@bp.before_app_request
+def _guard():
+    endpoint = request.endpoint
+    if endpoint in PUBLIC_ENDPOINTS or (request.blueprint == "api"):
+        return None
+    account = current_account()
+    if account is None:
+        return _sign_in_first()
+    if endpoint is None:
+        return None  # unknown URL: the 404 page, for signed-in users only
+    roles = allowed_roles(endpoint)
+    if roles is not None and account.role not in roles:
+        _deny(account, roles)
+    if account.role == PLAYER:
+        return _player_scope(account, endpoint)
+    return None
+
+
+def _player_scope(account: accounts.Account, endpoint: str):
+    own = account.player_id
+    view_args = request.view_args or {}
+    if endpoint == "games.index" and request.args.get("player") != own:
+        # A player's games list is the list of their games.
+        args = request.args.to_dict()
+        args["player"] = own
+        return redirect(url_for(endpoint, **args))
+    if endpoint == "players.player" and view_args.get("player_id") != own:
+        abort(403, f"Players see only their own history ({own}).")
+    game_id = view_args.get("game_id")
+    if game_id is None:
+        return None
+    if own not in (_players_of(game_id) or ()):
+        abort(404, f"No game {game_id!r} among your games.")
+    if endpoint in SEAT_ENDPOINTS:
+        seat = request.args.get("seat", "").strip()
+        if not seat:
+            args = request.args.to_dict()
+            args["seat"] = own
+            return redirect(url_for(endpoint, **view_args, **args))
+        if seat != own:
+            abort(403, f"Game {game_id}: you may see only your own seat ({own}), not {seat}'s.")
+    return None
+
+
+def _players_of(game_id: str) -> list[str] | None:
+    from replays.disputes import game_players
+    from web.ledger import read_session
+
+    with read_session() as session:
+        return game_players(session, game_id)
+
+
+@bp.after_app_request
+def _after(response):
+    response = _log_privileged_view(response)
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    if request.is_secure:
+        response.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
+    if request.endpoint != "static":
+        # Pages differ per signed-in user: never kept by a shared cache.
+        response.headers.setdefault("Cache-Control", "private, no-cache")
+        response.vary.add("Cookie")
+    return response
+
+
+def _log_privileged_view(response):
+    view = LOGGED_VIEWS.get(request.endpoint or "")
+    if view is None or not 200 <= response.status_code < 300:
+        return response
+    account = current_account()
+    if account is None or not account.full_view:
+        return response
+    game_id = (request.view_args or {}).get("game_id")
+    if game_id is None:
+        return response
+    seat = request.args.get("seat", "").strip()
+    if view == "full" and seat:
+        view = f"seat:{seat}"
+    move_text = request.args.get("move", "").strip()
+    move = int(move_text) if move_text.isdigit() and len(move_text) < 9 else None
+    if move is None and request.endpoint in SEAT_ENDPOINTS:
+        move = 0  # the replay opens at the deal
+    from replays.access_log import record_access
+
+    try:
+        record_access(
+            current_app.config["DATABASE_URL"],
+            username=account.username,
+            role=account.role,
+            game_id=game_id,
+            move=move,
+            view=view,
+            page=request.endpoint,
+            remote_addr=request.remote_addr,
+        )
+    except Exception:
+        # No record, no page: what staff see must be on the log.
+        current_app.logger.exception("access log write failed on %s", request.path)
+        from werkzeug.exceptions import ServiceUnavailable
+
+        error = ServiceUnavailable(
+            "The access log could not be written, so this page is withheld. Try again shortly."
+        )
+        return current_app.handle_http_exception(error)
+    return response
+
+
+# -- signing in and out --------------------------------------------------------------------
+
+
+class LoginForm(FlaskForm):
+    username = StringField(
+        "Username", validators=[DataRequired("Enter your username."), Length(max=64)]
+    )
+    password = PasswordField(
+        "Password", validators=[DataRequired("Enter your password."), Length(max=256)]
+    )
+    next = HiddenField()
+
+
+def _safe_next(target: str | None) -> str:
+    """Only a path on this site (never ``//elsewhere`` or ``https://elsewhere``)."""
+    if not target:
+        return url_for("games.index")
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
+        return url_for("games.index")
+    if "\\" in target or any(ord(ch) < 32 for ch in target):
+        return url_for("games.index")
+    return target
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login():
+    form = LoginForm()
+    if request.method == "GET":
+        form.next.data = request.args.get("next", "")
+    if current_account() is not None and request.method == "GET":
+        return redirect(_safe_next(form.next.data))
+    status = 200
+    error = None
+    if form.validate_on_submit():
+        try:
+            account = accounts.authenticate(
+                form.username.data,
+                form.password.data,
+                remote_addr=request.remote_addr,
+                url=current_app.config["DATABASE_URL"],
+            )
+        except accounts.LoginThrottled as throttled:
+            error = f"Not signed in: {throttled}."
+            response = current_app.make_response(
+                (render_template("auth/login.html", form=form, error=error), 429)
+            )
+            response.headers["Retry-After"] = str(throttled.retry_after)
+            return response
+        if account is not None:
+            session.clear()
+            login_user(SignedIn(account))
+            session.permanent = True
+            return redirect(_safe_next(form.next.data))
+        error = "Wrong username or password (or the account is disabled)."
+        status = 401
+    elif request.method == "POST":
+        status = 400
+    return render_template("auth/login.html", form=form, error=error), status
+
+
+@bp.post("/logout")
+@role_required(*ROLES)
+def logout():
+    logout_user()
+    session.clear()
+    flash("Signed out.")
+    return redirect(url_for("auth.login"))
