@@ -214,25 +214,27 @@ def _split(code: int, wild: int, wild_pure: bool, budget: int, zero: int = 0) ->
     if cached is not None and cached[0] >= budget:
         return cached[1]
     low = ((code & -code).bit_length() - 1) >> 2
-    # Cards beyond more empty places than there are jokers never share a sequence with the
-    # lowest card: split them off and combine the two tables (small tables recur often).
+    higher = []  # the places above the lowest card that hold cards, in order
+    bits = held >> (NIBBLE * (low + 1))
+    while bits:
+        bit = bits & -bits
+        bits ^= bit
+        higher.append(low + 1 + ((bit.bit_length() - 1) >> 2))
+    # Cards beyond more empty places than there are jokers (or than any kept sequence
+    # spans) never share a sequence with the lowest card: split them off and combine the two
+    # tables, which are small and recur often.
     reach = min(budget, WIDEST_GAP)
-    empty = 0
-    for place in range(low + 1, ACE_HIGH + 1):
-        if (code >> (NIBBLE * place)) & 15:
-            empty = 0
-        else:
-            empty += 1
-            if empty > reach:
-                cut = (1 << (NIBBLE * place)) - 1
-                if code & ~cut:
-                    found = _merge(
-                        _split(code & cut, wild, wild_pure, budget, zero),
-                        _split(code & ~cut, wild, wild_pure, budget, zero),
-                        budget,
-                    )
-                    return _remember(key, budget, found)
-                break
+    previous = low
+    for place in higher:
+        if place - previous - 1 > reach:
+            cut = (1 << (NIBBLE * place)) - 1
+            found = _merge(
+                _split(code & cut, wild, wild_pure, budget, zero),
+                _split(code & ~cut, wild, wild_pure, budget, zero),
+                budget,
+            )
+            return _remember(key, budget, found)
+        previous = place
     low_unit = 1 << (NIBBLE * low)
     rest = code - low_unit
     low_wild = (wild >> (NIBBLE * low)) & 1
@@ -246,16 +248,13 @@ def _split(code: int, wild: int, wild_pure: bool, budget: int, zero: int = 0) ->
         best[0] = (points, None)
     inside: list[int] = []  # places of the cards between low and top
     inside_units = inside_wild = 0
-    empty = gap = 0
-    for top in range(low, min(ACE_HIGH, low + 12) + 1):
+    previous = low
+    for top in (low, *higher):
+        empty = top - low - 1 - len(inside) if top != low else 0
+        if top - low > 12 or empty > budget or top - previous - 1 > WIDEST_GAP:
+            break
+        previous = top
         top_unit = 1 << (NIBBLE * top)
-        if top != low and not code & (top_unit * 15):
-            empty += 1
-            gap += 1
-            if empty > budget or gap > WIDEST_GAP:
-                break
-            continue
-        gap = 0
         length = top - low + 1 if top - low >= 2 else 3
         top_wild = 0 if top == low else (wild >> (NIBBLE * top)) & 1
         for skip in range(min(len(inside), budget - empty) + 1):
