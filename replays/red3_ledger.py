@@ -74,6 +74,37 @@ def state_at(ledger, game_id: str, step: int, *, match: Red3Match | None = None)
     return get_match(ledger, game_id, version=version).table_state()
 
 
+def latest_version(ledger, game_id: str) -> int | None:
+    """The match's latest event version from one indexed read (None: no such game)."""
+    last = ledger.recorder.select_events(ledger.aggregate_id(game_id), desc=True, limit=1)
+    return last[0].originator_version if last else None
+
+
+def replay_states(ledger, game_id: str) -> tuple[Red3Match, list[Red3TableState]]:
+    """The match and the table after every step, from one read of its events.
+
+    ``states[k]`` is the table after step ``k + 1`` (``states[0]``: just after the first
+    deal). A step is a deal or a move together with what follows it by itself (a round's
+    scores, the match's end), so every state is one the table really showed.
+    """
+    events = list(ledger.events.get(ledger.aggregate_id(game_id)))
+    if not events:
+        from replays.application import GameNotFound
+
+        raise GameNotFound(game_id)
+    match = None
+    states: list[Red3TableState] = []
+    follows = (Red3Match.RoundScored, Red3Match.MatchEnded)
+    for index, domain_event in enumerate(events):
+        match = domain_event.mutate(match)
+        if not isinstance(match, Red3Match):
+            raise NotARed3Match(f"game {game_id} is not a Red 3 match")
+        after = events[index + 1] if index + 1 < len(events) else None
+        if index > 0 and not isinstance(after, follows):
+            states.append(match.table_state())
+    return match, states
+
+
 # -- audit -------------------------------------------------------------------------------
 
 

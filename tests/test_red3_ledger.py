@@ -15,7 +15,9 @@ from replays.red3_ledger import (
     audit_match,
     get_match,
     is_red3,
+    latest_version,
     record_match,
+    replay_states,
     state_at,
 )
 from replays.red3_records import parse_red3_record, red3_record_of
@@ -133,3 +135,14 @@ def test_a_13_card_game_is_not_a_red3_match(ledger):
     assert not is_red3(ledger, "G-13")
     with pytest.raises(NotARed3Match):
         get_match(ledger, "G-13")
+
+
+def test_replay_states_are_the_states_after_each_step(ledger):
+    record = parse_red3_record(example())
+    match = record_match(ledger, record)
+    stored, states = replay_states(ledger, match.game_id)
+    assert len(states) == len(match.steps) and stored.version == match.version
+    assert latest_version(ledger, match.game_id) == match.version
+    for step in range(1, len(match.steps) + 1):
+        assert states[step - 1] == state_at(ledger, match.game_id, step, match=stored)
+    assert states[-1].winners == ("p2",) and states[9].round_scores[0].out == "p1"

@@ -97,17 +97,41 @@ def _seat_arg(game_id: str, players) -> str | None:
     return seat
 
 
-def _context(game_id: str) -> dict:
-    from replays.red3_ledger import get_match, state_at
+# Matches whose every table state is kept in memory (a match's past never changes; a running
+# match is rebuilt when its latest version moves on).
+CACHED_MATCHES = 32
+
+
+def _timeline(game_id: str) -> tuple[Red3Match, list[Red3TableState]]:
+    from collections import OrderedDict
+
+    from flask import current_app
+
+    from replays.red3_ledger import latest_version, replay_states
 
     ledger = get_ledger()
-    match: Red3Match = get_match(ledger, game_id)
+    if not current_app.config.get("REPLAY_CACHE", True):
+        return replay_states(ledger, game_id)
+    cache = current_app.extensions.setdefault("red3_timelines", OrderedDict())
+    key = (game_id, latest_version(ledger, game_id))
+    found = cache.get(key)
+    if found is None:
+        found = replay_states(ledger, game_id)
+        cache[key] = found
+        while len(cache) > CACHED_MATCHES:
+            cache.popitem(last=False)
+    cache.move_to_end(key)
+    return found
+
+
+def _context(game_id: str) -> dict:
+    match, states = _timeline(game_id)
     if not match.steps:
         abort(404, f"Match {game_id} has not been dealt yet: there is nothing to replay.")
     total = len(match.steps) - 1
     move = _move_arg(game_id, total)
     seat = _seat_arg(game_id, match.players)
-    full = state_at(ledger, game_id, move + 1, match=match)
+    full = states[move]
     state = full.for_seat(seat) if seat else full
     step = match.steps[move]
     return {
