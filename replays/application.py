@@ -90,6 +90,7 @@ class Ledger(Application):
             "PERSISTENCE_MODULE": "replays.recorders:LedgerFactory",
             "SQLALCHEMY_URL": database_url(url),
             "IS_SNAPSHOTTING_ENABLED": "y",
+            "MAPPER_TOPIC": "replays.transcodings:LedgerMapper",
         }
         settings.update(env or {})
         self.url = settings["SQLALCHEMY_URL"]

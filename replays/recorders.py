@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing_sqlalchemy.datastore import transactions
 from eventsourcing_sqlalchemy.factory import SQLAlchemyFactory
 from eventsourcing_sqlalchemy.recorders import (
@@ -113,21 +113,70 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
     def _insert_stored_events(
         self, session: Session, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int]:
+        """Insert one save's events in the session's transaction; their notification ids.
+
+        Written against the driver (the library does the same for its NOTIFY): the ORM and
+        even Core spent more time preparing 60 rows than the database took to store them.
+        """
         if not stored_events:
             return []
         table = self.events_record_cls.__table__
-        # The library locks the table so notification ids commit in order (PostgreSQL).
+        connection = session.connection()
+        dialect = connection.dialect
+        uuid_type = table.c.originator_id.type
+        as_uuid = uuid_type.dialect_impl(dialect).bind_processor(dialect) or (lambda value: value)
+        rows = [
+            (as_uuid(e.originator_id), e.originator_version, e.topic, e.state)
+            for e in stored_events
+        ]
+        driver = connection.connection.dbapi_connection
+        insert = (
+            f"INSERT INTO {table.fullname} (originator_id, originator_version, topic, state) "
+            "VALUES ({0}, {0}, {0}, {0})"
+        )
+        try:
+            if dialect.name == "sqlite":
+                cursor = driver.cursor()
+                cursor.executemany(insert.format("?"), rows)
+                # SQLite gives a new row max(rowid) + 1, and this transaction holds the only
+                # write lock on the file: the ids are the last len(rows) rowids.
+                last = cursor.execute(f"SELECT max(id) FROM {table.fullname}").fetchone()[0]
+                return list(range(last - len(rows) + 1, last + 1))
+            if dialect.name == "postgresql":
+                return self._insert_postgres(driver, table, insert.format("%s"), rows)
+        except dialect.dbapi.IntegrityError as error:
+            raise IntegrityError(error) from error
+        return self._insert_core(session, table, stored_events)
+
+    def _insert_postgres(self, driver: Any, table: sa.Table, insert: str, rows: list) -> list:
+        """Lock, insert and notify in one pipeline: one round trip instead of four."""
+        lock_and_notify = driver.cursor()
+        cursor = driver.cursor()
+        with driver.pipeline():
+            # The library's lock: notification ids must commit in the order they were taken.
+            lock_and_notify.execute(f"LOCK TABLE {table.fullname} IN EXCLUSIVE MODE")
+            cursor.executemany(insert + " RETURNING id", rows, returning=True)
+            lock_and_notify.execute(f"NOTIFY {self.channel_name}")
+        notification_ids = []
+        while True:
+            notification_ids.append(cursor.fetchone()[0])
+            if not cursor.nextset():
+                return notification_ids
+
+    def _insert_core(
+        self, session: Session, table: sa.Table, stored_events: Sequence[StoredEvent]
+    ) -> list[int]:
         self._lock_table(session)
         result = session.execute(
             sa.insert(table).returning(table.c.id, sort_by_parameter_order=True),
             [
                 {
-                    "originator_id": event.originator_id,
-                    "originator_version": event.originator_version,
-                    "topic": event.topic,
-                    "state": event.state,
+                    "originator_id": e.originator_id,
+                    "originator_version": e.originator_version,
+                    "topic": e.topic,
+                    "state": e.state,
                 }
-                for event in stored_events
+                for e in stored_events
             ],
         )
         notification_ids = list(result.scalars())

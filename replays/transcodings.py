@@ -17,6 +17,7 @@ b'{"card":{"_type_":"card","_data_":"TH"},"cards":["AS","JK"]}'
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -24,10 +25,13 @@ from eventsourcing.persistence import (
     DatetimeAsISO,
     DecimalAsStr,
     JSONTranscoder,
+    Mapper,
+    StoredEvent,
     Transcoding,
     TranscodingNotRegisteredError,
     UUIDAsHex,
 )
+from eventsourcing.utils import get_topic
 
 from domain.cards import Card
 from domain.table import TableConfig
@@ -107,6 +111,37 @@ class OrjsonTranscoder(JSONTranscoder):
                 if type(item) is dict or type(item) is list:
                     value[index] = self._revive(item)
         return value
+
+
+class LedgerMapper(Mapper):
+    """The library's mapper, writing the same bytes a little faster.
+
+    Every event carries the library's ``timestamp``; wrapping it here, in the envelope the
+    ``datetime_iso`` transcoding would produce, spares orjson a Python callback per event.
+    """
+
+    def to_stored_event(self, domain_event: Any) -> StoredEvent:
+        event_class = type(domain_event)
+        state = dict(domain_event.__dict__)
+        originator_id = state.pop("originator_id")
+        originator_version = state.pop("originator_version")
+        class_version = getattr(event_class, "class_version", 1)
+        if class_version > 1:
+            state["class_version"] = class_version
+        timestamp = state.get("timestamp")
+        if type(timestamp) is datetime:
+            state["timestamp"] = {"_type_": "datetime_iso", "_data_": timestamp.isoformat()}
+        data = self.transcoder.encode(state)
+        if self.compressor:
+            data = self.compressor.compress(data)
+        if self.cipher:
+            data = self.cipher.encrypt(data)
+        return StoredEvent(
+            originator_id=originator_id,
+            originator_version=originator_version,
+            topic=get_topic(event_class),
+            state=data,
+        )
 
 
 def register_ledger_transcodings(transcoder: JSONTranscoder) -> None:

@@ -118,3 +118,13 @@ def test_every_event_class_has_its_own_explicit_topic():
         if name != "Event":
             assert resolve_topic(topic) is getattr(Game, name)
     assert get_topic(Game) == "rummy_ledger:Game"
+
+
+def test_the_ledgers_mapper_writes_exactly_the_libraries_bytes():
+    from replays.transcodings import LedgerMapper
+
+    config, deal, moves = raise_example()
+    game = play_game(config, deal, moves, settle=True)
+    events = [*game.collect_events(), Game.Snapshot.take(game)]
+    fast = LedgerMapper(transcoder=ledger_transcoder())
+    assert [fast.to_stored_event(e) for e in events] == [MAPPER.to_stored_event(e) for e in events]
