@@ -36,9 +36,11 @@ def test_an_interrupted_demo_is_topped_up_with_the_same_games(sqlite_url):
 
 def test_demo_games_reach_the_read_models_and_the_site(sqlite_url):
     prepare_demo(sqlite_url, games=5, echo=lambda _: None)
+    from auth_support import signed_in
+
     from web import create_app
 
-    client = create_app({"DATABASE_URL": sqlite_url, "TESTING": True}).test_client()
+    client = signed_in(create_app({"DATABASE_URL": sqlite_url, "TESTING": True}))
     page = client.get("/games")
     assert page.status_code == 200
     game_id = Ledger(sqlite_url).list_game_ids()[0]

@@ -537,7 +537,9 @@ def test_game_and_audit_pages_show_the_verdict(sqlite_url, keys):
     create_tables(sqlite_url)  # until the integrity tables have their migration
     game_id = "T7-000123"
     assert game_id in records
-    client = create_app({"DATABASE_URL": sqlite_url, "TESTING": True}).test_client()
+    from auth_support import signed_in
+
+    client = signed_in(create_app({"DATABASE_URL": sqlite_url, "TESTING": True}))
     pages = (f"/games/{game_id}", f"/games/{game_id}/audit", f"/games/{game_id}/replay")
 
     seal_new_events(sqlite_url)

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from auth_support import signed_in
 from web_support import load_games, sample_records
 
 from web import create_app
@@ -21,7 +22,7 @@ def client(tmp_path_factory):
     url = f"sqlite:///{tmp_path_factory.mktemp('red3-site') / 'ledger.sqlite3'}"
     red3 = json.loads((DATA / "red3_example.jsonl").read_text().splitlines()[0])
     load_games(url, [*sample_records(), red3])
-    return create_app({"DATABASE_URL": url, "TESTING": True}).test_client()
+    return signed_in(create_app({"DATABASE_URL": url, "TESTING": True}))
 
 
 def page(client, query=""):

@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 from decimal import Decimal
 
 import pytest
+from auth_support import signed_in
 from web_support import MISREPORTED, load_games
 
 from web import create_app
@@ -25,7 +26,7 @@ def site(tmp_path_factory):
 
 @pytest.fixture
 def client(site):
-    return site[0].test_client()
+    return signed_in(site[0])
 
 
 def text_of(html: str) -> str:
@@ -95,7 +96,7 @@ def test_player_filter_shows_that_players_result_and_net(client):
 
 def test_pagination_keeps_the_filters(site):
     app = create_app({"DATABASE_URL": site[0].config["DATABASE_URL"], "GAMES_PER_PAGE": 2})
-    client = app.test_client()
+    client = signed_in(app)
     seen = []
     for page in (1, 2):
         html = client.get(f"/games?variant=raise&page={page}").get_data(as_text=True)
@@ -382,7 +383,7 @@ def test_unknown_page_and_server_error_pages(site):
     def boom():
         raise RuntimeError("secret detail")
 
-    client = app.test_client()
+    client = signed_in(app)
     missing = client.get("/no/such/page")
     assert missing.status_code == 404 and "Not found" in missing.get_data(as_text=True)
     failed = client.get("/boom")
@@ -421,7 +422,7 @@ def test_a_game_still_in_play(tmp_path):
     del live["reported"]
     url = f"sqlite:///{tmp_path / 'live.sqlite3'}"
     load_games(url, [live])
-    client = create_app({"DATABASE_URL": url, "TESTING": True}).test_client()
+    client = signed_in(create_app({"DATABASE_URL": url, "TESTING": True}))
 
     listing = text_of(client.get("/").get_data(as_text=True))
     assert "LIVE-1" in listing and "playing" in listing

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from auth_support import signed_in
 from web_support import MISREPORTED, load_games
 
 from web import create_app, queries
@@ -37,7 +38,7 @@ def test_queries_and_pages_on_both_engines(database_url):
         t7 = next(line for line in history if line.game.game_id == "T7-000123")
         assert (t7.result.result, t7.net) == ("lost", Decimal("-29.70"))
 
-    client = app.test_client()
+    client = signed_in(app)
     replay = client.get("/games/seed-raise-122/replay?move=70&seat=p3")
     assert replay.status_code == 200
     assert "Move 70 of 70" in replay.get_data(as_text=True)

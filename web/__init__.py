@@ -20,6 +20,7 @@ from flask import Flask, g, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from replays.settings import database_url
+from web.auth import cookie_settings
 
 # One entry per blueprint, as "module:attribute"; each area appends its own line.
 BLUEPRINTS = [
@@ -28,6 +29,9 @@ BLUEPRINTS = [
     "web.views.audit:bp",
     "web.views.players:bp",
     "web.api:bp",
+    "web.auth:bp",
+    "web.views.disputes:bp",
+    "web.views.admin:bp",
 ]
 
 log = logging.getLogger(__name__)
@@ -42,6 +46,9 @@ def create_app(config: dict | None = None) -> Flask:
         # Replays keep the games and table states they built (a game's past never changes);
         # RUMMY_LEDGER_REPLAY_CACHE=0 turns that off, e.g. to measure a cold page.
         REPLAY_CACHE=os.environ.get("RUMMY_LEDGER_REPLAY_CACHE", "1") != "0",
+        # Session cookies: HttpOnly, SameSite=Lax, and Secure unless
+        # RUMMY_LEDGER_SECURE_COOKIES=0 (plain-HTTP loopback: the demo, tests); web/auth.py.
+        **cookie_settings(),
     )
     if config:
         app.config.update(config)

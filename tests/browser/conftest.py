@@ -5,6 +5,10 @@
 session's chromium. Without ``/usr/bin/chromium`` the browser tests skip locally and FAIL
 when ``CI=true``: CI must prove the pages in a real browser. ``screenshot(page, name)``
 (a fixture) keeps a PNG under ``tests/artifacts/`` for people to look at.
+
+Every page but the login needs a signed-in user: ``sign_in(context, base_url)`` signs a
+browser context in for real (the login form and its CSRF token) as an auditor, and the
+``page``/``phone_page`` fixtures do it for the site fixtures a test uses (``SITES``).
 """
 
 from __future__ import annotations
@@ -49,14 +53,22 @@ def browser():
             browser.close()
 
 
+# Site fixtures whose server the page fixtures sign in to, and each server's database.
+SITES = ("site_url", "red3_site")
+_DATABASES: dict[str, str] = {}
+
+
 class LiveServer:
     """A werkzeug server thread serving ``app`` on 127.0.0.1 at a free port."""
 
     def __init__(self, app):
         from werkzeug.serving import make_server
 
+        # Plain HTTP on loopback: the session cookie cannot be Secure here.
+        app.config.update(SESSION_COOKIE_SECURE=False, REMEMBER_COOKIE_SECURE=False)
         self.server = make_server("127.0.0.1", 0, app, threaded=True)
         self.url = f"http://127.0.0.1:{self.server.server_port}"
+        _DATABASES[self.url] = app.config["DATABASE_URL"]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
@@ -97,9 +109,30 @@ def site_url(tmp_path_factory):
         server.stop()
 
 
+def sign_in(context, base_url: str, role: str = "auditor", *, player: str | None = None):
+    """Sign a browser context in to the live server at ``base_url`` (cookies shared)."""
+    from auth_support import PASSWORD, csrf_token, ensure_account
+
+    username = ensure_account(_DATABASES[base_url], role, player=player)
+    form = context.request.get(base_url + "/login").text()
+    response = context.request.post(
+        base_url + "/login",
+        form={"csrf_token": csrf_token(form), "username": username, "password": PASSWORD},
+        max_redirects=0,
+    )
+    assert response.status == 302, response.text()[:300]
+
+
+def _sign_in_to_sites(request, context) -> None:
+    for name in SITES:
+        if name in request.fixturenames:
+            sign_in(context, request.getfixturevalue(name))
+
+
 @pytest.fixture
-def page(browser):
+def page(browser, request):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    _sign_in_to_sites(request, context)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -111,13 +144,14 @@ def page(browser):
 
 
 @pytest.fixture
-def phone_page(browser):
+def phone_page(browser, request):
     context = browser.new_context(
         viewport={"width": 375, "height": 740},
         device_scale_factor=2,
         is_mobile=True,
         has_touch=True,
     )
+    _sign_in_to_sites(request, context)
     page = context.new_page()
     try:
         yield page

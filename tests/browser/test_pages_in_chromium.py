@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -125,6 +126,7 @@ def test_recorded_timing_is_offered_for_timed_games(page, site_url):
 
 def test_replay_works_without_javascript(browser, site_url):
     context = browser.new_context(java_script_enabled=False)
+    sign_in(context, site_url)
     page = context.new_page()
     try:
         page.goto(site_url + REPLAY + "?move=2")
@@ -157,6 +159,7 @@ def test_main_pages_at_desktop_and_phone_width(browser, site_url, screenshot, na
         ("phone", {"width": 375, "height": 740}),
     ):
         context = browser.new_context(viewport=viewport)
+        sign_in(context, site_url)
         page = context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda error, errors=errors: errors.append(str(error)))
