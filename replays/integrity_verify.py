@@ -179,10 +179,11 @@ def verify_store(
     progress: bool = False,
     events: str = EVENTS_TABLE,
     check_deals: bool = True,
+    check_snapshots: bool = True,
 ) -> Report:
     """Recompute leaves, chains and the tree from the stored events; compare them with all
-    seals, stored tree nodes, stored checkpoints and the ``checkpoints`` given; and check
-    seeded deals against their shuffles."""
+    seals, stored tree nodes, stored checkpoints and the ``checkpoints`` given; check
+    seeded deals against their shuffles and stored snapshots against their events."""
     if game_id is not None:
         return verify_game(
             url,
@@ -191,6 +192,7 @@ def verify_store(
             public_key=public_key,
             events=events,
             check_deals=check_deals,
+            check_snapshots=check_snapshots,
         )
     public_key = public_key or default_public_key()
     report = Report()
@@ -210,7 +212,19 @@ def verify_store(
         store_pass.finish()
         if checker is not None:
             checker.finish()
+        if check_snapshots and has_events:
+            troubled = {p.game_id for p in report.problems}
+            skip = frozenset(o for o, g in store_pass.names.items() if g in troubled)
+            _snapshots(connection, url, report, store_pass.names, skip=skip, progress=progress)
     return report
+
+
+def _snapshots(connection, url, report: Report, names, **kwargs) -> None:
+    from replays.snapshot_checks import check_snapshots
+
+    checked = check_snapshots(connection, url, report, names, **kwargs)
+    if checked:
+        report.notes.append(f"{checked} snapshot(s) checked against their events")
 
 
 def _deal_checker(report: Report):
@@ -447,6 +461,7 @@ def verify_game(
     events: str = EVENTS_TABLE,
     latest: bool = True,
     check_deals: bool = True,
+    check_snapshots: bool = True,
 ) -> Report:
     """One game's events against its seals and chain; its inclusion in the checkpoints
     (the given ones, plus the latest stored one when ``latest``) through the stored tree;
@@ -473,6 +488,9 @@ def verify_game(
             given.append(report.latest)
         for checkpoint in signed_checkpoints(given, public_key, report):
             _check_game_in_tree(connection, game_id, checkpoint, leaves, seals, report)
+        if check_snapshots and rows and not report.problems:
+            names = dict.fromkeys(originators, game_id)
+            _snapshots(connection, url, report, names, originators=originators)
     if check_deals and rows and not report.problems:
         checker = _deal_checker(report)
         for row in rows:

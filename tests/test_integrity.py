@@ -628,3 +628,36 @@ def test_concurrent_sealers_agree(ledger, database_url):
     assert sum(counts) == 6 * 18
     report = verify_store(database_url)
     assert report.ok and report.sealed == 6 * 18, report.problems
+
+
+def test_an_altered_snapshot_is_found(ledger, database_url, keys):
+    """Games load from snapshots, so a snapshot edited in place would change every page."""
+    game = record(ledger, "N1", turns=12)  # 26 events: a snapshot at the last one
+    record(ledger, "N2", turns=12)
+    make_checkpoint(database_url)
+    report = verify_store(database_url)
+    assert report.ok, report.problems
+    assert "2 snapshot(s) checked against their events" in report.notes
+
+    oid = _uuid_param(database_url, Ledger.aggregate_id("N1"))
+    version, state = sql(
+        database_url,
+        "SELECT originator_version, state FROM ledger_snapshots WHERE originator_id = :o",
+        o=oid,
+    ).one()
+    assert version == game.version == 26
+    hand = game.hand("p1")
+    forged = bytes(state).replace(f'"{hand[0]}"'.encode(), f'"{hand[1]}"'.encode(), 1)
+    assert forged != bytes(state)
+    sql(
+        database_url,
+        "UPDATE ledger_snapshots SET state = :s WHERE originator_id = :o",
+        s=forged,
+        o=oid,
+    )
+    report = verify_store(database_url)
+    assert kinds(report) == [("snapshot", "N1", 26)]
+    assert "deleting the game's snapshots is a safe repair" in report.problems[0].message
+    assert integrity_verdict(database_url, "N1").label == "broken at event 26"
+    assert integrity_verdict(database_url, "N2").status == "verified"
+    assert verify_store(database_url, check_snapshots=False).ok
