@@ -323,7 +323,7 @@ class Red3Match(Aggregate):
                 self.Picked, at, player=player, source="pile", cards=_cards_text(self.pile)
             )
             return
-        if source != "stock":
+        if source not in PICK_SOURCES:
             raise BadMove(
                 f"pick from 'stock' or 'pile', not {source!r}", **self._who(player, "pick", None)
             )

@@ -19,11 +19,10 @@ from typing import Any
 
 from domain.cards import Card, CardError
 from domain.errors import BadMove, RuleViolation
-from domain.red3.game import Red3Match
+from domain.red3.game import PICK_SOURCES, Red3Match
 from domain.red3.table import Red3Config, Red3Deal
 
 MOVE_TYPES = ("pick", "lay_down", "discard")
-PICK_SOURCES = ("stock", "pile")
 _FIELDS = {
     "pick": {"player", "type", "from", "card", "cards", "at"},
     "lay_down": {"player", "type", "books", "add", "at"},
