@@ -185,7 +185,9 @@ def _best_pure(hand: _Hand, wild_pure: bool) -> tuple[int, int, int, int]:
 
 _SPLITS: dict[tuple, tuple[int, tuple]] = {}
 _TABLES: dict[tuple, tuple[int, tuple]] = {}
-CACHE_LIMIT = 200_000
+# Bounds on the caches (about 40 MB together when full); a full cache is simply emptied.
+SPLITS_LIMIT = 50_000
+TABLES_LIMIT = 25_000
 _EMPTY = ((0, NOTHING, 0, None),)
 
 
@@ -307,7 +309,7 @@ def _beaten(sequence: tuple[int, ...], fillers: int, left_out: int) -> bool:
 
 
 def _remember(key: tuple, budget: int, found: tuple) -> tuple:
-    if len(_SPLITS) >= CACHE_LIMIT:
+    if len(_SPLITS) >= SPLITS_LIMIT:
         _SPLITS.clear()
     _SPLITS[key] = (budget, found)
     return found
@@ -388,7 +390,7 @@ def _suit_table(
     cached = _TABLES.get(key)
     if cached is None or cached[0] < budget:
         cached = (budget, _suit_entries(code, wilds, wild_rank_, wild_pure, budget, zero))
-        if len(_TABLES) >= CACHE_LIMIT:
+        if len(_TABLES) >= TABLES_LIMIT:
             _TABLES.clear()
         _TABLES[key] = cached
     return cached[1]
