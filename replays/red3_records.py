@@ -50,6 +50,7 @@ _TOP_FIELDS = {
     "round_count",
     "rounds",
     "reported",
+    "shuffle",
     *EXPORT_ONLY_FIELDS,
 }
 _ROUND_FIELDS = {"round", "at", "deal", "moves"}
@@ -124,6 +125,8 @@ class Red3Record:
         out["rounds"] = [played.to_dict(n) for n, played in enumerate(self.rounds, start=1)]
         if self.reported is not None:
             out["reported"] = dict(self.reported)
+        if config.shuffle is not None:
+            out["shuffle"] = dict(config.shuffle)
         return out
 
     def build(self) -> Red3Match:
@@ -198,6 +201,7 @@ def _parse(obj: Mapping, game_id: str) -> Red3Record:
             first_player=obj.get("first_player"),
             table_id=table.get("id"),
             started_at=started_at,
+            shuffle=obj.get("shuffle"),
         )
     except BadConfig as error:
         raise RecordError(error.reason, field=_config_field(error.reason)) from None
@@ -220,6 +224,7 @@ def _config_field(reason: str) -> str:
         ("first player", "first_player"),
         ("rules", "rules"),
         ("started_at", "started_at"),
+        ("shuffle", "shuffle"),
         ("seat", "players"),
         ("player", "players"),
     ):

@@ -212,3 +212,13 @@ def test_a_running_match_round_trips_too():
     assert match.phase in ("pick", "play") and match.round == 2
     assert red3_record_of(match) == record
     assert record.settle()["complete"] is False and record.settle()["winner"] is None
+
+
+def test_a_shuffle_block_is_kept_verbatim():
+    obj = copy.deepcopy(lines("red3_example.jsonl")[0])
+    obj["shuffle"] = {"commitment": "sha256:" + "ab" * 32}
+    record = parse_red3_record(obj)
+    assert record.to_dict()["shuffle"] == obj["shuffle"]
+    assert red3_record_of(record.build()).to_dict() == record.to_dict()
+    with pytest.raises(RecordError, match="field 'shuffle': shuffle must be an object"):
+        parse_red3_record(dict(obj, shuffle="seed"))
