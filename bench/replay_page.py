@@ -126,6 +126,7 @@ class Server:
             try:
                 status, _, _ = request(self.port, "/healthz")
                 if status == 200:
+                    _sign_in(self.port, url)
                     return
             except OSError:
                 time.sleep(0.2)
@@ -137,12 +138,49 @@ class Server:
         self.process.wait(timeout=10)
 
 
+# The session cookie of the auditor each server's load runs as (pages need a signed-in
+# user; an auditor's full views are also written to the access log, as in production).
+_SESSIONS: dict[int, str] = {}
+BENCH_USER, BENCH_PASSWORD = "bench-auditor", "bench-password-1"
+
+
+def _sign_in(port: int, url: str) -> None:
+    import re
+
+    from replays import accounts
+
+    if accounts.find_user(BENCH_USER, url=url) is None:
+        accounts.add_user(BENCH_USER, accounts.AUDITOR, BENCH_PASSWORD, url=url)
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", "/login")
+        response = connection.getresponse()
+        form = response.read().decode()
+        cookie = response.getheader("Set-Cookie", "").split(";")[0]
+        token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', form).group(1)
+        body = f"csrf_token={token}&username={BENCH_USER}&password={BENCH_PASSWORD}"
+        connection.request(
+            "POST",
+            "/login",
+            body=body,
+            headers={"Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie},
+        )
+        response = connection.getresponse()
+        response.read()
+        if response.status != 302:
+            raise RuntimeError(f"signing in to the benchmark server failed: {response.status}")
+        _SESSIONS[port] = response.getheader("Set-Cookie", "").split(";")[0]
+    finally:
+        connection.close()
+
+
 def request(port: int, path: str) -> tuple[int, float, float]:
     """GET ``path``: (status, server ms from Server-Timing, client ms)."""
     started = time.perf_counter()
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
-        connection.request("GET", path)
+        cookie = _SESSIONS.get(port)
+        connection.request("GET", path, headers={"Cookie": cookie} if cookie else {})
         response = connection.getresponse()
         response.read()
         client_ms = (time.perf_counter() - started) * 1000
