@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "audit",
     "simulate",
     "demo",
+    "users",
 ]
 
 
