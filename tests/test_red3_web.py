@@ -161,3 +161,14 @@ def test_audit_page_and_downloads(client):
     as_csv = client.get("/games/R3-EXAMPLE/audit.csv").get_data(as_text=True).splitlines()
     assert as_csv[0] == "round,out,player,books,held,red_threes,score,recorded"
     assert "2,p2,p1,0,155,2,-155,-155" in as_csv
+
+
+def test_a_player_sees_a_match_only_from_their_own_seat(tmp_path):
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    load_games(url, [json.loads((DATA / "red3_example.jsonl").read_text().splitlines()[0])])
+    player = signed_in(create_app({"DATABASE_URL": url, "TESTING": True}), "player", player="p1")
+    response = player.get(REPLAY + "?move=1")
+    assert response.status_code == 302 and "seat=p1" in response.headers["Location"]
+    html = player.get(REPLAY + "?move=1&seat=p1").get_data(as_text=True)
+    assert cards_in(seat(html, "p2")) == [] and cards_in(seat(html, "p1"))
+    assert player.get(REPLAY + "?move=1&seat=p2").status_code == 403
