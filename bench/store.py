@@ -180,35 +180,36 @@ def measure_engine(url: str, games: list[Game], repeats: int) -> dict[str, Any]:
 
     ids = [game.id for game in games]
 
-    def raw_select() -> float:
-        connection = engine.raw_connection()
-        try:
-            cursor = connection.cursor()
-            started = time.perf_counter()
-            for game_id in ids:
-                cursor.execute(select, (key(game_id),))
-                cursor.fetchall()
-            return time.perf_counter() - started
-        finally:
-            connection.close()
+    connection = engine.raw_connection()
+    cursor = connection.cursor()
+
+    def raw_select(game_id: uuid.UUID) -> None:
+        cursor.execute(select, (key(game_id),))
+        cursor.fetchall()
 
     events_only = Ledger(url, env={"IS_SNAPSHOTTING_ENABLED": "n"})
     with_snapshots = Ledger(url)
-
-    def rebuild(app: Ledger) -> Callable[[], float]:
-        def run() -> float:
-            started = time.perf_counter()
-            for game_id in ids:
-                app.get_game(game_id)
-            return time.perf_counter() - started
-
-        return run
-
     rebuilt = events_only.get_game(ids[0])
     assert rebuilt.table_state() == games[0].table_state(), "a rebuilt game differs"
-    raw_select_s = _best(raw_select, repeats)
-    rebuild_s = _best(rebuild(events_only), repeats)
-    snapshot_s = _best(rebuild(with_snapshots), repeats)
+
+    def per_game(read: Callable[[uuid.UUID], Any]) -> float:
+        """Seconds per game: each game's best of the repeats, then the median over games.
+
+        Other work on a shared machine stretches single reads by whole milliseconds; the
+        best of several reads of the same game is its own cost, and the median of those is
+        the typical game's."""
+        best = [float("inf")] * len(ids)
+        for _ in range(repeats):
+            for index, game_id in enumerate(ids):
+                started = time.perf_counter()
+                read(game_id)
+                best[index] = min(best[index], time.perf_counter() - started)
+        return statistics.median(best)
+
+    raw_select_s = per_game(raw_select)
+    rebuild_s = per_game(events_only.get_game)
+    snapshot_s = per_game(with_snapshots.get_game)
+    connection.close()
     for app in (ledger, events_only, with_snapshots):
         app.close()
     engine.dispose()
@@ -221,11 +222,11 @@ def measure_engine(url: str, games: list[Game], repeats: int) -> dict[str, Any]:
         # Live play also writes a snapshot every 20 events (here: one per game, at its end).
         "append_with_snapshots_events_per_s": round(_rate(event_count, append_snapshots_s)),
         "append_with_snapshots_ratio": round(raw_snapshot_s / append_snapshots_s, 3),
-        "rebuild_games_per_s": round(_rate(len(ids), rebuild_s), 1),
-        "rebuild_ms_per_game": round(1000 * rebuild_s / len(ids), 3),
-        "raw_select_games_per_s": round(_rate(len(ids), raw_select_s), 1),
+        "rebuild_games_per_s": round(_rate(1, rebuild_s), 1),
+        "rebuild_ms_per_game": round(1000 * rebuild_s, 3),
+        "raw_select_games_per_s": round(_rate(1, raw_select_s), 1),
         "rebuild_ratio": round(raw_select_s / rebuild_s, 3),
-        "rebuild_from_snapshot_ms_per_game": round(1000 * snapshot_s / len(ids), 3),
+        "rebuild_from_snapshot_ms_per_game": round(1000 * snapshot_s, 3),
     }
 
 
@@ -248,7 +249,7 @@ def _postgres_schema() -> tuple[str, Callable[[], None]] | None:
 
 
 def run(quick: bool = False) -> dict[str, Any]:
-    count, repeats = (20, 1) if quick else (200, 3)
+    count, repeats = (20, 2) if quick else (200, 5)
     games = [sixty_move_game(seed) for seed in range(count)]
     moves = statistics.mean(game.move_count for game in games)
     result: dict[str, Any] = {
