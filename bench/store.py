@@ -222,6 +222,7 @@ def measure_engine(url: str, games: list[Game], repeats: int) -> dict[str, Any]:
         # Live play also writes a snapshot every 20 events (here: one per game, at its end).
         "append_with_snapshots_events_per_s": round(_rate(event_count, append_snapshots_s)),
         "append_with_snapshots_ratio": round(raw_snapshot_s / append_snapshots_s, 3),
+        "raw_insert_beside_snapshots_events_per_s": round(_rate(event_count, raw_snapshot_s)),
         "rebuild_games_per_s": round(_rate(1, rebuild_s), 1),
         "rebuild_ms_per_game": round(1000 * rebuild_s, 3),
         "raw_select_games_per_s": round(_rate(1, raw_select_s), 1),
@@ -270,25 +271,35 @@ def run(quick: bool = False) -> dict[str, Any]:
             drop()
     else:
         result["postgresql"] = {"skipped": "PostgreSQL not reachable"}
-    result["rows"] = [
-        row
-        for engine in ("sqlite", "postgresql")
-        if "append_ratio" in result[engine]
-        for row in (
+    result["rows"] = []
+    for engine in ("sqlite", "postgresql"):
+        figures = result[engine]
+        if "append_ratio" not in figures:
+            continue
+        result["rows"] += [
             {
-                "benchmark": f"store {engine}: appends (events/s)",
-                "figure": result[engine]["append_events_per_s"],
-                "baseline": result[engine]["raw_insert_events_per_s"],
-                "ratio": result[engine]["append_ratio"],
+                "benchmark": f"store {engine}: events appended per second",
+                "figure": figures["append_events_per_s"],
+                "baseline": figures["raw_insert_events_per_s"],
+                "baseline_is": "executemany of the same rows",
+                "ratio": figures["append_ratio"],
             },
             {
-                "benchmark": f"store {engine}: full rebuilds (games/s)",
-                "figure": result[engine]["rebuild_games_per_s"],
-                "baseline": result[engine]["raw_select_games_per_s"],
-                "ratio": result[engine]["rebuild_ratio"],
+                "benchmark": f"store {engine}: appends with snapshots (events/s)",
+                "figure": figures["append_with_snapshots_events_per_s"],
+                "baseline": figures["raw_insert_beside_snapshots_events_per_s"],
+                "baseline_is": "executemany of the same rows",
+                "ratio": figures["append_with_snapshots_ratio"],
             },
-        )
-    ]
+            {
+                "benchmark": f"store {engine}: 60-move games rebuilt per second "
+                f"({figures['rebuild_ms_per_game']} ms each)",
+                "figure": figures["rebuild_games_per_s"],
+                "baseline": figures["raw_select_games_per_s"],
+                "baseline_is": "plain SELECT of the rows",
+                "ratio": figures["rebuild_ratio"],
+            },
+        ]
     return result
 
 
