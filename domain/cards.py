@@ -50,9 +50,7 @@ class Card:
             raise CardError(f"{text!r} is not a card (expected text such as 'AS' or 'JK')")
         card = _BY_TEXT.get(text.strip().upper())
         if card is None:
-            raise CardError(
-                f"'{text}' is not a card (rank A,2-9,T,J,Q,K then suit S,H,D,C, or JK)"
-            )
+            raise CardError(f"'{text}' is not a card (rank A,2-9,T,J,Q,K then suit S,H,D,C, or JK)")
         return card
 
     def __str__(self) -> str:
