@@ -12,16 +12,16 @@ True
 
 How it works (docs/rules-engine.md has the long version). The hand score is the minimum of
 three candidates, one per scoring case: all cards; all cards less the best pure sequence;
-and the least loose points of any arrangement with two sequences, one pure. For the last,
-every choice of sets is tried; for each, the cards left in every suit are split into
-sequences by an exhaustive search whose result (a small table: jokers used, pure and
-sequence counts, loose points) depends only on that suit's cards and is cached; the four
-suit tables are then combined under the joker budget.
+and the least loose points of any arrangement with two sequences, one pure. For the last, a
+depth-first search decides the sets rank by rank; the cards left in each suit are split
+into sequences by :mod:`domain.suit_tables` (an exhaustive, cached search per suit), and the
+four suit tables are combined under the joker budget. Undecided set cards counting zero
+gives a lower bound that cuts the search.
 
 Jokers are the printed jokers and the wild-rank cards. A wild-rank card either stands in
 for anything (then it is one of the hand's interchangeable jokers) or stands as itself in a
-sequence of its own suit; the search treats the latter as a zero-point card of that suit
-that uses up one joker, so joker-only groups such as ``7C JK JK`` come out naturally.
+sequence of its own suit; the suit tables treat the latter as a zero-point card of that
+suit that uses up one joker, so joker-only groups such as ``7C JK JK`` come out naturally.
 """
 
 from __future__ import annotations
