@@ -297,6 +297,15 @@ def set_password(username: str, password: str, *, url: str | None = None) -> Acc
     return _change(name, url, change)
 
 
+def end_sessions(user_id: int, *, url: str | None = None) -> None:
+    """Rotate the account's session key: every session signed in with it ends (sign-out uses
+    this, so a copied session cookie dies with the sign-out)."""
+    with session_factory(url).begin() as session:
+        row = session.get(UserRow, user_id)
+        if row is not None:
+            row.session_key = secrets.token_hex(16)
+
+
 def load_session_user(session_id: str, *, url: str | None = None) -> Account | None:
     """The active account a session cookie names (``"<id>:<session_key>"``), else None."""
     user_id, _, key = (session_id or "").partition(":")

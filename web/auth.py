@@ -414,6 +414,8 @@ def login():
 @bp.post("/logout")
 @role_required(*ROLES)
 def logout():
+    # The session cookie is signed, not stored: rotating the key is what makes it worthless.
+    accounts.end_sessions(current_account().id, url=current_app.config["DATABASE_URL"])
     logout_user()
     session.clear()
     flash("Signed out.")

@@ -77,7 +77,7 @@ class AddUserForm(FlaskForm):
     username = StringField(
         "Username", validators=[DataRequired("Give a username."), Length(max=64)]
     )
-    role = SelectField("Role", choices=[(r, accounts.ROLE_WORDS[r]) for r in ROLES])
+    role = SelectField("Role", choices={r: accounts.ROLE_WORDS[r] for r in ROLES})
     player = StringField("Player id (players only)", validators=[Optional(), Length(max=64)])
     password = PasswordField(
         "Password",

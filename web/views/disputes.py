@@ -66,15 +66,15 @@ class EvidenceForm(FlaskForm):
 class CloseForm(FlaskForm):
     decision = SelectField(
         "Decision",
-        choices=[(d, d) for d in DECISIONS],
+        choices={d: d for d in DECISIONS},
         validators=[DataRequired("Choose a decision.")],
     )
     reason = TextAreaField(
         "Reason", validators=[DataRequired("Give the reason."), Length(max=MAX_TEXT)]
     )
     amount = StringField("Amount", validators=[Optional(), Length(max=20)])
-    credited = SelectField("Credited player", choices=[("", "—")], validate_choice=False)
-    debited = SelectField("Debited player", choices=[("", "—")], validate_choice=False)
+    credited = SelectField("Credited player", choices={"": "—"}, validate_choice=False)
+    debited = SelectField("Debited player", choices={"": "—"}, validate_choice=False)
 
 
 def _field_error(form: FlaskForm, error: DisputeError, default: str) -> None:
@@ -182,7 +182,7 @@ def _case_page(case, forms: dict | None = None, status: int = 200):
     officer = account.role == DISPUTE_OFFICER and case.status == "open"
     forms = forms or {}
     close_form = forms.get("close") or CloseForm(formdata=None)
-    players = [("", "—")] + [(p, p) for p in case.players]
+    players = {"": "—", **{p: p for p in case.players}}
     close_form.credited.choices = players
     close_form.debited.choices = players
     return render_template(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, render_template, request
 
 from web import queries, red3_replay
+from web.auth import viewer_seat
 from web.ledger import read_session
 from web.replay_page import final_hands, load_game, outcomes_of, point_value_chart, state_after
 
@@ -41,12 +42,15 @@ def game(game_id: str):
     if view is None:
         abort(404, f"No game {game_id!r} in the ledger.")
     final_state = state_after(view, view.total)
+    # A player sees the end as their seat did: others' cards only as the table revealed them.
+    seat = viewer_seat()
+    shown = final_state.for_seat(seat) if seat else final_state
     return render_template(
         "games/game.html",
         game=view.header,
         view=view,
-        final_hands=final_hands(final_state, view),
+        final_hands=final_hands(shown, view),
         moments=view.moments(outcomes_of(view, final_state)),
         point_value_chart=point_value_chart(view),
-        state=final_state,
+        state=shown,
     )
