@@ -30,6 +30,7 @@ from replays.models import SETTLED, GameRow, LedgerEntryRow, Money, PlayerResult
 
 ZERO = Decimal("0.00")
 SETTLEMENT_KIND = "settlement"
+ADJUSTMENT_KIND = "adjustment"  # dispute decisions (replays.dispute_projection)
 
 
 class ReportError(ValueError):
@@ -96,6 +97,19 @@ class Discrepancy:
 
 
 @dataclass(frozen=True)
+class AdjustmentLine:
+    """A dispute's adjustment posted on a game of the period (replays.dispute_projection):
+    ``amount`` moved from the ``debited`` account to the ``credited`` one."""
+
+    dispute_id: str
+    game_id: str
+    posted_on: date | None
+    amount: Decimal
+    debited: str
+    credited: str
+
+
+@dataclass(frozen=True)
 class Reconciliation:
     debits: Decimal
     credits: Decimal
@@ -116,6 +130,7 @@ class PeriodReport:
     by_player: list[PlayerLine] = field(default_factory=list)
     discrepancies: list[Discrepancy] = field(default_factory=list)
     reconciliation: Reconciliation | None = None
+    adjustments: list[AdjustmentLine] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-ready: money as 2-decimal strings, dates as ISO text."""
@@ -151,6 +166,17 @@ class PeriodReport:
                     "net": str(p.net),
                 }
                 for p in self.by_player
+            ],
+            "adjustments": [
+                {
+                    "dispute_id": a.dispute_id,
+                    "game_id": a.game_id,
+                    "posted_on": a.posted_on.isoformat() if a.posted_on else None,
+                    "amount": str(a.amount),
+                    "debited": a.debited,
+                    "credited": a.credited,
+                }
+                for a in self.adjustments
             ],
             "reconciliation": {
                 "debits": str(r.debits),
@@ -222,7 +248,52 @@ def period_report(session: Session | sa.Connection, f: PeriodFilter) -> PeriodRe
     ]
     discrepancies += unbalanced + ledger_differs
     discrepancies.sort(key=lambda d: (d.ended_on or date.min, d.game_id, d.kind))
-    return PeriodReport(f, totals, by_table, by_day, by_player, discrepancies, reconciliation)
+    return PeriodReport(
+        f,
+        totals,
+        by_table,
+        by_day,
+        by_player,
+        discrepancies,
+        reconciliation,
+        adjustments=_adjustments(session, in_period),
+    )
+
+
+def _adjustments(session, in_period) -> list[AdjustmentLine]:
+    """Each dispute adjustment on the period's games: its two balanced lines as one."""
+    g = GameRow.__table__.c
+    e = LedgerEntryRow.__table__.c
+    rows = session.execute(
+        sa.select(e.dispute_id, e.game_id, e.posted_on, e.account, e.debit, e.credit)
+        .where(
+            e.kind == ADJUSTMENT_KIND,
+            e.game_id.in_(sa.select(g.game_id).where(in_period)),
+        )
+        .order_by(e.posted_on, e.dispute_id, e.line)
+    )
+    found: dict[str, dict] = {}
+    for row in rows:
+        line = found.setdefault(
+            row.dispute_id or "",
+            {"game_id": row.game_id, "posted_on": row.posted_on, "amount": ZERO},
+        )
+        if row.debit:
+            line["amount"] += row.debit
+            line["debited"] = row.account
+        if row.credit:
+            line["credited"] = row.account
+    return [
+        AdjustmentLine(
+            dispute_id,
+            line["game_id"],
+            line["posted_on"],
+            line["amount"],
+            line.get("debited", ""),
+            line.get("credited", ""),
+        )
+        for dispute_id, line in found.items()
+    ]
 
 
 def _players(session, f: PeriodFilter, in_period) -> list[PlayerLine]:

@@ -99,6 +99,17 @@ def _print_csv(report) -> None:
         writer.writerow({"section": "day", "key": line["day"], **line})
     for line in data["by_player"]:
         writer.writerow({"section": "player", "key": line["player"], **line})
+    for a in data["adjustments"]:
+        writer.writerow(
+            {
+                "section": "adjustment",
+                "key": a["dispute_id"],
+                "debits": a["amount"],
+                "credits": a["amount"],
+                "kind": f"{a['debited']} -> {a['credited']}",
+                "detail": f"game {a['game_id']}",
+            }
+        )
     writer.writerow({"section": "reconciliation", "key": "period", **data["reconciliation"]})
     for d in data["discrepancies"]:
         writer.writerow({"section": "discrepancy", "key": d["game_id"], **d})
@@ -123,6 +134,22 @@ def _print_table(report) -> None:
         keys = ["games", "wins", "points", "paid", "received", "net"]
         rows = [[p["player"], *(p[k] for k in keys)] for p in data["by_player"]]
         click.echo("\nPer player\n" + _grid(["player", *keys], rows))
+    if data["adjustments"]:
+        rows = [
+            [
+                a["dispute_id"],
+                a["game_id"],
+                a["posted_on"] or "-",
+                a["amount"],
+                a["debited"],
+                a["credited"],
+            ]
+            for a in data["adjustments"]
+        ]
+        click.echo(
+            "\nDispute adjustments\n"
+            + _grid(["case", "game", "posted_on", "amount", "debited", "credited"], rows)
+        )
     r = data["reconciliation"]
     verdict = "balanced" if r["balanced"] else "NOT BALANCED"
     click.echo(
