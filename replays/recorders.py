@@ -110,6 +110,9 @@ class LedgerAggregateRecorder(_CoreSelect, SQLAlchemyAggregateRecorder):
 
 
 class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
+    # False: every database goes through SQLAlchemy Core (slower; same rows).
+    driver_inserts = True
+
     def _insert_stored_events(
         self, session: Session, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int]:
@@ -121,6 +124,8 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
         if not stored_events:
             return []
         table = self.events_record_cls.__table__
+        if not self.driver_inserts:
+            return self._insert_core(session, table, stored_events)
         connection = session.connection()
         dialect = connection.dialect
         uuid_type = table.c.originator_id.type
@@ -142,7 +147,7 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
                 # write lock on the file: the ids are the last len(rows) rowids.
                 last = cursor.execute(f"SELECT max(id) FROM {table.fullname}").fetchone()[0]
                 return list(range(last - len(rows) + 1, last + 1))
-            if dialect.name == "postgresql":
+            if dialect.name == "postgresql" and _pipelines_supported(driver):
                 return self._insert_postgres(driver, table, insert.format("%s"), rows)
         except dialect.dbapi.IntegrityError as error:
             raise IntegrityError(error) from error
@@ -182,6 +187,15 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
         notification_ids = list(result.scalars())
         self._notify_channel(session)
         return notification_ids
+
+
+def _pipelines_supported(driver: Any) -> bool:
+    pipeline = getattr(type(driver), "pipeline", None)
+    if pipeline is None:
+        return False
+    import psycopg
+
+    return psycopg.Pipeline.is_supported()
 
 
 class LedgerFactory(SQLAlchemyFactory):

@@ -224,3 +224,34 @@ def test_game_ids_are_listed_in_the_order_games_started(ledger):
         ledger.start_game(config_for(game_id=name))
     assert ledger.list_game_ids() == ["g-2", "g-10", "g-1"]
     assert list(ledger.iter_game_ids(batch=2)) == ["g-2", "g-10", "g-1"]
+
+
+def test_the_core_insert_path_stores_the_same_rows(database_url, monkeypatch):
+    from replays.recorders import LedgerApplicationRecorder
+
+    config, deal, moves = raise_example()
+    fast = Ledger(database_url)
+    try:
+        fast.record_game(config, deal, moves)
+        expected = fast.recorder.select_events(fast.aggregate_id(config.game_id))
+    finally:
+        fast.close()
+    monkeypatch.setattr(LedgerApplicationRecorder, "driver_inserts", False)
+    other = TableConfig.from_dict({**config.to_dict(), "game_id": "core-path"})
+    slow = Ledger(database_url)
+    try:
+        slow.record_game(other, deal, moves)
+        with pytest.raises(GameExists):
+            slow.record_game(other, deal, moves)
+        stored = slow.recorder.select_events(slow.aggregate_id("core-path"))
+        assert [(e.originator_version, e.topic) for e in stored] == [
+            (e.originator_version, e.topic) for e in expected
+        ]
+        core = slow.get_game("core-path").settlement.to_dict()
+        assert {**core, "game_id": config.game_id} == slow.get_game(
+            config.game_id
+        ).recorded_settlement
+        ids = [n.id for n in slow.recorder.select_notifications(1, 1000)]
+        assert ids == sorted(ids) and len(ids) == 2 * len(expected)
+    finally:
+        slow.close()
