@@ -67,7 +67,7 @@ def sixty_move_game(seed: int) -> Game:
         if top is not None and not top.is_joker(game.wild) and rng.random() < 0.3:
             apply_move(game, {"player": player, "type": "pick", "from": "open", "card": str(top)})
         else:
-            card = str(game._stock[0])
+            card = str(game.stock_top)
             apply_move(game, {"player": player, "type": "pick", "from": "closed", "card": card})
         apply_move(
             game, {"player": player, "type": "discard", "card": str(rng.choice(game.hand(player)))}

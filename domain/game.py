@@ -781,6 +781,11 @@ class Game(Aggregate, metaclass=_GameType):
         return len(self._stock) if self._stock is not None else len(self._unseen)
 
     @property
+    def stock_top(self) -> Card | None:
+        """The next closed card when the stock's order is known (None otherwise or empty)."""
+        return self._stock[0] if self._stock else None
+
+    @property
     def moves(self) -> list[dict]:
         """The moves so far as FORMAT.md move dicts, in play order (``at`` when recorded)."""
         return copy.deepcopy(self._moves)
