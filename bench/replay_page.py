@@ -216,6 +216,11 @@ def load(port: int, paths, seconds: float, concurrency: int) -> dict[str, Any]:
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - started
+    if errors:
+        # Timings of refused or failed requests say nothing about the page: stop here.
+        raise RuntimeError(
+            f"{len(errors)} of {len(server_ms)} requests failed (statuses {sorted(set(errors))})"
+        )
     return {
         "requests": len(server_ms),
         "errors": len(errors),
