@@ -27,10 +27,17 @@ class Base(DeclarativeBase):
     metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
 
 
-@lru_cache(maxsize=16)
 def engine_for(url: str | None = None) -> sa.Engine:
-    """One engine per database URL per process (SQLite gets foreign keys and WAL)."""
-    url = database_url(url)
+    """One engine per database URL per process (SQLite gets foreign keys and WAL).
+
+    The URL is resolved before the cache is consulted, so ``engine_for()`` follows
+    ``RUMMY_LEDGER_DATABASE_URL`` when it changes (tests switch databases per test).
+    """
+    return _engine(database_url(url))
+
+
+@lru_cache(maxsize=16)
+def _engine(url: str) -> sa.Engine:
     engine = sa.create_engine(url, future=True)
     if url.startswith("sqlite"):
 
