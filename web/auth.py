@@ -346,7 +346,7 @@ def _log_privileged_view(response):
         error = ServiceUnavailable(
             "The access log could not be written, so this page is withheld. Try again shortly."
         )
-        return current_app.handle_http_exception(error)
+        return current_app.make_response(current_app.handle_http_exception(error))
     return response
 
 
