@@ -176,7 +176,7 @@ def _beaten(sequence: tuple[int, ...], fillers: int, left_out: int) -> bool:
     """
     if fillers >= 2 * len(sequence):
         return True
-    return bool(left_out) and any(b - a > WIDEST_GAP for a, b in pairwise(sequence))
+    return bool(left_out) and any(b - a - 1 > WIDEST_GAP for a, b in pairwise(sequence))
 
 
 def _remember(key: tuple, budget: int, found: tuple) -> tuple:

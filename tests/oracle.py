@@ -203,3 +203,27 @@ def _card(rank: int, suit: str) -> Card:
 
 def _wild_card(rng, wild: Card) -> Card:
     return _card(wild_rank(wild), rng.choice("SHDC"))
+
+
+def deal_suited(rng):
+    """(hand, wild): 7 or 8 cards from a stretch of 5 to 7 ranks of one suit (two decks, so
+    repeats), 2 to 4 jokers, the rest random: sequences overlap, and one sequence leaves
+    cards in its middle to another."""
+    deck = deck_order(2, 1)
+    wild = _draw(rng, deck, JOKER if rng.random() < 0.1 else None)
+    suit = rng.choice("SHDC")
+    width = rng.choice((5, 6, 7))
+    start = rng.randrange(1, 16 - width)  # places; 14 is the Ace high
+    ranks = {1 if place == 14 else place for place in range(start, start + width)}
+    hand = []
+    for _ in range(rng.choice((7, 8))):
+        own = [c for c in deck if c.suit == suit and c.rank in ranks and not c.is_joker(wild)]
+        if own:
+            hand.append(_draw(rng, deck, rng.choice(own)))
+    joker_cards = [card for card in deck if card.is_joker(wild)]
+    for _ in range(rng.choice((2, 3, 3, 4))):
+        hand.append(_draw(rng, deck, joker_cards.pop(rng.randrange(len(joker_cards)))))
+    while len(hand) < 13:
+        hand.append(_draw(rng, deck))
+    rng.shuffle(hand)
+    return hand, wild

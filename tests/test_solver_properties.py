@@ -8,7 +8,9 @@ its plain chance). Three families:
 - near-complete hands (600): built from random pure and impure sequences, sets and
   joker-only groups, then a few cards swapped, so most are at or near a declaration;
 - joker-rich hands (200): 3 to 6 jokers forced in, where joker-only groups, wild cards in
-  their own place and stand-ins interact most.
+  their own place and stand-ins interact most;
+- suited hands (200): 7 or 8 cards of one suit (repeats from two decks) and 2 or 3 jokers,
+  where sequences overlap and one sequence leaves a card to another.
 
 The oracle tries every candidate group in a joker-rich hand with every subset of the
 jokers, so it is slow there; that is why that family has fewer examples. No hand is
@@ -24,7 +26,7 @@ from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import deal_near_complete, deal_random, oracle
+from oracle import deal_near_complete, deal_random, deal_suited, oracle
 
 from domain.profiles import RuleProfile
 from domain.solver import best_grouping, declaration, min_hand_score
@@ -64,6 +66,12 @@ def test_near_complete_hands(rng):
 @given(st.randoms(use_true_random=False), st.integers(3, 6))
 def test_joker_rich_hands(rng, jokers):
     agree(*deal_random(rng, jokers=jokers))
+
+
+@settings(max_examples=200, **SETTINGS)
+@given(st.randoms(use_true_random=False))
+def test_suited_hands(rng):
+    agree(*deal_suited(rng))
 
 
 @settings(max_examples=200, **SETTINGS)
