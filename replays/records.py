@@ -369,6 +369,8 @@ def parse_record(obj: Any) -> GameRecord:
             obj = json.loads(obj)
         except ValueError as error:
             raise RecordError(f"not valid JSON: {error}") from None
+        except RecursionError:
+            raise RecordError(f"not valid JSON: {TOO_DEEP}") from None
     if not isinstance(obj, Mapping):
         raise RecordError("a record must be a JSON object")
     if obj.get("format") == "rummy-ledger/red3@1":  # Red 3 matches: docs/red3-format.md
@@ -563,6 +565,9 @@ def _deal(value: Any, players: tuple[str, ...]) -> Deal:
     return Deal(hands=hands, wild=wild, open_card=open_card, stock=stock)
 
 
+TOO_DEEP = "nested too deeply to be a game record"
+
+
 def read_records(lines: Iterable[str | bytes]) -> Iterator[tuple[int, GameRecord | RecordError]]:
     """Yield ``(line number, record or RecordError)`` for each non-blank JSON line."""
     for number, line in enumerate(lines, start=1):
@@ -572,6 +577,9 @@ def read_records(lines: Iterable[str | bytes]) -> Iterator[tuple[int, GameRecord
             obj = json.loads(line)
         except ValueError as error:
             yield number, RecordError(f"not valid JSON: {error}", line=number)
+            continue
+        except RecursionError:  # a hostile line: arrays in arrays thousands deep
+            yield number, RecordError(f"not valid JSON: {TOO_DEEP}", line=number)
             continue
         try:
             yield number, parse_record(obj)

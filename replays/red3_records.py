@@ -155,6 +155,8 @@ def parse_red3_record(obj: Any) -> Red3Record:
             obj = json.loads(obj)
         except ValueError as error:
             raise RecordError(f"not valid JSON: {error}") from None
+        except RecursionError:
+            raise RecordError("not valid JSON: nested too deeply to be a game record") from None
     if not isinstance(obj, Mapping):
         raise RecordError("a record must be a JSON object")
     game_id = obj.get("game_id")

@@ -88,6 +88,8 @@ def _body(*, optional: bool = False):
         return json.loads(raw)
     except ValueError as error:
         raise IngestError(400, f"the body is not valid JSON: {error}") from None
+    except RecursionError:  # arrays in arrays thousands deep: hostile, not a move
+        raise IngestError(400, "the body is not valid JSON: nested too deeply") from None
 
 
 @bp.errorhandler(IngestError)

@@ -119,6 +119,8 @@ def answer_line(line: str, default_rules: str = DEFAULT_PROFILE) -> dict:
         request = json.loads(line)
     except json.JSONDecodeError as error:
         raise ValueError(f"not JSON ({error.msg} at column {error.colno})") from None
+    except RecursionError:
+        raise ValueError("not JSON (nested too deeply)") from None
     if not isinstance(request, dict):
         raise ValueError("expected a JSON object with 'joker' and 'cards' or 'groups'")
     unknown = set(request) - {"joker", "cards", "groups", "loose", "rules"}
