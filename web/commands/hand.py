@@ -77,7 +77,7 @@ def command(
             result = best_grouping(parse_cards(cards), indicator, profile)
             least = result.hand_score
         else:
-            segments = [parse_cards(segment) for segment in groups.split("|")]
+            segments = [parse_cards(part) for part in groups.split("|") if part.strip()]
             result = evaluate(segments, [], indicator, profile)
             least = min_hand_score(result.cards, indicator, profile)
     except ValueError as error:
