@@ -198,11 +198,24 @@ def _card_face(
     role: str = "img",
 ) -> str:
     """One face-up card as an SVG group at (x, y)."""
-    label = card_label(card, wild, loose=loose)
+    is_joker = card.is_joker(wild) if wild is not None else card.is_printed_joker
+    return _placed_face(card, x, y, is_joker, loose, marked, role)
+
+
+@lru_cache(maxsize=16384)
+def _placed_face(
+    card: Card, x: float, y: float, is_joker: bool, loose: bool, marked: str | None, role: str
+) -> str:
+    # Hands are laid out on a fixed grid, so the same card lands on the same spot again and
+    # again: the whole placed card is kept, not only its face.
+    label = card.spoken
+    if is_joker and not card.is_printed_joker:
+        label += ", joker"
+    if loose:
+        label += ", loose"
     if marked:
         label += f", {marked}"
     classes = ["card", "printed-joker" if card.is_printed_joker else f"suit-{card.suit.lower()}"]
-    is_joker = card.is_joker(wild) if wild is not None else card.is_printed_joker
     if is_joker:
         classes.append("joker")
     if loose:

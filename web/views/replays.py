@@ -90,6 +90,22 @@ def _table_context(game_id: str):
     return game, context
 
 
+def marked_move_list(game, context) -> str:
+    """The move list with the move shown marked. The list itself is the same for every move
+    of a game and view, so it is rendered once (a long game has a line per move)."""
+    seat = context["seat"]
+    html = game.remember(
+        ("move_list", seat),
+        lambda: render_template(
+            "replays/_moves.html",
+            move_items=move_items(game.timeline, seat),
+            url=context["url"],
+        ),
+    )
+    anchor = f' data-move="{context["move"]}"'
+    return html.replace(anchor, anchor + ' aria-current="step"', 1)
+
+
 @bp.get("/games/<game_id>/replay")
 def replay(game_id: str):
     if red3_replay.is_red3_game(game_id):
@@ -97,9 +113,7 @@ def replay(game_id: str):
     game, context = _table_context(game_id)
     return render_template(
         "replays/replay.html",
-        move_items=game.remember(
-            ("move_items", context["seat"]), lambda: move_items(game.timeline, context["seat"])
-        ),
+        move_list=marked_move_list(game, context),
         moments=game.remember("moments", lambda: game.moments(outcomes_of(game)))
         if game.results
         else game.moments(outcomes_of(game)),
