@@ -56,6 +56,9 @@ from domain.suit_tables import (
 __all__ = ["HandError", "best_grouping", "declaration", "min_hand_score"]
 
 _SUIT_INDEX = {suit: index for index, suit in enumerate(SUITS)}
+# The set search keeps a lower bound only over at least this many choices of sets: the
+# bound needs suit tables of its own, which cost more than a few choices tried outright.
+BOUND_LEAVES = 16
 
 
 class _Hand:
@@ -211,11 +214,11 @@ def _set_choices(available: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], int
 def _two_sequences(hand: _Hand, wild_pure: bool, below: int) -> tuple | None:
     """The least loose points under ``below`` with two sequences, one pure, and its sets.
 
-    A depth-first search decides the sets rank by rank. At each step the cards of the ranks
-    not yet decided count zero points in their suits (they may still go into sets), which
-    makes the combined suit tables a lower bound for every choice below; a branch that
-    cannot get under the best found so far is cut. Returns (loose points,
-    ((shift, choice), ...), suit tables, joker budget) or None.
+    A depth-first search decides the sets rank by rank. Where enough choices lie below a
+    step, the cards of the ranks not yet decided count zero points in their suits (they
+    may still go into sets), which makes the combined suit tables a lower bound for every
+    choice below; a branch that cannot get under the best found so far is cut. Returns
+    (loose points, ((shift, choice), ...), suit tables, joker budget) or None.
     """
     p0, p1, p2, p3 = hand.present
     two_suits = (p0 & p1) | (p0 & p2) | (p0 & p3) | (p1 & p2) | (p1 & p3) | (p2 & p3)
@@ -231,13 +234,19 @@ def _two_sequences(hand: _Hand, wild_pure: bool, below: int) -> tuple | None:
         choices = [c for c in _set_choices(available) if c[1] <= jokers]
         if len(choices) > 1:
             suits = [suit for suit in range(4) if available[suit]]
-            per_rank.append((shift, choices, suits))
+            per_rank.append([shift, choices, suits])
             for suit in suits:
                 zero[suit] |= 1 << shift
-    tables = [
-        _table(hand, suit, codes[suit], hand.sizes[suit], jokers, wild_pure, zero[suit])
-        for suit in range(4)
-    ]
+    leaves = 1
+    for step in reversed(per_rank):  # how many choices of sets lie under each step
+        leaves *= len(step[1])
+        step.append(leaves)
+    tables = None
+    if leaves >= BOUND_LEAVES:
+        tables = [
+            _table(hand, suit, codes[suit], hand.sizes[suit], jokers, wild_pure, zero[suit])
+            for suit in range(4)
+        ]
     best: list = [below, None, None, 0]
     _decide(hand, wild_pure, per_rank, 0, list(codes), list(hand.sizes), jokers, zero, tables,
             [], best)  # fmt: skip
@@ -253,32 +262,49 @@ def _decide(
     sizes: list[int],
     budget: int,
     zero: list[int],
-    tables: list,
+    tables: list | None,
     picked: list,
     best: list,
 ) -> None:
-    loose = _combine(tables, budget, best[0])
-    if loose >= best[0]:
-        return  # exact at the last rank, a lower bound before it
+    """Decide the sets of ``per_rank[index:]``.
+
+    ``tables`` are the suit tables with the undecided cards at zero, kept only where enough
+    choices lie below to repay them (a bound needs tables of its own); None otherwise.
+    """
     if index == len(per_rank):
-        best[0], best[1], best[2], best[3] = loose, list(picked), tables, budget
+        if tables is None:
+            tables = [
+                _table(hand, suit, codes[suit], sizes[suit], budget, wild_pure) for suit in range(4)
+            ]
+        loose = _combine(tables, budget, best[0])
+        if loose < best[0]:
+            best[0], best[1], best[2], best[3] = loose, list(picked), tables, budget
         return
-    shift, choices, suits = per_rank[index]
+    if tables is not None and _combine(tables, budget, best[0]) >= best[0]:
+        return  # even with the undecided cards free, no better than the best so far
+    shift, choices, suits, _ = per_rank[index]
     unit = 1 << shift
     decided = zero.copy()
     for suit in suits:
         decided[suit] &= ~unit
+    bound = index + 1 < len(per_rank) and per_rank[index + 1][3] >= BOUND_LEAVES
     for choice in choices:
         taken, needed, _ = choice
         if needed > budget:
             continue
-        left, left_sizes, left_tables = codes.copy(), sizes.copy(), tables.copy()
-        for suit in suits:  # only the suits holding this rank change
+        left, left_sizes = codes.copy(), sizes.copy()
+        # Below a bounded step the tables carry on; only the suits holding this rank change.
+        left_tables = (
+            tables.copy() if tables is not None and (bound or index + 1 == len(per_rank)) else None
+        )
+        for suit in suits:
             left[suit] -= taken[suit] << shift
             left_sizes[suit] -= taken[suit]
-            left_tables[suit] = _table(
-                hand, suit, left[suit], left_sizes[suit], budget - needed, wild_pure, decided[suit]
-            )
+            if left_tables is not None:
+                left_tables[suit] = _table(
+                    hand, suit, left[suit], left_sizes[suit], budget - needed, wild_pure,
+                    decided[suit],
+                )  # fmt: skip
         picked.append((shift, choice))
         _decide(hand, wild_pure, per_rank, index + 1, left, left_sizes, budget - needed,
                 decided, left_tables, picked, best)  # fmt: skip
