@@ -13,7 +13,10 @@ each other's heap. Stages, each run for ``N`` and for ``4 N`` games:
 Baseline, measured in the same run: a process that has imported the whole project (domain,
 ledger application, importer, simulator, web app) and done nothing else. Figures are MiB
 and ratios to that baseline; the growth row divides the ``4 N`` peak by the ``N`` peak, so
-1.0 means the operation streams (memory independent of the number of games).
+1.0 means the operation streams (memory independent of the number of games). Stages that
+run the solver (simulate, import) also fill its suit-table caches, which are bounded (about
+40 MB when full, ``domain/suit_tables.py``): their growth between ``N`` and ``4 N`` is that
+cache warming up, and stops at the bound.
 
 Run: ``python -m bench memory`` (or ``python -m bench.memory [--quick]``).
 """
