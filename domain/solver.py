@@ -247,7 +247,15 @@ def _two_sequences(hand: _Hand, wild_pure: bool, below: int) -> tuple | None:
             _table(hand, suit, codes[suit], hand.sizes[suit], jokers, wild_pure, zero[suit])
             for suit in range(4)
         ]
-    best: list = [below, None, None, 0]
+    # Suits holding none of those ranks keep one table whatever the sets (it serves any
+    # smaller budget too).
+    untouched = [
+        _table(hand, suit, codes[suit], hand.sizes[suit], jokers, wild_pure)
+        if per_rank and not zero[suit]
+        else None
+        for suit in range(4)
+    ]
+    best: list = [below, None, None, 0, untouched]
     _decide(hand, wild_pure, per_rank, 0, list(codes), list(hand.sizes), jokers, zero, tables,
             [], best)  # fmt: skip
     return None if best[1] is None else (best[0], tuple(best[1]), best[2], best[3])
@@ -270,11 +278,16 @@ def _decide(
 
     ``tables`` are the suit tables with the undecided cards at zero, kept only where enough
     choices lie below to repay them (a bound needs tables of its own); None otherwise.
+    ``best`` is [least loose so far, its sets, its tables, its budget, the fixed tables of
+    suits holding no set rank].
     """
     if index == len(per_rank):
         if tables is None:
             tables = [
-                _table(hand, suit, codes[suit], sizes[suit], budget, wild_pure) for suit in range(4)
+                _table(hand, suit, codes[suit], sizes[suit], budget, wild_pure)
+                if best[4][suit] is None
+                else best[4][suit]
+                for suit in range(4)
             ]
         loose = _combine(tables, budget, best[0])
         if loose < best[0]:

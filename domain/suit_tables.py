@@ -51,8 +51,9 @@ _SLOT_ORDER = {
 # Splitting a sequence at a run of 4 or more stand-ins never costs more jokers (each part
 # needs at most 2 to reach 3 cards) and gives one more sequence; nor does splitting one with
 # at least two stand-ins per card of its own into one-card sequences. So no sequence the
-# search keeps has a gap of more than 3 places, or that many stand-ins.
+# search keeps has a gap of more than 3 places, or 2 or more stand-ins per card of its own.
 WIDEST_GAP = 3
+STAND_INS_PER_CARD = 2
 
 _SPLITS: dict[tuple, tuple[int, tuple]] = {}
 _TABLES: dict[tuple, tuple[int, tuple]] = {}
@@ -147,8 +148,14 @@ def _split(code: int, wild: int, wild_pure: bool, budget: int, zero: int = 0) ->
                         sequence = (low, *inside, top)
                 fillers = length - len(sequence)
                 cost = fillers + wild_used
-                if cost > budget or (top != low and _beaten(sequence, fillers, skip)):
-                    continue
+                if cost > budget or (
+                    top != low
+                    and (
+                        fillers >= STAND_INS_PER_CARD * len(sequence)
+                        or (skip and _too_wide(sequence))
+                    )
+                ):
+                    continue  # over budget, or beaten by splitting it (see WIDEST_GAP)
                 pure = fillers == 0 and (wild_used == 0 or wild_pure)
                 row = MERGE[PURE_ONE if pure else IMPURE_ONE]
                 subtable = (
@@ -168,15 +175,12 @@ def _split(code: int, wild: int, wild_pure: bool, budget: int, zero: int = 0) ->
     return _remember(key, budget, _pareto(best))
 
 
-def _beaten(sequence: tuple[int, ...], fillers: int, left_out: int) -> bool:
-    """Whether splitting ``sequence`` (2+ cards of its own) does at least as well.
+def _too_wide(sequence: tuple[int, ...]) -> bool:
+    """Whether cards left out of ``sequence`` make a run of more than WIDEST_GAP stand-ins.
 
-    See WIDEST_GAP. Runs of empty places are already kept short by the caller; cards left
-    out make runs of stand-ins too.
+    Runs of empty places are kept short by the caller already.
     """
-    if fillers >= 2 * len(sequence):
-        return True
-    return bool(left_out) and any(b - a - 1 > WIDEST_GAP for a, b in pairwise(sequence))
+    return any(b - a - 1 > WIDEST_GAP for a, b in pairwise(sequence))
 
 
 def _remember(key: tuple, budget: int, found: tuple) -> tuple:

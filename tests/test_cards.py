@@ -6,8 +6,15 @@ from domain.profiles import UnknownProfile, get_profile
 
 @pytest.mark.parametrize(
     ("text", "rank", "suit", "canonical"),
-    [("AS", 1, "S", "AS"), ("th", 10, "H", "TH"), ("10D", 10, "D", "TD"), ("kc", 13, "C", "KC"),
-     ("JK", 0, None, "JK"), ("jk", 0, None, "JK"), ("7C", 7, "C", "7C")],
+    [
+        ("AS", 1, "S", "AS"),
+        ("th", 10, "H", "TH"),
+        ("10D", 10, "D", "TD"),
+        ("kc", 13, "C", "KC"),
+        ("JK", 0, None, "JK"),
+        ("jk", 0, None, "JK"),
+        ("7C", 7, "C", "7C"),
+    ],
 )
 def test_parse_and_format_round_trip(text, rank, suit, canonical):
     card = Card.parse(text)
@@ -25,7 +32,16 @@ def test_bad_card_text_says_what_is_accepted(text):
 
 
 def test_points():
-    assert [c.points() for c in parse_cards("AS TH JD QC KS 2S 9H JK")] == [10, 10, 10, 10, 10, 2, 9, 0]
+    assert [c.points() for c in parse_cards("AS TH JD QC KS 2S 9H JK")] == [
+        10,
+        10,
+        10,
+        10,
+        10,
+        2,
+        9,
+        0,
+    ]
 
 
 def test_jokers_by_indicator():

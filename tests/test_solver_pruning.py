@@ -28,8 +28,9 @@ FAMILIES = (
 
 def unpruned(hand, wild, monkeypatch):
     with monkeypatch.context() as patch:
-        patch.setattr(suit_tables, "_beaten", lambda *args: False)
+        patch.setattr(suit_tables, "_too_wide", lambda sequence: False)
         patch.setattr(suit_tables, "WIDEST_GAP", 20)
+        patch.setattr(suit_tables, "STAND_INS_PER_CARD", 20)
         clear_caches()
         score = min_hand_score(hand, wild)
     clear_caches()  # the caches must not carry unpruned tables into the pruned search
@@ -39,13 +40,13 @@ def unpruned(hand, wild, monkeypatch):
 def test_the_switch_reaches_the_search(monkeypatch):
     """Patching the rule changes what the search consults (else this file tests nothing)."""
     calls = []
-    original = suit_tables._beaten
+    original = suit_tables._too_wide
 
     def counting(*args):
         calls.append(args)
         return original(*args)
 
-    monkeypatch.setattr(suit_tables, "_beaten", counting)
+    monkeypatch.setattr(suit_tables, "_too_wide", counting)
     clear_caches()
     hand, wild = deal_suited(random.Random(3))
     min_hand_score(hand, wild)
