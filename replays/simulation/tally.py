@@ -48,7 +48,8 @@ class Tally:
         )
         variants = ", ".join(f"{name} {count}" for name, count in sorted(self.variants.items()))
         out = [f"{self.games} games ({variants}), {self.moves} moves"]
-        out += [f"  {label}: {self.counts[key]}" for key, label in names]
+        if self.variants["points"] or self.variants["raise"]:
+            out += [f"  {label}: {self.counts[key]}" for key, label in names]
         return out
 
 
