@@ -76,18 +76,29 @@ def _split(code: int, wild: int, wild_pure: bool, budget: int, zero: int = 0) ->
     ``zero`` marks places (lowest bit of the place's 4) whose cards score nothing: the
     search's bound for cards that may yet go into sets.
     """
-    held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS  # lowest bit per place held
-    if wild:
+    held = 0
+    if wild or zero:  # keep only the places still held, so equal tables share a key
+        held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
         wild &= held * 15
-        if not wild:
-            wild_pure = True
-    if zero:
         zero &= held
+    if not wild:
+        wild_pure = True
     key = (code, wild, wild_pure, zero)
     cached = _SPLITS.get(key)
     if cached is not None and cached[0] >= budget:
         return cached[1]
     low = ((code & -code).bit_length() - 1) >> 2
+    low_unit = 1 << (NIBBLE * low)
+    rest = code - low_unit
+    low_wild = (wild >> (NIBBLE * low)) & 1
+    points = 0 if low_wild or (zero >> (NIBBLE * low)) & 1 else PLACE_POINTS[low]
+    if not rest:  # one card: loose, or standing as itself beside two jokers
+        found = [(0, NOTHING, points, None)]
+        if 2 + low_wild <= budget:
+            found.append((2 + low_wild, IMPURE_ONE, 0, ((low,), None)))
+        return _remember(key, budget, tuple(sorted(found, key=_loose)))
+    if not held:
+        held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
     higher = []  # the places above the lowest card that hold cards, in order
     bits = held >> (NIBBLE * (low + 1))
     while bits:
@@ -109,17 +120,10 @@ def _split(code: int, wild: int, wild_pure: bool, budget: int, zero: int = 0) ->
             )
             return _remember(key, budget, found)
         previous = place
-    low_unit = 1 << (NIBBLE * low)
-    rest = code - low_unit
-    low_wild = (wild >> (NIBBLE * low)) & 1
-    points = 0 if low_wild or (zero >> (NIBBLE * low)) & 1 else PLACE_POINTS[low]
     best: dict[int, tuple[int, object]] = {}
-    if rest:
-        for used, state, loose, witness in _split(rest, wild, wild_pure, budget, zero):
-            if used <= budget:
-                best[used << 3 | state] = (loose + points, witness)
-    else:
-        best[0] = (points, None)
+    for used, state, loose, witness in _split(rest, wild, wild_pure, budget, zero):
+        if used <= budget:
+            best[used << 3 | state] = (loose + points, witness)
     inside: list[int] = []  # places of the cards between low and top
     inside_units = inside_wild = 0
     previous = low
