@@ -342,3 +342,33 @@ def test_simulate_bad_options_say_what_is_wrong(args, message, tmp_path):
     assert result.exit_code != 0
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_same_games_in_fresh_processes_whatever_the_hash_seed(tmp_path):
+    """Nothing may hang on set or dict order of str-keyed values (Python salts str hashes)."""
+    import os
+    import subprocess
+    import sys
+
+    outputs = []
+    for hash_seed in ("1", "2"):
+        out = tmp_path / f"games-{hash_seed}.jsonl"
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from web.cli import main; main()",
+                "simulate",
+                "-n",
+                "8",
+                "--seed",
+                "5",
+                "--out",
+                str(out),
+            ],
+            check=True,
+            capture_output=True,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+        )
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
