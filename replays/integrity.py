@@ -2,11 +2,11 @@
 
 How it fits together (``docs/integrity.md`` has the byte-level detail):
 
-1. :func:`seal_new_events` follows the notification log like a projection. For every new
-   stored event it writes a seal: the event's identity, its leaf hash (over
-   :mod:`replays.canonical` bytes) and the game's chain value; and it stores the Merkle
-   tree's complete subtrees. The importer, the API and the simulator call it after they
-   write; ``checkpoint`` calls it too.
+1. Every save seals its own events in the transaction that stores them
+   (:mod:`replays.integrity_append`, called by the recorder): for each event a seal with
+   the event's identity, its leaf hash (over :mod:`replays.canonical` bytes) and the
+   game's chain value; the Merkle tree's newly complete subtrees; and the tree head.
+   :func:`seal_new_events` is the backfill for stores written before that.
 2. :func:`make_checkpoint` signs the tree head (size, root, time) with the ledger's Ed25519
    key; the file goes to auditors, who keep it outside the system.
 3. :func:`verify_store` (:mod:`replays.integrity_verify`) recomputes everything from the
@@ -22,7 +22,6 @@ How it fits together (``docs/integrity.md`` has the byte-level detail):
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass
 from typing import Any
 from uuid import UUID
@@ -31,13 +30,12 @@ import sqlalchemy as sa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from replays import merkle
-from replays.canonical import GENESIS, chain_hash
-from replays.integrity_models import NODE_MIN_LEVEL, CheckpointRow, GameChainHead, Seal, TreeNode
+from replays.integrity_append import SaveSeals, lock_store, stored_chains, stored_head
+from replays.integrity_models import CheckpointRow, Seal
 from replays.integrity_store import (
     IntegrityError,
     StoredTree,
     UnknownGame,
-    chunks,
     count_events,
     create_tables,
     engine,
@@ -47,8 +45,6 @@ from replays.integrity_store import (
     has_table,
     progress_bar,
     require_tables,
-    seal_head,
-    seal_id_param,
     sealed_up_to,
 )
 from replays.integrity_verify import (
@@ -96,157 +92,97 @@ __all__ = [
 ]
 
 
-# -- sealing -----------------------------------------------------------------------------------
+# -- sealing ---------------------------------------------------------------------------------
 def seal_new_events(
     url: str | None = None,
     *,
     batch_size: int = 5000,
     progress: bool = False,
     events: str = EVENTS_TABLE,
+    force: bool = False,
 ) -> int:
-    """Seal every stored event not sealed yet, in notification order; return how many.
+    """Seal stored events that no save sealed, in notification order; return how many.
 
-    Cheap when there is nothing new (two indexed queries). Safe to run from several
-    processes at once: a batch that loses the race to another sealer is rolled back and
-    the next one starts from where the winner stopped.
+    Saves seal their own events in the transaction that stores them
+    (:mod:`replays.integrity_append`), so this is the backfill for a store written before
+    that: run once after upgrading, it seals what the old after-write step had not sealed
+    yet and sets up the tree head the saves continue from. With nothing to seal it is two
+    indexed queries.
+
+    On a store that already has a tree head, an unsealed event was not written by the
+    ledger: sealing it would bless a forgery, so :class:`IntegrityError` names such events
+    instead, unless ``force`` (an operator who checked that they are genuine).
     """
     db = engine(url)
     with db.connect() as connection:
         require_tables(connection)
         if not has_table(connection, events):
             return 0
-        todo = count_events(connection, events, seal_head(connection)[1]) if progress else None
-    sealed = busy = 0
+        head = stored_head(connection)
+        last = sealed_up_to(connection) if head is None else head.notification_id
+        if head is not None and not events_after(connection, last, 1, events):
+            return 0  # the usual answer, without taking the saves' lock
+        todo = count_events(connection, events, last) if progress else None
+    sealed = 0
     with progress_bar(todo, "sealing", progress) as bar:
         while True:
-            before = _sealed_up_to(db)
-            try:
-                count = _seal_batch(db, events, batch_size)
-            except sa.exc.OperationalError as error:
-                # SQLite: another sealer holds the write lock (or moved the snapshot on).
-                if "locked" not in str(error) and "busy" not in str(error).lower():
-                    raise
-                busy += 1
-                if busy > 50:
-                    raise
-                time.sleep(0.05)
-                continue
-            except sa.exc.IntegrityError:
-                if _sealed_up_to(db) != before:
-                    continue  # another sealer committed this batch first
-                raise IntegrityError(
-                    "sealing collides with seals or tree nodes already stored beyond the "
-                    "sealed events: the integrity tables were tampered with; run "
-                    "`rummy-ledger verify`"
-                ) from None
+            count = _seal_batch(db, events, batch_size, force)
             if not count:
                 return sealed
             sealed += count
             bar.update(count)
 
 
-def _sealed_up_to(db: sa.Engine) -> int:
-    with db.connect() as connection:
-        return sealed_up_to(connection)
-
-
-def _seal_batch(db: sa.Engine, events: str, limit: int) -> int:
+def _seal_batch(db: sa.Engine, events: str, limit: int, force: bool) -> int:
     with db.begin() as connection:
-        size, last_nid = seal_head(connection)
-        rows = events_after(connection, last_nid, limit, events)
+        lock_store(connection, events)  # saves wait: the tree cannot move under this batch
+        head = stored_head(connection)
+        last = sealed_up_to(connection) if head is None else head.notification_id
+        rows = events_after(connection, last, limit, events)
         if not rows:
             return 0
-        builder = merkle.TreeBuilder.resume(size, StoredTree(connection).subtree)
-        heads: dict[bytes, list] = {}  # originator -> [game_id, version, chain, position, new]
-        originators = list({row.originator for row in rows})
-        for chunk in chunks(originators, 500):
-            found = connection.execute(
-                sa.select(
-                    GameChainHead.originator_id,
-                    GameChainHead.game_id,
-                    GameChainHead.version,
-                    GameChainHead.chain_hash,
-                    GameChainHead.last_position,
-                ).where(GameChainHead.originator_id.in_([UUID(bytes=o) for o in chunk]))
-            )
-            for originator, game_id, version, chain, position in found:
-                heads[originator.bytes] = [game_id, version, bytes(chain), position, False]
-        seals, nodes = [], []
-        for row in rows:
-            head = heads.get(row.originator)
-            if head is None:
-                name = game_id_from_state(row.state) or str(row.originator_id)
-                head = heads[row.originator] = [name, 0, GENESIS, -1, True]
-            leaf = row.leaf
-            chain = chain_hash(head[2], leaf)
-            seal_id = seal_id_param(connection, row.originator)
-            seals.append((size, row.notification_id, seal_id, row.version, head[0], leaf, chain))
-            head[1:4] = [row.version, chain, size]
-            nodes.extend(node for node in builder.append(leaf) if node[0] >= NODE_MIN_LEVEL)
-            size += 1
-        _insert_many(connection, Seal.__table__, SEAL_COLUMNS, seals)
-        _insert_many(connection, TreeNode.__table__, ("level", "index", "hash"), nodes)
-        _write_heads(connection, heads)
+        if head is not None and not force:
+            raise IntegrityError(_unsealed_message(connection, rows, events))
+        seals = SaveSeals(
+            [(row.originator, row.version, row.topic, row.state) for row in rows],
+            connection.dialect.name,
+        )
+        # An old store gets its tree head with the last batch: saves refuse to go on from
+        # a tree with events left behind it, and wait for the backfill to finish.
+        last_batch = head is not None or not events_after(
+            connection, rows[-1].notification_id, 1, events
+        )
+        seals.write(
+            connection,
+            [row.notification_id for row in rows],
+            head,
+            stored_chains(connection, seals.continuing),
+            events_table=events,
+            backfill=True,
+            keep_head=last_batch,
+        )
     return len(rows)
 
 
-SEAL_COLUMNS = (
-    "position",
-    "notification_id",
-    "originator_id",
-    "originator_version",
-    "game_id",
-    "leaf_hash",
-    "chain_hash",
-)
-
-
-def _insert_many(connection: sa.Connection, table: sa.Table, columns, rows: list[tuple]) -> None:
-    """A plain DB-API executemany: sealing writes millions of rows, and SQLAlchemy's
-    per-value bind processing cost more than the hashing."""
-    if not rows:
-        return
-    preparer = connection.dialect.identifier_preparer
-    marker = "?" if connection.dialect.paramstyle == "qmark" else "%s"
-    connection.exec_driver_sql(
-        f"INSERT INTO {preparer.quote(table.name)} "
-        f"({', '.join(preparer.quote(c) for c in columns)}) "
-        f"VALUES ({', '.join([marker] * len(columns))})",
-        rows,
+def _unsealed_message(connection: sa.Connection, rows: list, events: str) -> str:
+    names = {o: g for o, g in _chain_names(connection, {row.originator for row in rows[:5]})}
+    shown = ", ".join(
+        f"game {names.get(row.originator) or game_id_from_state(row.state) or row.originator_id}"
+        f" event {row.version} (row {row.notification_id})"
+        for row in rows[:5]
+    )
+    more = count_events(connection, events, rows[0].notification_id - 1)
+    return (
+        f"{more} stored event(s) are not sealed although every save seals its own events: "
+        f"they were inserted directly ({shown}{', ...' if more > 5 else ''}). "
+        "Run `rummy-ledger verify`; `rummy-ledger seal --force` seals them only if you have "
+        "checked that they are genuine"
     )
 
 
-def _write_heads(connection: sa.Connection, heads: dict[bytes, list]) -> None:
-    fresh = [
-        {
-            "originator_id": UUID(bytes=o),
-            "game_id": h[0],
-            "version": h[1],
-            "chain_hash": h[2],
-            "last_position": h[3],
-        }
-        for o, h in heads.items()
-        if h[4]
-    ]
-    moved = [
-        {"b_originator": UUID(bytes=o), "b_version": h[1], "b_chain": h[2], "b_position": h[3]}
-        for o, h in heads.items()
-        if not h[4]
-    ]
-    if fresh:
-        connection.execute(sa.insert(GameChainHead), fresh)
-    if moved:
-        table = GameChainHead.__table__
-        connection.execute(
-            table.update()
-            .where(table.c.originator_id == sa.bindparam("b_originator"))
-            .values(
-                version=sa.bindparam("b_version"),
-                chain_hash=sa.bindparam("b_chain"),
-                last_position=sa.bindparam("b_position"),
-            ),
-            moved,
-        )
+def _chain_names(connection: sa.Connection, originators: set[bytes]):
+    for originator, chain in stored_chains(connection, sorted(originators)).items():
+        yield originator, chain.game_id
 
 
 # -- checkpoints -------------------------------------------------------------------------------
@@ -259,16 +195,22 @@ def latest_checkpoint(url: str | None = None) -> Checkpoint | None:
 def make_checkpoint(
     url: str | None = None, *, key_directory: str | None = None, time: str | None = None
 ) -> Checkpoint:
-    """Seal what is new, then sign and store the tree head over every sealed event.
+    """Sign and store the tree head over every sealed event (on a store written before
+    sealing moved into the save, seal its backlog first).
 
-    Refuses when the stored tree no longer extends the previous checkpoint: signing it
-    would bless a rewritten history.
+    Refuses when the stored tree no longer extends the previous checkpoint, or no longer
+    matches the tree head the saves keep: signing it would bless a rewritten history.
     """
     private_key = load_private_key(key_directory)
-    seal_new_events(url)
+    with engine(url).connect() as connection:
+        require_tables(connection)
+        adopted = stored_head(connection) is not None
+    if not adopted:
+        seal_new_events(url)
     with engine(url).begin() as connection:
         tree = StoredTree(connection)
-        size = tree.size()
+        head = stored_head(connection)
+        size = tree.size() if head is None else head.size
         root = tree.root(size)
         previous = stored_checkpoints(connection)[-1:]
         for old in previous:
@@ -277,6 +219,11 @@ def make_checkpoint(
                     f"the stored tree no longer matches the previous checkpoint ({old.size} "
                     f"events, {old.time}); run `rummy-ledger verify` before signing anything"
                 )
+        if head is not None and root != head.root:
+            raise IntegrityError(
+                f"the stored tree over {size} events does not match the tree head the saves "
+                "keep; run `rummy-ledger verify` before signing anything"
+            )
         checkpoint = Checkpoint.sign(private_key, size, root, time)
         connection.execute(
             sa.insert(CheckpointRow).values(

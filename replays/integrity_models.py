@@ -11,6 +11,10 @@ They live apart from the events so that a change made to an event row alone show
   ``2**level`` leaves (levels :data:`NODE_MIN_LEVEL` and up), so proofs and per-game
   verdicts need ``O(log n)`` lookups instead of every leaf. Lower levels are rebuilt
   from at most ``2**NODE_MIN_LEVEL`` seals.
+- :class:`TreeHead` (``integrity_head``): one row, the tree as the last write left it: its
+  size, the last sealed notification id, the frontier (the hashes a tree needs to take
+  more leaves) and the root. Each save reads it and moves it on, under the event store's
+  write lock, in the transaction that stores the events (:mod:`replays.integrity_append`).
 - :class:`CheckpointRow` (``integrity_checkpoints``): every signed tree head issued, as
   signed; the auditor's copies outside the system are what really count.
 """
@@ -61,6 +65,20 @@ class TreeNode(Base):
     hash: Mapped[bytes] = mapped_column(sa.LargeBinary(32))
 
 
+HEAD_ID = 1  # the tree head's only row
+
+
+class TreeHead(Base):
+    __tablename__ = "integrity_head"
+
+    # One row, so that a write finds where to go on with one key lookup.
+    id: Mapped[int] = mapped_column(sa.SmallInteger, primary_key=True, autoincrement=False)
+    size: Mapped[int] = mapped_column(sa.BigInteger)
+    notification_id: Mapped[int] = mapped_column(sa.BigInteger)
+    frontier: Mapped[bytes] = mapped_column(sa.LargeBinary)
+    root: Mapped[bytes] = mapped_column(sa.LargeBinary(32))
+
+
 class CheckpointRow(Base):
     __tablename__ = "integrity_checkpoints"
 
@@ -74,4 +92,6 @@ class CheckpointRow(Base):
     signature: Mapped[str] = mapped_column(sa.String(128))
 
 
-INTEGRITY_TABLES = [model.__table__ for model in (Seal, GameChainHead, TreeNode, CheckpointRow)]
+INTEGRITY_TABLES = [
+    model.__table__ for model in (Seal, GameChainHead, TreeNode, TreeHead, CheckpointRow)
+]

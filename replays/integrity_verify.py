@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from replays import merkle
 from replays.canonical import GENESIS, chain_hash
+from replays.integrity_append import Head, stored_head
 from replays.integrity_models import NODE_MIN_LEVEL, CheckpointRow, GameChainHead, TreeNode
 from replays.integrity_store import (
     IntegrityError,
@@ -46,8 +47,9 @@ from replays.integrity_store import (
 from replays.schema import EVENTS_TABLE
 from replays.signing import PUBLIC_KEY_FILE, Checkpoint, SigningError, key_dir, load_public_key
 
-# Kinds of problem. Every one makes `verify` fail; only "unsealed" can be innocent (an
-# event written a moment ago whose writer has not sealed it yet).
+# Kinds of problem. Every one makes `verify` fail. Saves seal their own events, so a row
+# without a seal is "inserted"; only on a store written before that (no tree head yet) is
+# a row after the last seal merely "unsealed": waiting for `rummy-ledger seal`.
 ALTERED, DELETED, INSERTED, UNSEALED = "altered", "deleted", "inserted", "unsealed"
 CHAIN, TREE, CHECKPOINT = "chain", "tree", "checkpoint"
 
@@ -163,10 +165,29 @@ def signed_checkpoints(
 
 
 def _snapshot(connection: sa.Connection) -> sa.Connection:
-    # One consistent view for the whole pass while writers and sealers carry on.
+    """One consistent view for the whole read while saves carry on: events and their seals
+    commit together, so a view taken in one piece never shows one without the other."""
     if connection.dialect.name == "postgresql":
         connection.execution_options(isolation_level="REPEATABLE READ")
+    elif connection.dialect.name == "sqlite":
+        # The driver would run each SELECT on its own; in WAL mode a read transaction sees
+        # the database as of its first read.
+        connection.exec_driver_sql("BEGIN")
     return connection
+
+
+_UNSEALED_IN_SAVE = (
+    "is not sealed, although every save seals its events in the transaction that stores "
+    "them: it was inserted directly"
+)
+
+
+def _missing_head(sealed: int) -> str:
+    return (
+        f"the tree head (integrity_head) is missing although {sealed} events are sealed: "
+        "either the store predates sealing in the save (run `rummy-ledger seal` once) or "
+        "the row was deleted"
+    )
 
 
 # -- the whole store -------------------------------------------------------------------------
@@ -256,6 +277,8 @@ class _StorePass:
         }
         self.pending_nodes: list[tuple[int, int, bytes]] = []
         self.last_nid: int | None = None
+        self.head: Head | None = stored_head(connection)
+        self.head_checked = False
 
     def name(self, row: StoredRow) -> str:
         known = self.names.get(row.originator)
@@ -284,7 +307,9 @@ class _StorePass:
         if self.checker is not None:
             self.checker.skip(row.originator)
         where = f"stored row {row.notification_id} ({row.topic})"
-        if row.notification_id < self.seal_head:
+        if self.head is not None:
+            self.report.add(INSERTED, f"{where} {_UNSEALED_IN_SAVE}", self.name(row), row.version)
+        elif row.notification_id < self.seal_head:
             message = f"{where} was never sealed although later rows were: inserted directly"
             self.report.add(INSERTED, message, self.name(row), row.version)
         else:
@@ -309,6 +334,15 @@ class _StorePass:
         if self.last_nid is not None and seal.notification_id <= self.last_nid:
             report.add(TREE, "seals are out of notification order", name, version)
         self.last_nid = seal.notification_id
+        if self.head is not None and seal.position >= self.head.size:
+            report.add(
+                INSERTED,
+                f"the seal at position {seal.position} (stored row {seal.notification_id}) "
+                f"lies beyond the tree head's {self.head.size} events: no save wrote it, "
+                "the seal was forged",
+                name,
+                version,
+            )
         leaf = self._compare(seal, row)
         previous_version, previous_chain = self.chains.get(seal.originator, (0, GENESIS))
         if previous_version == 0:
@@ -333,6 +367,25 @@ class _StorePass:
             self.check_nodes()
         for checkpoint in self.by_size.get(self.builder.size, ()):
             self.check_root(checkpoint)
+        if self.head is not None and self.builder.size == self.head.size:
+            self.check_head()
+
+    def check_head(self) -> None:
+        """The tree head the saves go on from must be the tree over the sealed events."""
+        self.head_checked = True
+        head, builder = self.head, self.builder
+        if (head.frontier, head.root) != (builder.frontier, builder.root()):
+            self.report.add(
+                TREE,
+                f"the tree head (integrity_head) over {head.size} events does not match the "
+                "seals: it was changed outside the ledger",
+            )
+        elif head.notification_id != self.last_nid:
+            self.report.add(
+                TREE,
+                f"the tree head ends at stored row {head.notification_id}, but its last seal "
+                f"is for row {self.last_nid}: it was changed outside the ledger",
+            )
 
     def _compare(self, seal: SealRow, row: StoredRow | None) -> bytes:
         """The leaf to build the tree with: recomputed from the event when there is one."""
@@ -395,6 +448,14 @@ class _StorePass:
         self.check_nodes()
         report, size = self.report, self.builder.size
         report.root = self.builder.root()
+        if self.head is None and size:
+            report.add(TREE, _missing_head(size))
+        elif self.head is not None and not self.head_checked and self.head.size:
+            report.add(
+                TREE,
+                f"the tree head counts {self.head.size} sealed events but only {size} seals "
+                "are stored: seals at the end were deleted",
+            )
         for covered, checkpoints in self.by_size.items():
             for checkpoint in checkpoints if covered > size else ():
                 report.add(
@@ -418,7 +479,7 @@ class _StorePass:
         for originator, game_id, version in heads:
             last = self.chains.get(originator.bytes, (0, GENESIS))[0]
             if last != version:
-                report.add(DELETED, _head_message(last, version), game_id, last + 1)
+                report.add(*_head_problem(last, version), game_id, min(last, version) + 1)
 
 
 _CHAIN_MESSAGE = (
@@ -426,11 +487,19 @@ _CHAIN_MESSAGE = (
 )
 
 
-def _head_message(last: int, head: int) -> str:
-    return (
-        f"the game's sealed events end at event {last}, but its chain head says {head}: "
-        "events and their seals were removed"
+def _head_problem(last: int, head: int) -> tuple[str, str]:
+    """A game's seals against its chain head: fewer were removed, more were added."""
+    if last < head:
+        message = (
+            f"the game's sealed events end at event {last}, but its chain head says {head}: "
+            "events and their seals were removed"
+        )
+        return DELETED, message
+    message = (
+        f"the game's seals go on to event {last}, but its chain head stops at {head}: no "
+        "save wrote the seals after it, they were added outside the ledger"
     )
+    return INSERTED, message
 
 
 # -- one game ----------------------------------------------------------------------------------
@@ -469,18 +538,20 @@ def verify_game(
     public_key = public_key or default_public_key()
     report = Report(games=1)
     with engine(url).connect() as connection:
+        _snapshot(connection)
         require_tables(connection)
-        # Read in the order things are written (head, seals, then rows), so an event
-        # appended meanwhile shows as not sealed yet, never as a sealed event gone missing.
         found = game_heads(connection, game_id)
         originators = list(found)
         heads = [version for version in found.values() if version is not None]
         seals = game_seals(connection, originators)
         seal_top = sealed_up_to(connection)
+        tree_head = stored_head(connection)
         rows = game_rows(connection, originators, events) if has_table(connection, events) else []
         if not rows and not seals and not heads:
             raise UnknownGame(f"no game {game_id} in the ledger")
-        leaves = _compare_game(game_id, rows, seals, heads, seal_top, report)
+        leaves = _compare_game(game_id, rows, seals, heads, seal_top, report, tree_head)
+        if tree_head is None and seal_top:
+            report.add(TREE, _missing_head(seal_head(connection)[0]))
         report.latest = latest_stored(connection)
         report.last_position = max((seal.position for seal in seals), default=-1)
         given = list(checkpoints)
@@ -506,6 +577,7 @@ def _compare_game(
     heads: list[int],
     seal_top: int,
     report: Report,
+    tree_head: Head | None,
 ) -> dict[int, bytes]:
     """Compare rows with seals by version; return recomputed leaves by tree position."""
     by_version = {row.version: row for row in rows}
@@ -533,6 +605,12 @@ def _compare_game(
             elif leaf != seal.leaf:
                 message = f"stored row {row.notification_id} ({row.topic}) does not match its seal"
                 report.add(ALTERED, message + ": its bytes were changed", game_id, version)
+        if tree_head is not None and seal.position >= tree_head.size:
+            message = (
+                f"the seal at position {seal.position} lies beyond the tree head's "
+                f"{tree_head.size} events: no save wrote it, the seal was forged"
+            )
+            report.add(INSERTED, message, game_id, version)
         chain = chain_hash(previous_chain, seal.leaf)
         if chain != seal.chain:
             report.add(CHAIN, _CHAIN_MESSAGE, game_id, version)
@@ -540,13 +618,14 @@ def _compare_game(
         previous_version, previous_chain = version, chain
     for head in heads:
         if head != previous_version:
-            report.add(
-                DELETED, _head_message(previous_version, head), game_id, previous_version + 1
-            )
+            kind, message = _head_problem(previous_version, head)
+            report.add(kind, message, game_id, min(previous_version, head) + 1)
     for version, row in sorted(by_version.items()):
         report.events += 1
         where = f"stored row {row.notification_id} ({row.topic})"
-        if row.notification_id < seal_top:
+        if tree_head is not None:
+            report.add(INSERTED, f"{where} {_UNSEALED_IN_SAVE}", game_id, version)
+        elif row.notification_id < seal_top:
             message = f"{where} was never sealed although later rows were: inserted directly"
             report.add(INSERTED, message, game_id, version)
         else:

@@ -86,6 +86,37 @@ class TreeBuilder:
         builder.size = size
         return builder
 
+    @classmethod
+    def from_frontier(cls, size: int, frontier: bytes) -> TreeBuilder:
+        """Continue a tree from :attr:`frontier` (what a store keeps to append cheaply)."""
+        spans = subtrees_of(0, size) if size else []
+        if len(frontier) != HASH_SIZE * len(spans):
+            raise ProofError(
+                f"a tree of {size} leaves has a frontier of {len(spans)} hashes, "
+                f"not {len(frontier)} bytes"
+            )
+        builder = cls()
+        builder._stack = [
+            (level, frontier[HASH_SIZE * i : HASH_SIZE * (i + 1)])
+            for i, (level, _) in enumerate(spans)
+        ]
+        builder.size = size
+        return builder
+
+    @property
+    def frontier(self) -> bytes:
+        """The hashes of the complete subtrees the size splits into, largest first: all a
+        tree needs to take more leaves and give its root.
+
+        >>> builder = TreeBuilder()
+        >>> for n in range(5):
+        ...     _ = builder.append(leaf_hash(bytes([n])))
+        >>> resumed = TreeBuilder.from_frontier(5, builder.frontier)
+        >>> len(builder.frontier), resumed.root() == builder.root()
+        (64, True)
+        """
+        return b"".join(value for _, value in self._stack)
+
     def append(self, leaf: bytes) -> list[tuple[int, int, bytes]]:
         completed: list[tuple[int, int, bytes]] = []
         position = self.size

@@ -1,11 +1,16 @@
-"""eventsourcing-sqlalchemy's recorders with the two hot paths on SQLAlchemy Core.
+"""eventsourcing-sqlalchemy's recorders with the two hot paths on SQLAlchemy Core, and
+every append sealed in its own transaction.
 
 Same tables, same rows, same transactions and locking as the library's recorders; only
 reading a game's events and appending them skip the ORM. Reading 60 events through ORM
 instances cost about 3 ms, most of it building objects that are thrown away at once; a
 Core ``SELECT`` returns plain rows. Appends use one multi-row ``INSERT ... RETURNING id``
 (the notification ids the library needs) instead of an ORM flush of one object per event.
-``bench/store.py`` measures both against a raw DB-API baseline.
+
+Every append also writes its events' integrity seals (leaf, chain link, tree nodes, tree
+head) in the same transaction, under the same lock (:mod:`replays.integrity_append`), so an
+event row without a seal was never written by the ledger. ``bench/store.py`` measures
+appends and reads against a raw DB-API baseline.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from eventsourcing_sqlalchemy.recorders import (
     SQLAlchemyApplicationRecorder,
 )
 from sqlalchemy.orm import Session
+
+from replays.integrity_append import SaveSeals, missing_tables_error
 
 
 class _CoreSelect:
@@ -113,10 +120,19 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
     # False: every database goes through SQLAlchemy Core (slower; same rows).
     driver_inserts = True
 
+    def create_table(self) -> None:
+        """The event tables and, with them, the integrity tables every append writes to."""
+        super().create_table()
+        from replays.db import Base
+        from replays.integrity_models import INTEGRITY_TABLES
+
+        Base.metadata.create_all(self.datastore.engine, tables=INTEGRITY_TABLES)
+
     def _insert_stored_events(
         self, session: Session, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int]:
-        """Insert one save's events in the session's transaction; their notification ids.
+        """Insert and seal one save's events in the session's transaction; their
+        notification ids.
 
         Written against the driver (the library does the same for its NOTIFY): the ORM and
         even Core spent more time preparing 60 rows than the database took to store them.
@@ -124,49 +140,94 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
         if not stored_events:
             return []
         table = self.events_record_cls.__table__
-        if not self.driver_inserts:
-            return self._insert_core(session, table, stored_events)
         connection = session.connection()
         dialect = connection.dialect
-        uuid_type = table.c.originator_id.type
-        as_uuid = uuid_type.dialect_impl(dialect).bind_processor(dialect) or (lambda value: value)
-        rows = [
-            (as_uuid(e.originator_id), e.originator_version, e.topic, e.state)
-            for e in stored_events
-        ]
-        driver = connection.connection.dbapi_connection
-        insert = (
-            f"INSERT INTO {table.fullname} (originator_id, originator_version, topic, state) "
-            "VALUES ({0}, {0}, {0}, {0})"
-        )
+        seals = SaveSeals.of_stored(stored_events, dialect.name)  # hashed before the lock
         try:
+            if not self.driver_inserts:
+                notification_ids = self._insert_core(session, table, stored_events)
+                self._seal(connection, table, seals, notification_ids)
+                return notification_ids
+            uuid_type = table.c.originator_id.type
+            as_uuid = uuid_type.dialect_impl(dialect).bind_processor(dialect) or (
+                lambda value: value
+            )
+            rows = [
+                (as_uuid(e.originator_id), e.originator_version, e.topic, e.state)
+                for e in stored_events
+            ]
+            driver = connection.connection.dbapi_connection
+            insert = (
+                f"INSERT INTO {table.fullname} (originator_id, originator_version, topic, state) "
+                "VALUES ({0}, {0}, {0}, {0})"
+            )
             if dialect.name == "sqlite":
                 cursor = driver.cursor()
                 cursor.executemany(insert.format("?"), rows)
                 # SQLite gives a new row max(rowid) + 1, and this transaction holds the only
                 # write lock on the file: the ids are the last len(rows) rowids.
                 last = cursor.execute(f"SELECT max(id) FROM {table.fullname}").fetchone()[0]
-                return list(range(last - len(rows) + 1, last + 1))
+                notification_ids = list(range(last - len(rows) + 1, last + 1))
+                self._seal(connection, table, seals, notification_ids)
+                return notification_ids
             if dialect.name == "postgresql" and _pipelines_supported(driver):
-                return self._insert_postgres(driver, table, insert.format("%s"), rows)
+                return self._insert_postgres(
+                    connection, driver, table, insert.format("%s"), rows, seals
+                )
+            notification_ids = self._insert_core(session, table, stored_events)
+            self._seal(connection, table, seals, notification_ids)
+            return notification_ids
+        except (dialect.dbapi.ProgrammingError, dialect.dbapi.OperationalError) as error:
+            clear = missing_tables_error(error)
+            if clear is None:
+                raise
+            raise clear from None
         except dialect.dbapi.IntegrityError as error:
             raise IntegrityError(error) from error
-        return self._insert_core(session, table, stored_events)
 
-    def _insert_postgres(self, driver: Any, table: sa.Table, insert: str, rows: list) -> list:
-        """Lock, insert and notify in one pipeline: one round trip instead of four."""
+    def _seal(
+        self,
+        connection: sa.Connection,
+        table: sa.Table,
+        seals: SaveSeals,
+        notification_ids: Sequence[int],
+    ) -> None:
+        """Seal under the lock the insert took (nothing else pipelined with it)."""
+        driver = connection.connection.dbapi_connection
+        head_cursor, chains_cursor = driver.cursor(), driver.cursor()
+        seals.query(head_cursor, chains_cursor)
+        head, chains = seals.fetch(head_cursor, chains_cursor)
+        seals.write(connection, notification_ids, head, chains, events_table=table.fullname)
+
+    def _insert_postgres(
+        self,
+        connection: sa.Connection,
+        driver: Any,
+        table: sa.Table,
+        insert: str,
+        rows: list,
+        seals: SaveSeals,
+    ) -> list:
+        """Lock, insert, notify and read the tree head in one pipeline: one round trip
+        instead of five; then the seals in another."""
         lock_and_notify = driver.cursor()
         cursor = driver.cursor()
+        head_cursor, chains_cursor = driver.cursor(), driver.cursor()
         with driver.pipeline():
             # The library's lock: notification ids must commit in the order they were taken.
+            # Held to the commit, it also orders the seals: positions follow the ids.
             lock_and_notify.execute(f"LOCK TABLE {table.fullname} IN EXCLUSIVE MODE")
             cursor.executemany(insert + " RETURNING id", rows, returning=True)
             lock_and_notify.execute(f"NOTIFY {self.channel_name}")
+            seals.query(head_cursor, chains_cursor)
         notification_ids = []
         while True:
             notification_ids.append(cursor.fetchone()[0])
             if not cursor.nextset():
-                return notification_ids
+                break
+        head, chains = seals.fetch(head_cursor, chains_cursor)
+        seals.write(connection, notification_ids, head, chains, events_table=table.fullname)
+        return notification_ids
 
     def _insert_core(
         self, session: Session, table: sa.Table, stored_events: Sequence[StoredEvent]

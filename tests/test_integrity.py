@@ -1,8 +1,10 @@
 """Tamper evidence over the real store, on SQLite and PostgreSQL.
 
-Games are stored through the real :class:`~replays.application.Ledger`; tampering is done
-the way an insider would, with SQL straight into the database, and must be detected with
-the game id and the event number (the aggregate version: 1 Started, 2 Dealt, 3... moves).
+Games are stored through the real :class:`~replays.application.Ledger`, whose saves seal
+their own events; tampering is done the way an insider would, with SQL straight into the
+database, and must be detected with the game id and the event number (the aggregate
+version: 1 Started, 2 Dealt, 3... moves). ``tests/test_integrity_in_save.py`` covers the
+sealing in the save itself: forged rows and seals, concurrent writers, old stores.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from replays.integrity import (
     CHECKPOINT,
     DELETED,
     INSERTED,
-    UNSEALED,
     create_tables,
     inclusion_proof,
     integrity_verdict,
@@ -85,6 +86,26 @@ def record(ledger: Ledger, game_id: str, turns: int = 6, *, deal=None, stock=Tru
 def ledger(database_url):
     create_tables(database_url)
     return Ledger(database_url)
+
+
+def old_ledger(url: str) -> Ledger:
+    """A writer from before sealing moved into the save: the library's own recorder."""
+    return Ledger(url, env={"PERSISTENCE_MODULE": "eventsourcing_sqlalchemy"})
+
+
+INTEGRITY_TABLES = (
+    "integrity_seals",
+    "integrity_nodes",
+    "integrity_games",
+    "integrity_head",
+    "integrity_checkpoints",
+)
+
+
+def forget_seals(url: str) -> None:
+    """The store as it was before any sealing: no seals, no tree, no tree head."""
+    for table in INTEGRITY_TABLES:
+        sql(url, f"DELETE FROM {table}")
 
 
 @pytest.fixture
@@ -154,8 +175,9 @@ def kinds(report):
 def test_an_untouched_store_verifies(ledger, database_url, keys):
     for n in range(3):
         record(ledger, f"G{n}", turns=4 + n)
-    assert seal_new_events(database_url) == 10 + 12 + 14
-    assert seal_new_events(database_url) == 0  # nothing new: nothing to do
+    # Every save sealed its events: verification needs no step in between.
+    assert verify_store(database_url).ok
+    assert seal_new_events(database_url) == 0  # nothing left for the backfill
     make_checkpoint(database_url)
     report = verify_store(database_url)
     assert report.ok, report.problems
@@ -194,7 +216,6 @@ def test_a_flipped_byte_is_found_with_its_game_and_event(
 def test_a_deleted_row_is_found(ledger, database_url, keys):
     record(ledger, "G1")
     record(ledger, "G2")
-    seal_new_events(database_url)
     sql(database_url, "DELETE FROM ledger_events WHERE id = :i", i=row_id(database_url, "G1", 5))
     report = verify_store(database_url)
     assert kinds(report)[0] == (DELETED, "G1", 5)
@@ -204,7 +225,6 @@ def test_a_deleted_row_is_found(ledger, database_url, keys):
 def test_deleting_a_games_last_event_and_its_seal_is_found(ledger, database_url):
     record(ledger, "G1")
     record(ledger, "G2")
-    seal_new_events(database_url)
     last = row_id(database_url, "G1", 14)
     sql(database_url, "DELETE FROM ledger_events WHERE id = :i", i=last)
     sql(database_url, "DELETE FROM integrity_seals WHERE notification_id = :i", i=last)
@@ -216,13 +236,13 @@ def test_deleting_a_games_last_event_and_its_seal_is_found(ledger, database_url)
 def test_a_forged_row_is_found(ledger, database_url, keys):
     record(ledger, "G1")
     record(ledger, "G2")
-    seal_new_events(database_url)
     forged = b'{"player":"p1","card":"JK","at":null}'
-    # Appended after the sealed ones, as the application would have written it.
+    # Appended after the sealed ones, as the application would have written it: saves
+    # seal their own events, so a row without a seal was inserted.
     insert_row(database_url, "G1", 15, forged)
     report = verify_store(database_url, check_deals=False)
-    assert kinds(report) == [(UNSEALED, "G1", 15)]
-    assert integrity_verdict(database_url, "G1").status == "not_checkpointed"
+    assert kinds(report) == [(INSERTED, "G1", 15)]
+    assert integrity_verdict(database_url, "G1").label == "broken at event 15"
     # Slipped in among the sealed rows (an id no event had): certainly inserted.
     insert_row(database_url, "G2", 15, forged, row=0)
     report = verify_store(database_url, check_deals=False)
@@ -237,7 +257,6 @@ def test_a_forged_row_is_found(ledger, database_url, keys):
 def test_altered_seals_and_tree_nodes_are_found(ledger, database_url):
     for n in range(4):
         record(ledger, f"G{n}", turns=10)  # 22 events each: complete 16-leaf subtrees
-    seal_new_events(database_url)
     assert verify_store(database_url).ok
     sql(database_url, "UPDATE integrity_seals SET chain_hash = :h WHERE position = 30", h=bytes(32))
     report = verify_store(database_url, check_deals=False)
@@ -252,14 +271,18 @@ def test_altered_seals_and_tree_nodes_are_found(ledger, database_url):
     assert "stored tree node (level 4, index 2)" in str(report.problems[-1])
 
 
-def test_sealing_continues_the_tree_across_batches_and_appends(ledger, database_url):
-    record(ledger, "G1", turns=9)
+def test_the_backfill_continues_the_tree_across_batches_and_saves(ledger, database_url):
+    """A store written before saves sealed: the backfill seals it in batches, then the
+    saves go on from the tree it left."""
+    record(old_ledger(database_url), "G1", turns=9)
     assert integrity.seal_new_events(database_url, batch_size=7) == 20
-    record(ledger, "G2", turns=12)
-    record(ledger, "G3", turns=3)
-    assert integrity.seal_new_events(database_url, batch_size=5) == 26 + 8
+    record(old_ledger(database_url), "G2", turns=12)
+    sql(database_url, "DELETE FROM integrity_head")  # as the store was before migration 0007
+    assert integrity.seal_new_events(database_url, batch_size=5) == 26
+    record(ledger, "G3", turns=3)  # sealed by its save
+    assert integrity.seal_new_events(database_url) == 0
     report = verify_store(database_url)
-    assert report.ok and report.sealed == 54
+    assert report.ok and report.sealed == 54, report.problems
 
 
 # -- checkpoints and proofs ------------------------------------------------------------------
@@ -326,8 +349,7 @@ def test_a_checkpoint_from_a_tampered_history_fails(ledger, database_url, keys):
     record(ledger, "G3")
 
     flip_byte(database_url, "G1", 6)
-    for table in ("integrity_seals", "integrity_nodes", "integrity_games", "integrity_checkpoints"):
-        sql(database_url, f"DELETE FROM {table}")
+    forget_seals(database_url)
     rewritten = make_checkpoint(database_url)
     assert rewritten.size == 42
 
@@ -353,7 +375,6 @@ def test_checkpoint_refuses_to_sign_a_rewritten_tree(ledger, database_url, keys)
 
 def test_verdicts_on_game_pages(ledger, database_url, keys):
     record(ledger, "G1")
-    seal_new_events(database_url)
     verdict = integrity_verdict(database_url, "G1")
     assert (verdict.status, verdict.label) == ("not_checkpointed", "not yet checkpointed")
     assert verdict.message == "no checkpoint has been signed yet"
@@ -363,10 +384,8 @@ def test_verdicts_on_game_pages(ledger, database_url, keys):
     assert verdict.checkpoint_size == 14
     assert verdict.to_dict()["label"] == "verified"
 
-    record(ledger, "G2")  # written, not sealed yet
+    record(ledger, "G2")  # sealed by its save, not in a checkpoint yet
     assert integrity_verdict(database_url, "G1").status == "verified"
-    assert integrity_verdict(database_url, "G2").message == "events 1-14 are not sealed yet"
-    seal_new_events(database_url)
     assert "after the latest checkpoint" in integrity_verdict(database_url, "G2").message
     with pytest.raises(integrity.UnknownGame, match="no game NOPE in the ledger"):
         integrity_verdict(database_url, "NOPE")
@@ -380,7 +399,6 @@ def test_a_deal_with_one_swapped_card_is_found(ledger, database_url):
     assert deal["hands"]["p1"][3] != deal["hands"]["p2"][8]
     record(ledger, "S1", deal=deal)
     record(ledger, "S2")
-    seal_new_events(database_url)
     report = verify_store(database_url)
     assert [(p.kind, p.game_id, p.event) for p in report.problems] == [("deal", "S1", 2)]
     assert "p1's hand holds" in report.problems[0].message
@@ -393,7 +411,6 @@ def test_closed_picks_are_checked_when_the_record_has_no_stock(ledger, database_
     record(ledger, "S3", stock=False)
     picks = [stock[0], stock[1], stock[3], stock[2]]  # the third pick jumps the queue
     record(ledger, "S4", stock=False, picks=picks, turns=4)
-    seal_new_events(database_url)
     # S4's deal is S4's own; reuse S3's seeds' stock order only for S3.
     report = verify_store(database_url)
     problems = [(p.kind, p.game_id, p.event) for p in report.problems]
@@ -412,7 +429,6 @@ def test_unrevealed_seeds_are_noted_not_failed(ledger, database_url):
         shuffle=shuffle_block(server, clients, revealed=False),
     )
     ledger.record_game(config, dealt.to_dict(), [], settle=False)
-    seal_new_events(database_url)
     report = verify_store(database_url)
     assert report.ok
     assert "1 game(s) commit to a shuffle whose seed is not revealed yet" in report.notes
@@ -493,7 +509,6 @@ def test_simulated_games_verify_end_to_end(database_url, keys):
     records = list(Simulation(Floor(seed=11, tables=3, players=12)).games(8))
     assert all("shuffle" in record for record in records)
     store_games(records, url=database_url, warn=lambda message: None)
-    seal_new_events(database_url)
     make_checkpoint(database_url)
     report = verify_store(database_url)
     assert report.ok, report.problems
@@ -519,8 +534,7 @@ def test_simulated_games_verify_end_to_end(database_url, keys):
     report = verify_store(database_url)
     assert (ALTERED, game_id, 2) in kinds(report)  # the seal notices first
     # Sealed that way from the start (a deal recorded wrong), only the seeds can tell.
-    for table in ("integrity_seals", "integrity_nodes", "integrity_games", "integrity_checkpoints"):
-        sql(database_url, f"DELETE FROM {table}")
+    forget_seals(database_url)
     seal_new_events(database_url)
     report = verify_store(database_url)
     assert kinds(report) == [("deal", game_id, 2)]
@@ -534,7 +548,6 @@ def test_game_and_audit_pages_show_the_verdict(sqlite_url, keys):
     from web import create_app
 
     records = load_games(sqlite_url)
-    create_tables(sqlite_url)  # until the integrity tables have their migration
     game_id = "T7-000123"
     assert game_id in records
     from auth_support import signed_in
@@ -542,7 +555,6 @@ def test_game_and_audit_pages_show_the_verdict(sqlite_url, keys):
     client = signed_in(create_app({"DATABASE_URL": sqlite_url, "TESTING": True}))
     pages = (f"/games/{game_id}", f"/games/{game_id}/audit", f"/games/{game_id}/replay")
 
-    seal_new_events(sqlite_url)
     for page in pages:
         html = client.get(page).get_data(as_text=True)
         assert "Not yet checkpointed" in html, page
@@ -605,12 +617,15 @@ def test_checkpoint_files_are_checked_field_by_field(tmp_path):
         load_private_key(tmp_path / "nowhere")
 
 
-def test_concurrent_sealers_agree(ledger, database_url):
-    """Writers seal after they write, so sealers race; the loser retries from the winner's end."""
+def test_concurrent_backfills_agree(database_url):
+    """Backfills of an old store may race; each batch takes the saves' lock, so the loser
+    goes on from where the winner stopped."""
     import threading
 
+    create_tables(database_url)
+    writer = old_ledger(database_url)
     for n in range(6):
-        record(ledger, f"R{n}", turns=8)
+        record(writer, f"R{n}", turns=8)
     errors, counts = [], []
 
     def seal():
