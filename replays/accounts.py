@@ -309,7 +309,7 @@ def end_sessions(user_id: int, *, url: str | None = None) -> None:
 def load_session_user(session_id: str, *, url: str | None = None) -> Account | None:
     """The active account a session cookie names (``"<id>:<session_key>"``), else None."""
     user_id, _, key = (session_id or "").partition(":")
-    if not user_id.isdigit() or not key:
+    if not user_id.isdecimal() or not key:
         return None
     account = get_user(int(user_id), url=url)
     if account is None or not account.active:

@@ -322,7 +322,7 @@ def _log_privileged_view(response):
     if view == "full" and seat:
         view = f"seat:{seat}"
     move_text = request.args.get("move", "").strip()
-    move = int(move_text) if move_text.isdigit() and len(move_text) < 9 else None
+    move = int(move_text) if move_text.isdecimal() and len(move_text) < 9 else None
     if move is None and request.endpoint in SEAT_ENDPOINTS:
         move = 0  # the replay opens at the deal
     from replays.access_log import record_access

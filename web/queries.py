@@ -65,7 +65,7 @@ class GameFilters:
         if result is not None and result not in RESULTS:
             raise FilterError(f"'result' must be one of {', '.join(RESULTS)}, not {result!r}")
         page_text = text("page") or "1"
-        if not page_text.isdigit() or int(page_text) < 1:
+        if not page_text.isdecimal() or int(page_text) < 1:
             raise FilterError(f"'page' must be a whole number from 1, not {page_text!r}")
         filters = cls(
             date_from=day("from"),

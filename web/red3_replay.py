@@ -78,7 +78,7 @@ def describe(move: dict) -> str:
 
 def _move_arg(game_id: str, total: int) -> int:
     text = request.args.get("move", "0").strip()
-    if not text.lstrip("-").isdigit():
+    if not text.lstrip("-").isdecimal():
         abort(400, f"Game {game_id}: move must be a whole number from 0 to {total}, not {text!r}.")
     move = int(text)
     if not 0 <= move <= total:

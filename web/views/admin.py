@@ -53,7 +53,7 @@ def _filters() -> access_log.AccessFilter:
 def access_log_page():
     filters = _filters()
     page_text = request.args.get("page", "1")
-    if not page_text.isdigit() or not 1 <= int(page_text) <= 10**7:
+    if not page_text.isdecimal() or not 1 <= int(page_text) <= 10**7:
         abort(400, f"Access log: 'page' must be a whole number from 1, not {page_text!r}.")
     with read_session() as session:
         page = access_log.browse(session, filters, int(page_text), PER_PAGE)

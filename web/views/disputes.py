@@ -121,7 +121,7 @@ def new():
     if request.method == "GET":
         form.game.data = request.args.get("game", "")[:64]
         move = request.args.get("move", "")
-        form.move.data = int(move) if move.isdigit() and len(move) < 7 else None
+        form.move.data = int(move) if move.isdecimal() and len(move) < 7 else None
         return render_template("disputes/new.html", form=form)
     if form.validate_on_submit():
         try:
@@ -154,7 +154,7 @@ def _move_arg(case, total: int | None) -> int:
     text = request.args.get("move", "").strip()
     if not text:
         return case.move
-    if not text.isdigit() or (total is not None and int(text) > total):
+    if not text.isdecimal() or (total is not None and int(text) > total):
         bound = f" from 0 to {total}" if total is not None else ""
         abort(400, f"Case {case.case_id}: move must be a whole number{bound}, not {text!r}.")
     return int(text)
