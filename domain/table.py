@@ -15,9 +15,10 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any
 
 from domain.cards import Card, CardError
@@ -259,7 +260,8 @@ class TableConfig:
     # -- derived -------------------------------------------------------------------------
     @property
     def profile(self) -> RuleProfile:
-        return get_profile(self.rules)
+        """The rule profile with this table's own deck count (a 3-deck table checks 3 decks)."""
+        return _table_profile(self.rules, self.decks, self.jokers_per_deck)
 
     @property
     def toss_winner(self) -> str | None:
@@ -385,3 +387,11 @@ class Deal:
         return cls(
             hands=data["hands"], wild=data["wild"], open_card=data["open"], stock=data.get("stock")
         )
+
+
+@lru_cache(maxsize=64)
+def _table_profile(rules: str, decks: int, jokers_per_deck: int) -> RuleProfile:
+    profile = get_profile(rules)
+    if (profile.decks, profile.jokers_per_deck) == (decks, jokers_per_deck):
+        return profile
+    return replace(profile, decks=decks, jokers_per_deck=jokers_per_deck)

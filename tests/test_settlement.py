@@ -238,3 +238,16 @@ def test_a_settlement_needs_every_loser_once():
             [PlayerEnd("p2", "first_drop", 0), PlayerEnd("p2", "middle_drop", 1)],
             wild=None,
         )
+
+
+def test_a_three_deck_table_judges_hands_against_three_decks():
+    from domain.cards import parse_cards
+    from domain.solver import best_grouping
+    from tests.game_tables import config_for
+
+    config = config_for(decks=3)
+    assert config.profile.decks == 3 and config.profile.name == "rummycircle"
+    # Three copies of AS exist only with three decks: the table's own profile accepts them.
+    hand = parse_cards("AS AS AS 2S 3S 4S 5H 6H 7H 9C 9D 9H KD")
+    assert best_grouping(hand, parse_cards("JK")[0], config.profile).hand_score >= 0
+    assert config_for().profile is config_for().profile
