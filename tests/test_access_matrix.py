@@ -425,3 +425,17 @@ def test_a_players_summary_keeps_a_dropped_hand_face_down(site):
     assert final_hand(full, "p2"), "the auditor sees the dropped hand"
     assert final_hand(mine, "p2") == []
     assert final_hand(mine, "p1") == final_hand(full, "p1")
+
+
+def test_a_player_is_offered_only_what_they_may_open(site):
+    app, _ = site
+    player = client_for(app, PLAYER_P1)
+    replay = player.get(f"/games/{OWN}/replay?move=2&seat=p1").get_data(as_text=True)
+    assert "Full table" not in replay and "p2’s view" not in replay and "p1’s view" in replay
+    assert f"/games/{OWN}/audit" not in replay
+    assert f"/disputes/new?game={OWN}&amp;move=2" in replay
+    listing = player.get("/games?player=p1").get_data(as_text=True)
+    assert "/audit" not in listing and 'href="/players/p2"' not in listing
+    auditor = client_for(app, AUDITOR).get(f"/games/{OWN}/replay?move=2").get_data(as_text=True)
+    assert "Full table" in auditor and f"/games/{OWN}/audit" in auditor
+    assert "/disputes/new" not in auditor  # auditors read cases; officers and players open them
