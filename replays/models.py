@@ -146,7 +146,7 @@ class PlayerResultRow(Base):
     hand_score: Mapped[int | None] = mapped_column(sa.Integer)
     # What the best grouping of the same 13 cards would have cost (auditors compare).
     min_score: Mapped[int | None] = mapped_column(sa.Integer)
-    scoring_case: Mapped[str | None] = mapped_column(sa.String(24))
+    scoring_case: Mapped[str | None] = mapped_column(sa.String(40))
     ended_at_round: Mapped[int | None] = mapped_column(sa.Integer)
 
     __table_args__ = (sa.Index("ix_player_results_player", "player", "game_id"),)
