@@ -139,7 +139,7 @@ def _seal_batch(db: sa.Engine, events: str, limit: int, force: bool) -> int:
         head = stored_head(connection)
         last = sealed_up_to(connection) if head is None else head.notification_id
         rows = events_after(connection, last, limit, events)
-        if not rows:
+        if not rows and head is not None:
             return 0
         if head is not None and not force:
             raise IntegrityError(_unsealed_message(connection, rows, events))
@@ -149,8 +149,10 @@ def _seal_batch(db: sa.Engine, events: str, limit: int, force: bool) -> int:
         )
         # An old store gets its tree head with the last batch: saves refuse to go on from
         # a tree with events left behind it, and wait for the backfill to finish.
-        last_batch = head is not None or not events_after(
-            connection, rows[-1].notification_id, 1, events
+        last_batch = (
+            head is not None
+            or not rows
+            or not events_after(connection, rows[-1].notification_id, 1, events)
         )
         seals.write(
             connection,
@@ -208,6 +210,10 @@ def make_checkpoint(
     if not adopted:
         seal_new_events(url)
     with engine(url).begin() as connection:
+        # Saves wait a moment: on SQLite a transaction that read first could not write the
+        # checkpoint after a save's commit.
+        if has_table(connection, EVENTS_TABLE):
+            lock_store(connection, EVENTS_TABLE)
         tree = StoredTree(connection)
         head = stored_head(connection)
         size = tree.size() if head is None else head.size
