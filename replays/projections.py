@@ -34,6 +34,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -41,7 +42,7 @@ from typing import Any
 import sqlalchemy as sa
 from eventsourcing.persistence import Notification
 
-from domain.game import _MOVE_OF_EVENT, Game
+from domain.game import _MOVE_OF_EVENT, Game, TableConfig
 from domain.raise_schedule import point_value_for_round
 from domain.settlement import account_of
 from domain.timestamps import parse_time
@@ -158,69 +159,12 @@ class GameProjection(Projection):
             batch.audit.add(game.game_id)
 
     def _settled(self, batch: _Batch, game: Game, domain_event) -> None:
-        recorded = domain_event.settlement
-        config = game.config
-        ended_at = domain_event.timestamp
-        batch.settled[game.game_id] = {
-            "ended_at": ended_at,
-            "ended_on": ended_at.date() if ended_at else None,
-            "gross": _decimal(recorded["gross"]),
-            "fee": _decimal(recorded["fee"]),
-            "net_to_winner": _decimal(recorded["net_to_winner"]),
-            "settlement_hash": settlement_hash(recorded),
-        }
-        seats = dict(zip(config.players, config.seats or range(1, 99), strict=False))
-        winner = recorded["winner"]
-        batch.results.append(
-            {
-                "game_id": game.game_id,
-                "player": winner,
-                "seat": seats.get(winner, 0),
-                "result": "won",
-                "points": 0,
-                "point_value": point_value_for_round(config, game.round),
-                "amount": _decimal(recorded["net_to_winner"]),
-                "hand_score": None,
-                "min_score": None,
-                "scoring_case": None,
-                "ended_at_round": game.round,
-            }
+        columns, results, entries = settlement_rows(
+            game.config, domain_event.settlement, domain_event.timestamp, game.round
         )
-        for player, line in recorded["players"].items():
-            batch.results.append(
-                {
-                    "game_id": game.game_id,
-                    "player": player,
-                    "seat": seats.get(player, 0),
-                    "result": line["result"],
-                    "points": int(line["points"]),
-                    "point_value": _decimal(line["point_value"]),
-                    "amount": _decimal(line["amount"]),
-                    "hand_score": line.get("hand_score"),
-                    "min_score": line.get("min_score"),
-                    "scoring_case": line.get("case"),
-                    "ended_at_round": line.get("ended_at_round"),
-                }
-            )
-        for number, entry in enumerate(recorded.get("ledger_entries", ()), 1):
-            account = entry["account"]
-            batch.entries.append(
-                {
-                    "game_id": game.game_id,
-                    "dispute_id": None,
-                    "kind": SETTLEMENT_KIND,
-                    "line": number,
-                    "account": account,
-                    "player": account[len(PLAYER_ACCOUNT) :]
-                    if account.startswith(PLAYER_ACCOUNT)
-                    else None,
-                    "debit": _decimal(entry["debit"]),
-                    "credit": _decimal(entry["credit"]),
-                    "currency": recorded.get("currency", config.currency),
-                    "posted_at": ended_at,
-                    "posted_on": ended_at.date() if ended_at else None,
-                }
-            )
+        batch.settled[game.game_id] = columns
+        batch.results += results
+        batch.entries += entries
 
     # -- writing rows ------------------------------------------------------------------
     def _write(self, connection: sa.Connection, batch: _Batch) -> None:
@@ -286,12 +230,82 @@ def _decimal(text: str | None) -> Decimal | None:
     return None if text is None else Decimal(text)
 
 
-def _started_row(game: Game) -> dict:
-    config = game.config
-    started = parse_time(game.started_at) or game.created_on
+def settlement_rows(
+    config: TableConfig, recorded: dict, ended_at: datetime | None, final_round: int
+) -> tuple[dict, list[dict], list[dict]]:
+    """The rows a recorded settlement gives: the games row's settlement columns, one
+    ``player_results`` row per player (the winner credited ``net_to_winner``) and the
+    settlement's ``ledger_entries`` lines, in order."""
+    game_id = config.game_id
+    columns = {
+        "ended_at": ended_at,
+        "ended_on": ended_at.date() if ended_at else None,
+        "gross": _decimal(recorded["gross"]),
+        "fee": _decimal(recorded["fee"]),
+        "net_to_winner": _decimal(recorded["net_to_winner"]),
+        "settlement_hash": settlement_hash(recorded),
+    }
+    seats = dict(zip(config.players, config.seats or range(1, 99), strict=False))
+    winner = recorded["winner"]
+    results = [
+        {
+            "game_id": game_id,
+            "player": winner,
+            "seat": seats.get(winner, 0),
+            "result": "won",
+            "points": 0,
+            "point_value": point_value_for_round(config, final_round),
+            "amount": _decimal(recorded["net_to_winner"]),
+            "hand_score": None,
+            "min_score": None,
+            "scoring_case": None,
+            "ended_at_round": final_round,
+        }
+    ]
+    for player, line in recorded["players"].items():
+        results.append(
+            {
+                "game_id": game_id,
+                "player": player,
+                "seat": seats.get(player, 0),
+                "result": line["result"],
+                "points": int(line["points"]),
+                "point_value": _decimal(line["point_value"]),
+                "amount": _decimal(line["amount"]),
+                "hand_score": line.get("hand_score"),
+                "min_score": line.get("min_score"),
+                "scoring_case": line.get("case"),
+                "ended_at_round": line.get("ended_at_round"),
+            }
+        )
+    entries = []
+    for number, entry in enumerate(recorded.get("ledger_entries", ()), 1):
+        account = entry["account"]
+        entries.append(
+            {
+                "game_id": game_id,
+                "dispute_id": None,
+                "kind": SETTLEMENT_KIND,
+                "line": number,
+                "account": account,
+                "player": account[len(PLAYER_ACCOUNT) :]
+                if account.startswith(PLAYER_ACCOUNT)
+                else None,
+                "debit": _decimal(entry["debit"]),
+                "credit": _decimal(entry["credit"]),
+                "currency": recorded.get("currency", config.currency),
+                "posted_at": ended_at,
+                "posted_on": ended_at.date() if ended_at else None,
+            }
+        )
+    return columns, results, entries
+
+
+def started_row(config: TableConfig, originator_id: str, started_at: datetime | None) -> dict:
+    """The games row of a game just started (settlement columns empty)."""
     return {
-        "game_id": game.game_id,
-        "originator_id": str(game.id),
+        "game_id": config.game_id,
+        "originator_id": originator_id,
         "variant": config.variant,
         "rules": config.rules,
         "table_id": config.table_id,
@@ -299,7 +313,7 @@ def _started_row(game: Game) -> dict:
         "players": list(config.players),
         "player_count": len(config.players),
         "dealer": config.dealer_player,
-        "started_at": started,
+        "started_at": started_at,
         "ended_at": None,
         "ended_on": None,
         "point_value": config.point_value,
@@ -312,6 +326,10 @@ def _started_row(game: Game) -> dict:
         "discrepancy": False,
         "discrepancy_note": None,
     }
+
+
+def _started_row(game: Game) -> dict:
+    return started_row(game.config, str(game.id), parse_time(game.started_at) or game.created_on)
 
 
 def _progress_row(game: Game) -> dict:
