@@ -110,8 +110,9 @@ class GameFacts:
 class Disputes:
     """The dispute use cases over one :class:`~replays.application.Ledger`.
 
-    ``after_write`` runs after each stored step (by default the read-model projection and
-    the integrity seals catch up, so the case list shows the step at once)."""
+    ``after_write`` runs after each stored step (by default the read-model projection
+    catches up, so the case list shows the step at once; the step's integrity seals were
+    written with it)."""
 
     def __init__(self, ledger, *, after_write: Callable[[], Any] | None = None):
         self.ledger = ledger

@@ -1,8 +1,10 @@
-"""What follows the event store after a write: read-model projections and integrity seals.
+"""What follows the event store after a write: the read-model projections.
 
-The importer and the ingest API call :func:`catch_up_followers` after storing events so
-new games show up on the pages and are covered by the hash chains without a manual step.
-Each follower is optional (a deployment may run them as separate workers instead).
+The importer, the ingest API, disputes and the simulator call :func:`catch_up_followers`
+after storing events so new games show up on the pages without a manual step. A follower
+is optional (a deployment may run it as a separate worker instead). Integrity seals are
+not a follower: every save writes its events' seals in its own transaction
+(:mod:`replays.integrity_append`), so nothing is left to catch up there.
 """
 
 from __future__ import annotations
@@ -28,10 +30,7 @@ def catch_up_followers(url: str, warn=None, *, progress: bool = False) -> dict[s
     up later); ``warn`` is told why, and that follower's count is None.
     """
     done: dict[str, int | None] = {}
-    for label, module, name in (
-        ("projected", "replays.projections", "catch_up"),
-        ("sealed", "replays.integrity", "seal_new_events"),
-    ):
+    for label, module, name in (("projected", "replays.projections", "catch_up"),):
         follow = _follower(module, name)
         done[label] = None
         if follow is None:

@@ -37,15 +37,12 @@ class StoreSummary:
     already: int = 0
     rejected: list[str] = field(default_factory=list)
     projected: int | None = None  # events the read-model projections took in
-    sealed: int | None = None  # events the integrity seals took in
 
     def lines(self) -> list[str]:
         out = [f"stored {self.stored} games ({self.already} already recorded)"]
         out += [f"rejected {reason}" for reason in self.rejected]
         if self.projected is not None:
             out.append(f"read models: {self.projected} events projected")
-        if self.sealed is not None:
-            out.append(f"integrity: {self.sealed} events sealed")
         return out
 
 
@@ -56,8 +53,8 @@ def store_games(
     tally: Tally | None = None,
     warn=None,
 ) -> StoreSummary:
-    """Store ``records`` in the ledger at ``url`` through the importer, then bring the read
-    models and integrity seals up to date.
+    """Store ``records`` in the ledger at ``url`` through the importer (each save seals its
+    events), then bring the read models up to date.
 
     A game already stored (same id, same record) counts as already recorded, so an
     interrupted run can simply be repeated.
@@ -93,5 +90,4 @@ def store_games(
     if summary.stored:
         followers = catch_up_followers(ledger.url, warn)
         summary.projected = followers.get("projected")
-        summary.sealed = followers.get("sealed")
     return summary

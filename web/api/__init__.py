@@ -22,9 +22,10 @@ _lock = threading.Lock()
 
 
 def _ingest() -> Ingest:
-    """The use cases, with the read models and seals following each write: on a
-    background thread by default, in the request with ``API_FOLLOW_WRITES="sync"``, or
-    not at all with ``False`` (a separate worker then follows the store)."""
+    """The use cases, with the read models following each write: on a background thread
+    by default, in the request with ``API_FOLLOW_WRITES="sync"``, or not at all with
+    ``False`` (a separate worker then follows the store). Integrity seals need no
+    follower: each save writes them in its own transaction."""
     mode = current_app.config.get("API_FOLLOW_WRITES", "background")
     url = current_app.config["DATABASE_URL"]
     after_write = None
