@@ -512,3 +512,24 @@ def test_checkpoints_refuse_a_tree_head_that_does_not_match(ledger, database_url
     report = verify_store(database_url, check_deals=False)
     assert [p.kind for p in report.problems] == [TREE]
     assert "does not match the seals" in report.problems[0].message
+
+
+def test_the_seal_command_refuses_forgeries_unless_forced(ledger, database_url):
+    from click.testing import CliRunner
+
+    from web.cli import main
+
+    def run(*args):
+        result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+        return result.exit_code, result.output
+
+    record(ledger, "G1")
+    assert run("seal") == (0, "sealed 0 event(s)\n")
+    insert_row(database_url, "G1", 15, FORGED)
+    code, out = run("seal")
+    assert code == 1
+    assert "1 stored event(s) are not sealed" in out and "game G1 event 15" in out
+    code, out = run("verify", "--no-snapshots")
+    assert code == 1 and "game G1, event 15: inserted" in out
+    assert run("seal", "--force") == (0, "sealed 1 event(s)\n")
+    assert run("verify")[0] == 0

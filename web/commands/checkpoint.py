@@ -1,4 +1,4 @@
-"""`rummy-ledger checkpoint`: seal new events and sign the tree head for auditors."""
+"""`rummy-ledger checkpoint`: sign the tree head over every sealed event, for auditors."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from replays import integrity, signing
     help="Key directory (default RUMMY_LEDGER_KEY_DIR or ./keys).",
 )
 def command(out: str | None, key_directory: str | None) -> None:
-    """Seal every new event, then sign and store a tree head (size, root, time).
+    """Sign and store a tree head (size, root, time) over every sealed event.
 
     Give the file to auditors: they keep it outside the system and later check the
     ledger against it with `verify --checkpoint` or `verify-proof`.
