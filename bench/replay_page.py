@@ -15,7 +15,9 @@ on) for the server-side ratio. Figures are milliseconds and ratios to those base
 goal (server p50 under 30 ms, p95 under 100 ms) is reported, never asserted.
 
 The site keeps the table states and move lists it has built (a game's past never changes);
-the run measures that configuration and then the same server with those caches off
+the load runs as an auditor (full table or any seat; each view is written to the access log,
+as in production) and as a player stepping through their own seat (nothing to log). The run
+measures that configuration and then the same server with those caches off
 (``RUMMY_LEDGER_REPLAY_CACHE=0``, every frame read from the store).
 
 Run: ``python -m bench replay_page`` (or ``python -m bench.replay_page [--quick]``);
@@ -138,19 +140,21 @@ class Server:
         self.process.wait(timeout=10)
 
 
-# The session cookie of the auditor each server's load runs as (pages need a signed-in
-# user; an auditor's full views are also written to the access log, as in production).
-_SESSIONS: dict[int, str] = {}
-BENCH_USER, BENCH_PASSWORD = "bench-auditor", "bench-password-1"
+# Pages need a signed-in user. The load runs as an auditor (whose views of a game are
+# written to the access log, as in production) and, separately, as a player looking at
+# their own seat (not logged): the session cookie of each, per server port.
+_SESSIONS: dict[tuple[int, str], str] = {}
+BENCH_PASSWORD = "bench-password-1"
 
 
-def _sign_in(port: int, url: str) -> None:
+def _sign_in(port: int, url: str, role: str = "auditor", player: str | None = None) -> str:
     import re
 
     from replays import accounts
 
-    if accounts.find_user(BENCH_USER, url=url) is None:
-        accounts.add_user(BENCH_USER, accounts.AUDITOR, BENCH_PASSWORD, url=url)
+    username = f"bench-{role}" + (f"-{player}" if player else "")
+    if accounts.find_user(username, url=url) is None:
+        accounts.add_user(username, role, BENCH_PASSWORD, player=player, url=url)
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
         connection.request("GET", "/login")
@@ -158,7 +162,7 @@ def _sign_in(port: int, url: str) -> None:
         form = response.read().decode()
         cookie = response.getheader("Set-Cookie", "").split(";")[0]
         token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', form).group(1)
-        body = f"csrf_token={token}&username={BENCH_USER}&password={BENCH_PASSWORD}"
+        body = f"csrf_token={token}&username={username}&password={BENCH_PASSWORD}"
         connection.request(
             "POST",
             "/login",
@@ -169,17 +173,19 @@ def _sign_in(port: int, url: str) -> None:
         response.read()
         if response.status != 302:
             raise RuntimeError(f"signing in to the benchmark server failed: {response.status}")
-        _SESSIONS[port] = response.getheader("Set-Cookie", "").split(";")[0]
+        session = response.getheader("Set-Cookie", "").split(";")[0]
+        _SESSIONS[(port, role)] = session
+        return session
     finally:
         connection.close()
 
 
-def request(port: int, path: str) -> tuple[int, float, float]:
-    """GET ``path``: (status, server ms from Server-Timing, client ms)."""
+def request(port: int, path: str, role: str = "auditor") -> tuple[int, float, float]:
+    """GET ``path`` as ``role``: (status, server ms from Server-Timing, client ms)."""
     started = time.perf_counter()
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
-        cookie = _SESSIONS.get(port)
+        cookie = _SESSIONS.get((port, role))
         connection.request("GET", path, headers={"Cookie": cookie} if cookie else {})
         response = connection.getresponse()
         response.read()
@@ -191,7 +197,9 @@ def request(port: int, path: str) -> tuple[int, float, float]:
         connection.close()
 
 
-def load(port: int, paths, seconds: float, concurrency: int) -> dict[str, Any]:
+def load(
+    port: int, paths, seconds: float, concurrency: int, role: str = "auditor"
+) -> dict[str, Any]:
     """Keep ``concurrency`` clients busy for ``seconds``, each picking paths from ``paths()``."""
     server_ms: list[float] = []
     client_ms: list[float] = []
@@ -202,7 +210,7 @@ def load(port: int, paths, seconds: float, concurrency: int) -> dict[str, Any]:
     def client(seed: int) -> None:
         rng = random.Random(seed)
         while time.perf_counter() < stop_at:
-            status, server, latency = request(port, paths(rng))
+            status, server, latency = request(port, paths(rng), role)
             with lock:
                 if status != 200:
                     errors.append(status)
@@ -262,12 +270,23 @@ def measure(
         page = load(server.port, replay, seconds, concurrency)
         table = load(server.port, fragment, seconds / 2, concurrency)
         idle = load(server.port, replay, seconds / 4, 1)
+        # A player stepping through their own seat: the same frames, nothing to log.
+        own = players[0]
+        _sign_in(server.port, url, "player", own)
+        mine = load(
+            server.port,
+            lambda rng: f"/games/{game_id}/replay?move={rng.randint(0, moves)}&seat={own}",
+            seconds / 2,
+            concurrency,
+            role="player",
+        )
     finally:
         server.stop()
     result = {f"baseline_healthz_{k}": v for k, v in baseline.items()}
     result.update({f"replay_{k}": v for k, v in page.items()})
     result.update({f"fragment_{k}": v for k, v in table.items()})
     result.update({f"replay_one_client_{k}": v for k, v in idle.items()})
+    result.update({f"replay_as_player_{k}": v for k, v in mine.items()})
     # Over the HTTP floor: how much longer a replay frame takes than the cheapest response
     # under the same load, as the client sees it.
     for name in ("replay", "fragment"):
@@ -285,6 +304,8 @@ def measure(
     )
     result["goal_p50_under_30ms_met"] = result["replay_server_p50_ms"] < 30
     result["goal_p95_under_100ms_met"] = result["replay_server_p95_ms"] < 100
+    result["goal_as_player_p50_under_30ms_met"] = result["replay_as_player_server_p50_ms"] < 30
+    result["goal_as_player_p95_under_100ms_met"] = result["replay_as_player_server_p95_ms"] < 100
     return result
 
 
@@ -381,6 +402,8 @@ def _rows(result: dict[str, Any], engines: list[str]) -> list[dict[str, Any]]:
             ("replay page server ms p50, caches off", "uncached_replay_server_p50_ms"),
             ("replay page server ms p95, caches off", "uncached_replay_server_p95_ms"),
             ("replay table fragment server ms p50", "fragment_server_p50_ms"),
+            ("replay page server ms p50, a player's own seat", "replay_as_player_server_p50_ms"),
+            ("replay page server ms p95, a player's own seat", "replay_as_player_server_p95_ms"),
         ):
             figure = result[f"{engine}_{key}"]
             rows.append(
