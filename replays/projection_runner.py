@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sys
 import time
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -121,22 +122,35 @@ class Runner:
 
     def _select(self, connection: sa.Connection, after: int, limit: int) -> list[Notification]:
         e = self.events.c
+        originator = e.originator_id
+        binary = connection.dialect.name != "postgresql"
+        if binary:
+            # SQLite keeps the UUID as 16 bytes; a batch holds few games, so each UUID is
+            # built once instead of once per event.
+            originator = sa.type_coerce(originator, sa.LargeBinary).label("originator_id")
         rows = connection.execute(
-            sa.select(e.id, e.originator_id, e.originator_version, e.topic, e.state)
+            sa.select(e.id, originator, e.originator_version, e.topic, e.state)
             .where(e.id > after)
             .order_by(e.id)
             .limit(limit)
         )
-        return [
-            Notification(
-                id=row.id,
-                originator_id=row.originator_id,
-                originator_version=row.originator_version,
-                topic=row.topic,
-                state=bytes(row.state),
+        uuids: dict[bytes, uuid.UUID] = {}
+        notifications = []
+        for row in rows:
+            originator_id = row.originator_id
+            if binary:
+                key = bytes(originator_id)
+                originator_id = uuids.get(key) or uuids.setdefault(key, uuid.UUID(bytes=key))
+            notifications.append(
+                Notification(
+                    id=row.id,
+                    originator_id=originator_id,
+                    originator_version=row.originator_version,
+                    topic=row.topic,
+                    state=bytes(row.state),
+                )
             )
-            for row in rows
-        ]
+        return notifications
 
     # -- writing -----------------------------------------------------------------------
     def _ensure_position_row(self) -> None:

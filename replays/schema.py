@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from functools import lru_cache
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -56,6 +57,7 @@ def load_models() -> list[str]:
     return loaded
 
 
+@lru_cache(maxsize=1)
 def event_store_metadata() -> sa.MetaData:
     """The event store's tables exactly as eventsourcing-sqlalchemy declares them.
 
