@@ -18,7 +18,9 @@ caller:
 
 from __future__ import annotations
 
+import random
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,7 +37,7 @@ from replays.models import GameRow
 
 # Red 3 Rummy has no stakes (RULES.md §2): ISO 4217's code for "no currency".
 NO_CURRENCY = "XXX"
-SAVE_ATTEMPTS = 5
+SAVE_ATTEMPTS = 12
 
 __all__ = [
     "CaseNotFound",
@@ -245,12 +247,15 @@ class Disputes:
         if actor.role != OFFICER:
             self.read_case(actor, case_id)  # unknown to those who may not read it
             raise NotAllowed("only a dispute officer works on a case")
-        for _attempt in range(SAVE_ATTEMPTS):
+        for attempt in range(SAVE_ATTEMPTS):
             case = self.get_case(case_id)
             command(case)
             try:
                 self.ledger.save(case)
             except IntegrityError:
+                # Another officer's step landed first: back off a random while, so writers
+                # racing for one case do not keep colliding in step.
+                time.sleep(random.uniform(0.005, 0.02) * (attempt + 1))
                 continue
             self.after_write()
             return case
