@@ -46,6 +46,7 @@ from flask import (
 from flask_login import LoginManager, UserMixin, current_user, login_user, logout_user
 from flask_wtf import FlaskForm
 from flask_wtf.csrf import CSRFProtect
+from sqlalchemy.exc import SQLAlchemyError
 from wtforms import HiddenField, PasswordField, StringField
 from wtforms.validators import DataRequired, Length
 
@@ -236,9 +237,17 @@ def _setup(state) -> None:
     app.jinja_env.globals.update(current_account=current_account, viewer_seat=viewer_seat)
 
 
+NO_ACCOUNTS = "Accounts cannot be read from the database. Is it migrated (rummy-ledger db upgrade)?"
+
+
 @login_manager.user_loader
 def _load_user(session_id: str):
-    account = accounts.load_session_user(session_id, url=current_app.config["DATABASE_URL"])
+    try:
+        account = accounts.load_session_user(session_id, url=current_app.config["DATABASE_URL"])
+    except SQLAlchemyError:
+        # Treated as signed out; the login page then says what is wrong.
+        current_app.logger.exception("cannot load the signed-in account")
+        return None
     return None if account is None else SignedIn(account)
 
 
@@ -392,6 +401,9 @@ def login():
                 remote_addr=request.remote_addr,
                 url=current_app.config["DATABASE_URL"],
             )
+        except SQLAlchemyError:
+            current_app.logger.exception("sign-in failed on the database")
+            abort(503, NO_ACCOUNTS)
         except accounts.LoginThrottled as throttled:
             error = f"Not signed in: {throttled}."
             response = current_app.make_response(
