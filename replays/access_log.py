@@ -27,7 +27,6 @@ from replays.db import Base, engine_for
 
 BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 CSV_COLUMNS = ("id", "at", "username", "role", "game_id", "move", "view", "page", "remote_addr")
-APPEND_ONLY_MESSAGE = "access_log is append-only"
 
 
 class AccessLogError(ValueError):
