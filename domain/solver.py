@@ -15,13 +15,12 @@ three candidates, one per scoring case: all cards; all cards less the best pure 
 and the least loose points of any arrangement with two sequences, one pure. For the last, a
 depth-first search decides the sets rank by rank; the cards left in each suit are split
 into sequences by :mod:`domain.suit_tables` (an exhaustive, cached search per suit), and the
-four suit tables are combined under the joker budget. Undecided set cards counting zero
-gives a lower bound that cuts the search.
+four suit tables are combined under the joker budget.
 
-Jokers are the printed jokers and the wild-rank cards. A wild-rank card either stands in
-for anything (then it is one of the hand's interchangeable jokers) or stands as itself in a
-sequence of its own suit; the suit tables treat the latter as a zero-point card of that
-suit that uses up one joker, so joker-only groups such as ``7C JK JK`` come out naturally.
+Jokers are the printed jokers and the wild-rank cards, all interchangeable but for two
+things a wild card can do by standing as itself: keep a sequence of its suit pure (the
+suit tables know where), and be the one card standing as itself in a joker-only group such
+as ``7C JK JK`` (the search adds those groups as a table of their own).
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from functools import lru_cache
 from itertools import combinations
 
 from domain import suit_tables
-from domain.cards import ALL_CARDS, JOKER, SUITS, Card, wild_rank
+from domain.cards import ALL_CARDS, SUITS, Card
 from domain.melds import (
     MAX_SEQUENCE,
     HandError,
@@ -42,23 +41,34 @@ from domain.melds import (
 )
 from domain.profiles import RuleProfile, get_profile
 from domain.suit_tables import (
+    _TABLES,
     ACE_HIGH,
+    ACE_LOW_UNIT,
+    EMPTY,
     GOAL,
     MERGE,
     NIBBLE,
-    NOTHING,
+    PLACE_BITS,
     PLACE_POINTS,
     UNREACHED,
     suit_table,
     witness_sequences,
 )
 
-__all__ = ["HandError", "best_grouping", "declaration", "min_hand_score"]
+__all__ = ["HandError", "best_grouping", "clear_caches", "declaration", "min_hand_score"]
 
 _SUIT_INDEX = {suit: index for index, suit in enumerate(SUITS)}
-# The set search keeps a lower bound only over at least this many choices of sets: the
-# bound needs suit tables of its own, which cost more than a few choices tried outright.
-BOUND_LEAVES = 16
+_PRINTED = 52  # the printed joker's card index
+# The places (a suit-table place mask) where a card of the wild rank stands as itself: an
+# Ace at either end.
+_WILD_PLACES = (
+    0,
+    1 << NIBBLE | 1 << (NIBBLE * ACE_HIGH),
+    *(1 << (NIBBLE * r) for r in range(2, 14)),
+)
+# A group whose only card standing as itself is a wild card (``7C JK JK``) takes three
+# jokers and covers no points.
+JOKER_GROUP = 3
 
 
 class _Hand:
@@ -67,50 +77,94 @@ class _Hand:
     __slots__ = (
         "codes",
         "crowded",
+        "indices",
         "jokers",
         "present",
+        "pure_at",
         "sizes",
         "total",
+        "wild_count",
         "wild_pure",
         "wild_rank",
         "wilds",
     )
 
     def __init__(self, cards: Sequence[Card], wild: Card, profile: RuleProfile) -> None:
-        wild_rank_ = wild_rank(wild)
-        codes = [0, 0, 0, 0]
+        wild_rank = wild.rank or 1  # a printed joker as indicator makes Aces wild
+        codes = [0, 0, 0, 0]  # 4 bits of count per place (domain.suit_tables)
         present = [0, 0, 0, 0]  # bit r: rank r held in that suit
         sizes = [0, 0, 0, 0]
         wilds = [0, 0, 0, 0]
-        copies = [0] * 53  # by card index, to spot more copies than the decks hold
+        indices = []
         printed = total = 0
+        by_id = _FACTS
         for card in cards:
-            rank = card.rank
+            index, rank, suit, unit, bit, points = by_id.get(id(card)) or _facts(card)
+            indices.append(index)
             if rank == 0:
                 printed += 1
-                copies[52] += 1
-                continue
-            suit = _SUIT_INDEX[card.suit]
-            copies[suit * 13 + rank - 1] += 1
-            if rank == wild_rank_:
+            elif rank == wild_rank:
                 wilds[suit] += 1
             else:
-                codes[suit] += 1 << (NIBBLE * rank)
-                present[suit] |= 1 << rank
+                codes[suit] += unit
+                present[suit] |= bit
                 sizes[suit] += 1
-                total += PLACE_POINTS[rank]
-        copies[52 if wild.rank == 0 else _SUIT_INDEX[wild.suit] * 13 + wild.rank - 1] += 1
-        self.crowded = (
-            max(copies[:52]) > profile.decks or copies[52] > profile.decks * profile.jokers_per_deck
-        )
+                total += points
+        self.indices = indices
         self.codes = codes
         self.present = present
         self.sizes = sizes
         self.wilds = wilds
-        self.jokers = printed + wilds[0] + wilds[1] + wilds[2] + wilds[3]
+        self.wild_count = wilds[0] + wilds[1] + wilds[2] + wilds[3]
+        self.jokers = printed + self.wild_count
         self.total = total
-        self.wild_rank = wild_rank_
+        self.wild_rank = wild_rank
         self.wild_pure = profile.wild_natural_is_pure
+        # More copies of a card than the decks hold, counting the wild indicator, which
+        # comes from the same decks (check_hand then says which card).
+        decks = profile.decks
+        if wild.rank:
+            wilds[_SUIT_INDEX[wild.suit]] += 1
+        else:
+            printed += 1
+        self.crowded = (
+            printed > decks * profile.jokers_per_deck
+            or max(wilds) > decks
+            or any(_over(code, decks) for code in codes)
+        )
+        if wild.rank:
+            wilds[_SUIT_INDEX[wild.suit]] -= 1
+        # Where a wild card may keep a sequence of its suit pure: only beside a card of that
+        # suit (an Ace held low is beside 13 when high).
+        self.pure_at = [0, 0, 0, 0]
+        if self.wild_pure and self.wild_count:
+            places = _WILD_PLACES[wild_rank]
+            for suit in range(4):
+                if wilds[suit]:
+                    code = codes[suit]
+                    held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
+                    beside = held << NIBBLE | held >> NIBBLE | (held & ACE_LOW_UNIT) << 48
+                    self.pure_at[suit] = places & beside
+
+
+def _facts(card: Card) -> tuple[int, int, int, int, int, int]:
+    """(index, rank, suit, its unit in a suit's code, its rank bit, points) of a card."""
+    rank = card.rank
+    if rank == 0:
+        return (_PRINTED, 0, -1, 0, 0, 0)
+    suit = _SUIT_INDEX[card.suit]
+    return (suit * 13 + rank - 1, rank, suit, 1 << (NIBBLE * rank), 1 << rank, PLACE_POINTS[rank])
+
+
+# The 53 cards are interned (domain.cards): looking them up by id() skips hashing them.
+_FACTS = {id(card): _facts(card) for card in ALL_CARDS}
+
+
+def _over(code: int, decks: int) -> bool:
+    """Whether some place of a suit's code holds more than ``decks`` copies."""
+    if decks == 2:  # 3 or more in 4 bits: the 4 or the 8 bit, or both the 1 and the 2 bits
+        return bool((code >> 2 | code >> 3 | code & code >> 1) & PLACE_BITS)
+    return any((code >> (NIBBLE * place)) & 15 > decks for place in range(1, ACE_HIGH))
 
 
 # -- the best pure sequence ------------------------------------------------------------------
@@ -142,13 +196,13 @@ def _best_run(mask: int, zero_place: int) -> tuple[int, int, int]:
     return best
 
 
-def _best_pure(hand: _Hand, wild_pure: bool) -> tuple[int, int, int, int]:
+def _best_pure(hand: _Hand) -> tuple[int, int, int, int]:
     """(points, suit, first, last) of the best pure sequence; points -1 when there is none."""
     best = (-1, 0, 0, 0)
     for suit in range(4):
         mask = hand.present[suit]
         zero_place = 0
-        if wild_pure and hand.wilds[suit]:
+        if hand.wild_pure and hand.wilds[suit]:
             zero_place = hand.wild_rank
             mask |= 1 << zero_place
         if mask & 2:
@@ -160,30 +214,26 @@ def _best_pure(hand: _Hand, wild_pure: bool) -> tuple[int, int, int, int]:
     return best
 
 
-def _table(
-    hand: _Hand, suit: int, code: int, size: int, budget: int, wild_pure: bool, zero: int = 0
-) -> tuple:
-    wilds = hand.wilds[suit]
-    # More jokers than this never help: a sequence with more than two stand-ins per own
-    # card does worse than that many one-card sequences with two stand-ins each.
-    budget = min(budget, 2 * size + 3 * wilds)
-    if wilds:
-        return suit_table(code, wilds, hand.wild_rank, wild_pure, budget, zero)
-    return suit_table(code, 0, 0, True, budget, zero)
-
-
 # -- sets -------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=1 << 10)
 def _set_choices(available: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], int, tuple], ...]:
     """Ways to lay sets of one rank given its copies per suit.
 
     Each way is (copies taken per suit, jokers needed, the sets as tuples of suits), one per
     distinct choice of cards taken. A set of one card and two jokers is left out: the same
     cards make an impure sequence, never worse. Ways taking more cards come first, since
-    they tend to leave fewer points and so tighten the search's bound early.
+    they tend to leave fewer points, so the search finds a low score early.
+
+    The ways for up to two copies per suit (two decks) are worked out once, at import.
     """
+    found = _SET_CHOICES.get(available)
+    if found is None:
+        found = _SET_CHOICES[available] = _list_set_choices(available)
+    return found
+
+
+def _list_set_choices(available: tuple[int, ...]) -> tuple:
     choices: list[tuple[tuple[int, ...], int, tuple]] = []
 
     def extend(left: list[int], jokers: int, sets: tuple, largest: tuple) -> None:
@@ -208,167 +258,184 @@ def _set_choices(available: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], int
     return tuple(sorted(fewest.values(), key=lambda choice: (-sum(choice[0]), choice[1])))
 
 
+_SET_CHOICES: dict[tuple[int, ...], tuple] = {}
+for _copies in range(81):
+    _available = (_copies % 3, _copies // 3 % 3, _copies // 9 % 3, _copies // 27)
+    _SET_CHOICES[_available] = _list_set_choices(_available)
+
+
 # -- the search -------------------------------------------------------------------------------
 
 
-def _two_sequences(hand: _Hand, wild_pure: bool, below: int) -> tuple | None:
-    """The least loose points under ``below`` with two sequences, one pure, and its sets.
+def _two_sequences(hand: _Hand, below: int) -> tuple | None:
+    """The least loose points under ``below`` with two sequences, one pure, and its groups.
 
-    A depth-first search decides the sets rank by rank. Where enough choices lie below a
-    step, the cards of the ranks not yet decided count zero points in their suits (they
-    may still go into sets), which makes the combined suit tables a lower bound for every
-    choice below; a branch that cannot get under the best found so far is cut. Returns
-    (loose points, ((shift, choice), ...), suit tables, joker budget) or None.
+    Returns (loose points, ((shift, choice), ...), tables, joker budget) or None; the
+    tables are the four suits' and the joker-only groups' (:func:`_joker_groups`).
+
+    A joker-only group needs a wild card standing as itself, and so may the pure sequence
+    (``pure_at``); with one or two wild cards both cannot always have one. Joker-only groups
+    that leave a wild card over are searched with the suits as they are; those that take
+    every wild card, with no sequence leaning on one for purity (a second search).
+    """
+    wilds = hand.wild_count
+    spare = wilds - 1 if any(hand.pure_at) else wilds
+    found = _search(hand, below, hand.pure_at, _joker_groups(spare, hand.jokers))
+    if spare < wilds <= 2 and hand.jokers >= JOKER_GROUP * wilds:
+        other = _search(
+            hand, found[0] if found else below, [0, 0, 0, 0], _joker_groups(wilds, hand.jokers)
+        )
+        if other is not None:
+            found = other
+    return found
+
+
+def _joker_groups(most: int, jokers: int) -> tuple:
+    """The table of up to ``most`` joker-only groups (two are as many as progress counts)."""
+    most = min(most, 2, jokers // JOKER_GROUP)
+    if most <= 0:
+        return EMPTY
+    return tuple((JOKER_GROUP * count, count, 0, count) for count in range(most + 1))
+
+
+def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) -> tuple | None:
+    """:func:`_two_sequences` for one choice of where wild cards may keep a sequence pure.
+
+    A depth-first search decides the sets rank by rank, each rank held in two suits or more:
+    which copies go into sets, for how many jokers. Once the last rank a suit holds is
+    decided, the cards left in it are final, and its suit table joins the running
+    combination (jokers used and progress: least loose points); a branch whose every
+    combination already has as many loose points as the best found so far is cut.
     """
     p0, p1, p2, p3 = hand.present
     two_suits = (p0 & p1) | (p0 & p2) | (p0 & p3) | (p1 & p2) | (p1 & p3) | (p2 & p3)
-    per_rank = []
     codes = hand.codes
     jokers = hand.jokers
-    zero = [0, 0, 0, 0]
+    per_rank = []
+    last_step = [-1, -1, -1, -1]  # the last step deciding a rank each suit holds
     while two_suits:
         bit = two_suits & -two_suits
         two_suits ^= bit
         shift = NIBBLE * (bit.bit_length() - 1)
-        available = tuple((code >> shift) & 15 for code in codes)
-        choices = [c for c in _set_choices(available) if c[1] <= jokers]
+        available = (
+            (codes[0] >> shift) & 15,
+            (codes[1] >> shift) & 15,
+            (codes[2] >> shift) & 15,
+            (codes[3] >> shift) & 15,
+        )
+        choices = [choice for choice in _set_choices(available) if choice[1] <= jokers]
         if len(choices) > 1:
             suits = [suit for suit in range(4) if available[suit]]
-            per_rank.append([shift, choices, suits])
             for suit in suits:
-                zero[suit] |= 1 << shift
-    leaves = 1
-    for step in reversed(per_rank):  # how many choices of sets lie under each step
-        leaves *= len(step[1])
-        step.append(leaves)
-    tables = None
-    if leaves >= BOUND_LEAVES:
-        tables = [
-            _table(hand, suit, codes[suit], hand.sizes[suit], jokers, wild_pure, zero[suit])
-            for suit in range(4)
-        ]
-    # Suits holding none of those ranks keep one table whatever the sets (it serves any
-    # smaller budget too).
-    untouched = [
-        _table(hand, suit, codes[suit], hand.sizes[suit], jokers, wild_pure)
-        if per_rank and not zero[suit]
-        else None
-        for suit in range(4)
+                last_step[suit] = len(per_rank)
+            per_rank.append((shift, choices, suits))
+    search = _Search(hand, pure_at, per_rank, below)
+    search.final = [
+        [suit for suit in range(4) if last_step[suit] == step] for step in range(len(per_rank))
     ]
-    best: list = [below, None, None, 0, untouched]
-    _decide(hand, wild_pure, per_rank, 0, list(codes), list(hand.sizes), jokers, zero, tables,
-            [], best)  # fmt: skip
-    return None if best[1] is None else (best[0], tuple(best[1]), best[2], best[3])
+    tables = [None, None, None, None, joker_groups]
+    states = _add({0: 0}, joker_groups, jokers, below)
+    for suit in range(4):
+        if last_step[suit] < 0:
+            tables[suit] = table = search.table(suit, codes[suit])
+            states = _add(states, table, jokers, below)
+    if states:
+        search.decide(0, codes, jokers, tables, states)
+    if search.sets is None:
+        return None
+    return search.loose, tuple(search.sets), search.tables, search.budget
 
 
-def _decide(
-    hand: _Hand,
-    wild_pure: bool,
-    per_rank: list,
-    index: int,
-    codes: list[int],
-    sizes: list[int],
-    budget: int,
-    zero: list[int],
-    tables: list | None,
-    picked: list,
-    best: list,
-) -> None:
-    """Decide the sets of ``per_rank[index:]``.
+class _Search:
+    """The depth-first search over sets of :func:`_search`, and the best found so far."""
 
-    ``tables`` are the suit tables with the undecided cards at zero, kept only where enough
-    choices lie below to repay them (a bound needs tables of its own); None otherwise.
-    ``best`` is [least loose so far, its sets, its tables, its budget, the fixed tables of
-    suits holding no set rank].
-    """
-    if index == len(per_rank):
-        if tables is None:
-            tables = [
-                _table(hand, suit, codes[suit], sizes[suit], budget, wild_pure)
-                if best[4][suit] is None
-                else best[4][suit]
-                for suit in range(4)
-            ]
-        loose = _combine(tables, budget, best[0])
-        if loose < best[0]:
-            best[0], best[1], best[2], best[3] = loose, list(picked), tables, budget
-        return
-    if tables is not None and _combine(tables, budget, best[0]) >= best[0]:
-        return  # even with the undecided cards free, no better than the best so far
-    shift, choices, suits, _ = per_rank[index]
-    unit = 1 << shift
-    decided = zero.copy()
-    for suit in suits:
-        decided[suit] &= ~unit
-    bound = index + 1 < len(per_rank) and per_rank[index + 1][3] >= BOUND_LEAVES
-    for choice in choices:
-        taken, needed, _ = choice
-        if needed > budget:
-            continue
-        left, left_sizes = codes.copy(), sizes.copy()
-        # Below a bounded step the tables carry on; only the suits holding this rank change.
-        left_tables = (
-            tables.copy() if tables is not None and (bound or index + 1 == len(per_rank)) else None
-        )
-        for suit in suits:
-            left[suit] -= taken[suit] << shift
-            left_sizes[suit] -= taken[suit]
-            if left_tables is not None:
-                left_tables[suit] = _table(
-                    hand, suit, left[suit], left_sizes[suit], budget - needed, wild_pure,
-                    decided[suit],
+    __slots__ = ("budget", "caps", "final", "loose", "per_rank", "picked", "pure_at", "sets",
+                 "tables")  # fmt: skip
+
+    def __init__(self, hand: _Hand, pure_at: list[int], per_rank: list, below: int) -> None:
+        self.pure_at = [places << 64 for places in pure_at]
+        self.per_rank = per_rank
+        # More jokers than this never help a suit: a sequence with two stand-ins or more per
+        # card of its own does no better than that many one-card sequences with two each.
+        # Tables are asked for with the hand's budget (or this), whatever the sets take, so
+        # one table serves every choice of sets.
+        self.caps = [min(hand.jokers, 2 * size) for size in hand.sizes]
+        self.final: list[list[int]] = []  # the suits whose cards each step makes final
+        self.loose = below  # the least loose points so far, with its sets, tables, budget
+        self.sets = None
+        self.tables = None
+        self.budget = 0
+        self.picked: list = []
+
+    def table(self, suit: int, code: int) -> tuple:
+        cached = _TABLES.get(code | self.pure_at[suit])
+        if cached is not None and cached[0] >= self.caps[suit]:
+            return cached[1]
+        return suit_table(code, self.pure_at[suit] >> 64, self.caps[suit])
+
+    def decide(self, index: int, codes: list[int], budget: int, tables: list, states: dict) -> None:
+        """Decide the sets of ``per_rank[index:]``: ``codes`` are the cards left in the suits,
+        ``tables`` the final suits' tables and ``states`` their combination."""
+        per_rank = self.per_rank
+        if index == len(per_rank):
+            best = self.loose
+            for slot, loose in states.items():
+                if slot & 7 == GOAL and loose < best and slot >> 3 <= budget:
+                    best = loose
+            if best < self.loose:
+                self.loose, self.sets, self.tables, self.budget = (
+                    best, list(self.picked), tables, budget
                 )  # fmt: skip
-        picked.append((shift, choice))
-        _decide(hand, wild_pure, per_rank, index + 1, left, left_sizes, budget - needed,
-                decided, left_tables, picked, best)  # fmt: skip
-        picked.pop()
-        if best[0] == 0:
-            return  # nothing does better
+            return
+        shift, choices, suits = per_rank[index]
+        final = self.final[index]
+        for choice in choices:
+            taken, needed, _ = choice
+            if needed > budget:
+                continue
+            left = codes.copy()
+            for suit in suits:
+                left[suit] -= taken[suit] << shift
+            more = budget - needed
+            now = tables.copy()
+            merged = states
+            for suit in final:
+                now[suit] = table = self.table(suit, left[suit])
+                merged = _add(merged, table, more, self.loose)
+                if not merged:
+                    break
+            else:
+                self.picked.append((shift, choice))
+                self.decide(index + 1, left, more, now, merged)
+                self.picked.pop()
+                if self.loose == 0:
+                    return  # nothing does better
 
 
-def _combine(tables: list, budget: int, below: int) -> int:
-    """Least loose points over the suit tables with two sequences, one pure, within budget.
+def _add(states: dict[int, int], table: tuple, budget: int, below: int) -> dict[int, int]:
+    """``states`` (jokers used << 3 | progress: least loose points) with ``table`` joined.
 
-    Partial sums that cannot end under ``below`` are dropped on the way (each table's first
-    entry has its least loose points).
+    Combinations using more than ``budget`` jokers, or with ``below`` loose points or more,
+    are dropped (the table's entries come by loose points, least first).
     """
-    offset = 0
-    busy = []
-    for table in tables:
-        if len(table) == 1 and table[0][1] == NOTHING:
-            offset += table[0][2]  # nothing to choose in this suit (and it uses no jokers)
-        else:
-            busy.append(table)
-    floor = offset + sum(table[0][2] for table in busy)
-    if floor >= below:
-        return floor
-    states = {0: 0}  # used << 3 | state: loose points
-    for table in busy:
-        floor -= table[0][2]
-        limit = below - floor
-        merged: dict[int, int] = {}
-        for slot, loose in states.items():
-            used = slot >> 3
-            row = MERGE[slot & 7]
-            for extra, state, more, _ in table:
-                total = used + extra
-                value = loose + more
-                if total <= budget and value < limit:
-                    key = total << 3 | row[state]
-                    if value < merged.get(key, UNREACHED):
-                        merged[key] = value
-        if not merged:
-            return UNREACHED
-        states = merged
-    result = UNREACHED
+    merged: dict[int, int] = {}
     for slot, loose in states.items():
-        if slot & 7 == GOAL and loose < result:
-            result = loose
-    return result + offset if result < UNREACHED else UNREACHED
+        used = slot >> 3
+        row = MERGE[slot & 7]
+        for extra, state, more, _ in table:
+            value = loose + more
+            if value >= below:
+                break
+            total = used + extra
+            if total <= budget:
+                key = total << 3 | row[state]
+                if value < merged.get(key, UNREACHED):
+                    merged[key] = value
+    return merged
 
 
 def _combine_witness(tables: list, budget: int) -> list:
-    """The entry of each suit table behind :func:`_combine`'s answer."""
+    """The entry of each table behind :func:`_combine`'s answer."""
     states: dict[int, tuple[int, tuple]] = {0: (0, ())}
     for table in tables:
         merged: dict[int, tuple[int, tuple]] = {}
@@ -408,13 +475,12 @@ def min_hand_score(
     >>> min_hand_score(parse_cards("AS 2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS"), "7D")
     0
     """
-    _, _, profile, hand = _prepare(cards, wild, profile)
-    wild_pure = profile.wild_natural_is_pure
-    pure = _best_pure(hand, wild_pure)
+    _, _, _, hand = _prepare(cards, wild, profile)
+    pure = _best_pure(hand)
     if pure[0] < 0:
         return hand.total
     score = hand.total - pure[0]
-    two = _two_sequences(hand, wild_pure, score)
+    two = _two_sequences(hand, score)
     return two[0] if two is not None else score
 
 
@@ -427,27 +493,16 @@ def best_grouping(
     groups, so a hand that can declare comes back as a valid declaration.
     """
     cards, wild, profile, hand = _prepare(cards, wild, profile)
-    wild_pure = profile.wild_natural_is_pure
-    pure = _best_pure(hand, wild_pure)
-    two = None
+    pure = _best_pure(hand)
     if pure[0] < 0:
-        score = hand.total
-        groups, loose = [], list(cards)
-    else:
-        score = hand.total - pure[0]
-        two = _two_sequences(hand, wild_pure, score + 1)
-        if two is not None:
-            score = two[0]
-            groups, loose = _arrange_two_sequences(cards, hand, two)
-        else:
-            groups, loose = _arrange_pure(cards, pure)
-    verdicts = tuple(classify(group, wild, profile) for group in groups)
-    result = score_grouping(verdicts, tuple(loose), wild, profile)
-    if result.hand_score != score:  # the search and the scoring rules must agree
-        raise AssertionError(
-            f"solver bug: searched score {score} but the arrangement scores {result.hand_score}"
-        )
-    return result
+        return _evaluation(hand.total, [], cards, wild, profile)
+    score = hand.total - pure[0]
+    two = _two_sequences(hand, score + 1)
+    if two is None:
+        groups, loose = _arrange_pure(cards, hand, pure)
+        return _evaluation(score, groups, loose, wild, profile)
+    groups, loose = _arrange_two_sequences(cards, hand, two)
+    return _evaluation(two[0], groups, loose, wild, profile)
 
 
 def declaration(
@@ -455,110 +510,154 @@ def declaration(
 ) -> HandEvaluation | None:
     """A valid declaration of all of ``cards`` if one exists, else None."""
     cards, wild, profile, hand = _prepare(cards, wild, profile)
-    if _best_pure(hand, profile.wild_natural_is_pure)[0] < 0:
+    if _best_pure(hand)[0] < 0:
         return None
-    if _two_sequences(hand, profile.wild_natural_is_pure, 1) is None:
+    two = _two_sequences(hand, 1)
+    if two is None:
         return None
-    result = best_grouping(cards, wild, profile)
+    groups, loose = _arrange_two_sequences(cards, hand, two)
+    result = _evaluation(0, groups, loose, wild, profile)
     return result if result.valid_declaration else None
+
+
+def _evaluation(
+    score: int, groups: list, loose: list[Card], wild: Card, profile: RuleProfile
+) -> HandEvaluation:
+    """The arrangement scored by :mod:`domain.melds`' own rules, which must agree."""
+    verdicts = tuple(classify(group, wild, profile) for group in groups)
+    result = score_grouping(verdicts, tuple(loose), wild, profile)
+    if result.hand_score != score or not all(verdict.kind for verdict in verdicts):
+        raise AssertionError(
+            f"solver bug: searched score {score} but the arrangement scores {result.hand_score}"
+        )
+    return result
 
 
 # -- building the arrangement ----------------------------------------------------------------
 
+_PURE, _IMPURE, _SET = 0, 1, 2  # kinds of laid groups, in the order they are shown
+
 
 class _Pool:
-    """The hand's cards not yet laid, by (rank, suit); loose ones come back in hand order."""
+    """The hand's cards not yet laid, by card index; loose ones come back in hand order."""
 
-    def __init__(self, cards: list[Card]) -> None:
+    __slots__ = ("cards", "indices", "left")
+
+    def __init__(self, cards: list[Card], indices: list[int]) -> None:
         self.cards = cards
-        self.left: dict[tuple, int] = {}
-        for card in cards:
-            key = (card.rank, card.suit)
-            self.left[key] = self.left.get(key, 0) + 1
+        self.indices = indices
+        self.left = left = [0] * 53
+        for index in indices:
+            left[index] += 1
 
-    def take(self, card: Card) -> Card:
-        self.left[(card.rank, card.suit)] -= 1
-        return card
+    def take(self, index: int) -> Card:
+        self.left[index] -= 1
+        return ALL_CARDS[index]
 
-    def jokers(self, wild_rank_: int) -> list[Card]:
+    def jokers(self, wild_rank: int) -> list[int]:
         """The jokers not yet laid, printed ones first (they can only stand in)."""
-        found = [JOKER] * self.left.get((0, None), 0)
-        for (rank, suit), count in self.left.items():
-            if rank == wild_rank_:
-                found += [_card(SUITS.index(suit), rank)] * count
+        found = [_PRINTED] * self.left[_PRINTED]
+        for suit in range(4):
+            found += [suit * 13 + wild_rank - 1] * self.left[suit * 13 + wild_rank - 1]
         return found
 
     def rest(self) -> list[Card]:
-        seen: dict[tuple, int] = {}
+        left = self.left.copy()
         rest = []
-        for card in self.cards:
-            key = (card.rank, card.suit)
-            if seen.get(key, 0) < self.left[key]:
-                seen[key] = seen.get(key, 0) + 1
+        for card, index in zip(self.cards, self.indices, strict=True):
+            if left[index]:
+                left[index] -= 1
                 rest.append(card)
         return rest
 
 
-def _card(suit: int, place: int) -> Card:
-    return ALL_CARDS[suit * 13 + (0 if place == ACE_HIGH else place - 1)]
+def _place_index(suit: int, place: int) -> int:
+    return suit * 13 + (0 if place == ACE_HIGH else place - 1)
 
 
-def _arrange_pure(cards: list[Card], pure: tuple) -> tuple[list, list]:
+def _arrange_pure(cards: list[Card], hand: _Hand, pure: tuple) -> tuple[list, list]:
     _, suit, first, last = pure
-    pool = _Pool(cards)
-    run = [pool.take(_card(suit, place)) for place in range(first, last + 1)]
+    pool = _Pool(cards, hand.indices)
+    run = [pool.take(_place_index(suit, place)) for place in range(first, last + 1)]
     return [run], pool.rest()
 
 
 def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[list, list]:
-    """The groups behind the search's answer: sets, then the suits' sequences, jokers in."""
+    """The groups behind the search's answer: sets, sequences, joker-only groups, jokers in.
+
+    Wild cards go first where only they will do: one to the sequence that leans on a wild
+    card for purity (when no sequence is pure without), one to each joker-only group.
+    """
     _, sets, tables, budget = two
-    pool = _Pool(cards)
-    laid: list[list] = []  # [cards, kind] with kind "pure", "impure" or "set"
+    pool = _Pool(cards, hand.indices)
+    laid: list[list] = []  # [cards, kind]
     for shift, (_, _, chosen_sets) in sets:
+        rank = shift // NIBBLE
         for suits in chosen_sets:
-            laid.append([[pool.take(_card(suit, shift // NIBBLE)) for suit in suits], "set"])
-    sequences = []
-    for suit, entry in enumerate(_combine_witness(tables, budget)):
+            laid.append([[pool.take(suit * 13 + rank - 1) for suit in suits], _SET])
+    entries = _combine_witness(tables, budget)
+    sequences = []  # (suit, places of its own cards, the places jokers fill, the cards)
+    for suit, entry in enumerate(entries[:4]):
         for places in witness_sequences(entry[3]):
-            sequences.append((places, [pool.take(_card(suit, place)) for place in places]))
-    jokers = pool.jokers(hand.wild_rank)
-    for places, naturals in sequences:
-        laid.append(_lay_sequence(places, naturals, jokers, pool, hand.wild_rank, hand.wild_pure))
+            naturals = [pool.take(_place_index(suit, place)) for place in places]
+            sequences.append((suit, places, _missing(places), naturals))
+    wild_rank = hand.wild_rank
+    leaning = None  # (the sequence, where its wild card stands, the wild card)
+    if all(missing for _, _, missing, _ in sequences):
+        for sequence in sequences:
+            suit, places, missing, _ = sequence
+            place = _wild_place(places, missing, hand.pure_at[suit])
+            if place and pool.left[suit * 13 + wild_rank - 1]:
+                leaning = (sequence, place, pool.take(suit * 13 + wild_rank - 1))
+                break
+    # The wild cards standing as themselves in joker-only groups.
+    own = [index for index in pool.jokers(wild_rank) if index != _PRINTED][: entries[4][3] or 0]
+    own = [pool.take(index) for index in own]
+    jokers = pool.jokers(wild_rank)
+    for sequence in sequences:
+        _, places, missing, naturals = sequence
+        by_place = dict(zip(places, naturals, strict=True))
+        if leaning is not None and leaning[0] is sequence:
+            by_place[leaning[1]] = leaning[2]
+            kind = _PURE
+        else:
+            for place in missing:
+                by_place[place] = pool.take(jokers.pop(0))
+            kind = _IMPURE if missing else _PURE
+        laid.append([[by_place[place] for place in sorted(by_place)], kind])
+    for card in own:
+        laid.append([[card, pool.take(jokers.pop(0)), pool.take(jokers.pop(0))], _IMPURE])
     for group, kind in laid:
-        if kind == "set" and len(group) == 2:
+        if kind == _SET and len(group) == 2:
             group.append(pool.take(jokers.pop(0)))
     _absorb_jokers(laid, jokers, pool)
-    order = {"pure": 0, "impure": 1, "set": 2}
-    laid.sort(key=lambda item: order[item[1]])
+    laid.sort(key=lambda item: item[1])
     return [group for group, _ in laid], pool.rest()
 
 
-def _lay_sequence(
-    places: tuple[int, ...],
-    naturals: list[Card],
-    jokers: list[Card],
-    pool: _Pool,
-    wild_rank_: int,
-    wild_pure: bool,
-) -> list:
-    """[cards in order with jokers in the gaps (and at an end if too short), kind]."""
+def _missing(places: tuple[int, ...]) -> list[int]:
+    """The places jokers fill: the gaps, and an end if the sequence is under 3 places."""
     first, last = places[0], places[-1]
     if last - first < 2:
         last = first + 2
         if last > ACE_HIGH:
             first, last = ACE_HIGH - 2, ACE_HIGH
-    by_place = dict(zip(places, naturals, strict=True))
-    cards = []
-    for place in range(first, last + 1):
-        card = by_place.get(place)
-        cards.append(card if card is not None else pool.take(jokers.pop(0)))
-    wild_used = any(card.rank == wild_rank_ for card in naturals)
-    pure = len(cards) == len(naturals) and (wild_pure or not wild_used)
-    return [cards, "pure" if pure else "impure"]
+    return [place for place in range(first, last + 1) if place not in places]
 
 
-def _absorb_jokers(laid: list[list], jokers: list[Card], pool: _Pool) -> None:
+def _wild_place(places: tuple[int, ...], missing: list[int], pure_at: int) -> int:
+    """Where a wild card of the suit (``pure_at``) would make the sequence pure, or 0."""
+    if len(missing) != 1 or len(places) < 2:
+        return 0
+    side_by_side = places[-1] - places[0] == 1  # two cards: either end will do
+    ends = (places[0] - 1, places[-1] + 1) if side_by_side else (missing[0],)
+    for place in ends:
+        if 1 <= place <= ACE_HIGH and pure_at >> (NIBBLE * place) & 1:
+            return place
+    return 0
+
+
+def _absorb_jokers(laid: list[list], jokers: list[int], pool: _Pool) -> None:
     """Put jokers left loose into groups where they change nothing, so the hand can declare.
 
     A set or an impure sequence takes any number of jokers (up to 13 cards); a pure one
@@ -568,23 +667,25 @@ def _absorb_jokers(laid: list[list], jokers: list[Card], pool: _Pool) -> None:
         target = next(
             (
                 item
-                for kind in ("set", "impure")
+                for kind in (_SET, _IMPURE)
                 for item in laid
                 if item[1] == kind and len(item[0]) < MAX_SEQUENCE
             ),
             None,
         )
         if target is None:
-            pure = [item for item in laid if item[1] == "pure" and len(item[0]) < MAX_SEQUENCE]
-            if sum(1 for item in laid if item[1] == "pure") < 2 or not pure:
+            pure = [item for item in laid if item[1] == _PURE and len(item[0]) < MAX_SEQUENCE]
+            if sum(1 for item in laid if item[1] == _PURE) < 2 or not pure:
                 return
             target = pure[-1]
-            target[1] = "impure"
+            target[1] = _IMPURE
         target[0].append(pool.take(jokers.pop(0)))
 
 
 def clear_caches() -> None:
-    """Forget every cached suit table (the benchmark's cold start)."""
+    """Forget every cached suit table (the benchmark's cold start).
+
+    The ways to lay sets (:func:`_set_choices`) are worked out at import and stay.
+    """
     suit_tables.clear_caches()
     _best_run.cache_clear()
-    _set_choices.cache_clear()

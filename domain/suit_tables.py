@@ -1,30 +1,33 @@
 """One suit's sequences: every worthwhile way to split a suit's cards, as a small table.
 
-A suit table lists the ways to split one suit's cards into sequences and loose cards as
-entries (jokers used, progress, loose points, witness), none beaten by another on all of
+A suit table lists the ways to split one suit's natural cards into sequences and loose cards
+as entries (jokers used, progress, loose points, witness), none beaten by another on all of
 jokers (no more), progress (covers) and loose points (no more). Progress is (pure
 sequences, sequences) capped at (1, 2), numbered 0..5 (:data:`STATES`). The witness says
 which sequences: a linked list (sequence, rest), or (MERGED, first, rest) where two tables
 were combined; each sequence is a tuple of the places of its own cards.
 
 Places run from 1 (Ace low) to 14 (Ace high); a suit's cards are one int holding 4 bits of
-count per place (place p at bit 4p). Wild-rank cards of the suit sit at their own place as
-zero-point cards: using one in a sequence uses up one of the hand's jokers, the same as a
-joker standing in at that place, but keeps a pure sequence pure (profile option) and lets a
-joker-only group (``7C JK JK``) stand.
+count per place (place p at bit 4p). A place mask (``pure_at``) uses the lowest bit of each
+place's 4.
+
+Wild-rank cards are not in the tables: every one of them is one of the hand's jokers, and
+in a sequence of its own suit, standing as itself costs one joker exactly as a joker
+standing in at that place would. The one difference is purity (RULES.md: a wild card in its
+own place keeps a sequence pure), so ``pure_at`` marks the places where the suit holds a
+wild card: a sequence whose only missing place is one of them is pure. (The solver deals
+with groups whose only card standing as itself is a wild card, ``7C JK JK``.)
 
 The tables depend only on their arguments and are cached (bounded); :mod:`domain.solver`
 combines them. Used there only; no I/O. With 5 6 7 and Q of a suit and no jokers, the one
 entry worth keeping is the pure sequence 5 6 7 with Q loose (10 points):
 
 >>> code = (1 << 4 * 5) | (1 << 4 * 6) | (1 << 4 * 7) | (1 << 4 * 12)   # 5 6 7 Q
->>> [(used, STATES[state], loose) for used, state, loose, _ in suit_table(code, 0, 0, True, 0, 0)]
+>>> [(used, STATES[state], loose) for used, state, loose, _ in suit_table(code, 0, 0)]
 [(0, (1, 1), 10)]
 """
 
 from __future__ import annotations
-
-from itertools import combinations, pairwise
 
 ACE_HIGH = 14
 # Places in a suit run from 1 (Ace low) to 14 (Ace high); card points by place.
@@ -36,7 +39,7 @@ ACE_HIGH_UNIT = 1 << (NIBBLE * ACE_HIGH)
 PLACE_BITS = sum(1 << (NIBBLE * place) for place in range(ACE_HIGH + 1))
 # Progress towards a declaration, (pure sequences, sequences) capped at (1, 2), as 0..5.
 STATES = ((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2))
-NOTHING, IMPURE_ONE, PURE_ONE, GOAL = 0, 1, 4, 5
+NOTHING, IMPURE_ONE, IMPURE_TWO, PURE_ONE, GOAL = 0, 1, 2, 4, 5
 MERGE = tuple(tuple(min(1, a[0] + b[0]) * 3 + min(2, a[1] + b[1]) for b in STATES) for a in STATES)
 COVERS = tuple(tuple(a[0] >= b[0] and a[1] >= b[1] for b in STATES) for a in STATES)
 UNREACHED = 1 << 30
@@ -54,140 +57,131 @@ _SLOT_ORDER = {
 # search keeps has a gap of more than 3 places, or 2 or more stand-ins per card of its own.
 WIDEST_GAP = 3
 STAND_INS_PER_CARD = 2
+# A sequence spans at most 13 places (Ace low to King, or 2 to Ace high).
+LONGEST = 13
 
-_SPLITS: dict[tuple, tuple[int, tuple]] = {}
-_TABLES: dict[tuple, tuple[int, tuple]] = {}
-# Bounds on the caches (about 40 MB together when full); a full cache is simply emptied.
+_SPLITS: dict[int, tuple[int, tuple]] = {}
+_TABLES: dict[int, tuple[int, tuple]] = {}
+# Bounds on the caches; a full cache is simply emptied.
 SPLITS_LIMIT = 50_000
 TABLES_LIMIT = 25_000
-_EMPTY = ((0, NOTHING, 0, None),)
+EMPTY = ((0, NOTHING, 0, None),)  # the table of no cards
 
 
-def _split(code: int, wild: int, wild_pure: bool, budget: int, zero: int = 0) -> tuple:
+def _split(code: int, pure_at: int, budget: int) -> tuple:
     """The suit table of the cards in ``code`` (Aces already placed low or high).
 
-    ``wild`` has all four bits set at the places that hold wild-rank cards. The lowest card
-    is either loose or the lowest card standing as itself in a sequence; that sequence runs
-    to some higher card within 13 places, leaving out any cards in between that a joker
-    replaces (each costs one joker), all within ``budget``.
+    The lowest card is either loose or the lowest card standing as itself in a sequence;
+    that sequence runs to some higher card within 13 places, leaving out any cards in
+    between that a joker replaces (each costs one joker), all within ``budget``.
 
     A table worked out for a larger budget serves a smaller one (its entries within the
     smaller budget are exactly the smaller table), so callers skip entries over budget.
-    ``zero`` marks places (lowest bit of the place's 4) whose cards score nothing: the
-    search's bound for cards that may yet go into sets.
+    ``pure_at`` marks the places where a wild card of the suit may stand.
     """
-    held = 0
-    if wild or zero:  # keep only the places still held, so equal tables share a key
-        held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
-        wild &= held * 15
-        zero &= held
-    if not wild:
-        wild_pure = True
-    key = (code, wild, wild_pure, zero)
+    held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
+    if pure_at:  # only a place beside a card matters: equal tables share a key
+        pure_at &= held << NIBBLE | held >> NIBBLE
+        key = code | pure_at << 64
+    else:
+        key = code
     cached = _SPLITS.get(key)
     if cached is not None and cached[0] >= budget:
         return cached[1]
-    low = ((code & -code).bit_length() - 1) >> 2
-    low_unit = 1 << (NIBBLE * low)
-    rest = code - low_unit
-    low_wild = (wild >> (NIBBLE * low)) & 1
-    points = 0 if low_wild or (zero >> (NIBBLE * low)) & 1 else PLACE_POINTS[low]
+    low_bit = held & -held
+    low = (low_bit.bit_length() - 1) >> 2
+    rest = code - low_bit
+    points = PLACE_POINTS[low]
     if not rest:  # one card: loose, or standing as itself beside two jokers
-        found = [(0, NOTHING, points, None)]
-        if 2 + low_wild <= budget:
-            found.append((2 + low_wild, IMPURE_ONE, 0, ((low,), None)))
-        return _remember(key, budget, tuple(sorted(found, key=_loose)))
-    if not held:
-        held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
+        if budget >= 2:
+            found = ((2, IMPURE_ONE, 0, ((low,), None)), (0, NOTHING, points, None))
+            return _remember(key, budget, found)
+        return _remember(key, budget, ((0, NOTHING, points, None),))
     higher = []  # the places above the lowest card that hold cards, in order
-    bits = held >> (NIBBLE * (low + 1))
+    bits = held ^ low_bit
     while bits:
         bit = bits & -bits
         bits ^= bit
-        higher.append(low + 1 + ((bit.bit_length() - 1) >> 2))
+        higher.append((bit.bit_length() - 1) >> 2)
     # Cards beyond more empty places than there are jokers (or than any kept sequence
     # spans) never share a sequence with the lowest card: split them off and combine the two
     # tables, which are small and recur often.
-    reach = min(budget, WIDEST_GAP)
+    widest = WIDEST_GAP
+    reach = budget if budget < widest else widest
     previous = low
     for place in higher:
         if place - previous - 1 > reach:
             cut = (1 << (NIBBLE * place)) - 1
             found = _merge(
-                _split(code & cut, wild, wild_pure, budget, zero),
-                _split(code & ~cut, wild, wild_pure, budget, zero),
+                _split(code & cut, pure_at, budget),
+                _split(code & ~cut, pure_at, budget),
                 budget,
             )
             return _remember(key, budget, found)
         previous = place
     best: dict[int, tuple[int, object]] = {}
-    for used, state, loose, witness in _split(rest, wild, wild_pure, budget, zero):
+    for used, state, loose, witness in _split(rest, pure_at, budget):
         if used <= budget:
             best[used << 3 | state] = (loose + points, witness)
-    inside: list[int] = []  # places of the cards between low and top
-    inside_units = inside_wild = 0
-    previous = low
-    for top in (low, *higher):
-        empty = top - low - 1 - len(inside) if top != low else 0
-        if top - low > 12 or empty > budget or top - previous - 1 > WIDEST_GAP:
-            break
-        previous = top
-        top_unit = 1 << (NIBBLE * top)
-        length = top - low + 1 if top - low >= 2 else 3
-        top_wild = 0 if top == low else (wild >> (NIBBLE * top)) & 1
-        for skip in range(min(len(inside), budget - empty) + 1):
-            for left_out in combinations(inside, skip) if skip else ((),):
-                if top == low:
-                    sequence: tuple[int, ...] = (low,)
-                    remaining, wild_used = rest, low_wild
-                else:
-                    remaining = rest - inside_units - top_unit
-                    wild_used = low_wild + inside_wild + top_wild
-                    if skip:
-                        sequence = (low, *(p for p in inside if p not in left_out), top)
-                        for place in left_out:
-                            remaining += 1 << (NIBBLE * place)
-                            wild_used -= (wild >> (NIBBLE * place)) & 1
-                    else:
-                        sequence = (low, *inside, top)
-                fillers = length - len(sequence)
-                cost = fillers + wild_used
-                if cost > budget or (
-                    top != low
-                    and (
-                        fillers >= STAND_INS_PER_CARD * len(sequence)
-                        or (skip and _too_wide(sequence))
-                    )
-                ):
-                    continue  # over budget, or beaten by splitting it (see WIDEST_GAP)
-                pure = fillers == 0 and (wild_used == 0 or wild_pure)
-                row = MERGE[PURE_ONE if pure else IMPURE_ONE]
-                subtable = (
-                    _split(remaining, wild, wild_pure, budget - cost, zero) if remaining else _EMPTY
-                )
-                for used, state, loose, witness in subtable:
-                    used += cost
-                    if used <= budget:
-                        slot = used << 3 | row[state]
-                        current = best.get(slot)
-                        if current is None or loose < current[0]:
-                            best[slot] = (loose, (sequence, witness))
-        if top != low:
-            inside.append(top)
-            inside_units += top_unit
-            inside_wild += top_wild
+    if budget >= 2:  # the lowest card alone, two jokers beside it
+        _lay(best, _split(rest, pure_at, budget - 2), 2, IMPURE_ONE, (low,), budget)
+    # Longer sequences: the lowest card and some higher cards, one copy per place. Each
+    # stack item is (next candidate, last place taken, stand-ins so far, their places, units
+    # of the cards taken, places taken).
+    per_card = STAND_INS_PER_CARD
+    count = len(higher)
+    stack = [(0, low, 0, 0, 0, (low,))]
+    while stack:
+        start, last, fillers, gaps, units, places = stack.pop()
+        for index in range(start, count):
+            place = higher[index]
+            gap = place - last - 1
+            if gap > widest or place - low >= LONGEST:
+                break
+            more = fillers + gap
+            if more > budget:
+                break
+            taken = units + (1 << (NIBBLE * place))
+            sequence = (*places, place)
+            if gap:
+                missing = gaps | (PLACE_BITS & ((1 << (NIBBLE * place)) - (1 << (NIBBLE * last + NIBBLE))))  # fmt: skip
+            else:
+                missing = gaps
+            if index + 1 < count:
+                stack.append((index + 1, place, more, missing, taken, sequence))
+            if place - low == 1:  # two cards side by side: one more place at either end
+                cost = 1
+                pure = pure_at and pure_at & (low_bit >> NIBBLE | low_bit << (2 * NIBBLE))
+            else:
+                cost = more
+                pure = cost == 0 or (cost == 1 and pure_at & missing)
+            if cost > budget or cost >= per_card * len(sequence):
+                continue  # over budget, or beaten by splitting it (see WIDEST_GAP)
+            left = rest - taken
+            _lay(
+                best,
+                _split(left, pure_at, budget - cost) if left else EMPTY,
+                cost,
+                PURE_ONE if pure else IMPURE_ONE,
+                sequence,
+                budget,
+            )
     return _remember(key, budget, _pareto(best))
 
 
-def _too_wide(sequence: tuple[int, ...]) -> bool:
-    """Whether cards left out of ``sequence`` make a run of more than WIDEST_GAP stand-ins.
+def _lay(best: dict, table: tuple, cost: int, kind: int, sequence: tuple, budget: int) -> None:
+    """Put ``sequence`` (``cost`` jokers, progress ``kind``) beside each entry of ``table``."""
+    row = MERGE[kind]
+    for used, state, loose, witness in table:
+        used += cost
+        if used <= budget:
+            slot = used << 3 | row[state]
+            current = best.get(slot)
+            if current is None or loose < current[0]:
+                best[slot] = (loose, (sequence, witness))
 
-    Runs of empty places are kept short by the caller already.
-    """
-    return any(b - a - 1 > WIDEST_GAP for a, b in pairwise(sequence))
 
-
-def _remember(key: tuple, budget: int, found: tuple) -> tuple:
+def _remember(key: int, budget: int, found: tuple) -> tuple:
     if len(_SPLITS) >= SPLITS_LIMIT:
         _SPLITS.clear()
     _SPLITS[key] = (budget, found)
@@ -199,6 +193,12 @@ MERGED = "merged"  # a witness made of two witnesses: (MERGED, first, second)
 
 def _merge(first: tuple, second: tuple, budget: int) -> tuple:
     """The table of two groups of cards that never share a sequence."""
+    if len(second) == 1 and second[0][0] == 0 and second[0][1] == NOTHING:
+        extra, witness = second[0][2], second[0][3]  # the second part can only stay loose
+        return tuple(
+            (used, state, loose + extra, (MERGED, first_witness, witness))
+            for used, state, loose, first_witness in first
+        )
     best: dict[int, tuple[int, object]] = {}
     for used, state, loose, witness in first:
         if used > budget:
@@ -250,7 +250,7 @@ def _pareto(best: dict[int, tuple[int, object]]) -> tuple:
             for covered in _COVERED[state]:
                 if loose < least[covered]:
                     least[covered] = loose
-    kept.sort(key=_loose)  # the first entry has the least loose points (see _combine)
+    kept.sort(key=_loose)  # the first entry has the least loose points (see the solver)
     return tuple(kept)
 
 
@@ -258,44 +258,32 @@ def _loose(entry: tuple) -> int:
     return entry[2]
 
 
-def suit_table(
-    code: int, wilds: int, wild_rank_: int, wild_pure: bool, budget: int, zero: int
-) -> tuple:
-    """The suit table of one suit's cards (Aces at place 1) and ``wilds`` wild-rank cards.
+def suit_table(code: int, pure_at: int, budget: int) -> tuple:
+    """The suit table of one suit's natural cards (Aces at place 1).
 
-    Entries may use more jokers than ``budget`` (see :func:`_split`): callers skip them.
-    ``zero`` marks places whose cards score nothing (a lower bound, see the solver).
+    ``pure_at`` marks the places where the suit holds a wild card (a sequence missing only
+    that place is pure). Entries may use more jokers than ``budget`` (see :func:`_split`):
+    callers skip them.
     """
-    key = (code, wilds, wild_rank_, wild_pure, zero)
+    key = code | pure_at << 64
     cached = _TABLES.get(key)
     if cached is None or cached[0] < budget:
-        cached = (budget, _suit_entries(code, wilds, wild_rank_, wild_pure, budget, zero))
+        cached = (budget, _suit_entries(code, pure_at, budget))
         if len(_TABLES) >= TABLES_LIMIT:
             _TABLES.clear()
         _TABLES[key] = cached
     return cached[1]
 
 
-def _suit_entries(
-    code: int, wilds: int, wild_rank_: int, wild_pure: bool, budget: int, zero: int
-) -> tuple:
-    wild = 0
-    if wilds:
-        if wild_rank_ == 1:
-            wild = 15 << NIBBLE | 15 << (NIBBLE * ACE_HIGH)
-        else:
-            wild = 15 << (NIBBLE * wild_rank_)
-        code += wilds << (NIBBLE * wild_rank_)
+def _suit_entries(code: int, pure_at: int, budget: int) -> tuple:
     aces = (code >> NIBBLE) & 15
     if not aces:
-        return _split(code, wild, wild_pure, budget, zero) if code else _EMPTY
-    if zero & ACE_LOW_UNIT:
-        zero |= ACE_HIGH_UNIT
+        return _split(code, pure_at, budget) if code else EMPTY
     # Each Ace sits low or high: try every split of the copies.
     best: dict[int, tuple[int, object]] = {}
     for high in range(aces + 1):
         placed = code - high * ACE_LOW_UNIT + high * ACE_HIGH_UNIT
-        for used, state, loose, witness in _split(placed, wild, wild_pure, budget, zero):
+        for used, state, loose, witness in _split(placed, pure_at, budget):
             if used <= budget:
                 slot = used << 3 | state
                 current = best.get(slot)
