@@ -41,13 +41,15 @@ from domain.melds import (
 )
 from domain.profiles import RuleProfile, get_profile
 from domain.suit_tables import (
-    _TABLES,
     ACE_HIGH,
     ACE_LOW_UNIT,
     EMPTY,
     GOAL,
+    IMPURE_ONE,
+    IMPURE_TWO,
     MERGE,
     NIBBLE,
+    NOTHING,
     PLACE_BITS,
     PLACE_POINTS,
     UNREACHED,
@@ -295,7 +297,8 @@ def _joker_groups(most: int, jokers: int) -> tuple:
     most = min(most, 2, jokers // JOKER_GROUP)
     if most <= 0:
         return EMPTY
-    return tuple((JOKER_GROUP * count, count, 0, count) for count in range(most + 1))
+    states = (NOTHING, IMPURE_ONE, IMPURE_TWO)
+    return tuple((JOKER_GROUP * count, states[count], 0, count) for count in range(most + 1))
 
 
 def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) -> tuple | None:
@@ -333,27 +336,38 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
     search.final = [
         [suit for suit in range(4) if last_step[suit] == step] for step in range(len(per_rank))
     ]
-    tables = [None, None, None, None, joker_groups]
-    states = _add({0: 0}, joker_groups, jokers, below)
-    for suit in range(4):
-        if last_step[suit] < 0:
-            tables[suit] = table = search.table(suit, codes[suit])
-            states = _add(states, table, jokers, below)
-    if states:
-        search.decide(0, codes, jokers, tables, states)
-    if search.sets is None:
+    fixed = [search.table(suit, codes[suit]) for suit in range(4) if last_step[suit] < 0]
+    if not per_rank:  # no sets to choose: the suits as they are, straight to the goal
+        fixed.append(joker_groups)
+        last = fixed.pop(0)
+        states = _add_all({NOTHING: 0}, fixed, jokers, below)
+        search.loose = _goal(states, last, jokers, below) if states else below
+    else:
+        fixed.append(joker_groups)
+        states = _add_all({NOTHING: 0}, fixed, jokers, below)
+        if states:
+            search.decide(0, codes, jokers, states)
+    if search.loose >= below:
         return None
-    return search.loose, tuple(search.sets), search.tables, search.budget
+    # The tables behind the best: the suits' cards once its sets are laid.
+    codes = codes.copy()
+    budget = jokers
+    for shift, (taken, needed, _) in search.sets:
+        budget -= needed
+        for suit in range(4):
+            codes[suit] -= taken[suit] << shift
+    tables = [search.table(suit, codes[suit]) for suit in range(4)]
+    tables.append(joker_groups)
+    return search.loose, tuple(search.sets), tables, budget
 
 
 class _Search:
     """The depth-first search over sets of :func:`_search`, and the best found so far."""
 
-    __slots__ = ("budget", "caps", "final", "loose", "per_rank", "picked", "pure_at", "sets",
-                 "tables")  # fmt: skip
+    __slots__ = ("caps", "final", "loose", "per_rank", "picked", "pure_at", "sets")
 
     def __init__(self, hand: _Hand, pure_at: list[int], per_rank: list, below: int) -> None:
-        self.pure_at = [places << 64 for places in pure_at]
+        self.pure_at = pure_at
         self.per_rank = per_rank
         # More jokers than this never help a suit: a sequence with two stand-ins or more per
         # card of its own does no better than that many one-card sequences with two each.
@@ -361,34 +375,20 @@ class _Search:
         # one table serves every choice of sets.
         self.caps = [min(hand.jokers, 2 * size) for size in hand.sizes]
         self.final: list[list[int]] = []  # the suits whose cards each step makes final
-        self.loose = below  # the least loose points so far, with its sets, tables, budget
-        self.sets = None
-        self.tables = None
-        self.budget = 0
+        self.loose = below  # the least loose points so far, and its sets
+        self.sets: list = []
         self.picked: list = []
 
     def table(self, suit: int, code: int) -> tuple:
-        cached = _TABLES.get(code | self.pure_at[suit])
-        if cached is not None and cached[0] >= self.caps[suit]:
-            return cached[1]
-        return suit_table(code, self.pure_at[suit] >> 64, self.caps[suit])
+        return suit_table(code, self.pure_at[suit], self.caps[suit])
 
-    def decide(self, index: int, codes: list[int], budget: int, tables: list, states: dict) -> None:
+    def decide(self, index: int, codes: list[int], budget: int, states: dict) -> None:
         """Decide the sets of ``per_rank[index:]``: ``codes`` are the cards left in the suits,
-        ``tables`` the final suits' tables and ``states`` their combination."""
-        per_rank = self.per_rank
-        if index == len(per_rank):
-            best = self.loose
-            for slot, loose in states.items():
-                if slot & 7 == GOAL and loose < best and slot >> 3 <= budget:
-                    best = loose
-            if best < self.loose:
-                self.loose, self.sets, self.tables, self.budget = (
-                    best, list(self.picked), tables, budget
-                )  # fmt: skip
-            return
-        shift, choices, suits = per_rank[index]
+        ``states`` the combination of the tables of the suits already final."""
+        shift, choices, suits = self.per_rank[index]
         final = self.final[index]
+        last = index + 1 == len(self.per_rank)
+        pure_at, caps = self.pure_at, self.caps
         for choice in choices:
             taken, needed, _ = choice
             if needed > budget:
@@ -397,58 +397,95 @@ class _Search:
             for suit in suits:
                 left[suit] -= taken[suit] << shift
             more = budget - needed
-            now = tables.copy()
-            merged = states
-            for suit in final:
-                now[suit] = table = self.table(suit, left[suit])
-                merged = _add(merged, table, more, self.loose)
-                if not merged:
-                    break
+            tables = [suit_table(left[suit], pure_at[suit], caps[suit]) for suit in final]
+            if last:  # the last suit joins straight to the goal (final holds this rank's suits)
+                end = tables.pop()
+                merged = _add_all(states, tables, more, self.loose) if tables else states
+                if merged:
+                    loose = _goal(merged, end, more, self.loose)
+                    if loose < self.loose:
+                        self.loose, self.sets = loose, [*self.picked, (shift, choice)]
             else:
-                self.picked.append((shift, choice))
-                self.decide(index + 1, left, more, now, merged)
-                self.picked.pop()
-                if self.loose == 0:
-                    return  # nothing does better
+                merged = _add_all(states, tables, more, self.loose) if tables else states
+                if merged:
+                    self.picked.append((shift, choice))
+                    self.decide(index + 1, left, more, merged)
+                    self.picked.pop()
+            if self.loose == 0:
+                return  # nothing does better
 
 
-def _add(states: dict[int, int], table: tuple, budget: int, below: int) -> dict[int, int]:
-    """``states`` (jokers used << 3 | progress: least loose points) with ``table`` joined.
+def _add_all(states: dict[int, int], tables: list, budget: int, below: int) -> dict[int, int]:
+    """``states`` (jokers used << 3 | progress: least loose points) with ``tables`` joined.
 
     Combinations using more than ``budget`` jokers, or with ``below`` loose points or more,
-    are dropped (the table's entries come by loose points, least first).
+    are dropped (a table's entries come by loose points, least first).
     """
-    merged: dict[int, int] = {}
+    for table in tables:
+        if len(table) == 1 and table[0][1] == NOTHING:  # every card loose: add the points
+            more = table[0][2]
+            states = {slot: loose + more for slot, loose in states.items() if loose + more < below}
+        else:
+            merged: dict[int, int] = {}
+            for slot, loose in states.items():
+                used = slot >> 3
+                row = MERGE[slot & 7]
+                for extra, state, more, _ in table:
+                    value = loose + more
+                    if value >= below:
+                        break
+                    total = used + extra
+                    if total <= budget:
+                        key = total << 3 | row[state]
+                        if value < merged.get(key, UNREACHED):
+                            merged[key] = value
+            states = merged
+        if not states:
+            break
+    return states
+
+
+def _goal(states: dict[int, int], table: tuple, budget: int, below: int) -> int:
+    """The least loose points under ``below`` of ``states`` with ``table`` joined, with two
+    sequences, one pure, within budget (``below`` if none)."""
+    best = below
     for slot, loose in states.items():
         used = slot >> 3
         row = MERGE[slot & 7]
         for extra, state, more, _ in table:
             value = loose + more
-            if value >= below:
+            if value >= best:
                 break
-            total = used + extra
-            if total <= budget:
-                key = total << 3 | row[state]
-                if value < merged.get(key, UNREACHED):
-                    merged[key] = value
-    return merged
+            if row[state] == GOAL and used + extra <= budget:
+                best = value
+                break  # the table's entries come by loose points: none after does better
+    return best
 
 
-def _combine_witness(tables: list, budget: int) -> list:
-    """The entry of each table behind :func:`_combine`'s answer."""
-    states: dict[int, tuple[int, tuple]] = {0: (0, ())}
-    for table in tables:
-        merged: dict[int, tuple[int, tuple]] = {}
-        for slot, (loose, chosen) in states.items():
-            for entry in table:
-                total = (slot >> 3) + entry[0]
-                if total <= budget:
-                    key = total << 3 | MERGE[slot & 7][entry[1]]
-                    if key not in merged or loose + entry[2] < merged[key][0]:
-                        merged[key] = (loose + entry[2], (*chosen, entry))
-        states = merged
-    goal = [value for slot, value in states.items() if slot & 7 == GOAL]
-    return list(min(goal, key=lambda value: value[0])[1])
+def _witness(tables: list, budget: int, loose: int) -> list:
+    """An entry of each table that together make two sequences, one pure, with ``loose``
+    loose points within ``budget`` (the search found they exist)."""
+    floors = [0] * (len(tables) + 1)  # the least loose points of the tables from here on
+    for index in range(len(tables) - 1, -1, -1):
+        floors[index] = floors[index + 1] + tables[index][0][2]
+    chosen: list = []
+
+    def pick(index: int, used: int, state: int, so_far: int) -> bool:
+        if index == len(tables):
+            return state == GOAL and so_far == loose
+        for entry in tables[index]:
+            if so_far + entry[2] + floors[index + 1] > loose:
+                break
+            if used + entry[0] <= budget:
+                chosen.append(entry)
+                if pick(index + 1, used + entry[0], MERGE[state][entry[1]], so_far + entry[2]):
+                    return True
+                chosen.pop()
+        return False
+
+    if not pick(0, 0, NOTHING, 0):
+        raise AssertionError("solver bug: no entries behind the searched score")
+    return chosen
 
 
 # -- public API -------------------------------------------------------------------------------
@@ -588,14 +625,14 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     Wild cards go first where only they will do: one to the sequence that leans on a wild
     card for purity (when no sequence is pure without), one to each joker-only group.
     """
-    _, sets, tables, budget = two
+    loose, sets, tables, budget = two
     pool = _Pool(cards, hand.indices)
     laid: list[list] = []  # [cards, kind]
     for shift, (_, _, chosen_sets) in sets:
         rank = shift // NIBBLE
         for suits in chosen_sets:
             laid.append([[pool.take(suit * 13 + rank - 1) for suit in suits], _SET])
-    entries = _combine_witness(tables, budget)
+    entries = _witness(tables, budget, loose)
     sequences = []  # (suit, places of its own cards, the places jokers fill, the cards)
     for suit, entry in enumerate(entries[:4]):
         for places in witness_sequences(entry[3]):

@@ -29,6 +29,8 @@ entry worth keeping is the pure sequence 5 6 7 with Q loose (10 points):
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 ACE_HIGH = 14
 # Places in a suit run from 1 (Ace low) to 14 (Ace high); card points by place.
 PLACE_POINTS = (0, 10, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10, 10)
@@ -37,20 +39,16 @@ NIBBLE = 4
 ACE_LOW_UNIT = 1 << NIBBLE
 ACE_HIGH_UNIT = 1 << (NIBBLE * ACE_HIGH)
 PLACE_BITS = sum(1 << (NIBBLE * place) for place in range(ACE_HIGH + 1))
-# Progress towards a declaration, (pure sequences, sequences) capped at (1, 2), as 0..5.
-STATES = ((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2))
-NOTHING, IMPURE_ONE, IMPURE_TWO, PURE_ONE, GOAL = 0, 1, 2, 4, 5
-MERGE = tuple(tuple(min(1, a[0] + b[0]) * 3 + min(2, a[1] + b[1]) for b in STATES) for a in STATES)
+# Progress towards a declaration, (pure sequences, sequences) capped at (1, 2), as 0..5, in
+# an order that puts a progress before every progress it covers (see _pareto).
+STATES = ((1, 2), (1, 1), (0, 2), (0, 1), (1, 0), (0, 0))
+GOAL, PURE_ONE, IMPURE_TWO, IMPURE_ONE, _, NOTHING = range(6)
+MERGE = tuple(
+    tuple(STATES.index((min(1, a[0] + b[0]), min(2, a[1] + b[1]))) for b in STATES) for a in STATES
+)
 COVERS = tuple(tuple(a[0] >= b[0] and a[1] >= b[1] for b in STATES) for a in STATES)
 UNREACHED = 1 << 30
 _COVERED = tuple(tuple(b for b in range(6) if COVERS[a][b]) for a in range(6))
-# Slots (jokers used << 3 | progress) in the order _pareto needs: fewer jokers first, and at
-# equal jokers the progress that covers the others first.
-_SLOT_ORDER = {
-    used << 3 | state: used * 8 + rank
-    for used in range(64)
-    for rank, state in enumerate((GOAL, PURE_ONE, 2, IMPURE_ONE, 3, NOTHING))
-}
 # Splitting a sequence at a run of 4 or more stand-ins never costs more jokers (each part
 # needs at most 2 to reach 3 cards) and gives one more sequence; nor does splitting one with
 # at least two stand-ins per card of its own into one-card sequences. So no sequence the
@@ -234,15 +232,16 @@ def _pareto(best: dict[int, tuple[int, object]]) -> tuple:
     """The entries of ``best`` (slot: (loose, witness)) that no other entry beats.
 
     An entry is beaten by one using no more jokers, covering its progress, with no more loose
-    points. Going through the slots by jokers used, the best progress first, each entry
-    only has to be compared with the least loose points seen so far for its progress.
+    points. Going through the slots in order (by jokers used, and at equal jokers a progress
+    before those it covers), each entry only has to be compared with the least loose points
+    seen so far for its progress. The entries come out by loose points, least first.
     """
     if len(best) == 1:
         ((slot, (loose, witness)),) = best.items()
         return ((slot >> 3, slot & 7, loose, witness),)
     least = [UNREACHED] * 6
     kept = []
-    for slot in sorted(best, key=_SLOT_ORDER.__getitem__):
+    for slot in sorted(best):
         loose, witness = best[slot]
         state = slot & 7
         if loose < least[state]:
@@ -250,12 +249,11 @@ def _pareto(best: dict[int, tuple[int, object]]) -> tuple:
             for covered in _COVERED[state]:
                 if loose < least[covered]:
                     least[covered] = loose
-    kept.sort(key=_loose)  # the first entry has the least loose points (see the solver)
+    kept.sort(key=_loose)
     return tuple(kept)
 
 
-def _loose(entry: tuple) -> int:
-    return entry[2]
+_loose = itemgetter(2)
 
 
 def suit_table(code: int, pure_at: int, budget: int) -> tuple:
@@ -265,6 +263,10 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
     that place is pure). Entries may use more jokers than ``budget`` (see :func:`_split`):
     callers skip them.
     """
+    if not pure_at:
+        small = _SMALL.get(code)
+        if small is not None:
+            return small[budget] if budget < len(small) else small[-1]
     key = code | pure_at << 64
     cached = _TABLES.get(key)
     if cached is None or cached[0] < budget:
@@ -296,3 +298,38 @@ def clear_caches() -> None:
     """Forget every cached table."""
     _SPLITS.clear()
     _TABLES.clear()
+
+
+def _small_tables(most: int, copies: int) -> dict[int, tuple]:
+    """The tables of every suit of up to ``most`` cards, ``copies`` at most of each, and no
+    wild card beside them: {code: (the table within 0 jokers, 1, ...)}.
+
+    They come up in nearly every hand, so they are worked out once, at import (a few
+    milliseconds), and :func:`clear_caches` keeps them. More jokers than twice the cards
+    never help a suit (a sequence with two stand-ins or more per card of its own does no
+    better than that many one-card sequences with two each), so the last table serves any
+    larger budget.
+    """
+    codes = frontier = [0]
+    for _ in range(most):  # each suit once: cards added from the lowest place up
+        frontier = [
+            code + (1 << (NIBBLE * place))
+            for code in frontier
+            for place in range(1, ACE_HIGH)
+            if not code >> (NIBBLE * (place + 1)) and (code >> (NIBBLE * place)) & 15 < copies
+        ]
+        codes = codes + frontier
+    found = {}
+    for code in codes:
+        size = sum((code >> (NIBBLE * place)) & 15 for place in range(1, ACE_HIGH))
+        table = _suit_entries(code, 0, 2 * size)
+        found[code] = tuple(
+            tuple(entry for entry in table if entry[0] <= budget) for budget in range(2 * size + 1)
+        )
+    clear_caches()
+    return found
+
+
+SMALL_SUIT = 3  # cards in a suit with tables worked out at import
+_SMALL: dict[int, tuple] = {}
+_SMALL.update(_small_tables(SMALL_SUIT, 2))
