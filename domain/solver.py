@@ -572,104 +572,102 @@ def _evaluation(
 
 # -- building the arrangement ----------------------------------------------------------------
 
-_PURE, _IMPURE, _SET = 0, 1, 2  # kinds of laid groups, in the order they are shown
-
-
-class _Pool:
-    """The hand's cards not yet laid, by card index; loose ones come back in hand order."""
-
-    __slots__ = ("cards", "indices", "left")
-
-    def __init__(self, cards: list[Card], indices: list[int]) -> None:
-        self.cards = cards
-        self.indices = indices
-        self.left = left = [0] * 53
-        for index in indices:
-            left[index] += 1
-
-    def take(self, index: int) -> Card:
-        self.left[index] -= 1
-        return ALL_CARDS[index]
-
-    def jokers(self, wild_rank: int) -> list[int]:
-        """The jokers not yet laid, printed ones first (they can only stand in)."""
-        found = [_PRINTED] * self.left[_PRINTED]
-        for suit in range(4):
-            found += [suit * 13 + wild_rank - 1] * self.left[suit * 13 + wild_rank - 1]
-        return found
-
-    def rest(self) -> list[Card]:
-        left = self.left.copy()
-        rest = []
-        for card, index in zip(self.cards, self.indices, strict=True):
-            if left[index]:
-                left[index] -= 1
-                rest.append(card)
-        return rest
-
-
-def _place_index(suit: int, place: int) -> int:
-    return suit * 13 + (0 if place == ACE_HIGH else place - 1)
-
 
 def _arrange_pure(cards: list[Card], hand: _Hand, pure: tuple) -> tuple[list, list]:
     _, suit, first, last = pure
-    pool = _Pool(cards, hand.indices)
-    run = [pool.take(_place_index(suit, place)) for place in range(first, last + 1)]
-    return [run], pool.rest()
+    left = _copies(hand.indices)
+    run = []
+    for place in range(first, last + 1):
+        index = suit * 13 + (0 if place == ACE_HIGH else place - 1)
+        left[index] -= 1
+        run.append(ALL_CARDS[index])
+    return [run], _rest(cards, hand.indices, left)
+
+
+def _copies(indices: list[int]) -> list[int]:
+    """The hand's copies of each card, by card index."""
+    left = [0] * 53
+    for index in indices:
+        left[index] += 1
+    return left
+
+
+def _rest(cards: list[Card], indices: list[int], left: list[int]) -> list[Card]:
+    """The cards of ``left`` (copies by card index), in hand order."""
+    rest = []
+    for card, index in zip(cards, indices, strict=True):
+        if left[index]:
+            left[index] -= 1
+            rest.append(card)
+    return rest
 
 
 def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[list, list]:
-    """The groups behind the search's answer: sets, sequences, joker-only groups, jokers in.
+    """The groups behind the search's answer: pure sequences, impure ones (joker-only groups
+    among them), then sets, jokers in.
 
     Wild cards go first where only they will do: one to the sequence that leans on a wild
     card for purity (when no sequence is pure without), one to each joker-only group.
     """
     loose, sets, tables, budget = two
-    pool = _Pool(cards, hand.indices)
-    laid: list[list] = []  # [cards, kind]
-    for shift, (_, _, chosen_sets) in sets:
-        rank = shift // NIBBLE
-        for suits in chosen_sets:
-            laid.append([[pool.take(suit * 13 + rank - 1) for suit in suits], _SET])
-    entries = _witness(tables, budget, loose)
-    sequences = []  # (suit, places of its own cards, the places jokers fill, the cards)
-    for suit, entry in enumerate(entries[:4]):
-        for places in witness_sequences(entry[3]):
-            naturals = [pool.take(_place_index(suit, place)) for place in places]
-            sequences.append((suit, places, _missing(places), naturals))
+    left = _copies(hand.indices)
     wild_rank = hand.wild_rank
-    leaning = None  # (the sequence, where its wild card stands, the wild card)
-    if all(missing for _, _, missing, _ in sequences):
+    laid_sets = []
+    for shift, (_, _, chosen_sets) in sets:
+        for suits in chosen_sets:
+            group = []
+            for suit in suits:
+                index = suit * 13 + (shift >> 2) - 1
+                left[index] -= 1
+                group.append(ALL_CARDS[index])
+            laid_sets.append(group)
+    entries = _witness(tables, budget, loose)
+    sequences = []  # [suit, {place: card}, the places jokers fill]
+    for suit in range(4):
+        for places in witness_sequences(entries[suit][3]):
+            by_place = {}
+            for place in places:
+                index = suit * 13 + (0 if place == ACE_HIGH else place - 1)
+                left[index] -= 1
+                by_place[place] = ALL_CARDS[index]
+            sequences.append([suit, by_place, _missing(places)])
+    if all(missing for _, _, missing in sequences):  # one may lean on a wild card for purity
         for sequence in sequences:
-            suit, places, missing, _ = sequence
-            place = _wild_place(places, missing, hand.pure_at[suit])
-            if place and pool.left[suit * 13 + wild_rank - 1]:
-                leaning = (sequence, place, pool.take(suit * 13 + wild_rank - 1))
+            suit, by_place, missing = sequence
+            place = _wild_place(by_place, missing, hand.pure_at[suit])
+            index = suit * 13 + wild_rank - 1
+            if place and left[index]:
+                left[index] -= 1
+                by_place[place] = ALL_CARDS[index]
+                sequence[2] = ()
                 break
-    # The wild cards standing as themselves in joker-only groups.
-    own = [index for index in pool.jokers(wild_rank) if index != _PRINTED][: entries[4][3] or 0]
-    own = [pool.take(index) for index in own]
-    jokers = pool.jokers(wild_rank)
+    # Printed jokers first: a wild card may also stand as itself in a joker-only group.
+    jokers = [_PRINTED] * left[_PRINTED]
+    wilds = []
+    for suit in range(4):
+        wilds += [suit * 13 + wild_rank - 1] * left[suit * 13 + wild_rank - 1]
+    joker_groups = entries[4][3] or 0
+    own, wilds = wilds[:joker_groups], wilds[joker_groups:]
+    jokers += wilds
+    jokers.reverse()  # taken from the end
+    for index in jokers + own:
+        left[index] -= 1
+    pure, impure = [], []
     for sequence in sequences:
-        _, places, missing, naturals = sequence
-        by_place = dict(zip(places, naturals, strict=True))
-        if leaning is not None and leaning[0] is sequence:
-            by_place[leaning[1]] = leaning[2]
-            kind = _PURE
-        else:
-            for place in missing:
-                by_place[place] = pool.take(jokers.pop(0))
-            kind = _IMPURE if missing else _PURE
-        laid.append([[by_place[place] for place in sorted(by_place)], kind])
-    for card in own:
-        laid.append([[card, pool.take(jokers.pop(0)), pool.take(jokers.pop(0))], _IMPURE])
-    for group, kind in laid:
-        if kind == _SET and len(group) == 2:
-            group.append(pool.take(jokers.pop(0)))
-    _absorb_jokers(laid, jokers, pool)
-    laid.sort(key=lambda item: item[1])
-    return [group for group, _ in laid], pool.rest()
+        _, by_place, missing = sequence
+        for place in missing:
+            by_place[place] = ALL_CARDS[jokers.pop()]
+        group = [by_place[place] for place in sorted(by_place)]
+        (impure if missing else pure).append(group)
+    for index in own:
+        impure.append([ALL_CARDS[index], ALL_CARDS[jokers.pop()], ALL_CARDS[jokers.pop()]])
+    for group in laid_sets:
+        if len(group) == 2:
+            group.append(ALL_CARDS[jokers.pop()])
+    _absorb_jokers(pure, impure, laid_sets, jokers)
+    for index in jokers:  # none can go into a group: they stay loose
+        left[index] += 1
+    return pure + impure + laid_sets, _rest(cards, hand.indices, left)
 
 
 def _missing(places: tuple[int, ...]) -> list[int]:
@@ -682,41 +680,34 @@ def _missing(places: tuple[int, ...]) -> list[int]:
     return [place for place in range(first, last + 1) if place not in places]
 
 
-def _wild_place(places: tuple[int, ...], missing: list[int], pure_at: int) -> int:
+def _wild_place(by_place: dict[int, Card], missing: list[int], pure_at: int) -> int:
     """Where a wild card of the suit (``pure_at``) would make the sequence pure, or 0."""
-    if len(missing) != 1 or len(places) < 2:
+    if len(missing) != 1 or len(by_place) < 2:
         return 0
-    side_by_side = places[-1] - places[0] == 1  # two cards: either end will do
-    ends = (places[0] - 1, places[-1] + 1) if side_by_side else (missing[0],)
+    first, last = min(by_place), max(by_place)
+    ends = (first - 1, last + 1) if last - first == 1 else (missing[0],)  # side by side: either
     for place in ends:
         if 1 <= place <= ACE_HIGH and pure_at >> (NIBBLE * place) & 1:
             return place
     return 0
 
 
-def _absorb_jokers(laid: list[list], jokers: list[int], pool: _Pool) -> None:
+def _absorb_jokers(pure: list, impure: list, sets: list, jokers: list[int]) -> None:
     """Put jokers left loose into groups where they change nothing, so the hand can declare.
 
     A set or an impure sequence takes any number of jokers (up to 13 cards); a pure one
     would turn impure, so only a second pure sequence may take one.
     """
     while jokers:
-        target = next(
-            (
-                item
-                for kind in (_SET, _IMPURE)
-                for item in laid
-                if item[1] == kind and len(item[0]) < MAX_SEQUENCE
-            ),
-            None,
-        )
+        target = next((group for group in sets if len(group) < MAX_SEQUENCE), None)
         if target is None:
-            pure = [item for item in laid if item[1] == _PURE and len(item[0]) < MAX_SEQUENCE]
-            if sum(1 for item in laid if item[1] == _PURE) < 2 or not pure:
+            target = next((group for group in impure if len(group) < MAX_SEQUENCE), None)
+        if target is None:
+            if len(pure) < 2 or len(pure[-1]) >= MAX_SEQUENCE:
                 return
-            target = pure[-1]
-            target[1] = _IMPURE
-        target[0].append(pool.take(jokers.pop(0)))
+            target = pure.pop()
+            impure.append(target)
+        target.append(ALL_CARDS[jokers.pop()])
 
 
 def clear_caches() -> None:
