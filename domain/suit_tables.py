@@ -77,15 +77,16 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
     smaller budget are exactly the smaller table), so callers skip entries over budget.
     ``pure_at`` marks the places where a wild card of the suit may stand.
     """
-    held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
     if pure_at:  # only a place beside a card matters: equal tables share a key
+        held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
         pure_at &= held << NIBBLE | held >> NIBBLE
         key = code | pure_at << 64
     else:
         key = code
-    cached = _SPLITS.get(key)
+    cached = _SPLITS.get(key) or _SMALL_SPLITS.get(key)
     if cached is not None and cached[0] >= budget:
         return cached[1]
+    held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
     low_bit = held & -held
     low = (low_bit.bit_length() - 1) >> 2
     rest = code - low_bit
@@ -156,14 +157,16 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
             if cost > budget or cost >= per_card * len(sequence):
                 continue  # over budget, or beaten by splitting it (see WIDEST_GAP)
             left = rest - taken
-            _lay(
-                best,
-                _split(left, pure_at, budget - cost) if left else EMPTY,
-                cost,
-                PURE_ONE if pure else IMPURE_ONE,
-                sequence,
-                budget,
-            )
+            row = MERGE[PURE_ONE] if pure else MERGE[IMPURE_ONE]
+            for used, state, loose, witness in (
+                _split(left, pure_at, budget - cost) if left else EMPTY
+            ):
+                used += cost
+                if used <= budget:
+                    slot = used << 3 | row[state]
+                    current = best.get(slot)
+                    if current is None or loose < current[0]:
+                        best[slot] = (loose, (sequence, witness))
     return _remember(key, budget, _pareto(best))
 
 
@@ -326,10 +329,13 @@ def _small_tables(most: int, copies: int) -> dict[int, tuple]:
         found[code] = tuple(
             tuple(entry for entry in table if entry[0] <= budget) for budget in range(2 * size + 1)
         )
+    # The splits behind them serve the search of larger suits.
+    _SMALL_SPLITS.update(_SPLITS)
     clear_caches()
     return found
 
 
 SMALL_SUIT = 3  # cards in a suit with tables worked out at import
 _SMALL: dict[int, tuple] = {}
+_SMALL_SPLITS: dict[int, tuple[int, tuple]] = {}
 _SMALL.update(_small_tables(SMALL_SUIT, 2))
