@@ -28,6 +28,7 @@ FAMILIES = (
 def unpruned(hand, wild, monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr(suit_tables, "_SMALL", {})  # worked out at import, with the rules on
+        patch.setattr(suit_tables, "_SMALL_SPLITS", {})
         patch.setattr(suit_tables, "WIDEST_GAP", 20)
         patch.setattr(suit_tables, "STAND_INS_PER_CARD", 20)
         clear_caches()
@@ -45,6 +46,7 @@ def test_the_switch_reaches_the_search(monkeypatch):
     for name, value in (("WIDEST_GAP", 1), ("STAND_INS_PER_CARD", 1)):
         with monkeypatch.context() as patch:
             patch.setattr(suit_tables, "_SMALL", {})
+            patch.setattr(suit_tables, "_SMALL_SPLITS", {})
             patch.setattr(suit_tables, name, value)
             clear_caches()
             assert min_hand_score(hand, wild) == 4, name  # 4H or 7H left loose
