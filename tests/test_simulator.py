@@ -372,3 +372,10 @@ def test_same_games_in_fresh_processes_whatever_the_hash_seed(tmp_path):
         )
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
+
+
+def test_simulate_refuses_a_database_that_is_not_migrated(sqlite_url):
+    result = CliRunner().invoke(main, ["simulate", "-n", "2"])
+    assert result.exit_code == 1
+    assert "run `rummy-ledger db upgrade` first" in result.output
+    assert "Traceback" not in result.output

@@ -125,8 +125,11 @@ def command(
         )
     except (UnknownVariant, ValueError) as error:
         raise click.ClickException(str(error)) from None
+    if not out:
+        _check_migrated()
     run = Simulation(floor, discrepancy_rate=discrepancy_rate)
     tally = Tally()
+    stored = None
     began = time.perf_counter()
     records = run.games(games, start=start, jobs=jobs or _cpus(), progress=True)
     if out:
@@ -145,6 +148,26 @@ def command(
     summary.append(f"{elapsed:.1f} s, {games / elapsed:.1f} games/s")
     for line in summary:
         click.echo(line, err=out == "-")
+    if stored is not None and stored.rejected:
+        # A simulated game the ledger rejects is a bug in the bots or the rules: say so.
+        raise SystemExit(1)
+
+
+def _check_migrated() -> None:
+    """Games go only into a database whose schema is up to date (read models included)."""
+    from sqlalchemy.engine import make_url
+
+    from replays.schema import current_revision, head_revision
+    from replays.settings import database_url
+
+    url = database_url()
+    current, head = current_revision(url), head_revision()
+    if current != head:
+        where = make_url(url).render_as_string(hide_password=True)
+        raise click.ClickException(
+            f"the database {where} is at schema revision {current or 'none'}, not {head}: "
+            "run `rummy-ledger db upgrade` first (or `rummy-ledger demo`, which does)"
+        )
 
 
 def _cpus() -> int:
