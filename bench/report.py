@@ -12,7 +12,8 @@ Two ways to fill the read models, chosen with ``RUMMY_BENCH_REPORT_SOURCE``:
   This takes minutes; simulating and storing 100,000 games takes hours on two cores.
 - ``simulated``: games played by the simulator, imported as events, projected by
   ``projections.catch_up`` (timed, beside a raw read of the same notifications), then
-  reported on. ``RUMMY_BENCH_REPORT_GAMES`` sets the count (default 100,000).
+  reported on. ``RUMMY_BENCH_REPORT_GAMES`` sets the count (default 100,000);
+  ``RUMMY_BENCH_REPORT_ENGINES=postgresql`` skips SQLite.
 
 Timed, median of five runs each: the whole-month report (every game of the month), one
 day, one table, one player. Baseline, in the same run: the plain scans any such report
@@ -239,7 +240,10 @@ def run(quick: bool = False) -> dict[str, Any]:
     result: dict[str, Any] = {"games": games, "source": source, "note": note, "month": MONTH}
     rows = []
     with scratch_databases() as urls:
+        wanted = os.environ.get("RUMMY_BENCH_REPORT_ENGINES", "sqlite,postgresql").split(",")
         for engine, url in urls.items():
+            if engine not in wanted:
+                continue
             started = datetime.now(UTC)
             figures: dict[str, Any] = {}
             if source == "synthetic":
