@@ -30,13 +30,14 @@ import os
 import random
 import statistics
 import sys
+import tempfile
 import time
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
 
-from bench.projections import raw_read, scratch_databases, simulated_lines, store
+from bench.projections import raw_read, scratch_databases
 
 MONTH = "2025-03"
 CHUNK = 2000
@@ -130,22 +131,43 @@ def fill_synthetic(url: str, count: int) -> float:
     return time.perf_counter() - start
 
 
-def fill_simulated(url: str, count: int) -> dict[str, Any]:
-    """Simulate, import and project ``count`` games; time the projection's catch-up."""
-    from replays import projections
+def simulated_file(count: int, folder: str) -> tuple[str, float]:
+    """Simulated records as JSON Lines in a file (``RUMMY_BENCH_REPORT_RECORDS`` reuses one)."""
+    given = os.environ.get("RUMMY_BENCH_REPORT_RECORDS")
+    if given:
+        return given, 0.0
+    from replays.simulation.batch import Simulation
+    from replays.simulation.output import write_records
+    from replays.simulation.tables import Floor
 
-    lines = simulated_lines(count, seed=2025, jobs=2)
+    path = os.path.join(folder, "games.jsonl")
     started = time.perf_counter()
-    ledger = store(url, lines)
+    simulation = Simulation(Floor(seed=2025, month=MONTH), discrepancy_rate=0.02)
+    write_records(simulation.games(count, jobs=2, progress=True), path)
+    return path, time.perf_counter() - started
+
+
+def fill_simulated(url: str, records: str) -> dict[str, Any]:
+    """Import the records as events, then time the projection's catch-up of all of them."""
+    from replays import projections
+    from replays.application import Ledger
+    from replays.db import engine_for
+    from replays.importer import import_lines
+    from replays.schema import migrate
+
+    migrate(url)
+    ledger = Ledger(url, env={"CREATE_TABLE": "no"})
+    started = time.perf_counter()
+    with open(records, "rb") as lines:
+        summary = import_lines(ledger, lines, follow=False, progress=True)
     stored = time.perf_counter() - started
     events, raw_seconds = raw_read(url)
     started = time.perf_counter()
     applied = projections.catch_up(url, ledger=ledger, progress=True)
     seconds = time.perf_counter() - started
-    from replays.db import engine_for
-
     _analyze(engine_for(url))
     return {
+        "imported": summary.imported,
         "events": events,
         "store_seconds": round(stored, 1),
         "raw_read_events_per_s": round(events / raw_seconds),
@@ -239,7 +261,9 @@ def run(quick: bool = False) -> dict[str, Any]:
     print(f"bench report: {games} games, {note}", file=sys.stderr)
     result: dict[str, Any] = {"games": games, "source": source, "note": note, "month": MONTH}
     rows = []
-    with scratch_databases() as urls:
+    with scratch_databases() as urls, tempfile.TemporaryDirectory() as folder:
+        if source == "simulated":
+            records, result["simulate_seconds"] = simulated_file(games, folder)
         wanted = os.environ.get("RUMMY_BENCH_REPORT_ENGINES", "sqlite,postgresql").split(",")
         for engine, url in urls.items():
             if engine not in wanted:
@@ -249,7 +273,7 @@ def run(quick: bool = False) -> dict[str, Any]:
             if source == "synthetic":
                 figures["fill_seconds"] = round(fill_synthetic(url, games), 1)
             else:
-                figures.update(fill_simulated(url, games))
+                figures.update(fill_simulated(url, records))
             figures.update(time_reports(url))
             figures["wall_seconds"] = round((datetime.now(UTC) - started).total_seconds(), 1)
             result[engine] = figures
