@@ -143,7 +143,7 @@ def simulated_file(count: int, folder: str) -> tuple[str, float]:
     path = os.path.join(folder, "games.jsonl")
     started = time.perf_counter()
     simulation = Simulation(Floor(seed=2025, month=MONTH), discrepancy_rate=0.02)
-    write_records(simulation.games(count, jobs=2, progress=True), path)
+    write_records(simulation.games(count, progress=True), path)
     return path, time.perf_counter() - started
 
 
