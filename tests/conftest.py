@@ -34,6 +34,11 @@ def _postgres_schema_url():
         pytest.skip(f"PostgreSQL not reachable at {POSTGRES_BASE_URL}: {error}")
 
     def drop() -> None:
+        # A session a test forgot to close holds its connection in a transaction until
+        # it is collected; DROP SCHEMA would wait on its locks forever.
+        import gc
+
+        gc.collect()
         with engine.connect() as conn:
             conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         engine.dispose()
