@@ -132,3 +132,21 @@ def test_rates_projected_before_0004_are_rescaled(database_url):
         Decimal("1.20"),
         Decimal("12.50"),
     )
+
+
+def test_db_commands(database_url):
+    from click.testing import CliRunner
+
+    from web.cli import main
+
+    runner = CliRunner()
+    before = runner.invoke(main, ["db", "current", "--url", database_url])
+    assert before.exit_code == 0 and "revision none, behind" in before.stdout
+    upgrade = runner.invoke(main, ["db", "upgrade", "--url", database_url])
+    assert upgrade.exit_code == 0, upgrade.output
+    assert f"is at revision {head_revision()}" in upgrade.stdout
+    after = runner.invoke(main, ["db", "current", "--url", database_url])
+    assert "up to date" in after.stdout
+    broken = runner.invoke(main, ["db", "upgrade", "--url", "postgresql://nobody@127.0.0.1:1/x"])
+    assert broken.exit_code == 1 and "cannot migrate" in broken.output
+    assert "Traceback" not in broken.output

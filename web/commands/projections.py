@@ -55,7 +55,14 @@ def run(follow: bool, interval: float, batch_size: int | None, url: str | None) 
     click.echo("following the event store; Ctrl-C stops", err=True)
     try:
         while True:
-            count = projector.catch_up(progress=True)
+            try:
+                count = projector.catch_up(progress=True)
+            except Exception as error:
+                # A worker outlives a dropped connection or a locked database: the failed
+                # batch was rolled back whole, so trying again later is always safe.
+                click.echo(f"error: {error.__class__.__name__}: {error}; retrying", err=True)
+                time.sleep(max(interval, 5.0))
+                continue
             if count:
                 done += count
                 click.echo(f"{count} events applied (position {projector.status().position})")
