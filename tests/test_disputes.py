@@ -349,6 +349,13 @@ def test_a_player_opens_a_case_and_an_officer_closes_it_on_the_site(site):
         and "seat=" not in page.split("case-table")[1].split("</figure>")[0]
     )
     assert "p2 drops (contested)" in text_of(page)
+    from replays.db import engine_for
+
+    with engine_for(site.config["DATABASE_URL"]).connect() as connection:
+        logged = connection.execute(
+            sa.text("SELECT username, game_id, move, view, page FROM access_log ORDER BY id")
+        ).all()
+    assert tuple(logged[-1]) == ("test-dispute-officer", GAME, 3, "full", "disputes.case")
     assert (
         post_form(officer, case_url, f"{case_url}/notes", {"text": "checking"}).status_code == 302
     )

@@ -36,6 +36,7 @@ from flask import (
     abort,
     current_app,
     flash,
+    g,
     jsonify,
     redirect,
     render_template,
@@ -317,23 +318,33 @@ def _after(response):
     return response
 
 
+def opened_in_full(game_id: str, move: int | None) -> None:
+    """Mark this request as a full-view opening of ``game_id`` at ``move``, for pages that
+    show a game's hidden cards without a ``game_id`` in their URL (a dispute case's page)."""
+    g.opened_game = (game_id, move)
+
+
 def _log_privileged_view(response):
     view = LOGGED_VIEWS.get(request.endpoint or "")
-    if view is None or not 200 <= response.status_code < 300:
+    opened = g.get("opened_game")
+    if (view is None and opened is None) or not 200 <= response.status_code < 300:
         return response
     account = current_account()
     if account is None or not account.full_view:
         return response
-    game_id = (request.view_args or {}).get("game_id")
-    if game_id is None:
-        return response
-    seat = request.args.get("seat", "").strip()
-    if view == "full" and seat:
-        view = f"seat:{seat}"
-    move_text = request.args.get("move", "").strip()
-    move = int(move_text) if move_text.isdecimal() and len(move_text) < 9 else None
-    if move is None and request.endpoint in SEAT_ENDPOINTS:
-        move = 0  # the replay opens at the deal
+    if opened is not None:
+        (game_id, move), view = opened, "full"
+    else:
+        game_id = (request.view_args or {}).get("game_id")
+        if game_id is None:
+            return response
+        seat = request.args.get("seat", "").strip()
+        if view == "full" and seat:
+            view = f"seat:{seat}"
+        move_text = request.args.get("move", "").strip()
+        move = int(move_text) if move_text.isdecimal() and len(move_text) < 9 else None
+        if move is None and request.endpoint in SEAT_ENDPOINTS:
+            move = 0  # the replay opens at the deal
     from replays.access_log import record_access
 
     try:

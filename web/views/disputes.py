@@ -21,7 +21,7 @@ from domain.dispute import DECISIONS, MAX_LABEL, MAX_LINK, MAX_TEXT, DisputeErro
 from replays.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER, PLAYER, ROLES
 from replays.disputes import CaseNotFound, Disputes, GameUnknown, NotAllowed, case_age, list_cases
 from replays.models import GameRow, MoveRow
-from web.auth import current_account, role_required, viewer_seat
+from web.auth import current_account, opened_in_full, role_required, viewer_seat
 from web.ledger import get_ledger, read_session
 from web.moves import describe
 
@@ -179,6 +179,9 @@ def _case_page(case, forms: dict | None = None, status: int = 200):
             )
             around = [(row.move_index + 1, describe(row, seat)) for row in rows]
     account = current_account()
+    if seat is None and around:
+        # The moves around the contested one name cards drawn from the stock: a full view.
+        opened_in_full(case.game_id, move)
     officer = account.role == DISPUTE_OFFICER and case.status == "open"
     forms = forms or {}
     close_form = forms.get("close") or CloseForm(formdata=None)
