@@ -230,6 +230,8 @@ class SaveSeals:
             )
         sql = self.sql
         seals, nodes = [], []
+        ids: dict[bytes, Any] = {}
+        stored_from = NODE_MIN_LEVEL - 1  # append() lists what it completes from level 1 up
         for event, notification_id in zip(self.events, notification_ids, strict=True):
             chain = chains.get(event.originator)
             if chain is None:
@@ -238,21 +240,18 @@ class SaveSeals:
                 chain = chains[event.originator] = ChainHead(
                     name or str(UUID(bytes=event.originator)), 0, GENESIS, -1, False
                 )
-            link = chain_hash(chain.chain, event.leaf)
-            position = builder.size
+            originator = ids.get(event.originator)
+            if originator is None:
+                originator = ids[event.originator] = sql.uuid(event.originator)
+            version, leaf, position = event.version, event.leaf, builder.size
+            link = chain_hash(chain.chain, leaf)
             seals.append(
-                (
-                    position,
-                    notification_id,
-                    sql.uuid(event.originator),
-                    event.version,
-                    chain.game_id,
-                    event.leaf,
-                    link,
-                )
+                (position, notification_id, originator, version, chain.game_id, leaf, link)
             )
-            chain.version, chain.chain, chain.position = event.version, link, position
-            nodes.extend(node for node in builder.append(event.leaf) if node[0] >= NODE_MIN_LEVEL)
+            chain.version, chain.chain, chain.position = version, link, position
+            completed = builder.append(leaf)
+            if len(completed) > stored_from:
+                nodes.extend(completed[stored_from:])
         touched = {e.originator for e in self.events}
         fresh = [
             (sql.uuid(o), c.game_id, c.version, c.chain, c.position)
