@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from click.testing import CliRunner
 
 from replays.application import Ledger
@@ -58,6 +57,9 @@ def test_demo_command_prepares_then_serves(sqlite_url, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "Simulating 4 demo games" in result.output
     assert "stored 4 games" in result.output
+    assert "Demo accounts (role, user, password):" in result.output
+    for role in ("player", "auditor", "dispute_officer", "admin"):
+        assert role in result.output
     assert (served["host"], served["port"]) == ("127.0.0.1", 5077)
     assert served["app"].config["DATABASE_URL"] == sqlite_url
 
@@ -67,15 +69,9 @@ def test_demo_command_prepares_then_serves(sqlite_url, monkeypatch):
 
 
 def test_demo_accounts_one_per_role_linked_and_idempotent(sqlite_url):
-    accounts = pytest.importorskip("replays.accounts")  # until the accounts module is merged
-    from replays.db import Base, engine_for
+    from replays import accounts
 
     prepare_demo(sqlite_url, games=3, echo=lambda _: None)
-    # The accounts tables come with their own migration; create them if it is not there yet.
-    Base.metadata.create_all(
-        engine_for(sqlite_url),
-        tables=[accounts.UserRow.__table__, accounts.LoginAttemptRow.__table__],
-    )
     made = create_demo_accounts(sqlite_url)
     assert [account.role for account in made] == list(accounts.ROLES)
     for account in made:
