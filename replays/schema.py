@@ -35,7 +35,7 @@ MODEL_MODULES = (
     "replays.integrity_models",
     "replays.accounts",
     "replays.access_log",
-    "replays.disputes",
+    "replays.dispute_projection",
 )
 
 # eventsourcing-sqlalchemy names its tables after the application (Ledger.name.lower()):
