@@ -57,6 +57,13 @@ WIDEST_GAP = 3
 STAND_INS_PER_CARD = 2
 # A sequence spans at most 13 places (Ace low to King, or 2 to Ace high).
 LONGEST = 13
+# In a suit holding one copy of each card, no sequence needs to leave out a card between its
+# ends: a card left out and loose does better in place of its joker, and two sequences that
+# cross do no worse as a lower and a higher one. Checked for every such suit against the
+# search that leaves cards out (tests/test_solver_tables.py), it makes the search of such a
+# suit one way per card instead of one per choice of cards.
+ONE_COPY = True
+_SECOND_COPY = PLACE_BITS * 14  # the bits of a place's count beyond the first copy
 
 _SPLITS: dict[int, tuple[int, tuple]] = {}
 _TABLES: dict[int, tuple[int, tuple]] = {}
@@ -129,10 +136,14 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
     # of the cards taken, places taken).
     per_card = STAND_INS_PER_CARD
     count = len(higher)
+    # One copy of each card: sequences leave out no card between their ends (see ONE_COPY).
+    ends = start_only = ONE_COPY and not code & _SECOND_COPY
     stack = [(0, low, 0, 0, 0, (low,))]
     while stack:
         start, last, fillers, gaps, units, places = stack.pop()
-        for index in range(start, count):
+        if start_only:
+            ends = start + 1 if start < count else start
+        for index in range(start, ends if start_only else count):
             place = higher[index]
             gap = place - last - 1
             if gap > widest or place - low >= LONGEST:
@@ -269,7 +280,9 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
     if not pure_at:
         small = _SMALL.get(code)
         if small is not None:
-            return small[budget] if budget < len(small) else small[-1]
+            table = small[budget] if budget < len(small) else small[-1]
+            if table is not None:
+                return table
     key = code | pure_at << 64
     cached = _TABLES.get(key)
     if cached is None or cached[0] < budget:
@@ -303,15 +316,15 @@ def clear_caches() -> None:
     _TABLES.clear()
 
 
-def _small_tables(most: int, copies: int) -> dict[int, tuple]:
+def _small_tables(most: int, copies: int, budget: int) -> dict[int, tuple]:
     """The tables of every suit of up to ``most`` cards, ``copies`` at most of each, and no
-    wild card beside them: {code: (the table within 0 jokers, 1, ...)}.
+    wild card beside them: {code: (the table within 0 jokers, 1, ..., then one for more)}.
 
-    They come up in nearly every hand, so they are worked out once, at import (a few
-    milliseconds), and :func:`clear_caches` keeps them. More jokers than twice the cards
-    never help a suit (a sequence with two stand-ins or more per card of its own does no
-    better than that many one-card sequences with two each), so the last table serves any
-    larger budget.
+    They come up in nearly every hand, so they are worked out once, at import, and
+    :func:`clear_caches` keeps them. More jokers than twice the cards never help a suit (a
+    sequence with two stand-ins or more per card of its own does no better than that many
+    one-card sequences with two each), so the table for that many serves any more; a suit
+    kept only up to ``budget`` jokers has None for more (the search works it out).
     """
     codes = frontier = [0]
     for _ in range(most):  # each suit once: cards added from the lowest place up
@@ -324,18 +337,29 @@ def _small_tables(most: int, copies: int) -> dict[int, tuple]:
         codes = codes + frontier
     found = {}
     for code in codes:
-        size = sum((code >> (NIBBLE * place)) & 15 for place in range(1, ACE_HIGH))
-        table = _suit_entries(code, 0, 2 * size)
-        found[code] = tuple(
-            tuple(entry for entry in table if entry[0] <= budget) for budget in range(2 * size + 1)
+        size = bin(code & PLACE_BITS).count("1") + 2 * bin(code & PLACE_BITS << 1).count("1")
+        most_useful = min(2 * size, budget)
+        table = _suit_entries(code, 0, most_useful)
+        tables = tuple(
+            tuple([entry for entry in table if entry[0] <= within])
+            for within in range(most_useful + 1)
         )
-    # The splits behind them serve the search of larger suits.
-    _SMALL_SPLITS.update(_SPLITS)
-    clear_caches()
+        found[code] = tables if most_useful == 2 * size else (*tables, None)
     return found
 
 
-SMALL_SUIT = 3  # cards in a suit with tables worked out at import
+def _small_suits() -> None:
+    """Work out the tables kept for good: every suit of up to three cards, and the suits of
+    four cards holding one copy of each (ONE_COPY makes those cheap) within four jokers."""
+    _SMALL.update(_small_tables(ONE_COPY_SUIT, 1, SMALL_BUDGET))
+    _SMALL.update(_small_tables(SMALL_SUIT, 2, 2 * SMALL_SUIT))
+    _SMALL_SPLITS.update(_SPLITS)  # the splits behind them serve the search of larger suits
+    clear_caches()
+
+
+SMALL_SUIT = 3  # cards in a suit with tables kept for good, two copies at most
+ONE_COPY_SUIT = 4  # cards in a suit with tables kept for good, one copy of each
+SMALL_BUDGET = 4  # jokers the tables kept for good of one-copy suits go up to
 _SMALL: dict[int, tuple] = {}
 _SMALL_SPLITS: dict[int, tuple[int, tuple]] = {}
-_SMALL.update(_small_tables(SMALL_SUIT, 2))
+_small_suits()
