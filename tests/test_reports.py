@@ -292,3 +292,24 @@ def test_cli_on_an_unmigrated_database(tmp_path):
     assert out.exit_code == 1
     assert "rummy-ledger db upgrade" in out.output
     assert "Traceback" not in out.output
+
+
+def test_money_and_rates_are_exact_scaled_integers(database_url):
+    from replays.models import Fixed, Money, Rate
+
+    assert Money.process_bind_param(D("49.70"), None) == 4970
+    assert Money.process_result_value(4970, None) == D("49.70")
+    assert Rate.process_result_value(Rate.process_bind_param(D("0.075"), None), None) == D("0.075")
+    assert Rate.process_result_value(Rate.process_bind_param(D("1.1"), None), None) == D("1.10")
+    with pytest.raises(ValueError, match="more than 2 decimal places"):
+        Money.process_bind_param(D("1.005"), None)
+    assert Fixed(4).process_result_value(125000, None) == D("12.50")
+    # Sums in SQL stay exact on SQLite too (its NUMERIC would be a float).
+    migrate(database_url)
+    Session = session_factory(database_url)
+    with Session.begin() as session:
+        for n in range(10):
+            day = date(2025, 3, 1)
+            _game(session, f"M{n}", day, "T", {"a": ("won", 0, "0"), "b": ("lost", 1, "0.10")})
+    report = _report(Session, PeriodFilter(date(2025, 3, 1), date(2025, 3, 1)))
+    assert report.totals.gross == D("1.00") and report.totals.fees == D("0.10")
