@@ -177,7 +177,12 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
             notification_ids = self._insert_core(session, table, stored_events)
             self._seal(connection, table, seals, notification_ids)
             return notification_ids
-        except (dialect.dbapi.ProgrammingError, dialect.dbapi.OperationalError) as error:
+        except (
+            dialect.dbapi.ProgrammingError,
+            dialect.dbapi.OperationalError,
+            sa.exc.ProgrammingError,
+            sa.exc.OperationalError,
+        ) as error:
             clear = missing_tables_error(error)
             if clear is None:
                 raise

@@ -493,7 +493,11 @@ def test_an_old_store_with_seals_gets_its_tree_head(database_url, keys):
     assert verify_store(database_url, checkpoints=[kept]).ok
 
 
-def test_a_store_without_integrity_tables_refuses_saves(database_url):
+@pytest.mark.parametrize("driver_inserts", [True, False])
+def test_a_store_without_integrity_tables_refuses_saves(database_url, monkeypatch, driver_inserts):
+    from replays.recorders import LedgerApplicationRecorder
+
+    monkeypatch.setattr(LedgerApplicationRecorder, "driver_inserts", driver_inserts)
     old_ledger(database_url)  # the event tables only
     ledger = Ledger(database_url, env={"CREATE_TABLE": "no"})
     config = TableConfig(game_id="N1", variant="points", players=PLAYERS, point_value="1")
