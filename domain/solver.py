@@ -97,56 +97,52 @@ class _Hand:
         present = [0, 0, 0, 0]  # bit r: rank r held in that suit
         sizes = [0, 0, 0, 0]
         wilds = [0, 0, 0, 0]
-        indices = []
+        self.indices = indices = []
         printed = total = 0
         by_id = _FACTS
         for card in cards:
             index, rank, suit, unit, bit, points = by_id.get(id(card)) or _facts(card)
             indices.append(index)
-            if rank == 0:
-                printed += 1
-            elif rank == wild_rank:
+            if rank == wild_rank:
                 wilds[suit] += 1
-            else:
+            elif rank:
                 codes[suit] += unit
                 present[suit] |= bit
                 sizes[suit] += 1
                 total += points
-        self.indices = indices
+            else:
+                printed += 1
         self.codes = codes
-        self.present = present
         self.sizes = sizes
+        self.present = present
         self.wilds = wilds
-        self.wild_count = wilds[0] + wilds[1] + wilds[2] + wilds[3]
-        self.jokers = printed + self.wild_count
+        self.wild_count = count = wilds[0] + wilds[1] + wilds[2] + wilds[3]
+        self.jokers = printed + count
         self.total = total
         self.wild_rank = wild_rank
-        self.wild_pure = profile.wild_natural_is_pure
+        self.wild_pure = wild_pure = profile.wild_natural_is_pure
         # More copies of a card than the decks hold, counting the wild indicator, which
         # comes from the same decks (check_hand then says which card).
         decks = profile.decks
+        most = max(wilds)
         if wild.rank:
-            wilds[_SUIT_INDEX[wild.suit]] += 1
+            most = max(most, wilds[_SUIT_INDEX[wild.suit]] + 1)
         else:
             printed += 1
         self.crowded = (
-            printed > decks * profile.jokers_per_deck
-            or max(wilds) > decks
-            or any(_over(code, decks) for code in codes)
+            most > decks or printed > decks * profile.jokers_per_deck or _over(codes, decks)
         )
-        if wild.rank:
-            wilds[_SUIT_INDEX[wild.suit]] -= 1
         # Where a wild card may keep a sequence of its suit pure: only beside a card of that
         # suit (an Ace held low is beside 13 when high).
-        self.pure_at = [0, 0, 0, 0]
-        if self.wild_pure and self.wild_count:
+        self.pure_at = pure_at = [0, 0, 0, 0]
+        if wild_pure and count:
             places = _WILD_PLACES[wild_rank]
             for suit in range(4):
                 if wilds[suit]:
                     code = codes[suit]
                     held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
                     beside = held << NIBBLE | held >> NIBBLE | (held & ACE_LOW_UNIT) << 48
-                    self.pure_at[suit] = places & beside
+                    pure_at[suit] = places & beside
 
 
 def _facts(card: Card) -> tuple[int, int, int, int, int, int]:
@@ -162,11 +158,20 @@ def _facts(card: Card) -> tuple[int, int, int, int, int, int]:
 _FACTS = {id(card): _facts(card) for card in ALL_CARDS}
 
 
-def _over(code: int, decks: int) -> bool:
-    """Whether some place of a suit's code holds more than ``decks`` copies."""
+def _over(codes: list[int], decks: int) -> bool:
+    """Whether some place of the suits' codes holds more than ``decks`` copies."""
     if decks == 2:  # 3 or more in 4 bits: the 4 or the 8 bit, or both the 1 and the 2 bits
-        return bool((code >> 2 | code >> 3 | code & code >> 1) & PLACE_BITS)
-    return any((code >> (NIBBLE * place)) & 15 > decks for place in range(1, ACE_HIGH))
+        c0, c1, c2, c3 = codes
+        return bool(
+            (
+                c0 >> 2 | c0 >> 3 | c0 & c0 >> 1 | c1 >> 2 | c1 >> 3 | c1 & c1 >> 1
+                | c2 >> 2 | c2 >> 3 | c2 & c2 >> 1 | c3 >> 2 | c3 >> 3 | c3 & c3 >> 1
+            )
+            & PLACE_BITS
+        )  # fmt: skip
+    return any(
+        (code >> (NIBBLE * place)) & 15 > decks for code in codes for place in range(1, ACE_HIGH)
+    )
 
 
 # -- the best pure sequence ------------------------------------------------------------------
@@ -575,13 +580,14 @@ def _evaluation(
 
 def _arrange_pure(cards: list[Card], hand: _Hand, pure: tuple) -> tuple[list, list]:
     _, suit, first, last = pure
-    left = _copies(hand.indices)
+    indices = hand.indices
+    left = _copies(indices)
     run = []
     for place in range(first, last + 1):
         index = suit * 13 + (0 if place == ACE_HIGH else place - 1)
         left[index] -= 1
         run.append(ALL_CARDS[index])
-    return [run], _rest(cards, hand.indices, left)
+    return [run], _rest(cards, indices, left)
 
 
 def _copies(indices: list[int]) -> list[int]:
@@ -610,7 +616,8 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     card for purity (when no sequence is pure without), one to each joker-only group.
     """
     loose, sets, tables, budget = two
-    left = _copies(hand.indices)
+    indices = hand.indices
+    left = _copies(indices)
     wild_rank = hand.wild_rank
     laid_sets = []
     for shift, (_, _, chosen_sets) in sets:
@@ -667,7 +674,7 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     _absorb_jokers(pure, impure, laid_sets, jokers)
     for index in jokers:  # none can go into a group: they stay loose
         left[index] += 1
-    return pure + impure + laid_sets, _rest(cards, hand.indices, left)
+    return pure + impure + laid_sets, _rest(cards, indices, left)
 
 
 def _missing(places: tuple[int, ...]) -> list[int]:
