@@ -98,6 +98,26 @@ def prepare_demo(
     return setup
 
 
+def checkpoint_demo(setup: DemoSetup) -> str | None:
+    """Sign a checkpoint over the demo's events, so its pages can say "verified".
+
+    Makes a signing key in ``RUMMY_LEDGER_KEY_DIR`` (default ``./keys``) the first time,
+    and signs when there is no checkpoint yet or this run stored new games. Returns a line
+    for the console, or None when nothing was signed.
+    """
+    from replays import integrity, signing
+
+    if not (signing.key_dir() / signing.PRIVATE_KEY_FILE).exists():
+        signing.init_keys()
+    if integrity.latest_checkpoint(setup.url) is not None and setup.reused:
+        return None
+    checkpoint = integrity.make_checkpoint(setup.url)
+    return (
+        f"Signed checkpoint over {checkpoint.size} events (key {checkpoint.key_id}, "
+        f"in {signing.key_dir()}/): every game page can show its integrity verdict."
+    )
+
+
 def create_demo_accounts(url: str | None = None) -> list[DemoAccount]:
     """One demo login per role (``demo-player``, ``demo-auditor``, ...), printed at start.
 

@@ -46,7 +46,8 @@ def test_demo_games_reach_the_read_models_and_the_site(sqlite_url):
     assert game_id in page.get_data(as_text=True)
 
 
-def test_demo_command_prepares_then_serves(sqlite_url, monkeypatch):
+def test_demo_command_prepares_then_serves(sqlite_url, monkeypatch, tmp_path):
+    monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(tmp_path / "keys"))
     served = {}
 
     def fake_run_simple(host, port, app, **options):
@@ -66,6 +67,21 @@ def test_demo_command_prepares_then_serves(sqlite_url, monkeypatch):
     again = CliRunner().invoke(main, ["demo", "--games", "4", "--no-serve"])
     assert again.exit_code == 0, again.output
     assert "Reusing the demo database: 4 games already stored." in again.output
+    assert "Signed checkpoint" not in again.output  # nothing new to sign
+
+
+def test_demo_signs_a_checkpoint_so_its_games_verify(sqlite_url, monkeypatch, tmp_path):
+    from replays.demo import checkpoint_demo
+    from replays.integrity import VERIFIED, integrity_verdict
+
+    monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(tmp_path / "keys"))
+    setup = prepare_demo(sqlite_url, games=3, echo=lambda _: None)
+    game_id = Ledger(sqlite_url).list_game_ids()[0]
+    assert integrity_verdict(sqlite_url, game_id).status != VERIFIED
+    line = checkpoint_demo(setup)
+    assert line and line.startswith("Signed checkpoint over ")
+    assert (tmp_path / "keys" / "signing-key.pem").exists()
+    assert integrity_verdict(sqlite_url, game_id).status == VERIFIED
 
 
 def test_demo_accounts_one_per_role_linked_and_idempotent(sqlite_url):

@@ -25,11 +25,14 @@ def command(ctx: click.Context, games: int | None, host: str, port: int, no_serv
     """
     from sqlalchemy.exc import SQLAlchemyError
 
-    from replays.demo import DEMO_GAMES, create_demo_accounts, prepare_demo
+    from replays.demo import DEMO_GAMES, checkpoint_demo, create_demo_accounts, prepare_demo
 
     setup = prepare_demo(games=games or DEMO_GAMES, echo=click.echo)
     for line in setup.stored:
         click.echo(f"  {line}")
+    signed = checkpoint_demo(setup)
+    if signed:
+        click.echo(signed)
     try:
         accounts = create_demo_accounts(setup.url)
     except SQLAlchemyError as error:  # e.g. the accounts tables are not migrated yet
