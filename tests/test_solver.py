@@ -1,5 +1,7 @@
 """The best grouping of a hand: worked examples, the hard corners of RULES.md §1, bad input."""
 
+import doctest
+import importlib
 from collections import Counter
 
 import pytest
@@ -141,6 +143,12 @@ def test_accepts_text():
         )
         == 27
     )
+
+
+@pytest.mark.parametrize("name", ["domain.solver", "domain.suit_tables"])
+def test_docstring_examples(name):
+    failures, tried = doctest.testmod(importlib.import_module(name))
+    assert tried > 0 and failures == 0
 
 
 # -- bad input ----------------------------------------------------------------------------
