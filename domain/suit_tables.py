@@ -4,8 +4,9 @@ A suit table lists the ways to split one suit's natural cards into sequences and
 as entries (jokers used, progress, loose points, witness), none beaten by another on all of
 jokers (no more), progress (covers) and loose points (no more). Progress is (pure
 sequences, sequences) capped at (1, 2), numbered 0..5 (:data:`STATES`). The witness says
-which sequences: a linked list (sequence, rest), or (MERGED, first, rest) where two tables
-were combined; each sequence is a tuple of the places of its own cards.
+which sequences: a linked list, each node the rest and then the places of one sequence's
+own cards, (rest, place, place, ...), or (MERGED, first, second) where two tables were
+combined (one object a node: the caches hold many).
 
 Places run from 1 (Ace low) to 14 (Ace high); a suit's cards are one int holding 4 bits of
 count per place (place p at bit 4p). A place mask (``pure_at``) uses the lowest bit of each
@@ -100,7 +101,7 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
     points = PLACE_POINTS[low]
     if not rest:  # one card: loose, or standing as itself beside two jokers
         if budget >= 2:
-            found = ((2, IMPURE_ONE, 0, ((low,), None)), (0, NOTHING, points, None))
+            found = ((2, IMPURE_ONE, 0, (None, low)), (0, NOTHING, points, None))
             return _remember(key, budget, found)
         return _remember(key, budget, ((0, NOTHING, points, None),))
     higher = []  # the places above the lowest card that hold cards, in order
@@ -177,7 +178,7 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
                     slot = used << 3 | row[state]
                     current = best.get(slot)
                     if current is None or loose < current[0]:
-                        best[slot] = (loose, (sequence, witness))
+                        best[slot] = (loose, (witness, *sequence))
     return _remember(key, budget, _pareto(best))
 
 
@@ -190,7 +191,7 @@ def _lay(best: dict, table: tuple, cost: int, kind: int, sequence: tuple, budget
             slot = used << 3 | row[state]
             current = best.get(slot)
             if current is None or loose < current[0]:
-                best[slot] = (loose, (sequence, witness))
+                best[slot] = (loose, (witness, *sequence))
 
 
 def _remember(key: int, budget: int, found: tuple) -> tuple:
@@ -207,6 +208,11 @@ def _merge(first: tuple, second: tuple, budget: int) -> tuple:
     """The table of two groups of cards that never share a sequence."""
     if len(second) == 1 and second[0][0] == 0 and second[0][1] == NOTHING:
         extra, witness = second[0][2], second[0][3]  # the second part can only stay loose
+        if witness is None:  # and holds no sequence
+            return tuple(
+                (used, state, loose + extra, first_witness)
+                for used, state, loose, first_witness in first
+            )
         return tuple(
             (used, state, loose + extra, (MERGED, first_witness, witness))
             for used, state, loose, first_witness in first
@@ -223,8 +229,15 @@ def _merge(first: tuple, second: tuple, budget: int) -> tuple:
                 value = loose + more
                 current = best.get(slot)
                 if current is None or value < current[0]:
-                    best[slot] = (value, (MERGED, witness, other_witness))
+                    best[slot] = (value, _joined(witness, other_witness))
     return _pareto(best)
+
+
+def _joined(first, second):
+    """The witness of two witnesses (None: no sequence)."""
+    if first is None:
+        return second
+    return first if second is None else (MERGED, first, second)
 
 
 def witness_sequences(witness) -> list[tuple[int, ...]]:
@@ -237,8 +250,8 @@ def witness_sequences(witness) -> list[tuple[int, ...]]:
         if node[0] is MERGED:
             stack += node[1:]
         else:
-            found.append(node[0])
-            stack.append(node[1])
+            found.append(node[1:])
+            stack.append(node[0])
     return found
 
 
