@@ -166,13 +166,14 @@ class SaveSeals:
 
     def __init__(self, events: Sequence[tuple[Any, int, str, bytes]], dialect: str) -> None:
         self.sql = _sql(dialect)
-        self.events = [
-            NewEvent(o, v, s, event_leaf(o, v, t, s))
-            for o, v, t, s in ((raw_id(e[0]), e[1], e[2], e[3]) for e in events)
-        ]
+        self.events = []
         first: dict[bytes, int] = {}
-        for event in self.events:
-            first.setdefault(event.originator, event.version)
+        for originator, version, topic, state in events:
+            raw = originator.bytes if type(originator) is UUID else raw_id(originator)
+            self.events.append(
+                NewEvent(raw, version, state, event_leaf(raw, version, topic, state))
+            )
+            first.setdefault(raw, version)
         # Games that already have seals: their chains go on from the stored chain head.
         self.continuing = [o for o, version in first.items() if version > 1]
 
