@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -364,6 +364,17 @@ class GameRecord:
 
 def parse_record(obj: Any) -> GameRecord:
     """Read one record (a dict, or its JSON text) into a :class:`GameRecord`."""
+    obj = record_object(obj)
+    if obj.get("format") == "rummy-ledger/red3@1":  # Red 3 matches: docs/red3-format.md
+        from replays.red3_records import parse_red3_record
+
+        return parse_red3_record(obj)
+    return parse_with_game_id(obj, _parse)
+
+
+# The header checks every record shape shares (13-card games and Red 3 matches alike).
+def record_object(obj: Any) -> Mapping:
+    """A record as a mapping: JSON text is decoded, anything but an object is refused."""
     if isinstance(obj, str | bytes):
         try:
             obj = json.loads(obj)
@@ -373,10 +384,11 @@ def parse_record(obj: Any) -> GameRecord:
             raise RecordError(f"not valid JSON: {TOO_DEEP}") from None
     if not isinstance(obj, Mapping):
         raise RecordError("a record must be a JSON object")
-    if obj.get("format") == "rummy-ledger/red3@1":  # Red 3 matches: docs/red3-format.md
-        from replays.red3_records import parse_red3_record
+    return obj
 
-        return parse_red3_record(obj)
+
+def parse_with_game_id(obj: Mapping, parse: Callable[[Mapping, str], Any]) -> Any:
+    """Check ``game_id``, then ``parse(obj, game_id)``; any error it raises names the game."""
     game_id = obj.get("game_id")
     if not isinstance(game_id, str) or not ID_PATTERN.match(game_id):
         raise RecordError(
@@ -386,24 +398,29 @@ def parse_record(obj: Any) -> GameRecord:
             field="game_id",
         )
     try:
-        return _parse(obj, game_id)
+        return parse(obj, game_id)
     except RecordError as error:
         error.game_id = game_id
         error.args = (str(error),)
         raise
 
 
-def _parse(obj: Mapping, game_id: str) -> GameRecord:
-    if obj.get("format") != FORMAT_TAG:
+def require_format(obj: Mapping, expected: str, fields: Iterable[str], what: str) -> None:
+    """``format`` must be ``expected`` and every top-level name one of ``fields``."""
+    if obj.get("format") != expected:
         found = obj.get("format")
         raise RecordError(
             f"{'missing' if found is None else repr(found) + ' is not supported'} "
-            f"(expected {FORMAT_TAG!r})",
+            f"(expected {expected!r})",
             field="format",
         )
     for name in obj:
-        if name not in _TOP_FIELDS:
-            raise RecordError("not a field of a game record", field=name)
+        if name not in fields:
+            raise RecordError(f"not a field of {what}", field=name)
+
+
+def _parse(obj: Mapping, game_id: str) -> GameRecord:
+    require_format(obj, FORMAT_TAG, _TOP_FIELDS, "a game record")
     variant = obj.get("variant")
     if variant not in VARIANTS:
         raise RecordError(

@@ -31,7 +31,12 @@ from domain.red3.game import Red3Match
 from domain.red3.moves import MOVE_TYPES, PICK_SOURCES, play_match, where
 from domain.red3.table import Red3Config, Red3Deal
 from domain.timestamps import format_time, parse_time
-from replays.records import ID_PATTERN, RecordError
+from replays.records import (
+    RecordError,
+    parse_with_game_id,
+    record_object,
+    require_format,
+)
 
 RED3_FORMAT = "rummy-ledger/red3@1"
 RED3_VARIANT = "red3"
@@ -150,42 +155,11 @@ class Red3Record:
 
 def parse_red3_record(obj: Any) -> Red3Record:
     """Read one Red 3 record (a dict, or its JSON text) into a :class:`Red3Record`."""
-    if isinstance(obj, str | bytes):
-        try:
-            obj = json.loads(obj)
-        except ValueError as error:
-            raise RecordError(f"not valid JSON: {error}") from None
-        except RecursionError:
-            raise RecordError("not valid JSON: nested too deeply to be a game record") from None
-    if not isinstance(obj, Mapping):
-        raise RecordError("a record must be a JSON object")
-    game_id = obj.get("game_id")
-    if not isinstance(game_id, str) or not ID_PATTERN.match(game_id):
-        raise RecordError(
-            "missing"
-            if game_id is None
-            else f"{game_id!r} is not a game id (1-64 letters, digits, '_', '.', ':' or '-')",
-            field="game_id",
-        )
-    try:
-        return _parse(obj, game_id)
-    except RecordError as error:
-        error.game_id = game_id
-        error.args = (str(error),)
-        raise
+    return parse_with_game_id(record_object(obj), _parse)
 
 
 def _parse(obj: Mapping, game_id: str) -> Red3Record:
-    if obj.get("format") != RED3_FORMAT:
-        found = obj.get("format")
-        raise RecordError(
-            f"{'missing' if found is None else repr(found) + ' is not supported'} "
-            f"(expected {RED3_FORMAT!r})",
-            field="format",
-        )
-    for name in obj:
-        if name not in _TOP_FIELDS:
-            raise RecordError("not a field of a Red 3 match record", field=name)
+    require_format(obj, RED3_FORMAT, _TOP_FIELDS, "a Red 3 match record")
     if obj.get("variant", RED3_VARIANT) != RED3_VARIANT:
         raise RecordError(f"{obj['variant']!r} is not 'red3'", field="variant")
     table = obj.get("table") or {}
