@@ -71,9 +71,14 @@ def test_an_officer_signs_in_and_works_a_case(browser, case_site, screenshot):
         page.click(f"text={case_id}")
         image = page.locator(".case-table img")
         image.wait_for()
-        page.wait_for_function(
-            "img => img.complete && img.naturalWidth > 0", arg=image.element_handle()
-        )
+        # Polled from here with evaluate (a CDP call the CSP allows), not wait_for_function,
+        # whose in-page polling of a string predicate needs the eval the site's CSP forbids.
+        loaded = "img => img.complete && img.naturalWidth > 0"
+        for _ in range(200):
+            if image.evaluate(loaded):
+                break
+            page.wait_for_timeout(50)
+        assert image.evaluate(loaded), "the contested move's table image did not load"
         assert "(contested)" in page.locator(".case-moves").inner_text()
         page.fill("#text", "asked the table for its log")
         page.click("text=Add the note")
@@ -82,7 +87,7 @@ def test_an_officer_signs_in_and_works_a_case(browser, case_site, screenshot):
         screenshot(page, "dispute-case-1280")
         page.goto(f"{base}/games/T7-000123/replay?move=2")
         page.keyboard.press("ArrowRight")
-        page.wait_for_function("document.getElementById('table-frame').dataset.move === '3'")
+        page.locator("#table-frame[data-move='3']").wait_for()
         page.goto(f"{base}/games/T7-000123/audit")
         # The print button's inline handler is allowed by its hash, nothing else inline is.
         page.evaluate("window.print = () => { window.printed = true; }")

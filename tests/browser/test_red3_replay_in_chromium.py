@@ -32,9 +32,9 @@ def red3_site(tmp_path_factory):
 
 
 def wait_for_move(page, move: int) -> None:
-    page.wait_for_function(
-        "m => document.getElementById('table-frame').dataset.move === String(m)", arg=move
-    )
+    # A locator wait, not wait_for_function: the site's CSP forbids the eval that
+    # Playwright's in-page polling of a string predicate needs.
+    page.locator(f"#table-frame[data-move='{move}']").wait_for()
 
 
 def test_stepping_through_a_red3_match(page, red3_site, screenshot):
