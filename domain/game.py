@@ -60,7 +60,7 @@ __all__ = ["GAME_NAMESPACE", "Deal", "Game", "SeatState", "TableConfig", "TableS
 # Fixed forever: game ids map to aggregate ids through it, so re-importing a game collides.
 GAME_NAMESPACE = uuid.UUID("3c0e5d52-5f0e-4b8e-9a55-0d6a3c1f7a11")
 
-_MOVE_OF_EVENT = {
+MOVE_OF_EVENT = {
     "Dealt": "deal",
     "Picked": "pick",
     "Discarded": "discard",
@@ -356,7 +356,7 @@ class Game(Aggregate, metaclass=_GameType):
         try:
             moment = parse_time(at, what="at")
         except ValueError as error:
-            move_type = _MOVE_OF_EVENT.get(event_class.__name__, event_class.__name__.lower())
+            move_type = MOVE_OF_EVENT.get(event_class.__name__, event_class.__name__.lower())
             raise self._violation(BadMove, str(error), fields.get("player"), move_type) from None
         self.trigger_event(
             event_class,

@@ -42,7 +42,7 @@ from typing import Any
 import sqlalchemy as sa
 from eventsourcing.persistence import Notification
 
-from domain.game import _MOVE_OF_EVENT, Game, TableConfig
+from domain.game import MOVE_OF_EVENT, Game, TableConfig
 from domain.raise_schedule import point_value_for_round
 from domain.settlement import account_of
 from domain.timestamps import parse_time
@@ -145,7 +145,7 @@ class GameProjection(Projection):
 
     def _apply(self, batch: _Batch, domain_event) -> None:
         before = self._game_before(domain_event)
-        move_type = _MOVE_OF_EVENT.get(type(domain_event).__name__)
+        move_type = MOVE_OF_EVENT.get(type(domain_event).__name__)
         if before is not None and move_type not in (None, "deal", "settle", "report"):
             batch.moves.append(_move_row(before, domain_event, move_type))
         game = domain_event.mutate(before)
