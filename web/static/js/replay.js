@@ -170,6 +170,8 @@
 
   function stop() {
     if (timer !== null) window.clearTimeout(timer);
+    // Pausing also drops a step still on its way from the server: the table stays put.
+    if (timer !== null) wanted = current;
     timer = null;
     if (playButton) {
       playButton.setAttribute("aria-pressed", "false");
