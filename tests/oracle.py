@@ -148,7 +148,7 @@ def deal_random(rng, *, jk_indicator: float = 0.1, jokers: int = 0):
     return hand, wild
 
 
-def deal_near_complete(rng):
+def deal_near_complete(rng, *, jk_indicator: float = 0.1):
     """(hand, wild): 13 cards built from random melds, then a little spoiled.
 
     Pure and impure sequences (3-5 cards, Ace low or high), sets (3-4 suits, sometimes with a
@@ -227,3 +227,50 @@ def deal_suited(rng):
         hand.append(_draw(rng, deck))
     rng.shuffle(hand)
     return hand, wild
+
+
+# -- hands by class: how many jokers are held, and the printed joker as indicator -------------
+
+JOKER_CLASSES = ("0 jokers", "1 joker", "2 jokers", "3+ jokers", "printed joker wild")
+
+
+def joker_class(hand: list[Card], wild: Card) -> str:
+    """The class of a hand: a printed joker as indicator (Aces wild) first, else the number
+    of jokers (printed or of the wild rank) held."""
+    if wild.rank == 0:
+        return JOKER_CLASSES[4]
+    return JOKER_CLASSES[min(3, sum(card.is_joker(wild) for card in hand))]
+
+
+def deal_exact_jokers(rng, jokers: int, *, printed_wild: bool = False):
+    """(hand, wild): 13 cards from 2 decks holding exactly ``jokers`` jokers, the rest
+    random; the indicator is a printed joker (Aces wild) when ``printed_wild``, else any
+    card but a printed joker."""
+    deck = deck_order(2, 1)
+    if printed_wild:
+        wild = _draw(rng, deck, JOKER)
+    else:
+        wild = _draw(rng, deck, rng.choice([card for card in deck if card.rank != 0]))
+    joker_cards = [card for card in deck if card.is_joker(wild)]
+    hand = [_draw(rng, deck, joker_cards.pop(rng.randrange(len(joker_cards)))) for _ in range(jokers)]
+    plain = [card for card in deck if not card.is_joker(wild)]
+    while len(hand) < 13:
+        hand.append(_draw(rng, deck, plain.pop(rng.randrange(len(plain)))))
+    rng.shuffle(hand)
+    return hand, wild
+
+
+def deal_in_class(rng, name: str):
+    """(hand, wild) of class ``name`` (:data:`JOKER_CLASSES`): a random hand or, one time in
+    two, a near-complete one (drawn until it falls in the class), so each class has hands at
+    and near a declaration as well as plain deals."""
+    printed = name == JOKER_CLASSES[4]
+    if rng.random() < 0.5:
+        while True:
+            hand, wild = deal_near_complete(rng, jk_indicator=1.0 if printed else 0.0)
+            if joker_class(hand, wild) == name:
+                return hand, wild
+    if printed:
+        return deal_random(rng, jk_indicator=1.0)
+    jokers = JOKER_CLASSES.index(name)
+    return deal_exact_jokers(rng, rng.randint(3, 6) if jokers == 3 else jokers)
