@@ -10,7 +10,12 @@ its plain chance). Three families:
 - joker-rich hands (200): 3 to 6 jokers forced in, where joker-only groups, wild cards in
   their own place and stand-ins interact most;
 - suited hands (200): 7 or 8 cards of one suit (repeats from two decks) and 2 or 3 jokers,
-  where sequences overlap and one sequence leaves a card to another.
+  where sequences overlap and one sequence leaves a card to another;
+- hands by class (300), as the solver benchmark deals them: exactly 0, 1 or 2 jokers, 3 to
+  6 jokers, or a printed joker as indicator (every Ace wild), each half random, half near a
+  declaration;
+- joker-rich hands under a printed-joker indicator (150): 3 to 6 jokers, Aces among them,
+  so an Ace can stand as itself (low or high) or for any card.
 
 The oracle tries every candidate group in a joker-rich hand with every subset of the
 jokers, so it is slow there; that is why that family has fewer examples. No hand is
@@ -22,11 +27,20 @@ declaration verdicts agree; ``declaration`` returns a valid declaration exactly 
 oracle finds one.
 """
 
+import random
 from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import deal_near_complete, deal_random, deal_suited, oracle
+from oracle import (
+    JOKER_CLASSES,
+    deal_in_class,
+    deal_near_complete,
+    deal_random,
+    deal_suited,
+    joker_class,
+    oracle,
+)
 
 from domain.profiles import RuleProfile
 from domain.solver import best_grouping, declaration, min_hand_score
@@ -66,6 +80,24 @@ def test_near_complete_hands(rng):
 @given(st.randoms(use_true_random=False), st.integers(3, 6))
 def test_joker_rich_hands(rng, jokers):
     agree(*deal_random(rng, jokers=jokers))
+
+
+@settings(max_examples=300, **SETTINGS)
+@given(st.integers(0, 2**64), st.sampled_from(JOKER_CLASSES))
+def test_hands_by_joker_class(seed, name):
+    # A seed rather than st.randoms(): drawing a near-complete hand until it falls in the
+    # class takes many random numbers, too much data for hypothesis to draw one by one.
+    hand, wild = deal_in_class(random.Random(seed), name)
+    assert joker_class(hand, wild) == name
+    agree(hand, wild)
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(st.randoms(use_true_random=False), st.integers(3, 6))
+def test_joker_rich_hands_with_printed_joker_wild(rng, jokers):
+    hand, wild = deal_random(rng, jk_indicator=1.0, jokers=jokers)
+    assert wild.rank == 0 and sum(card.is_joker(wild) for card in hand) >= jokers
+    agree(hand, wild)
 
 
 @settings(max_examples=200, **SETTINGS)
