@@ -1,10 +1,18 @@
 """Import speed: simulated records stored through ``rummy-ledger import``'s code path.
 
-Baseline, measured in the same run: the same records parsed and played through the
-aggregate in memory with nothing stored (what ``rummy-ledger settle`` does). The import
-figures are reported as a ratio of that baseline, on SQLite and PostgreSQL, storing one game
-per transaction (``batch=1``, one ``record_game`` save each) and 50 games per transaction
-(the importer's default).
+Two baselines, measured in the same run on the same records:
+
+- ``settle``: the records parsed and played through the aggregate in memory with nothing
+  stored (what ``rummy-ledger settle`` does): the rules' own cost, which an import pays too;
+- raw ``executemany``: the import's own event rows (read back from the SQLite import: same
+  ids, sizes and bytes) inserted by the DB-API driver alone, one ``executemany`` per 50
+  games' rows and one commit each, into a bare table of the same columns and index: the
+  ceiling a store could reach with no rules, no seals and no read models.
+
+The import figures (events/s, every event counted as stored) are reported as fractions of
+both, on SQLite and PostgreSQL, storing one game per transaction (``batch=1``, one
+``record_game`` save each) and 50 games per transaction (the importer's default). The
+machine's load average at the start and end is recorded: the machine is shared.
 
 Run: ``python -m bench importer`` (or ``python -m bench.importer``); ``quick=True`` for a
 smoke run.
@@ -59,6 +67,81 @@ def stored(url: str, lines: list[str], batch: int) -> tuple[float, int]:
     return seconds, summary.imported
 
 
+RAW_BATCH = 50  # games per executemany and commit, as the importer's default batch
+RAW_TABLE = (
+    "CREATE TABLE raw_events (id BIGINT PRIMARY KEY, originator_id {uuid} NOT NULL, "
+    "originator_version BIGINT NOT NULL, topic TEXT NOT NULL, state {blob} NOT NULL)"
+)
+RAW_INDEX = "CREATE UNIQUE INDEX raw_events_idx ON raw_events (originator_id, originator_version)"
+
+
+def stored_rows(url: str) -> list[list[tuple]]:
+    """The event rows an import stored, in batches of ``RAW_BATCH`` games' rows."""
+    engine = sa.create_engine(url)
+    with engine.connect() as connection:
+        rows = connection.execute(
+            sa.text(
+                "SELECT id, originator_id, originator_version, topic, state FROM ledger_events "
+                "ORDER BY id"
+            )
+        ).all()
+    engine.dispose()
+    batches: list[list[tuple]] = []
+    games: set = set()
+    for row in rows:
+        if row[1] not in games and len(games) % RAW_BATCH == 0:
+            batches.append([])
+        games.add(row[1])
+        batches[-1].append((row[0], row[1], row[2], row[3], bytes(row[4])))
+    return batches
+
+
+def raw_sqlite(path: str, batches: list[list[tuple]]) -> float:
+    import sqlite3
+
+    connection = sqlite3.connect(path)
+    connection.execute(RAW_TABLE.format(uuid="BLOB", blob="BLOB"))
+    connection.execute(RAW_INDEX)
+    connection.commit()
+    start = time.perf_counter()
+    for batch in batches:
+        connection.executemany("INSERT INTO raw_events VALUES (?, ?, ?, ?, ?)", batch)
+        connection.commit()
+    seconds = time.perf_counter() - start
+    connection.close()
+    return seconds
+
+
+def raw_postgres(batches: list[list[tuple]]) -> float | None:
+    import psycopg
+
+    made = _postgres_schema()
+    if made is None:
+        return None
+    url, drop = made
+    schema = url.rsplit("%3D", 1)[1]
+    dsn = POSTGRES_URL.replace("postgresql+psycopg://", "postgresql://")
+    try:
+        with psycopg.connect(dsn, options=f"-csearch_path={schema}") as connection:
+            connection.execute(RAW_TABLE.format(uuid="UUID", blob="BYTEA"))
+            connection.execute(RAW_INDEX)
+            connection.commit()
+            rows = [
+                [(i, uuid.UUID(bytes=o) if isinstance(o, bytes) else o, v, t, s) for i, o, v, t, s in b]
+                for b in batches
+            ]
+            start = time.perf_counter()
+            with connection.cursor() as cursor:
+                for batch in rows:
+                    cursor.executemany(
+                        "INSERT INTO raw_events VALUES (%s, %s, %s, %s, %s)", batch
+                    )
+                    connection.commit()
+            return time.perf_counter() - start
+    finally:
+        drop()
+
+
 def _postgres_schema():
     schema = "bench_" + uuid.uuid4().hex[:12]
     base = POSTGRES_URL
@@ -80,6 +163,7 @@ def _postgres_schema():
 
 def run(quick: bool = False) -> dict[str, Any]:
     count = 60 if quick else 600
+    load = os.getloadavg()
     lines = simulated_lines(count)
     events = sum(len(json.loads(line)["moves"]) + 4 for line in lines)  # + start, deal, settle
     baseline = in_memory(lines)
@@ -107,6 +191,55 @@ def run(quick: bool = False) -> dict[str, Any]:
                 result[f"{key}_games_per_s"] = round(imported / seconds, 1)
                 result[f"{key}_events_per_s"] = round(events / seconds)
                 result[f"{key}_ratio_to_in_memory"] = round(baseline / seconds, 3)
+        # The rows the SQLite import stored: the exact event count, and the raw baseline's rows.
+        batches = stored_rows(f"sqlite:///{folder}/batch50.sqlite3")
+        events = sum(len(batch) for batch in batches)
+        result["events"] = events
+        raw = {"sqlite": raw_sqlite(f"{folder}/raw.sqlite3", batches)}
+        raw_pg = raw_postgres(batches)
+        if raw_pg is not None:
+            raw["postgresql"] = raw_pg
+    result["settle_events_per_s"] = round(events / baseline)
+    rows = []
+    for engine_name, seconds in raw.items():
+        result[f"{engine_name}_raw_executemany_events_per_s"] = round(events / seconds)
+    for engine_name in ("sqlite", "postgresql"):
+        for batch in (1, 50):
+            key = f"{engine_name}_batch{batch}"
+            if f"{key}_games_per_s" not in result:
+                continue
+            # the same games, so the exact event count over the import's time
+            per_s = round(result[f"{key}_games_per_s"] * events / count)
+            result[f"{key}_events_per_s"] = per_s
+            if engine_name in raw:
+                ceiling = result[f"{engine_name}_raw_executemany_events_per_s"]
+                result[f"{key}_fraction_of_raw"] = round(per_s / ceiling, 3)
+                rows.append(
+                    {
+                        "benchmark": f"import events/s, {engine_name}, {batch} game(s) per "
+                        "transaction (vs raw executemany of the same rows)",
+                        "figure": per_s,
+                        "baseline": ceiling,
+                        "baseline_is": f"raw DB-API executemany, {engine_name}, same run",
+                        "ratio": result[f"{key}_fraction_of_raw"],
+                    }
+                )
+            result[f"{key}_fraction_of_settle"] = round(per_s / result["settle_events_per_s"], 3)
+            rows.append(
+                {
+                    "benchmark": f"import events/s, {engine_name}, {batch} game(s) per "
+                    "transaction (vs settle, nothing stored)",
+                    "figure": per_s,
+                    "baseline": result["settle_events_per_s"],
+                    "baseline_is": "rummy-ledger settle on the same records, same run",
+                    "ratio": result[f"{key}_fraction_of_settle"],
+                }
+            )
+    result["load_average"] = {
+        "start": [round(x, 2) for x in load],
+        "end": [round(x, 2) for x in os.getloadavg()],
+    }
+    result["rows"] = rows
     return result
 
 
