@@ -127,15 +127,16 @@ def raw_postgres(batches: list[list[tuple]]) -> float | None:
             connection.execute(RAW_INDEX)
             connection.commit()
             rows = [
-                [(i, uuid.UUID(bytes=o) if isinstance(o, bytes) else o, v, t, s) for i, o, v, t, s in b]
+                [
+                    (i, uuid.UUID(bytes=o) if isinstance(o, bytes) else o, v, t, s)
+                    for i, o, v, t, s in b
+                ]
                 for b in batches
             ]
             start = time.perf_counter()
             with connection.cursor() as cursor:
                 for batch in rows:
-                    cursor.executemany(
-                        "INSERT INTO raw_events VALUES (%s, %s, %s, %s, %s)", batch
-                    )
+                    cursor.executemany("INSERT INTO raw_events VALUES (%s, %s, %s, %s, %s)", batch)
                     connection.commit()
             return time.perf_counter() - start
     finally:

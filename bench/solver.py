@@ -162,9 +162,7 @@ def run(quick: bool = False) -> dict[str, Any]:
     dealt = hands(quick)
     # One fixed interleaving, so the first pass's cache fills from every family alike.
     longest = max(len(items) for items in dealt.values())
-    order = [
-        (family, i) for i in range(longest) for family in dealt if i < len(dealt[family])
-    ]
+    order = [(family, i) for i in range(longest) for family in dealt if i < len(dealt[family])]
     timing = passes(dealt, order, 1 if quick else RUNS)
     times: dict[str, dict[str, list[float]]] = timing["times"]
     times["oracle"] = {family: [] for family in dealt}

@@ -252,7 +252,9 @@ def deal_exact_jokers(rng, jokers: int, *, printed_wild: bool = False):
     else:
         wild = _draw(rng, deck, rng.choice([card for card in deck if card.rank != 0]))
     joker_cards = [card for card in deck if card.is_joker(wild)]
-    hand = [_draw(rng, deck, joker_cards.pop(rng.randrange(len(joker_cards)))) for _ in range(jokers)]
+    hand = [
+        _draw(rng, deck, joker_cards.pop(rng.randrange(len(joker_cards)))) for _ in range(jokers)
+    ]
     plain = [card for card in deck if not card.is_joker(wild)]
     while len(hand) < 13:
         hand.append(_draw(rng, deck, plain.pop(rng.randrange(len(plain)))))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 
 import click
-from click.utils import make_default_short_help
 
 # name: (module in web/commands/ exposing `command`, the first sentence of its docstring,
 # which `rummy-ledger --help` shortens to fit as click would).
@@ -25,12 +24,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "checkpoint",
         "Sign and store a tree head (size, root, time) over every sealed event.",
     ),
-    "db": ("db", "Database schema: every table, the event store's included, comes from migrations."),
+    "db": (
+        "db",
+        "Database schema: every table, the event store's included, comes from migrations.",
+    ),
     "demo": (
         "demo",
         "Migrate the database, fill it with simulated games if it has none, and serve the site.",
     ),
-    "export": ("export", "Write the records of GAME_IDS (or --all) as JSON Lines, one game a line."),
+    "export": (
+        "export",
+        "Write the records of GAME_IDS (or --all) as JSON Lines, one game a line.",
+    ),
     "hand": ("hand", "Evaluate a 13-card hand: best grouping, score and whether it can declare."),
     "import": (
         "import_records",
@@ -116,7 +121,9 @@ class LazyGroup(click.Group):
                     continue
                 rows.append((name, loaded.get_short_help_str(limit)))
             else:
-                rows.append((name, make_default_short_help(COMMANDS[name][1], limit)))
+                # A bare command with the same help shortens it exactly as click does.
+                listed = click.Command(name, help=COMMANDS[name][1])
+                rows.append((name, listed.get_short_help_str(limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
