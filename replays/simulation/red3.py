@@ -50,14 +50,19 @@ def setup_table(floor: Floor, number: int, rng: random.Random) -> Table:
     )
 
 
-def play(rng: random.Random, floor: Floor, table: Table, game_id: str) -> dict:
-    """Seat players at ``table`` and play a whole match; return its ``red3@1`` record."""
+def play(
+    rng: random.Random, floor: Floor, table: Table, game_id: str, *, rounds: int | None = None
+) -> dict:
+    """Seat players at ``table`` and play a whole match; return its ``red3@1`` record.
+
+    ``rounds`` fixes the match's length (benchmarks want long ones); by default it is drawn.
+    """
     players = tuple(floor.player_ids(rng, table))
     started_at = floor.start_time(rng)
     config = Red3Config(
         game_id=game_id,
         players=players,
-        rounds=rng.choice(ROUNDS),
+        rounds=rng.choice(ROUNDS) if rounds is None else rounds,
         first_player=rng.choice(players),
         table_id=table.id,
         started_at=started_at,
