@@ -3,8 +3,8 @@
 The match holds frozen value types (configuration, deals, books, round scores, a Counter of
 unseen cards) that the event store's transcoder does not know. Rather than teach the store
 each of them, a snapshot carries the match's state in the same text forms its events use,
-and a restored match is rebuilt from that text. ``rules`` and ``players`` are not stored:
-they follow from the configuration, as they do when ``Started`` is replayed.
+and a restored match is rebuilt from that text. What follows from other attributes is not
+stored twice (see ``_DERIVED``).
 
 >>> from domain.red3.table import Red3Config
 >>> from domain.red3.game import Red3Match
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 from domain.cards import Card
@@ -28,8 +29,23 @@ from domain.red3.table import Red3Config, Red3Deal
 
 # Kept by the library itself (identity, version, unsaved events), never in a snapshot.
 _LIBRARY = ("_id", "_version", "_pending_events")
-# Follow from ``config``: rebuilt on restore exactly as ``Started`` sets them.
-_DERIVED = ("rules", "players")
+# Rebuilt on restore: ``rules`` and ``players`` exactly as ``Started`` sets them from the
+# configuration; ``round_moves`` from ``steps``, which hold every move once more with its
+# round (half a long match's snapshot would otherwise be the same moves twice).
+_DERIVED = ("rules", "players", "round_moves")
+
+
+# A long match's snapshot holds thousands of cards (every past deal): restoring one looks
+# each text up here rather than going through the validating parser and the deal's checks,
+# which the events already passed when the match was first built.
+_CARDS: dict[str, Card] = {}
+
+
+def _card(text: str) -> Card:
+    card = _CARDS.get(text)
+    if card is None:
+        card = _CARDS[text] = Card.parse(text)
+    return card
 
 
 def _texts(cards) -> list[str]:
@@ -37,7 +53,32 @@ def _texts(cards) -> list[str]:
 
 
 def _parsed(texts) -> list[Card]:
-    return [Card.parse(text) for text in texts]
+    return [_CARDS.get(text) or _card(text) for text in texts]
+
+
+def _deal_in(data: Mapping) -> Red3Deal:
+    deal = object.__new__(Red3Deal)
+    put = object.__setattr__  # the fields exactly as Red3Deal.__post_init__ leaves them
+    put(deal, "first", data["first"])
+    put(deal, "hands", {p: tuple(_parsed(cards)) for p, cards in data["hands"].items()})
+    put(
+        deal,
+        "second_hands",
+        {p: tuple(_parsed(cards)) for p, cards in data["second_hands"].items()},
+    )
+    put(deal, "pile", tuple(_parsed(data["pile"])))
+    put(deal, "stock", None if data["stock"] is None else tuple(_parsed(data["stock"])))
+    return deal
+
+
+def _time_out(moment: datetime | None) -> str | None:
+    # Text, not the store's datetime envelope: a snapshot without envelopes decodes in one
+    # pass (see replays.transcodings.OrjsonTranscoder.decode).
+    return None if moment is None else moment.isoformat()
+
+
+def _time_in(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
 
 
 def _book_out(book: Book) -> dict:
@@ -80,7 +121,7 @@ _CODECS: dict[str, tuple[Callable, Callable]] = {
     "game_id": (_same, _same),
     "config": (Red3Config.to_dict, Red3Config.from_dict),
     "reported": (_same, _same),
-    "started_at": (_same, _same),  # a datetime: the store's transcoder handles it
+    "started_at": (_time_out, _time_in),
     "round": (_same, _same),
     "phase": (_same, _same),
     "round_scores": (
@@ -91,10 +132,9 @@ _CODECS: dict[str, tuple[Callable, Callable]] = {
     "winners": (list, tuple),
     "deals": (
         lambda deals: [d.to_dict() for d in deals],
-        lambda data: [Red3Deal.from_dict(d) for d in data],
+        lambda data: [_deal_in(d) for d in data],
     ),
     "deal_times": (list, list),
-    "round_moves": (_same, _same),
     "steps": (_same, _same),
     "step_versions": (list, list),
     "hands": (_per_player(_texts), _per_player(_parsed)),
@@ -108,12 +148,12 @@ _CODECS: dict[str, tuple[Callable, Callable]] = {
     "stock": (_maybe(_texts), _maybe(_parsed)),
     "unseen": (
         lambda unseen: {str(card): count for card, count in unseen.items()},
-        lambda data: Counter({Card.parse(text): count for text, count in data.items()}),
+        lambda data: Counter({_card(text): count for text, count in data.items()}),
     ),
     "current": (_same, _same),
     "out": (_same, _same),
-    "_created_on": (_same, _same),
-    "_modified_on": (_same, _same),
+    "_created_on": (_time_out, _time_in),
+    "_modified_on": (_time_out, _time_in),
 }
 
 
@@ -147,4 +187,17 @@ def restore_state(state: Mapping[str, Any]) -> dict[str, Any]:
     config = attributes["config"]
     attributes["rules"] = config.profile
     attributes["players"] = config.players
+    attributes["round_moves"] = _round_moves(attributes["steps"])
     return attributes
+
+
+def _round_moves(steps: list[dict]) -> list[list[dict]]:
+    """Each round's moves from the steps: a deal starts a round, every other step is a move
+    of the round in progress (``Red3Match._dealt`` and ``_record`` build both this way)."""
+    rounds: list[list[dict]] = []
+    for step in steps:
+        if step["type"] == "deal":
+            rounds.append([])
+        else:
+            rounds[-1].append({key: value for key, value in step.items() if key != "round"})
+    return rounds
