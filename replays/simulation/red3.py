@@ -20,11 +20,11 @@ import random
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from domain.cards import Card, deck_order
+from domain.cards import Card
 from domain.red3.game import Red3Config, Red3Match
 from domain.red3.hints import fitting_cards, related, suggest_books
 from domain.red3.rules import held_penalty, is_red_three, is_wild, lay_down_value
-from domain.red3.table import deal_from_order
+from domain.red3.shuffle import commitment, derive_red3_deal
 from replays.red3_records import red3_record_of
 from replays.simulation.tables import SEAT_COUNT_WEIGHTS, Floor, Table, timestamp
 
@@ -59,6 +59,13 @@ def play(
     """
     players = tuple(floor.player_ids(rng, table))
     started_at = floor.start_time(rng)
+    # The operator's server commits to one seed for the match; each seat adds its own.
+    server_seed = rng.randbytes(32)
+    shuffle = {
+        "commitment": commitment(server_seed),
+        "seed": server_seed.hex(),
+        "client_seeds": {p: rng.randbytes(16).hex() for p in players},
+    }
     config = Red3Config(
         game_id=game_id,
         players=players,
@@ -66,15 +73,15 @@ def play(
         first_player=rng.choice(players),
         table_id=table.id,
         started_at=started_at,
+        shuffle=shuffle,
     )
     match = Red3Match.start(config)
     clock = _Clock(started_at, rng)
     bots = {p: Red3Bot(p, rng, careless=table.beginners and floor.is_novice(p)) for p in players}
     for number in range(1, config.rounds + 1):
-        order = deck_order(len(players), 2)
-        rng.shuffle(order)
         first = config.first_player_of(number)
-        match.deal(deal_from_order(order, players, first), at=clock.tick("deal"))
+        deal = derive_red3_deal(shuffle, players, number, first=first, rules=config.profile)
+        match.deal(deal, at=clock.tick("deal"))
         while match.phase in ("pick", "play"):
             bots[match.current_player].turn(match, clock)
     return red3_record_of(match).to_dict()
