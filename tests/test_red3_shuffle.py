@@ -221,3 +221,23 @@ def test_a_deal_from_seeds_plays_through_the_match_aggregate():
     match.deal(derive_red3_deal(block(), PLAYERS, 1, first=config.first_player_of(1)))
     assert Counter(match.deals[0].cards()) == red3_deck(3)
     assert isinstance(match.deals[0], Red3Deal)
+
+
+def test_the_known_answer_in_docs_integrity():
+    server = b"rummy-ledger"
+    seeds = {
+        "commitment": commitment(server),
+        "seed": server.hex(),
+        "client_seeds": {"p1": b"p1".hex(), "p2": b"p2".hex()},
+    }
+    key = domain.red3.shuffle.round_key(server, 1)
+    assert key.hex() == "058317ad1cd84993186db49592bae974eec902ef442410fc680ec0d79c769013"
+    order = domain.red3.shuffle.derive_red3_order(server, [b"p1", b"p2"], 1, 2)
+    assert " ".join(map(str, order[:10])) == "9H JK 6C 8D 3D 2S 2H JD KH 5D"
+    deal = derive_red3_deal(seeds, ["p1", "p2"], 1, first="p1")
+    assert " ".join(map(str, deal.hands["p1"])) == "9H 6C 3D 2H KH TS QH"
+    assert " ".join(map(str, deal.second_hands["p2"])) == "9C TC 2S 4D 7S KC KS"
+    assert [str(c) for c in deal.pile] == ["7H", "5S"]
+    assert " ".join(map(str, deal.stock[:5])) == "AS 8C 8C 6S 6D"
+    deal = derive_red3_deal(seeds, ["p1", "p2"], 2, first="p2")
+    assert " ".join(map(str, deal.hands["p1"])) == "5S TH 3C 3D 2C 8H 7S"
