@@ -182,7 +182,7 @@ class Ledger(Application):
         *,
         expected_version: int | None = None,
     ) -> Game:
-        """Apply one FORMAT.md move dict and store its event(s); returns the updated game.
+        """Apply one docs/record-format.md move dict and store its event(s); returns the updated game.
 
         ``expected_version`` is the version the caller last saw: when the game has moved on
         since, :class:`ConcurrentWrite` is raised and nothing is stored."""

@@ -44,7 +44,7 @@ def setup_table(floor: Floor, number: int, rng: random.Random) -> Table:
         decks=seats,
         jokers_per_deck=2,
         currency=floor.currency,
-        point_value=Decimal("0"),  # RULES.md §2 names no stakes: a match settles in points
+        point_value=Decimal("0"),  # docs/rules.md §2 names no stakes: a match settles in points
         fee_percent=Decimal("0"),
         beginners=seats == 2 and rng.random() < 0.4,
     )
