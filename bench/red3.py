@@ -1,13 +1,19 @@
 """Red 3 Rummy: playing a record through the rules, and rebuilding a stored match's replay.
 
-Two figures, each beside a baseline measured in the same run on the same matches:
+Three figures, each beside a baseline measured in the same run:
 
 - **record play** (events/s): parsing a ``red3@1`` record and playing it through the match
   aggregate (every rule checked), against just decoding the same JSON lines (the floor of
   any importer);
 - **replay rebuild** (steps/s): every table state of a stored match from one read of its
   events (what the replay viewer builds on a first visit), against a raw read of the same
-  stored rows (SQLite).
+  stored rows (SQLite);
+- **first view of a long match** (ms): the table at the last move of a 10-round match,
+  viewed for the first time in the process (no cache holds anything of it; the
+  ``Ledger`` has served one other game, as a running server's has), with the match's
+  snapshot and with snapshots switched off (how every Red 3 match loaded before it had
+  them), against
+  the same first view of a 13-card game stored in the same database.
 
 The matches are simulated (``replays.simulation.red3``) with a fixed seed.
 """
@@ -22,7 +28,7 @@ import time
 from typing import Any
 
 from replays.application import Ledger
-from replays.red3_ledger import record_match, replay_states
+from replays.red3_ledger import record_match, replay_states, state_at
 from replays.red3_records import parse_red3_record
 from replays.simulation.red3 import play, setup_table
 from replays.simulation.tables import Floor
@@ -34,6 +40,97 @@ def matches(count: int) -> list[dict]:
         play(random.Random(i), floor, setup_table(floor, 1 + i % 24, random.Random(i)), f"B3-{i}")
         for i in range(count)
     ]
+
+
+def long_matches(count: int, rounds: int = 10) -> list[dict]:
+    floor = Floor(seed=37, variants=("red3",))
+    return [
+        play(
+            random.Random(100 + i),
+            floor,
+            setup_table(floor, 1 + i % 24, random.Random(i)),
+            f"B3-LONG-{i}",
+            rounds=rounds,
+        )
+        for i in range(count)
+    ]
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def _first_views(url: str, views: list[tuple[str, Any]], env: dict | None = None) -> float:
+    """Median seconds of each ``view(ledger, game_id)``, each game viewed once by a Ledger
+    that has served one other game first (as a running server's has: its SQL compiled),
+    so nothing of the viewed game is cached in the process."""
+    ledger = Ledger(url, env=env)
+    (warm_id, warm_view), *measured = views
+    warm_view(ledger, warm_id)
+    times = []
+    for game_id, view in measured:
+        start = time.perf_counter()
+        view(ledger, game_id)
+        times.append(time.perf_counter() - start)
+    return _median(times)
+
+
+def first_view(quick: bool = False) -> dict[str, Any]:
+    """The table at the last move of 10-round Red 3 matches and of 13-card games."""
+    from replays.simulation import Simulation, store_games
+    from replays.simulation.tables import Floor as SimFloor
+
+    count = 3 if quick else 16
+    records = long_matches(count)
+    thirteen = list(Simulation(SimFloor(seed=37, variants=("points",))).games(count))
+    with tempfile.TemporaryDirectory() as folder:
+        url = f"sqlite:///{os.path.join(folder, 'first-view.sqlite3')}"
+        ledger = Ledger(url)
+        steps, events = {}, 0
+        for record in records:
+            match = record_match(ledger, parse_red3_record(record))
+            steps[record["game_id"]] = len(match.steps)
+            events += match.version
+        store_games(thirteen, url)
+        moves = {r["game_id"]: ledger.move_count(r["game_id"])[0] for r in thirteen}
+
+        def red3_view(ledger, game_id):
+            return state_at(ledger, game_id, steps[game_id])
+
+        def thirteen_view(ledger, game_id):
+            return ledger.state_at(game_id, moves[game_id])
+
+        red3_views = [(g, red3_view) for g in steps]
+        thirteen_views = [(g, thirteen_view) for g in moves]
+        no_snapshots = {"IS_SNAPSHOTTING_ENABLED": "n"}
+        with_s = _first_views(url, red3_views)
+        without_s = _first_views(url, red3_views, no_snapshots)
+        baseline_s = _first_views(url, thirteen_views)
+    return {
+        "long_matches": count,
+        "long_match_events_mean": round(events / count),
+        "first_view_ms": round(1000 * with_s, 1),
+        "first_view_without_snapshots_ms": round(1000 * without_s, 1),
+        "thirteen_card_first_view_ms": round(1000 * baseline_s, 1),
+        "rows": [
+            {
+                "benchmark": "red3: first view, last move of a 10-round match, snapshots (ms)",
+                "figure": round(1000 * with_s, 1),
+                "baseline": round(1000 * baseline_s, 1),
+                "baseline_is": "the same first view of a 13-card game",
+                "ratio": round(baseline_s / with_s, 3),
+            },
+            {
+                "benchmark": "red3: first view, last move of a 10-round match, no snapshots (ms)",
+                "figure": round(1000 * without_s, 1),
+                "baseline": round(1000 * baseline_s, 1),
+                "baseline_is": "the same first view of a 13-card game",
+                "ratio": round(baseline_s / without_s, 3),
+            },
+        ],
+    }
 
 
 def _best(fn, repeats: int) -> float:
@@ -75,6 +172,8 @@ def run(quick: bool = False) -> dict[str, Any]:
         "raw_read_steps_per_s": round(steps / raw_s),
         "replay_ms_per_match": round(1000 * rebuild_s / count, 1),
     }
+    viewed = first_view(quick)
+    result.update({k: v for k, v in viewed.items() if k != "rows"})
     result["rows"] = [
         {
             "benchmark": "red3: record played through the rules (events/s)",
@@ -90,5 +189,6 @@ def run(quick: bool = False) -> dict[str, Any]:
             "baseline_is": "raw select of the same stored events",
             "ratio": round(raw_s / rebuild_s, 3),
         },
+        *viewed["rows"],
     ]
     return result

@@ -87,7 +87,7 @@ class BadDeal(RuleViolation):
 
 
 class BadMove(RuleViolation):
-    """A move dict that is not in FORMAT.md's vocabulary (unknown type, missing field)."""
+    """A move dict that is not in the record format's vocabulary (unknown type, missing field)."""
 
 
 class NotDealt(RuleViolation):

@@ -1,6 +1,6 @@
 """The 13-card game as an event-sourced aggregate: a game is nothing but its events.
 
-Each command checks the rules (RULES.md §1) first and raises a named
+Each command checks the rules (docs/rules.md §1) first and raises a named
 :class:`~domain.errors.RuleViolation` that records nothing; only then is an event
 triggered, and the event's body — replayed verbatim whenever the game is rebuilt — just
 moves cards. Event bodies hold no clock and no randomness: the record's time of a move
@@ -787,7 +787,7 @@ class Game(Aggregate, metaclass=_GameType):
 
     @property
     def moves(self) -> list[dict]:
-        """The moves so far as FORMAT.md move dicts, in play order (``at`` when recorded)."""
+        """The moves so far as docs/record-format.md move dicts, in play order (``at`` when recorded)."""
         return copy.deepcopy(self._moves)
 
     @property

@@ -1,4 +1,4 @@
-"""Groups (melds) of 13-card rummy and the score of a submitted grouping (RULES.md §1).
+"""Groups (melds) of 13-card rummy and the score of a submitted grouping (docs/rules.md §1).
 
 A group is a pure sequence, an impure sequence or a set; anything else is invalid and says why:
 
@@ -193,7 +193,7 @@ _FACE_POINTS = tuple(Card(rank, "S").face_points if rank else 0 for rank in rang
 
 
 class ScoringCase(StrEnum):
-    """Which cards of a losing hand count (RULES.md §1 "Scoring a losing hand")."""
+    """Which cards of a losing hand count (docs/rules.md §1.6)."""
 
     NO_PURE_SEQUENCE = "no_pure_sequence"  # all 13 cards count
     PURE_ONLY = "pure_but_fewer_than_two_sequences"  # all but the pure sequence count

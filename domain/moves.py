@@ -1,4 +1,4 @@
-"""FORMAT.md's move vocabulary onto the game's commands: the one place that maps them.
+"""the record format's move vocabulary onto the game's commands: the one place that maps them.
 
 The importer, ``rummy-ledger settle``, the ingest API and the ledger application all play
 moves through :func:`apply_move`, so a move means the same thing wherever it comes from.
@@ -34,7 +34,7 @@ _REQUIRED = {
 
 
 def apply_move(game: Game, move: Mapping[str, Any]) -> None:
-    """Apply one FORMAT.md move dict (``{"player": "p1", "type": "pick", ...}``) to ``game``.
+    """Apply one docs/record-format.md move dict (``{"player": "p1", "type": "pick", ...}``) to ``game``.
 
     Raises a :class:`~domain.errors.RuleViolation` (nothing recorded) when the move is
     malformed or illegal.
@@ -80,7 +80,7 @@ def apply_move(game: Game, move: Mapping[str, Any]) -> None:
 
 
 def as_deal(value: Any) -> Deal:
-    """A :class:`Deal` from a Deal, a FORMAT.md ``deal`` block, or any object with
+    """A :class:`Deal` from a Deal, a docs/record-format.md ``deal`` block, or any object with
     ``hands``, ``wild``, ``open``/``open_card`` and ``stock`` attributes."""
     if isinstance(value, Deal):
         return value

@@ -1,4 +1,4 @@
-"""Rule profiles: every number RULES.md lets an operator set differently, as data.
+"""Rule profiles: every number docs/rules.md lets an operator set differently, as data.
 
 >>> get_profile("deccan").deal_show
 'flat'
@@ -22,7 +22,7 @@ class UnknownProfile(ValueError):
 @dataclass(frozen=True)
 class RuleProfile:
     name: str
-    # Table (RULES.md §1 "Cards and table"); a record's `table` block may override decks.
+    # Table (docs/rules.md §1.2); a record's `table` block may override decks.
     decks: int = 2
     jokers_per_deck: int = 1
     min_players: int = 2

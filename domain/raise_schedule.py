@@ -1,4 +1,4 @@
-"""The point value in force in each round (RULES.md §1 "Money").
+"""The point value in force in each round (docs/rules.md §1.7).
 
 Points Rummy has one value. Raise Rummy starts at ``point_value`` and rises by ``raise_step``
 each round up to ``raise_max``, or follows an explicit schedule whose last value holds after.

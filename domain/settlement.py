@@ -1,4 +1,4 @@
-"""Who pays what when a 13-card game ends (RULES.md §1 "Scoring a losing hand", "Money").
+"""Who pays what when a 13-card game ends (docs/rules.md §1.6 and §1.7).
 
 :func:`compute_settlement` is a pure function of the game's facts — how each player's game
 ended, the cards each held, the grouping each showed — so an audit can recompute a payout

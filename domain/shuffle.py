@@ -147,7 +147,7 @@ class DealtCards:
         return self.wild_position + 2
 
     def to_dict(self) -> dict[str, Any]:
-        """The FORMAT.md ``deal`` block."""
+        """The docs/record-format.md ``deal`` block."""
         return {
             "hands": {player: [str(c) for c in hand] for player, hand in self.hands.items()},
             "wild": str(self.wild),
@@ -322,9 +322,9 @@ def verify_deal(
 ) -> DealMismatch | None:
     """Check a recorded deal (and its closed picks) against the deal its seeds derive.
 
-    ``record_deal`` is a FORMAT.md ``deal`` block (cards as text or :class:`Card`) or any
+    ``record_deal`` is a docs/record-format.md ``deal`` block (cards as text or :class:`Card`) or any
     object with ``hands``, ``wild``, ``open``/``open_card`` and ``stock`` attributes.
-    ``moves`` are FORMAT.md move dicts (or objects with ``type``, ``player``, ``source``/
+    ``moves`` are docs/record-format.md move dicts (or objects with ``type``, ``player``, ``source``/
     ``from`` and ``card``); closed picks are checked against the derived stock until the
     first reshuffle, whose new order the record carries itself. Returns ``None`` when every
     card matches, else the first :class:`DealMismatch`. A block without a revealed seed

@@ -14,7 +14,7 @@ place's 4.
 
 Wild-rank cards are not in the tables: every one of them is one of the hand's jokers, and
 in a sequence of its own suit, standing as itself costs one joker exactly as a joker
-standing in at that place would. The one difference is purity (RULES.md: a wild card in its
+standing in at that place would. The one difference is purity (docs/rules.md: a wild card in its
 own place keeps a sequence pure), so ``pure_at`` marks the places where the suit holds a
 wild card: a sequence whose only missing place is one of them is pure. (The solver deals
 with groups whose only card standing as itself is a wild card, ``7C JK JK``.)

@@ -373,7 +373,7 @@ class Deal:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Deal:
-        """FORMAT.md's ``deal`` block: ``hands``, ``wild``, ``open``, optional ``stock``."""
+        """the record format's ``deal`` block: ``hands``, ``wild``, ``open``, optional ``stock``."""
         if isinstance(data, Deal):
             return data
         if not isinstance(data, Mapping):

@@ -82,8 +82,8 @@ class Ledger(Application):
     """Use cases over stored games. One instance per process; it is thread-safe."""
 
     name = "Ledger"
-    snapshotting_intervals: ClassVar[dict] = {Game: SNAPSHOT_INTERVAL}
-    snapshotting_projectors: ClassVar[dict] = {Game: project_game}
+    snapshotting_intervals: ClassVar[dict] = {Game: SNAPSHOT_INTERVAL, Red3Match: SNAPSHOT_INTERVAL}
+    snapshotting_projectors: ClassVar[dict] = {Game: project_game, Red3Match: project_game}
 
     def __init__(self, url: str | None = None, env: Mapping[str, str] | None = None) -> None:
         settings = {
@@ -128,10 +128,11 @@ class Ledger(Application):
         snapshots = []
         for aggregate_id, first in first_versions.items():
             game = processing_event.aggregates.get(aggregate_id)
-            if not isinstance(game, Game):
+            interval = self.snapshotting_intervals.get(type(game))
+            if interval is None:
                 continue
-            if game.version // SNAPSHOT_INTERVAL > (first - 1) // SNAPSHOT_INTERVAL:
-                snapshots.append(Game.Snapshot.take(game))
+            if game.version // interval > (first - 1) // interval:
+                snapshots.append(type(game).Snapshot.take(game))
         if snapshots:
             self.snapshots.put(snapshots)
 
@@ -181,7 +182,7 @@ class Ledger(Application):
         *,
         expected_version: int | None = None,
     ) -> Game:
-        """Apply one FORMAT.md move dict and store its event(s); returns the updated game.
+        """Apply one docs/record-format.md move dict and store its event(s); returns the updated game.
 
         ``expected_version`` is the version the caller last saw: when the game has moved on
         since, :class:`ConcurrentWrite` is raised and nothing is stored."""

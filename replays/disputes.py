@@ -35,7 +35,7 @@ from domain.dispute import CASE_ID_PATTERN, DisputeCase, DisputeError
 from replays.dispute_projection import DisputeCaseRow
 from replays.models import GameRow
 
-# Red 3 Rummy has no stakes (RULES.md §2): ISO 4217's code for "no currency".
+# Red 3 Rummy has no stakes (docs/rules.md §2): ISO 4217's code for "no currency".
 NO_CURRENCY = "XXX"
 SAVE_ATTEMPTS = 12
 

@@ -62,6 +62,21 @@ def test_game_ids_are_unique_and_name_table_seed_and_index():
     assert ids[7].endswith(f"-{BATCH_SEED}-000007")
 
 
+def test_runs_of_different_variants_with_one_seed_import_into_one_database(database_url):
+    # Regression: both runs used to name game i of seed 7 alike, so the second import
+    # reported every one of its games as a conflict.
+    points = list(Simulation(Floor(seed=7, variants=("points",))).games(6))
+    raises = list(Simulation(Floor(seed=7, variants=("raise",))).games(6))
+    assert {r["variant"] for r in points} == {"points"}
+    assert {r["variant"] for r in raises} == {"raise"}
+    assert not {r["game_id"] for r in points} & {r["game_id"] for r in raises}
+    first = store_games(points, database_url)
+    second = store_games(raises, database_url)
+    assert (first.stored, first.rejected) == (6, [])
+    assert (second.stored, second.already, second.rejected) == (6, 0, [])
+    assert len(Ledger(database_url).list_game_ids()) == 12
+
+
 # -- every game legal ------------------------------------------------------------------------
 
 

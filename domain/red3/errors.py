@@ -15,7 +15,7 @@ from domain.errors import RuleViolation
 
 
 class IllegalBook(RuleViolation):
-    """Laid-down cards that make no book (RULES.md §2 "Books")."""
+    """Laid-down cards that make no book (docs/rules.md §2.3)."""
 
 
 class OpeningTooLow(RuleViolation):

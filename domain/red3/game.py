@@ -46,6 +46,7 @@ from domain.game import GAME_NAMESPACE
 from domain.red3.errors import IllegalAddition, IllegalBook, OpeningTooLow, RoundOver
 from domain.red3.rules import Book, BookError, lay_down_value, make_book
 from domain.red3.scoring import Red3Settlement, RoundScore, leaders, score_round, settle_match
+from domain.red3.snapshot import restore_state, snapshot_state
 from domain.red3.state import Red3TableState, table_state
 from domain.red3.table import Red3Config, Red3Deal, deal_from_order, red3_deck
 from domain.timestamps import format_time, parse_time
@@ -86,7 +87,23 @@ class Red3Match(Aggregate):
         TOPIC = "rummy_ledger.red3:Red3Match.Created"
 
     class Snapshot(Aggregate.Snapshot):
+        """The match's state in the text forms its events use (``domain.red3.snapshot``)."""
+
         TOPIC = "rummy_ledger.red3:Red3Match.Snapshot"
+
+        @classmethod
+        def take(cls, aggregate: Red3Match) -> Red3Match.Snapshot:
+            snapshot = super().take(aggregate)
+            object.__setattr__(snapshot, "state", snapshot_state(snapshot.state))
+            return snapshot
+
+        def mutate(self, _: None) -> Red3Match:
+            match = object.__new__(Red3Match)
+            attributes = restore_state(self.state)
+            attributes.update(_id=self.originator_id, _version=self.originator_version)
+            attributes["_pending_events"] = []
+            object.__setattr__(match, "__dict__", attributes)
+            return match
 
     @staticmethod
     def create_id(game_id: str) -> UUID:

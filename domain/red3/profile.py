@@ -1,6 +1,6 @@
 """Red 3 Rummy's rule choices as data, the way `domain/profiles.py` holds 13-card rummy's.
 
-Every number RULES.md §2 fixes, and every reading the seed text leaves open, sits here once
+Every number docs/rules.md §2 fixes, and every reading it takes where play leaves room, sits here once
 (docs/red3-rules.md explains each choice). A match names its rules; ``standard`` is the only
 profile today, and tests build variations with :func:`dataclasses.replace`.
 
@@ -25,7 +25,7 @@ DEFAULT_RED3_RULES = "standard"
 @dataclass(frozen=True)
 class Red3Rules:
     name: str = DEFAULT_RED3_RULES
-    # Table: one pack with its two printed jokers per player (RULES.md §2).
+    # Table: one pack with its two printed jokers per player (docs/rules.md §2).
     min_players: int = 2
     jokers_per_pack: int = 2
     hand_size: int = 7  # each player gets two hands of this size

@@ -2,7 +2,7 @@
 
 Twos and printed jokers are wild. A book is a **kind** (3+ cards of one rank, identical cards
 allowed) or a **run** (3+ consecutive cards of one suit, Ace high or low, never wrapping), with
-at most one wild card and never a red three (RULES.md §2).
+at most one wild card and never a red three (docs/rules.md §2).
 
 >>> book = make_book(parse_cards("7S 7S 7H JK"))
 >>> book.kind.value, str(book), book.value()
@@ -33,7 +33,7 @@ from domain.red3.profile import Red3Rules, get_red3_rules
 
 ACE_LOW, ACE_HIGH = 1, 14  # run positions: an Ace sits below the 2 or above the King
 RED_SUITS = ("H", "D")
-# RULES.md fixes one wild per book; run arrangement below relies on it.
+# docs/rules.md fixes one wild per book; run arrangement below relies on it.
 WILDS_PER_BOOK = 1
 
 

@@ -1,8 +1,8 @@
-"""Red 3 Rummy scores: each round's, the running totals, and the match winner (RULES.md §2).
+"""Red 3 Rummy scores: each round's, the running totals, and the match winner (docs/rules.md §2).
 
 A player's round score is the value of the books they laid down minus the cards they still
 hold in both hands (a red three held costs 30, any other card its value in a kind). The
-player who went out holds nothing. Red 3 Rummy has no stakes in RULES.md, so a match settles
+player who went out holds nothing. Red 3 Rummy has no stakes in docs/rules.md, so a match settles
 in points only: the highest running total after the last round wins; a tie shares the win.
 
 >>> from domain.cards import parse_cards

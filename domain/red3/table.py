@@ -30,7 +30,7 @@ __all__ = ["Red3Config", "Red3Deal", "deal_from_order", "deck_order", "red3_deck
 
 
 def red3_deck(players: int, rules: Red3Rules | None = None) -> Counter[Card]:
-    """One pack with its two printed jokers per player (RULES.md §2)."""
+    """One pack with its two printed jokers per player (docs/rules.md §2)."""
     rules = rules or get_red3_rules()
     return full_deck(players, rules.jokers_per_pack)
 

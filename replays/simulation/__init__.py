@@ -1,6 +1,6 @@
 """Simulated play: bots at a floor of tables, producing games for the ledger.
 
-``Simulation(Floor(seed=7)).games(1000)`` yields FORMAT.md records (deterministic for the
+``Simulation(Floor(seed=7)).games(1000)`` yields docs/record-format.md records (deterministic for the
 seed); :func:`store_games` stores them through the ledger's import use case, the same one
 operators' records go through, and :func:`write_records` writes them as JSON Lines.
 ``rummy-ledger simulate`` and ``rummy-ledger demo`` are the command-line faces of this.

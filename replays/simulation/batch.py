@@ -1,7 +1,7 @@
 """Many simulated games: deterministic per game, optionally spread over processes.
 
 Game ``i`` of a run with seed ``s`` draws everything from its own generator seeded with
-``(s, i)``, so it is the same game whether it is simulated alone, in a batch of a million,
+``(s, i)`` and is called ``<table>-<variant>-<s>-<i>`` (``T7-raise-7-000123``), so it is the same game whether it is simulated alone, in a batch of a million,
 or by one of several worker processes; ``--jobs`` changes the speed, never the records.
 
 >>> run = Simulation(Floor(seed=1))
@@ -34,7 +34,10 @@ class Simulation:
         return {n: self.floor.table(n) for n in range(1, self.floor.tables + 1)}
 
     def game_id(self, table: Table, index: int) -> str:
-        return f"{table.id}-{self.floor.seed}-{index:06d}"
+        # The variant is part of the id: runs of different variants with one seed pick the
+        # same tables and indexes, so without it their different games would share ids and
+        # importing both would turn every second game into a conflict.
+        return f"{table.id}-{table.variant}-{self.floor.seed}-{index:06d}"
 
     def game(self, index: int) -> dict:
         """Game number ``index`` of this run, as a record with its ``reported`` block."""

@@ -28,7 +28,7 @@ class Deal:
     shuffle: dict | None = field(default=None)
 
     def to_record(self) -> dict:
-        """The record's ``deal`` block (FORMAT.md)."""
+        """The record's ``deal`` block (docs/record-format.md)."""
         return {
             "hands": {player: [str(c) for c in hand] for player, hand in self.hands.items()},
             "wild": str(self.wild),

@@ -20,11 +20,11 @@ import random
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from domain.cards import Card, deck_order
+from domain.cards import Card
 from domain.red3.game import Red3Config, Red3Match
 from domain.red3.hints import fitting_cards, related, suggest_books
 from domain.red3.rules import held_penalty, is_red_three, is_wild, lay_down_value
-from domain.red3.table import deal_from_order
+from domain.red3.shuffle import commitment, derive_red3_deal
 from replays.red3_records import red3_record_of
 from replays.simulation.tables import SEAT_COUNT_WEIGHTS, Floor, Table, timestamp
 
@@ -44,32 +44,44 @@ def setup_table(floor: Floor, number: int, rng: random.Random) -> Table:
         decks=seats,
         jokers_per_deck=2,
         currency=floor.currency,
-        point_value=Decimal("0"),  # RULES.md §2 names no stakes: a match settles in points
+        point_value=Decimal("0"),  # docs/rules.md §2 names no stakes: a match settles in points
         fee_percent=Decimal("0"),
         beginners=seats == 2 and rng.random() < 0.4,
     )
 
 
-def play(rng: random.Random, floor: Floor, table: Table, game_id: str) -> dict:
-    """Seat players at ``table`` and play a whole match; return its ``red3@1`` record."""
+def play(
+    rng: random.Random, floor: Floor, table: Table, game_id: str, *, rounds: int | None = None
+) -> dict:
+    """Seat players at ``table`` and play a whole match; return its ``red3@1`` record.
+
+    ``rounds`` fixes the match's length (benchmarks want long ones); by default it is drawn.
+    """
     players = tuple(floor.player_ids(rng, table))
     started_at = floor.start_time(rng)
+    # The operator's server commits to one seed for the match; each seat adds its own.
+    server_seed = rng.randbytes(32)
+    shuffle = {
+        "commitment": commitment(server_seed),
+        "seed": server_seed.hex(),
+        "client_seeds": {p: rng.randbytes(16).hex() for p in players},
+    }
     config = Red3Config(
         game_id=game_id,
         players=players,
-        rounds=rng.choice(ROUNDS),
+        rounds=rng.choice(ROUNDS) if rounds is None else rounds,
         first_player=rng.choice(players),
         table_id=table.id,
         started_at=started_at,
+        shuffle=shuffle,
     )
     match = Red3Match.start(config)
     clock = _Clock(started_at, rng)
     bots = {p: Red3Bot(p, rng, careless=table.beginners and floor.is_novice(p)) for p in players}
     for number in range(1, config.rounds + 1):
-        order = deck_order(len(players), 2)
-        rng.shuffle(order)
         first = config.first_player_of(number)
-        match.deal(deal_from_order(order, players, first), at=clock.tick("deal"))
+        deal = derive_red3_deal(shuffle, players, number, first=first, rules=config.profile)
+        match.deal(deal, at=clock.tick("deal"))
         while match.phase in ("pick", "play"):
             bots[match.current_player].turn(match, clock)
     return red3_record_of(match).to_dict()

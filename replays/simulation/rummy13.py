@@ -1,4 +1,4 @@
-"""One simulated game of 13-card rummy (Points or Raise), played by bots, as a FORMAT.md record.
+"""One simulated game of 13-card rummy (Points or Raise), played by bots, as a docs/record-format.md record.
 
 The loop keeps only the table facts a dealer would (hands, open pile, stock, who is out)
 to know whose turn it is and what each seat sees; the rules themselves are enforced when
@@ -169,7 +169,7 @@ class _Game:
         if finish.valid:
             self.shows(player)
             return True
-        # A wrong show: the player is out. RULES.md is silent on the finish card; the
+        # A wrong show: the player is out. docs/rules.md is silent on the finish card; the
         # aggregate puts it on the open pile like a discard (docs/rules-choices.md).
         self.out.add(player)
         self.open_pile.append(finish.card)

@@ -58,7 +58,7 @@ class Table:
     beginners: bool = False  # most seats go to novices (slow, careless play)
 
     def stakes(self) -> dict:
-        """The record's ``stakes`` block (FORMAT.md)."""
+        """The record's ``stakes`` block (docs/record-format.md)."""
         stakes = {
             "currency": self.currency,
             "point_value": str(self.point_value),
@@ -150,7 +150,7 @@ class Floor:
 
 
 def timestamp(moment: datetime) -> str:
-    """FORMAT.md's ISO-8601 UTC form: ``2025-03-01T18:04:05Z``."""
+    """the record format's ISO-8601 UTC form: ``2025-03-01T18:04:05Z``."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

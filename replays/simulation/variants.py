@@ -2,7 +2,7 @@
 
 A variant brings three functions: ``setup_table(floor, number, rng)`` fixes a table's
 seats, packs and stakes; ``play(rng, floor, table, game_id)`` plays one game at it and
-returns the game's record (a FORMAT.md object, or the variant's own record shape); and
+returns the game's record (a docs/record-format.md object, or the variant's own record shape); and
 ``report(record, rng, discrepancy_rate)`` gives the operator's ``reported`` block for it.
 
 >>> sorted(name for name in VARIANTS if name in ("points", "raise"))
