@@ -1,0 +1,55 @@
+"""Which operator a game belongs to: the one whose token created it through the API.
+
+Operators are kept apart by this table alone. A token names its operator
+(:mod:`replays.tokens`); ``POST /api/v1/games`` records the game's owner in the same
+transaction as the game's first save (:func:`save_owned_game`), so a game the API created
+always has its owner and a crash can leave neither behind without the other. Every other
+API call on a game first asks :func:`owner_of`: another operator's game answers exactly as
+a game that does not exist. Games stored by ``rummy-ledger import`` (or the simulator)
+have no owner, so no operator reaches them through the API.
+
+The owner is not in the game's events: it is an access rule of this deployment, not a fact
+of the game. Kept out, the events (and so the integrity tree, exports and re-imports) are
+the same whichever way a game arrived, and moving a game to another operator never
+rewrites history. Nor is it a projection: ``projections rebuild`` cannot recompute it from
+the events, so it never touches this table.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Mapped, mapped_column
+
+from replays.db import Base, session_factory
+
+
+class GameOwner(Base):
+    __tablename__ = "game_owners"
+
+    game_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    operator: Mapped[str] = mapped_column(sa.String(64), index=True)
+    created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
+
+
+def save_owned_game(ledger, game, operator: str) -> None:
+    """Save a new ``game`` and record ``operator`` as its owner, in one transaction.
+
+    Raises :class:`replays.application.GameExists` (and stores nothing) when the id is
+    taken. The owner row is written after the events because the save's first statement
+    takes the store's write lock (``BEGIN IMMEDIATE`` on SQLite), which must open the
+    transaction.
+    """
+    with ledger.recorder.transaction(commit=True) as session:
+        ledger._save(game, creating=True)
+        session.add(
+            GameOwner(game_id=game.game_id, operator=operator, created_at=datetime.now(UTC))
+        )
+        session.flush()
+
+
+def owner_of(game_id: str, *, url: str | None = None) -> str | None:
+    """The operator owning ``game_id``, or None (imported, or no such game)."""
+    with session_factory(url)() as session:
+        return session.scalar(sa.select(GameOwner.operator).where(GameOwner.game_id == game_id))
