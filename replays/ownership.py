@@ -20,8 +20,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
+from eventsourcing.persistence import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
+from replays.application import GameExists
 from replays.db import Base, session_factory
 
 
@@ -41,12 +43,17 @@ def save_owned_game(ledger, game, operator: str) -> None:
     takes the store's write lock (``BEGIN IMMEDIATE`` on SQLite), which must open the
     transaction.
     """
-    with ledger.recorder.transaction(commit=True) as session:
-        ledger._save(game, creating=True)
-        session.add(
-            GameOwner(game_id=game.game_id, operator=operator, created_at=datetime.now(UTC))
-        )
-        session.flush()
+    try:
+        with ledger.recorder.transaction(commit=True) as session:
+            ledger._save(game, creating=True)
+            session.add(
+                GameOwner(game_id=game.game_id, operator=operator, created_at=datetime.now(UTC))
+            )
+            session.flush()
+    except IntegrityError:
+        # An owner row with no game (written by hand): the id is taken all the same, and
+        # the game's events went with the rolled-back transaction.
+        raise GameExists(f"game {game.game_id} is already recorded", game.game_id) from None
 
 
 def owner_of(game_id: str, *, url: str | None = None) -> str | None:
