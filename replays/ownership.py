@@ -60,3 +60,27 @@ def owner_of(game_id: str, *, url: str | None = None) -> str | None:
     """The operator owning ``game_id``, or None (imported, or no such game)."""
     with session_factory(url)() as session:
         return session.scalar(sa.select(GameOwner.operator).where(GameOwner.game_id == game_id))
+
+
+def hand_over(game_id: str, operator: str, *, url: str | None = None) -> str | None:
+    """Make ``operator`` the owner of the stored game ``game_id`` (an imported one, or one
+    moving to another operator); the previous owner, or None.
+
+    :class:`replays.tokens.TokenError` for a bad operator name,
+    :class:`replays.application.GameNotFound` when no such game is stored."""
+    from replays.application import GameNotFound, Ledger
+    from replays.tokens import OPERATOR_PATTERN, TokenError
+
+    if not isinstance(operator, str) or not OPERATOR_PATTERN.match(operator):
+        raise TokenError(f"{operator!r} is not an operator name")
+    ledger = Ledger(url=url)
+    if not ledger.recorder.select_events(ledger.aggregate_id(game_id), limit=1):
+        raise GameNotFound(game_id)
+    with session_factory(url).begin() as session:
+        row = session.get(GameOwner, game_id)
+        previous = None if row is None else row.operator
+        if row is None:
+            session.add(GameOwner(game_id=game_id, operator=operator, created_at=datetime.now(UTC)))
+        else:
+            row.operator = operator
+        return previous

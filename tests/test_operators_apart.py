@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from api_support import check_response, header_of, make_app
+from click.testing import CliRunner
 from werkzeug.serving import make_server
 
 from domain.moves import play_game
@@ -24,6 +25,7 @@ from replays.db import session_factory
 from replays.importer import import_lines
 from replays.ownership import GameOwner, owner_of, save_owned_game
 from replays.records import parse_record
+from web.cli import main
 
 DATA = Path(__file__).parent / "data"
 GAME = "seed-raise-122"
@@ -162,3 +164,29 @@ def test_the_owner_is_saved_with_the_game_or_not_at_all(database_url):
     save_owned_game(ledger, play_game(parsed.config, parsed.deal, []), "acme-games")
     assert owner_of(GAME, url=database_url) == "acme-games"
     assert len(stored_events(database_url, GAME)) > 0
+
+
+def test_an_imported_game_is_handed_to_an_operator_by_the_tokens_command(database_url):
+    app = make_app(database_url, API_FOLLOW_WRITES=False)
+    import_lines(Ledger(url=database_url), [json.dumps(record())], follow=False)
+    runner = CliRunner()
+    shown = runner.invoke(main, ["tokens", "owner", GAME])
+    assert shown.exit_code == 0 and "no operator" in shown.output
+    refused = runner.invoke(main, ["tokens", "owner", "no-such-game", "--operator", "acme-games"])
+    assert refused.exit_code == 1 and "no game no-such-game is recorded" in refused.output
+    bad = runner.invoke(main, ["tokens", "owner", GAME, "--operator", "not a name"])
+    assert bad.exit_code == 1 and "not an operator name" in bad.output
+    assert owner_of(GAME, url=database_url) is None
+
+    handed = runner.invoke(main, ["tokens", "owner", GAME, "--operator", "acme-games"])
+    assert handed.exit_code == 0, handed.output
+    client = app.test_client()
+    acme = tokens.create_token("acme-games").token
+    rival = tokens.create_token("rival-games").token
+    get = f"/api/v1/games/{GAME}"
+    assert client.get(get, headers={"Authorization": f"Bearer {acme}"}).status_code == 200
+    assert client.get(get, headers={"Authorization": f"Bearer {rival}"}).status_code == 404
+    moved = runner.invoke(main, ["tokens", "owner", GAME, "--operator", "rival-games"])
+    assert "was acme-games's" in moved.output
+    assert client.get(get, headers={"Authorization": f"Bearer {acme}"}).status_code == 404
+    assert client.get(get, headers={"Authorization": f"Bearer {rival}"}).status_code == 200
