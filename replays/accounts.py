@@ -12,12 +12,20 @@ Passwords are stored as scrypt hashes (werkzeug's ``scrypt:32768:8:1``, salted),
 clear. Usernames are compared in lower case. Disabling an account, or changing its
 password, rotates its ``session_key``, which ends every session signed in with the old one.
 
-Sign-in throttling (:func:`authenticate`): every attempt is written to ``login_attempts``;
-after :data:`MAX_FAILURES_PER_USER` failures for one username, or
-:data:`MAX_FAILURES_PER_ADDRESS` from one address, within :data:`FAILURE_WINDOW`, further
-attempts are refused with :class:`LoginThrottled` (even with the right password) until the
-window has moved on. Kept in the database, so every process of a deployment counts the same
-attempts.
+Sign-in throttling (:func:`authenticate`): before a password is checked, the attempt takes
+a place in two counters in ``login_throttle``, each one atomic statement (``INSERT ... ON
+CONFLICT DO UPDATE ... RETURNING``) committed before the check, so parallel attempts cannot
+all read the same old count: one per (username, address), limit
+:data:`MAX_FAILURES_PER_USER`, and one per address, limit :data:`MAX_FAILURES_PER_ADDRESS`,
+each over a fixed :data:`FAILURE_WINDOW` from its first attempt. An attempt beyond either
+limit is refused with :class:`LoginThrottled` without checking the password. A success
+gives its place back and clears the (username, address) counter. Because the username's
+counter is kept per address, bad tries from one address never lock the real user out from
+another; there is deliberately no account-wide lock (one that could not stop the user's own
+correct password from a clean address could not stop a spread-out attacker either: the
+per-address limit and scrypt's cost bound those). Every attempt that was checked is also
+written to ``login_attempts``. Kept in the database, so every process of a deployment
+counts the same attempts.
 
 >>> account = add_user("ana", "auditor", "correct horse battery", url=url)  # doctest: +SKIP
 >>> authenticate("ana", "correct horse battery", remote_addr="127.0.0.1", url=url)  # doctest: +SKIP
@@ -115,6 +123,20 @@ class LoginAttemptRow(Base):
         sa.Index("ix_login_attempts_username_at", "username", "at"),
         sa.Index("ix_login_attempts_remote_addr_at", "remote_addr", "at"),
     )
+
+
+class LoginThrottleRow(Base):
+    """A throttle counter: sign-in attempts (failed or in flight) in the current window of
+    one (username, address) (``scope`` "user") or one address (``scope`` "address",
+    ``username`` empty)."""
+
+    __tablename__ = "login_throttle"
+
+    scope: Mapped[str] = mapped_column(sa.String(8), primary_key=True)
+    username: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    remote_addr: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    attempts: Mapped[int] = mapped_column(sa.Integer)
+    window_start: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
 
 
 @dataclass(frozen=True)
@@ -329,53 +351,104 @@ def authenticate(
 ) -> Account | None:
     """The account if ``password`` is right for an active ``username``, else None.
 
-    Raises :class:`LoginThrottled` when too many attempts failed lately (for that username or
-    that address), without checking the password. Every attempt is recorded.
+    Raises :class:`LoginThrottled` when too many attempts failed lately for that username
+    from that address, or from that address at all, without checking the password. Every
+    checked attempt is recorded.
     """
     now = now or _now()
     typed = (username or "").strip().lower()[:64] if isinstance(username, str) else ""
     address = (remote_addr or "unknown")[:64]
-    since = now - FAILURE_WINDOW
-    with session_factory(url).begin() as session:
-        _throttle(session, typed, address, since, now)
+    factory = session_factory(url)
+    # Committed before the (slow, scrypt) check: parallel attempts each see the others.
+    with factory.begin() as session:
+        refused = _take_place(session, typed, address, now)
+    if refused is not None:
+        raise refused  # after the commit: refused attempts still count
+    with factory() as session:
         row = session.scalar(sa.select(UserRow).where(UserRow.username == typed)) if typed else None
-        password_text = password if isinstance(password, str) else ""
-        if row is None:
-            check_password_hash(_dummy_hash(), password_text)
-            ok = False
-        else:
-            ok = check_password_hash(row.password_hash, password_text) and row.active
+        stored_hash = None if row is None else row.password_hash
+        active = row is not None and row.active
+    password_text = password if isinstance(password, str) else ""
+    if stored_hash is None:
+        check_password_hash(_dummy_hash(), password_text)
+        ok = False
+    else:
+        ok = check_password_hash(stored_hash, password_text) and active
+    with factory.begin() as session:
         session.add(LoginAttemptRow(username=typed, remote_addr=address, at=now, succeeded=ok))
         if not ok:
             return None
+        _give_place_back(session, typed, address)
+        row = session.scalar(sa.select(UserRow).where(UserRow.username == typed))
         row.last_login_at = now
         return _account(row)
 
 
-def _throttle(session, username: str, address: str, since: datetime, now: datetime) -> None:
-    a = LoginAttemptRow
-    last_success = session.scalar(
-        sa.select(sa.func.max(a.at)).where(a.username == username, a.succeeded.is_(True))
-    )
-    user_since = max(since, _aware(last_success)) if last_success else since
-    for label, condition, limit, start in (
-        (f"for {username!r}", a.username == username, MAX_FAILURES_PER_USER, user_since),
-        (f"from {address}", a.remote_addr == address, MAX_FAILURES_PER_ADDRESS, since),
+USER_SCOPE, ADDRESS_SCOPE = "user", "address"
+
+
+def _take_place(session, username: str, address: str, now: datetime) -> LoginThrottled | None:
+    """Count this attempt in its address's and its (username, address)'s counters; the
+    :class:`LoginThrottled` to raise when either is past its limit."""
+    for scope, key, limit, label in (
+        (ADDRESS_SCOPE, "", MAX_FAILURES_PER_ADDRESS, f"from {address}"),
+        (USER_SCOPE, username, MAX_FAILURES_PER_USER, f"for {username!r} from {address}"),
     ):
-        failures = session.execute(
-            sa.select(sa.func.count(), sa.func.min(a.at))
-            .where(condition, a.succeeded.is_(False), a.at > start)
-            .order_by(None)
-        ).one()
-        if failures[0] >= limit:
-            oldest = _aware(failures[1])
-            retry = max(1, int((oldest + FAILURE_WINDOW - now).total_seconds()) + 1)
+        attempts, window_start = _count(session, scope, key, address, now)
+        if attempts > limit:
+            retry = max(1, int((_aware(window_start) + FAILURE_WINDOW - now).total_seconds()) + 1)
             minutes = -(-retry // 60)
-            raise LoginThrottled(
+            return LoginThrottled(
                 f"too many failed sign-ins {label}: try again in {minutes} minute"
                 + ("s" if minutes != 1 else ""),
                 retry,
             )
+    return None
+
+
+def _count(session, scope: str, username: str, address: str, now: datetime) -> tuple:
+    """One atomic upsert: add this attempt to the counter (starting a new window when the
+    old one is over); the count and window start after it."""
+    t = LoginThrottleRow.__table__
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    at = sa.bindparam("now", now, type_=t.c.window_start.type)
+    over = t.c.window_start <= sa.bindparam(
+        "since", now - FAILURE_WINDOW, type_=t.c.window_start.type
+    )
+    statement = (
+        insert(t)
+        .values(scope=scope, username=username, remote_addr=address, attempts=1, window_start=at)
+        .on_conflict_do_update(
+            index_elements=[t.c.scope, t.c.username, t.c.remote_addr],
+            set_={
+                "attempts": sa.case((over, 1), else_=t.c.attempts + 1),
+                "window_start": sa.case((over, at), else_=t.c.window_start),
+            },
+        )
+        .returning(t.c.attempts, t.c.window_start)
+    )
+    return tuple(session.execute(statement).one())
+
+
+def _give_place_back(session, username: str, address: str) -> None:
+    """A success is no failure: it leaves the address's count as it found it and clears
+    the username's failures from this address."""
+    t = LoginThrottleRow.__table__
+    session.execute(
+        sa.update(t)
+        .where(t.c.scope == ADDRESS_SCOPE, t.c.username == "", t.c.remote_addr == address)
+        .where(t.c.attempts > 0)
+        .values(attempts=t.c.attempts - 1)
+    )
+    session.execute(
+        sa.delete(t).where(
+            t.c.scope == USER_SCOPE, t.c.username == username, t.c.remote_addr == address
+        )
+    )
 
 
 def _aware(moment: datetime) -> datetime:

@@ -21,6 +21,7 @@ from domain.game import Game
 from domain.moves import play_game
 from replays.application import ConcurrentWrite, GameExists, GameNotFound, Ledger
 from replays.importer import check_shuffle
+from replays.ownership import owner_of, save_owned_game
 from replays.records import (
     FORMAT_TAG,
     Move,
@@ -52,11 +53,22 @@ def _bad(error: RecordError) -> IngestError:
 
 class Ingest:
     """The use cases over one :class:`Ledger`; ``after_write`` runs after each stored write
-    (read-model projections and integrity seals)."""
+    (read-model projections and integrity seals).
 
-    def __init__(self, ledger: Ledger, after_write: Callable[[], Any] | None = None):
+    With an ``operator`` (the API always gives the token's), games are that operator's
+    alone (:mod:`replays.ownership`): a new game is recorded as theirs, and any other game,
+    another operator's or an imported one, is answered as if it did not exist."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        after_write: Callable[[], Any] | None = None,
+        *,
+        operator: str | None = None,
+    ):
         self.ledger = ledger
         self.after_write = after_write
+        self.operator = operator
 
     # -- POST /games -----------------------------------------------------------------------
     def start_game(self, body: Any) -> tuple[int, dict]:
@@ -86,8 +98,19 @@ class Ingest:
         except RuleViolation as error:
             raise IngestError(422, str(error)) from None
         try:
-            self.ledger._save(game, creating=True)
+            if self.operator is None:
+                self.ledger._save(game, creating=True)
+            else:
+                save_owned_game(self.ledger, game, self.operator)
         except GameExists:
+            if not self._owns(record.game_id):
+                # Someone else's game (or an imported one): the id is taken, and that is
+                # all this operator learns; never its header, state or owner.
+                raise IngestError(
+                    409,
+                    f"a different game {record.game_id} is already recorded; it was left untouched",
+                    "game_id",
+                ) from None
             stored = self._game(record.game_id)
             if _header(record_of(stored).to_dict()) != _header(record.to_dict()):
                 raise IngestError(
@@ -209,7 +232,13 @@ class Ingest:
         }
 
     # -- helpers ---------------------------------------------------------------------------
+    def _owns(self, game_id: str) -> bool:
+        return self.operator is None or owner_of(game_id, url=self.ledger.url) == self.operator
+
     def _game(self, game_id: str) -> Game:
+        if not self._owns(game_id):
+            # The same answer as for a game that does not exist: 403 would say it does.
+            raise IngestError(404, str(GameNotFound(game_id)))
         try:
             game = self.ledger.get_game(game_id)
         except GameNotFound as error:

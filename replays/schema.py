@@ -32,6 +32,7 @@ ALEMBIC_INI = ROOT / "alembic.ini"
 MODEL_MODULES = (
     "replays.models",
     "replays.tokens",
+    "replays.ownership",
     "replays.integrity_models",
     "replays.accounts",
     "replays.access_log",

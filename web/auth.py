@@ -48,6 +48,7 @@ from flask_login import LoginManager, UserMixin, current_user, login_user, logou
 from flask_wtf import FlaskForm
 from flask_wtf.csrf import CSRFProtect
 from sqlalchemy.exc import SQLAlchemyError
+from werkzeug.middleware.proxy_fix import ProxyFix
 from wtforms import HiddenField, PasswordField, StringField
 from wtforms.validators import DataRequired, Length
 
@@ -229,6 +230,11 @@ def _wants_json() -> bool:
 def _setup(state) -> None:
     app = state.app
     app.config.setdefault("LOGIN_RATE_LIMIT", True)
+    proxies = trusted_proxies(app.config.get("TRUSTED_PROXIES"))
+    if proxies:
+        # Only then is X-Forwarded-For believed (the last ``proxies`` hops of it): otherwise
+        # anyone could name a fresh address per try and walk past the sign-in throttle.
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)
     login_manager.init_app(app)
     login_manager.session_protection = "basic"
     csrf.init_app(app)
@@ -236,6 +242,25 @@ def _setup(state) -> None:
 
     csrf.exempt(api_bp)
     app.jinja_env.globals.update(current_account=current_account, viewer_seat=viewer_seat)
+
+
+def trusted_proxies(configured: object = None) -> int:
+    """How many reverse proxies in front of the site to believe: the app's
+    ``TRUSTED_PROXIES`` config, else ``RUMMY_LEDGER_TRUSTED_PROXIES``, else 0 (none: the
+    address that counts is the one that connected)."""
+    value = configured
+    if value is None:
+        value = os.environ.get("RUMMY_LEDGER_TRUSTED_PROXIES", "0").strip() or "0"
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        count = -1
+    if count < 0 or count > 10:
+        raise ValueError(
+            f"RUMMY_LEDGER_TRUSTED_PROXIES={value!r}: give how many reverse proxies to trust "
+            "(0-10; 0 trusts no X-Forwarded-For)"
+        )
+    return count
 
 
 NO_ACCOUNTS = "Accounts cannot be read from the database. Is it migrated (rummy-ledger db upgrade)?"

@@ -39,7 +39,8 @@ def _ingest() -> Ingest:
 
     elif mode:
         after_write = _background_follower().poke
-    return Ingest(get_ledger(), after_write=after_write)
+    # Every use case runs as the token's operator: games are theirs alone.
+    return Ingest(get_ledger(), after_write=after_write, operator=g.operator)
 
 
 def _background_follower():

@@ -59,3 +59,25 @@ def list_(operator: str | None) -> None:
         click.echo(
             f"{info.token_id}  {info.operator:<20} created {info.created_at:%Y-%m-%d %H:%M}  {state}"
         )
+
+
+@command.command("owner")
+@click.argument("game_id")
+@click.option("--operator", help="Hand the game to this operator (its tokens then reach it).")
+def owner(game_id: str, operator: str | None) -> None:
+    """Show which operator owns GAME_ID through the API, or hand it to --operator.
+
+    Games created through the API belong to the operator whose token created it; imported
+    games belong to no operator (no token reaches them) until handed to one."""
+    from replays.application import GameNotFound
+    from replays.ownership import hand_over, owner_of
+
+    if operator is None:
+        found = _storage_errors(lambda: owner_of(game_id))
+        click.echo(f"{game_id}: {found or 'no operator (not reachable through the API)'}")
+        return
+    try:
+        previous = _storage_errors(lambda: hand_over(game_id, operator))
+    except GameNotFound as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"{game_id}: now {operator}'s" + (f" (was {previous}'s)" if previous else ""))
