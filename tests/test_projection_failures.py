@@ -249,13 +249,13 @@ def test_rebuild_keep_failed_commits_without_the_failing_game(ledger, database_u
     store(ledger, records)
     projections.catch_up(database_url, ledger=ledger)
     real = projections.settlement_rows
-    monkeypatch.setattr(
-        projections,
-        "settlement_rows",
-        lambda config, *a: (_ for _ in ()).throw(ValueError("x"))
-        if config.game_id == victim
-        else real(config, *a),
-    )
+
+    def broken(config, *args):
+        if config.game_id == victim:
+            raise ValueError("a rules change broke this game")
+        return real(config, *args)
+
+    monkeypatch.setattr(projections, "settlement_rows", broken)
     projections.rebuild(database_url, ledger=ledger, keep_failed=True)
     assert game_ids(database_url) == {r.config.game_id for r in records} - {victim}
     assert [f.projection for f in projections.projection_status(database_url).failures] == [

@@ -32,9 +32,7 @@ def upgrade() -> None:
         sa.Column("first_seen", sa.DateTime(timezone=True), nullable=False),
         sa.Column("last_attempt", sa.DateTime(timezone=True), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),
-        sa.PrimaryKeyConstraint(
-            "projection", "originator_id", name="pk_projection_failures"
-        ),
+        sa.PrimaryKeyConstraint("projection", "originator_id", name="pk_projection_failures"),
     )
 
 
