@@ -301,3 +301,26 @@ def test_status_exits_zero_when_all_is_well(ledger, database_url):
         assert connection.execute(sa.select(ProjectionPosition.position)).scalar() == head(
             database_url
         )
+
+
+def test_the_importer_warns_about_a_game_it_stored_but_could_not_project(
+    ledger, database_url, monkeypatch
+):
+    from replays.importer import import_lines
+    from tests.web_support import sample_records as sample_lines
+
+    real = projections.settlement_rows
+    records = sample_lines()
+    victim = records[0]["game_id"]
+
+    def broken(config, *args):
+        if config.game_id == victim:
+            raise ValueError("not understood")
+        return real(config, *args)
+
+    monkeypatch.setattr(projections, "settlement_rows", broken)
+    warnings: list[str] = []
+    summary = import_lines(ledger, [json.dumps(r) for r in records], warn=warnings.append)
+    assert summary.ok
+    assert any(f"game {victim} event" in w and "not on the pages" in w for w in warnings)
+    assert game_ids(database_url) == {r["game_id"] for r in records} - {victim}
