@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from flask import Flask, current_app, g
 
-from replays.projection_runner import Failure, Status
+from replays.projection_failures import Failure
+from replays.projection_runner import Status
 
 STUCK_AFTER_SECONDS = 300.0
 
