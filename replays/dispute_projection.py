@@ -168,6 +168,22 @@ def _closed(connection, domain_event, this_case, version: int, when: datetime) -
     )
 
 
+def dispute_case_of(connection: sa.Connection, originator_id: str) -> str | None:
+    """The case id of a dispute aggregate that has a row (for naming a failure)."""
+    return connection.execute(
+        sa.select(CASES.c.case_id).where(CASES.c.originator_id == originator_id)
+    ).scalar()
+
+
+def discard_dispute(connection: sa.Connection, originator_id: str) -> None:
+    """Remove a set-aside case's row and its adjustment entries."""
+    case_id = dispute_case_of(connection, originator_id)
+    if case_id is None:
+        return
+    connection.execute(ENTRIES.delete().where(ENTRIES.c.dispute_id == case_id))
+    connection.execute(CASES.delete().where(CASES.c.case_id == case_id))
+
+
 def clear_disputes(connection: sa.Connection) -> None:
     """Delete the case rows (the projection's rebuild already empties ledger_entries)."""
     connection.execute(CASES.delete())

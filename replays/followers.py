@@ -40,7 +40,24 @@ def catch_up_followers(url: str, warn=None, *, progress: bool = False) -> dict[s
         except Exception as error:  # stored is stored; the follower catches up later
             if warn is not None:
                 warn(f"warning: events stored but not {label} yet: {error}")
+            continue
+        if warn is not None:
+            _warn_failures(url, warn)
     return done
+
+
+def _warn_failures(url: str, warn) -> None:
+    """A game the projection set aside is stored but missing from pages: say which."""
+    from replays.projections import projection_status
+
+    try:
+        failures = projection_status(url).failures
+    except Exception:  # an older database without the failures table: nothing to say
+        return
+    for failure in failures[:3]:
+        warn(f"warning: stored but not on the pages: {failure.describe()}")
+    if len(failures) > 3:
+        warn(f"warning: and {len(failures) - 3} more; see `rummy-ledger projections status`")
 
 
 class BackgroundFollower:

@@ -10,6 +10,8 @@ stream; nothing else writes them, and a rebuild recreates them from the events a
   each loser and credits the winner and the fee account, and they balance to the paisa.
 - :class:`ProjectionPosition` (``projection_positions``): how far each projection has
   read the notification log, committed in the same transaction as the rows it produced.
+- :class:`ProjectionFailure` (``projection_failures``): events a projection could not
+  apply, with the game set aside until ``projections retry``.
 
 Money columns use :class:`Fixed`: exact scaled integers in the database (paise for
 amounts, millionths for point values and fee percents), :class:`~decimal.Decimal` in
@@ -212,6 +214,27 @@ class ProjectionPosition(Base):
     position: Mapped[int] = mapped_column(sa.BigInteger, default=0)
     events_applied: Mapped[int] = mapped_column(sa.BigInteger, default=0)
     updated_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
+
+
+class ProjectionFailure(Base):
+    """An event a projection could not apply, and the aggregate it set aside until a retry.
+
+    One row per (projection, aggregate): the aggregate's later events are skipped while the
+    row exists, so its read rows are never half-written (docs/read-models.md).
+    """
+
+    __tablename__ = "projection_failures"
+
+    projection: Mapped[str] = mapped_column(sa.String(48), primary_key=True)
+    originator_id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    notification_id: Mapped[int] = mapped_column(sa.BigInteger)
+    game_id: Mapped[str | None] = mapped_column(sa.String(200))
+    event_type: Mapped[str] = mapped_column(sa.String(200))
+    event_version: Mapped[int] = mapped_column(sa.BigInteger)
+    error: Mapped[str] = mapped_column(sa.Text)
+    first_seen: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
+    last_attempt: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
+    attempts: Mapped[int] = mapped_column(sa.Integer, default=1)
 
 
 READ_MODEL_TABLES = (

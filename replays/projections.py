@@ -47,9 +47,15 @@ from domain.raise_schedule import point_value_for_round
 from domain.settlement import account_of
 from domain.timestamps import parse_time
 from replays.db import engine_for
-from replays.dispute_projection import DISPUTE_TOPICS, clear_disputes, project_disputes
+from replays.dispute_projection import (
+    DISPUTE_TOPICS,
+    clear_disputes,
+    discard_dispute,
+    dispute_case_of,
+    project_disputes,
+)
 from replays.models import SETTLED, GameRow, LedgerEntryRow, MoveRow, PlayerResultRow
-from replays.projection_runner import Projection, Runner, Status
+from replays.projection_runner import Failure, Projection, Runner, Status
 from replays.red3_projection import RED3_TOPICS, project_red3
 from replays.settings import database_url
 
@@ -216,6 +222,40 @@ class GameProjection(Projection):
             "discrepancy": bool(report.discrepancies),
             "discrepancy_note": note[:MAX_NOTE] or None,
         }
+
+    def discard(self, connection: sa.Connection, originator_id) -> None:
+        """Remove a set-aside game's (or match's, or case's) rows: none half-written stay."""
+        key = str(originator_id)
+        game_id = connection.execute(
+            sa.select(GAMES.c.game_id).where(GAMES.c.originator_id == key)
+        ).scalar()
+        if game_id is not None:
+            for table in (ENTRIES, MOVES, RESULTS, GAMES):
+                connection.execute(table.delete().where(table.c.game_id == game_id))
+        discard_dispute(connection, key)
+        self._games.pop(originator_id, None)
+
+    def game_of(self, connection: sa.Connection, notification: Notification) -> str | None:
+        key = str(notification.originator_id)
+        game_id = connection.execute(
+            sa.select(GAMES.c.game_id).where(GAMES.c.originator_id == key)
+        ).scalar()
+        if game_id is not None:
+            return game_id
+        case = dispute_case_of(connection, key)
+        if case is not None:
+            return case
+        # Not projected yet (its first event failed): the event itself names the game.
+        domain_event = self.ledger.mapper.to_domain_event(notification)
+        config = getattr(domain_event, "config", None)
+        for source in (config, domain_event):
+            if isinstance(source, dict):
+                found = source.get("game_id") or source.get("case_id")
+            else:
+                found = getattr(source, "game_id", None) or getattr(source, "case_id", None)
+            if found:
+                return str(found)
+        return None
 
     def clear(self, connection: sa.Connection) -> None:
         # Children first: the rows go even where foreign keys are not enforced.
@@ -398,9 +438,17 @@ class _StatusOnly(Projection):
         raise NotImplementedError
 
 
-def projection_status(url: str | None = None, *, engine: sa.Engine | None = None) -> Status:
-    """Position, head of the store and lag of the read models (no Ledger needed)."""
-    return Runner(engine or engine_for(database_url(url)), _StatusOnly()).status()
+def projection_status(
+    url: str | None = None, *, engine: sa.Engine | None = None, failures: bool = True
+) -> Status:
+    """Position, head of the store, lag and recorded failures of the read models (no
+    Ledger needed); ``failures=False`` skips reading the failures (the idle catch-up)."""
+    return Runner(engine or engine_for(database_url(url)), _StatusOnly()).status(failures=failures)
+
+
+def retry(url: str | None = None, *, ledger=None) -> tuple[list[Failure], list[Failure]]:
+    """Project every set-aside game again, whole; (cleared, still failing)."""
+    return runner(url, ledger=ledger).retry()
 
 
 def catch_up(
@@ -412,14 +460,17 @@ def catch_up(
     it costs two indexed reads and no write, and no Ledger is built.
     """
     url = database_url(url if ledger is None else ledger.url)
-    if projection_status(url).lag == 0:
+    if projection_status(url, failures=False).lag == 0:
         return 0
     return runner(url, ledger=ledger).catch_up(limit=limit, progress=progress)
 
 
-def rebuild(url: str | None = None, *, progress: bool = False, ledger=None) -> int:
-    """Empty the read models and project every stored event again."""
-    return runner(url, ledger=ledger).rebuild(progress=progress)
+def rebuild(
+    url: str | None = None, *, progress: bool = False, ledger=None, keep_failed: bool = False
+) -> int:
+    """Project every stored event again into empty read models, in one transaction: the old
+    rows stay until it commits (see :meth:`Runner.rebuild` for failures)."""
+    return runner(url, ledger=ledger).rebuild(progress=progress, keep_failed=keep_failed)
 
 
 def follow(

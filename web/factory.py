@@ -15,6 +15,7 @@ from flask import Flask, g, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from replays.settings import database_url
+from web import read_side
 from web.auth import cookie_settings
 
 # One entry per blueprint, as "module:attribute"; each area appends its own line.
@@ -63,9 +64,8 @@ def create_app(config: dict | None = None) -> Flask:
     _register_error_pages(app)
     _register_template_helpers(app)
 
-    @app.get("/healthz")
-    def healthz():
-        return {"status": "ok"}
+    # /healthz (503 when a read model has a failure or is stuck) and the staff banner.
+    read_side.register(app)
 
     return app
 

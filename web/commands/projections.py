@@ -2,8 +2,9 @@
 
 rummy-ledger projections run            # apply what is new, then stop
 rummy-ledger projections run --follow   # a worker: keep applying new events
-rummy-ledger projections rebuild        # empty the read models, project everything again
-rummy-ledger projections status         # position, head of the store, lag
+rummy-ledger projections rebuild        # project everything again, all or nothing
+rummy-ledger projections status         # position, head of the store, lag, failures
+rummy-ledger projections retry          # project the games set aside by a failure again
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def run(follow: bool, interval: float, batch_size: int | None, url: str | None) 
     if not follow:
         count = projector.catch_up(progress=True)
         click.echo(_applied(count, time.monotonic() - started))
+        _warn_failures(projector.failures())
         return
     done = 0
     click.echo("following the event store; Ctrl-C stops", err=True)
@@ -73,22 +75,70 @@ def run(follow: bool, interval: float, batch_size: int | None, url: str | None) 
         click.echo(_applied(done, time.monotonic() - started))
 
 
+def _warn_failures(failures) -> None:
+    if failures:
+        click.echo(
+            f"warning: {len(failures)} failed to project (see `projections status`):", err=True
+        )
+        for failure in failures:
+            click.echo(f"  {failure.describe()}", err=True)
+
+
 @command.command("rebuild")
 @click.option("--batch-size", type=click.IntRange(1), help="Notifications per transaction.")
+@click.option(
+    "--keep-failed",
+    is_flag=True,
+    help="Commit the rebuild even if some games fail anew (they are set aside and listed).",
+)
 @URL
-def rebuild(batch_size: int | None, url: str | None) -> None:
-    """Empty the read models and project every stored event again (with a progress bar)."""
+def rebuild(batch_size: int | None, keep_failed: bool, url: str | None) -> None:
+    """Project every stored event again into empty read models, in one transaction.
+
+    The old rows stay readable, and unchanged, until the new ones are complete. An event
+    that fails anew rolls the rebuild back (exit 1) unless --keep-failed.
+    """
+    from replays.projection_runner import RebuildAbandoned
+
     projector = _runner(url, batch_size)
     started = time.monotonic()
-    count = projector.rebuild(progress=True)
+    try:
+        count = projector.rebuild(progress=True, keep_failed=keep_failed)
+    except RebuildAbandoned as error:
+        raise click.ClickException(str(error)) from error
     click.echo(_applied(count, time.monotonic() - started))
+    failures = projector.failures()
+    _warn_failures(failures)
+    if failures:
+        raise SystemExit(1)
+
+
+@command.command("retry")
+@URL
+def retry(url: str | None) -> None:
+    """Project each game set aside by a failure again, whole (after the cause is fixed).
+
+    Exits 1 while any game still fails.
+    """
+    projector = _runner(url)
+    cleared, failing = projector.retry()
+    for failure in cleared:
+        click.echo(f"projected: game {failure.game_id or failure.originator_id}")
+    _warn_failures(failing)
+    rebuild_failures = [f for f in projector.failures() if f.during_rebuild]
+    if rebuild_failures:
+        click.echo("a rolled-back rebuild failed; run `projections rebuild` again", err=True)
+    click.echo(f"{len(cleared)} cleared, {len(failing)} still failing")
+    if failing or rebuild_failures:
+        raise SystemExit(1)
 
 
 @command.command("status")
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @URL
 def status(as_json: bool, url: str | None) -> None:
-    """How far the read models have read the event store, and how far behind they are."""
+    """How far the read models have read the event store, how far behind they are, and
+    which events failed to project (exit 1 when any did)."""
     from replays.projections import projection_status
 
     try:
@@ -100,9 +150,15 @@ def status(as_json: bool, url: str | None) -> None:
         ) from error
     if as_json:
         click.echo(json.dumps(current.to_dict()))
-        return
-    when = current.updated_at.isoformat() if current.updated_at else "never"
-    click.echo(
-        f"{current.name}: position {current.position} of {current.head}, "
-        f"lag {current.lag} events ({current.events_applied} applied, last run {when})"
-    )
+    else:
+        when = current.updated_at.isoformat() if current.updated_at else "never"
+        click.echo(
+            f"{current.name}: position {current.position} of {current.head}, "
+            f"lag {current.lag} events ({current.events_applied} applied, last run {when})"
+        )
+        if current.failures:
+            click.echo(f"{len(current.failures)} failed to project:")
+        for failure in current.failures:
+            click.echo(f"  {failure.describe()} [attempts {failure.attempts}]")
+    if current.failures:
+        raise SystemExit(1)

@@ -1,0 +1,122 @@
+"""Whether the read side is whole: `/healthz` and the staff banner on every page.
+
+The read models are projected from the events (docs/read-models.md). When a projection
+could not apply an event it sets that game aside and records why
+(:mod:`replays.projection_runner`); until someone retries it, the pages and reports are
+missing that game. Nothing about that may be silent:
+
+- ``/healthz`` answers 503 with a JSON body naming each failure (game, event, type; the
+  error text stays in ``projections status``, since the route is public), or when the
+  projection is stuck (events waiting and no run for five minutes); 200 ``{"status": "ok"}``
+  otherwise.
+- Staff (auditor, dispute officer, admin) see a banner on every page naming the first
+  failure and the count. Players see only that some games are not yet available.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import Flask, current_app, g
+
+from replays.projection_failures import Failure
+from replays.projection_runner import Status
+
+STUCK_AFTER_SECONDS = 300.0
+
+
+@dataclass(frozen=True)
+class ReadSide:
+    status: Status | None  # None: the database could not be read
+    error: str | None = None
+
+    @property
+    def failures(self) -> tuple[Failure, ...]:
+        return () if self.status is None else self.status.failures
+
+    @property
+    def stuck(self) -> bool:
+        return self.status is not None and self.status.stuck(after_seconds=STUCK_AFTER_SECONDS)
+
+    @property
+    def healthy(self) -> bool:
+        return self.status is not None and not self.failures and not self.stuck
+
+    def health(self) -> tuple[dict, int]:
+        if self.healthy:
+            return {"status": "ok"}, 200
+        if self.status is None:
+            return {"status": "error", "error": self.error}, 503
+        status = self.status
+        return {
+            "status": "degraded",
+            "read_models": {
+                "projection": status.name,
+                "position": status.position,
+                "head": status.head,
+                "lag": status.lag,
+                "stuck": self.stuck,
+                "updated_at": status.updated_at.isoformat() if status.updated_at else None,
+                "failures": [
+                    {
+                        "game_id": failure.game_id,
+                        "event_version": failure.event_version,
+                        "event_type": failure.event_type,
+                        "notification_id": failure.notification_id,
+                        "during_rebuild": failure.during_rebuild,
+                        "attempts": failure.attempts,
+                        "first_seen": failure.first_seen.isoformat()
+                        if failure.first_seen
+                        else None,
+                    }
+                    for failure in status.failures
+                ],
+            },
+        }, 503
+
+
+def read_side(url: str | None = None) -> ReadSide:
+    """The read models' status for this request (read once per request)."""
+    cached = g.get("read_side")
+    if cached is not None:
+        return cached
+    from replays.projections import projection_status
+
+    try:
+        found = ReadSide(projection_status(url or current_app.config["DATABASE_URL"]))
+    except Exception as error:  # an unmigrated or unreachable database: not healthy
+        current_app.logger.warning("cannot read the projection status: %s", error)
+        found = ReadSide(None, f"cannot read the projection status ({error.__class__.__name__})")
+    g.read_side = found
+    return found
+
+
+def register(app: Flask) -> None:
+    @app.get("/healthz")
+    def healthz():
+        return read_side().health()
+
+    @app.context_processor
+    def read_side_notice():
+        return {"read_side_notice": _notice}
+
+
+def _notice() -> dict | None:
+    """What the layout's banner says to the signed-in user, or None (called from the page)."""
+    from web.auth import STAFF, current_account
+
+    account = current_account()
+    if account is None:
+        return None
+    found = read_side()
+    if found.healthy or found.status is None:
+        return None
+    if account.role not in STAFF:
+        return {"staff": False} if found.failures else None
+    return {
+        "staff": True,
+        "failures": found.failures,
+        "first": found.failures[0] if found.failures else None,
+        "stuck": found.stuck,
+        "lag": found.status.lag,
+    }
