@@ -1,7 +1,7 @@
 """projection_failures: events a projection could not apply (replays/models.py)
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0008
 Create Date: 2026-11-23
 
 A failing event no longer stops the read side: the runner records it here, sets its game
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009"
-down_revision = "0007"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 
