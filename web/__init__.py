@@ -32,6 +32,7 @@ BLUEPRINTS = [
     "web.auth:bp",
     "web.views.disputes:bp",
     "web.views.admin:bp",
+    "web.views.reports:bp",
 ]
 
 log = logging.getLogger(__name__)
