@@ -149,10 +149,11 @@ class MissedChance:
     def words(self) -> str:
         card = self.card.symbol
         if self.kind == "could_declare":
+            finish = self.better_card.symbol if self.better_card else card
+            if finish == card:
+                return f"{self.player} could have declared, finishing with {card}, but discarded it"
             return (
-                f"{self.player} could have declared (finishing with "
-                f"{self.better_card.symbol if self.better_card else card}) "
-                f"and discarded {card} instead"
+                f"{self.player} could have declared, finishing with {finish}, but discarded {card}"
             )
         if self.kind == "costly_discard":
             better = self.better_card.symbol if self.better_card else "another card"
@@ -171,7 +172,9 @@ def _chances_of_turn(turn: Turn, solver: Solver) -> tuple[MissedChance | None, M
     better, best = best_keep(turn.held, solver)
     played = solver.score(_without(turn.held, turn.discarded))
     declared = None
-    if best == 0 and played > 0:
+    # Holding a declaration and discarding is the miss, even when the discard was the card
+    # that would have finished it: the game went on instead of ending at 0.
+    if best == 0:
         kept = solver.best(_without(turn.held, better))
         if kept.valid_declaration:
             declared = MissedChance(

@@ -148,7 +148,9 @@ def walk_turns(ledger, game_id: str, timeline) -> tuple[list[Turn], Card | None,
         ):
             picked = Card.parse(previous.card)
         turns.append(
-            Turn(index + 1, row.player, before[index], Card.parse(row.card), picked_from_open=picked)
+            Turn(
+                index + 1, row.player, before[index], Card.parse(row.card), picked_from_open=picked
+            )
         )
     return turns, game.wild, game.config.profile
 

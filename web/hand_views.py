@@ -81,7 +81,11 @@ def seat_analyses(state, seat: str | None, game) -> dict[str, SeatAnalysis]:
             words += f" after discarding {analysis.best_discard.symbol}"
         if analysis.could_declare:
             words += ", could declare"
-        drawing = svg.grouped_hand(groups, grouping.loose, wild=state.wild, label=words)
+        # The same cards drawn a second time: marked apart from the table's own cards
+        # (``data-card``), so the table still holds each card once for anything counting them.
+        drawing = svg.grouped_hand(groups, grouping.loose, wild=state.wild, label=words).replace(
+            ' data-card="', ' data-analysed-card="'
+        )
         found[s.player] = SeatAnalysis(s.player, analysis, drawing)
     return found
 

@@ -56,7 +56,9 @@ def gross_and_fees_chart(days: Sequence[tuple[date, Decimal, Decimal]]) -> str:
     for i in range(TICKS + 1):
         value = step * i
         y = y_of(value)
-        parts.append(element("line", {"x1": LEFT, "x2": WIDTH - RIGHT, "y1": y, "y2": y, "stroke": GRID}))
+        parts.append(
+            element("line", {"x1": LEFT, "x2": WIDTH - RIGHT, "y1": y, "y2": y, "stroke": GRID})
+        )
         parts.append(
             element(
                 "text",
@@ -96,7 +98,13 @@ def gross_and_fees_chart(days: Sequence[tuple[date, Decimal, Decimal]]) -> str:
             parts.append(
                 element(
                     "text",
-                    {"x": round(x, 1), "y": HEIGHT - BOTTOM + 16, "text-anchor": "middle", "font-size": 11, "fill": INK},
+                    {
+                        "x": round(x, 1),
+                        "y": HEIGHT - BOTTOM + 16,
+                        "text-anchor": "middle",
+                        "font-size": 11,
+                        "fill": INK,
+                    },
                     day.strftime("%d %b"),
                 )
             )
