@@ -127,9 +127,10 @@ def test_the_cached_solver_answers_a_hand_once_whatever_the_card_order():
 
 def test_a_stored_game_is_walked_from_its_events(database_url):
     load_games(database_url)
+    from sqlalchemy.orm import Session
+
     from replays.application import Ledger
     from replays.db import engine_for
-    from sqlalchemy.orm import Session
     from web import queries
 
     with Session(engine_for(database_url)) as session:

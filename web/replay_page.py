@@ -266,7 +266,6 @@ def _seat_drawing(state, seat, profile) -> str:
 
 def seat_views(state, seat: str | None, game: GameView, move: int) -> list[dict]:
     from domain.profiles import get_profile
-
     from web.hand_views import seat_analyses
 
     profile = get_profile(game.header.rules)
