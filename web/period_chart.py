@@ -9,8 +9,8 @@ y axis has round ticks (a "nice" step of 1, 2 or 5 × 10ⁿ) so no tick reads 42
 >>> svg = gross_and_fees_chart([(date(2025, 3, 1), Decimal("120.00"), Decimal("6.00"))])
 >>> "2025-03-01: gross 120.00, fees 6.00" in svg
 True
->>> nice_step(Decimal("427.88"))
-Decimal('100')
+>>> nice_step(Decimal("427.88")), nice_step(Decimal("841.00"))
+(Decimal('200'), Decimal('250.0'))
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ TICKS = 4
 
 
 def nice_step(top: Decimal, ticks: int = TICKS) -> Decimal:
-    """The least step of 1, 2 or 5 × 10ⁿ that covers ``top`` in ``ticks`` steps."""
+    """The least step of 1, 2, 2.5 or 5 × 10ⁿ that covers ``top`` in ``ticks`` steps."""
     if top <= 0:
         return Decimal(1)
     raw = top / ticks
     power = Decimal(10) ** (raw.adjusted())
-    for factor in (1, 2, 5, 10):
+    for factor in (1, 2, Decimal("2.5"), 5, 10):
         if power * factor >= raw:
-            return (power * factor).normalize()
+            return power * factor
     return power * 10
 
 
@@ -44,7 +44,8 @@ def gross_and_fees_chart(days: Sequence[tuple[date, Decimal, Decimal]]) -> str:
     """``(day, gross, fees)`` per day, in order, as two bars a day."""
     top = max([gross for _, gross, _ in days] + [Decimal(0)])
     step = nice_step(top)
-    ceiling = step * TICKS
+    ticks = max(1, -(-top // step))  # the fewest steps that reach the highest bar
+    ceiling = step * ticks
     inner_w, inner_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     slot = inner_w / max(len(days), 1)
     bar = max(min(slot * 0.38, 24), 1.5)
@@ -53,7 +54,7 @@ def gross_and_fees_chart(days: Sequence[tuple[date, Decimal, Decimal]]) -> str:
         return round(TOP + inner_h - float(value / ceiling) * inner_h, 1)
 
     parts = []
-    for i in range(TICKS + 1):
+    for i in range(int(ticks) + 1):
         value = step * i
         y = y_of(value)
         parts.append(
