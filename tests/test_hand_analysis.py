@@ -223,3 +223,50 @@ def test_the_player_history_has_a_missed_chance_line_per_game(site):
         for skip in range(len(held))
     )
     assert could == least < charged
+
+
+# -- deccan's own rule, made visible ---------------------------------------------------------
+
+
+def test_deccans_two_point_charge_says_why_on_the_replay_and_the_audit(database_url):
+    from game_tables import THREE_HANDS, complete_deal, config_for
+
+    from replays.application import Ledger
+    from replays.projections import catch_up
+    from replays.schema import migrate
+
+    migrate(database_url)
+    # p1 declares on the first turn; p2's dealt hand already made a valid declaration.
+    hands = {
+        "p1": THREE_HANDS["p1"],
+        "p2": "AD 2D 3D 4C 5C 6C 8H 8S 8D QH QS QC QD",
+        "p3": THREE_HANDS["p3"],
+    }
+    config = config_for("p1 p2 p3", rules="deccan", dealer="p3", game_id="DC-000001")
+    moves = [
+        {"player": "p1", "type": "pick", "from": "closed", "card": "4H"},
+        {
+            "player": "p1",
+            "type": "declare",
+            "finish": "TC",
+            "groups": [
+                ["AS", "2S", "3S"],
+                ["4H", "5H", "JK"],
+                ["9D", "9H", "9S"],
+                ["KS", "KD", "KC", "KH"],
+            ],
+        },
+    ]
+    game = Ledger(database_url).record_game(config, complete_deal(hands, "7D", "KC", "4H"), moves)
+    assert game.settlement.players["p2"].met_objective and game.settlement.players["p2"].points == 2
+    catch_up(database_url)
+    app = create_app({"DATABASE_URL": database_url, "TESTING": True})
+    client = signed_in(app, "auditor")
+    words = "met the objective without declaring: the deccan profile charges a flat 2 points"
+    replay = client.get(f"/games/DC-000001/replay?move={len(moves)}").get_data(as_text=True)
+    final = re.search(r'<article class="final-hand" data-player="p2">.*?</article>', replay, re.S)
+    assert final and words in final.group(0)
+    other = re.search(r'<article class="final-hand" data-player="p3">.*?</article>', replay, re.S)
+    assert other and "met the objective" not in other.group(0)
+    audit = client.get("/games/DC-000001/audit").get_data(as_text=True)
+    assert audit.count(words) == 1
