@@ -126,6 +126,8 @@ def walk_turns(ledger, game_id: str, timeline) -> tuple[list[Turn], Card | None,
         if game.dealt is not None and not held:
             held = {player: game.hand(player) for player in game.config.players}
         if game.move_count > moves_before:
+            if moves_before >= len(timeline):
+                break  # the read model has not caught up with this move yet
             row = timeline[moves_before]
             player = row.player
             before.append(held.get(player))
