@@ -27,11 +27,12 @@ def _ms(seconds: float) -> float:
 
 
 def run(quick: bool = False) -> dict[str, Any]:
+    from sqlalchemy.orm import Session
+
     from bench.replay_page import fill_database, pick_long_game, simulated_records
     from replays import hand_analysis
     from replays.application import Ledger
     from replays.db import engine_for
-    from sqlalchemy.orm import Session
     from web import queries
 
     records = simulated_records(20 if quick else 60)
