@@ -10,6 +10,7 @@ read from another player's hand.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from domain.analysis import HandAnalysis, MissedChance
 from replays.hand_analysis import GameChances, analyse, game_chances
@@ -70,24 +71,33 @@ def seat_analyses(state, seat: str | None, game) -> dict[str, SeatAnalysis]:
             continue
         if len(s.hand) not in (chances.profile.hand_size, chances.profile.hand_size + 1):
             continue
-        analysis = analyse(s.hand, state.wild, chances.profile)
-        grouping = analysis.grouping
-        groups = [
-            svg.DrawnGroup(tuple(v.cards), v.kind.value if v.kind else None, v.reason)
-            for v in grouping.groups
-        ]
-        words = f"{s.player}'s best grouping, hand score {analysis.hand_score}"
-        if analysis.best_discard is not None:
-            words += f" after discarding {analysis.best_discard.symbol}"
-        if analysis.could_declare:
-            words += ", could declare"
-        # The same cards drawn a second time: marked apart from the table's own cards
-        # (``data-card``), so the table still holds each card once for anything counting them.
-        drawing = svg.grouped_hand(groups, grouping.loose, wild=state.wild, label=words).replace(
-            ' data-card="', ' data-analysed-card="'
+        found[s.player] = _seat_analysis(
+            s.player, tuple(sorted(s.hand, key=str)), state.wild, chances.profile
         )
-        found[s.player] = SeatAnalysis(s.player, analysis, drawing)
     return found
+
+
+@lru_cache(maxsize=4096)
+def _seat_analysis(player: str, hand: tuple, wild, profile) -> SeatAnalysis:
+    """Kept per player, hand, wild card and profile: the drawing costs about what the
+    analysis does, and a replay shows the same hands again and again."""
+    analysis = analyse(hand, wild, profile)
+    grouping = analysis.grouping
+    groups = [
+        svg.DrawnGroup(tuple(v.cards), v.kind.value if v.kind else None, v.reason)
+        for v in grouping.groups
+    ]
+    words = f"{player}'s best grouping, hand score {analysis.hand_score}"
+    if analysis.best_discard is not None:
+        words += f" after discarding {analysis.best_discard.symbol}"
+    if analysis.could_declare:
+        words += ", could declare"
+    # The same cards drawn a second time: marked apart from the table's own cards
+    # (``data-card``), so the table still holds each card once for anything counting them.
+    drawing = svg.grouped_hand(groups, grouping.loose, wild=wild, label=words).replace(
+        ' data-card="', ' data-analysed-card="'
+    )
+    return SeatAnalysis(player, analysis, drawing)
 
 
 def visible_chances(game, seat: str | None) -> list[MissedChance]:
