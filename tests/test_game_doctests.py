@@ -8,6 +8,7 @@ import importlib
 import pytest
 
 MODULES = [
+    "domain.analysis",
     "domain.errors",
     "domain.game",
     "domain.moves",
@@ -17,6 +18,7 @@ MODULES = [
     "domain.timestamps",
     "replays.application",
     "replays.transcodings",
+    "web.period_chart",
 ]
 
 

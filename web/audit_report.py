@@ -50,6 +50,8 @@ class LoserLine:
     hand_score: int | None
     min_score: int | None
     case: str | None
+    # deccan: the hand met the objective but was not declared, so a flat charge applies.
+    met_objective: bool = False
 
     @property
     def overcharge(self) -> int | None:
@@ -235,6 +237,7 @@ def build(session: Session, game_id: str) -> AuditReport | None:
                 hand_score=line.hand_score,
                 min_score=line.min_score,
                 case=line.case,
+                met_objective=getattr(line, "met_objective", False),
             )
         )
 

@@ -28,6 +28,7 @@ BLUEPRINTS = [
     "web.auth:bp",
     "web.views.disputes:bp",
     "web.views.admin:bp",
+    "web.views.reports:bp",
 ]
 
 log = logging.getLogger("web")

@@ -266,8 +266,10 @@ def _seat_drawing(state, seat, profile) -> str:
 
 def seat_views(state, seat: str | None, game: GameView, move: int) -> list[dict]:
     from domain.profiles import get_profile
+    from web.hand_views import seat_analyses
 
     profile = get_profile(game.header.rules)
+    analyses = seat_analyses(state, seat, game)
     views = []
     for s in state.seats:
         to_play = s.player == state.current_player and state.phase == "playing"
@@ -285,6 +287,7 @@ def seat_views(state, seat: str | None, game: GameView, move: int) -> list[dict]
                 "misses": s.consecutive_misses,
                 "caption": svg.seat_caption(s, to_play=to_play),
                 "drawing": _seat_drawing(state, s, profile),
+                "analysis": analyses.get(s.player),
                 "link": url_for("players.player", player_id=s.player) if seat is None else None,
             }
         )
@@ -354,6 +357,7 @@ def final_hands(state, game: GameView) -> list[dict]:
                 and hand_score > min_score,
                 "point_value": line.point_value if line is not None else None,
                 "amount": line.amount if line is not None else None,
+                "met_objective": line is not None and line.met_objective,
             }
         )
     return hands

@@ -5,7 +5,6 @@ rummy-ledger report --from 2025-03-01 --to 2025-03-31 --table T7 --format csv
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 
@@ -70,49 +69,9 @@ def _print_json(report) -> None:
 
 
 def _print_csv(report) -> None:
-    """One CSV with a ``section`` column, so a spreadsheet can filter each part."""
-    data = report.to_dict()
-    columns = [
-        "section",
-        "key",
-        "games",
-        "gross",
-        "fees",
-        "net_paid",
-        "wins",
-        "points",
-        "paid",
-        "received",
-        "net",
-        "debits",
-        "credits",
-        "balanced",
-        "kind",
-        "detail",
-    ]
-    writer = csv.DictWriter(sys.stdout, columns, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    writer.writerow({"section": "total", "key": "all", **data["totals"]})
-    for line in data["by_table"]:
-        writer.writerow({"section": "table", "key": line["table"] or "", **line})
-    for line in data["by_day"]:
-        writer.writerow({"section": "day", "key": line["day"], **line})
-    for line in data["by_player"]:
-        writer.writerow({"section": "player", "key": line["player"], **line})
-    for a in data["adjustments"]:
-        writer.writerow(
-            {
-                "section": "adjustment",
-                "key": a["dispute_id"],
-                "debits": a["amount"],
-                "credits": a["amount"],
-                "kind": f"{a['debited']} -> {a['credited']}",
-                "detail": f"game {a['game_id']}",
-            }
-        )
-    writer.writerow({"section": "reconciliation", "key": "period", **data["reconciliation"]})
-    for d in data["discrepancies"]:
-        writer.writerow({"section": "discrepancy", "key": d["game_id"], **d})
+    from replays.period_views import write_csv
+
+    write_csv(report, sys.stdout)
 
 
 def _print_table(report) -> None:

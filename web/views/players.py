@@ -5,7 +5,13 @@ from __future__ import annotations
 from flask import Blueprint, abort, render_template
 
 from web import charts, queries
+from web.hand_views import history_line
 from web.ledger import read_session
+from web.replay_page import load_game
+
+# Each game's line walks its events and asks the solver about every discard (cached once
+# per game), so only the latest games get one.
+MISSED_CHANCE_GAMES = 20
 
 bp = Blueprint("players", __name__)
 
@@ -18,10 +24,15 @@ def player(player_id: str):
             bool(history)
             or queries.list_games(session, queries.GameFilters(player=player_id), per_page=1).total
         )
-    if not known:
-        abort(404, f"No games recorded for player {player_id!r}.")
-    if not history:
-        return render_template("players/player.html", player_id=player_id, history=[])
+        if not known:
+            abort(404, f"No games recorded for player {player_id!r}.")
+        if not history:
+            return render_template("players/player.html", player_id=player_id, history=[])
+        missed = {}
+        for line in history[-MISSED_CHANCE_GAMES:]:
+            game = load_game(session, line.game.game_id)
+            if game is not None:
+                missed[game.game_id] = history_line(game, player_id, line.result.points)
     chart = charts.running_total_chart(
         [(line.game.game_id, line.running_total) for line in history]
     )
@@ -34,4 +45,6 @@ def player(player_id: str):
         won=won,
         total=history[-1].running_total,
         currencies=sorted({line.game.currency for line in history}),
+        missed=missed,
+        missed_games=MISSED_CHANCE_GAMES,
     )

@@ -13,6 +13,7 @@ from urllib.parse import quote
 from flask import Blueprint, Response, abort, render_template, request, url_for
 
 from web import red3_replay, svg
+from web.hand_views import chance_moments
 from web.ledger import read_session
 from web.replay_page import (
     final_hands,
@@ -114,9 +115,15 @@ def replay(game_id: str):
     return render_template(
         "replays/replay.html",
         move_list=marked_move_list(game, context),
-        moments=game.remember("moments", lambda: game.moments(outcomes_of(game)))
-        if game.results
-        else game.moments(outcomes_of(game)),
+        moments=sorted(
+            (
+                game.remember("moments", lambda: game.moments(outcomes_of(game)))
+                if game.results
+                else game.moments(outcomes_of(game))
+            )
+            + chance_moments(game, context["seat"]),
+            key=lambda moment: moment.move,
+        ),
         point_value_chart=point_value_chart(game),
         timed=any(row.at for row in game.timeline),
         **context,

@@ -1,0 +1,133 @@
+"""The replay's hand analysis and missed chances, as the pages show them.
+
+What a viewer may see decides what is analysed: a hand is analysed only when the table
+shown to this viewer has it face up (a seat view hides the others' cards before anything
+here runs), and in a seat view only the seat's own hand is analysed. Missed chances
+follow the same line: a player (or any seat view) gets their own, and none of the kind
+read from another player's hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from domain.analysis import HandAnalysis, MissedChance
+from replays.hand_analysis import GameChances, analyse, game_chances
+from web import svg
+from web.moves import Moment
+
+ANALYSED_STATUSES = ("waiting", "playing")
+CHANCE_WORDS = {
+    "could_declare": "could have declared",
+    "costly_discard": "costly discard",
+    "fed_next": "discard that fed the next player",
+}
+
+
+@dataclass(frozen=True)
+class SeatAnalysis:
+    """One seat's hand as the solver would group it, drawn, with its score now."""
+
+    player: str
+    analysis: HandAnalysis
+    drawing: str
+
+    @property
+    def hand_score(self) -> int:
+        return self.analysis.hand_score
+
+    @property
+    def could_declare(self) -> bool:
+        return self.analysis.could_declare
+
+    @property
+    def best_discard(self):
+        return self.analysis.best_discard
+
+
+def chances_of(game) -> GameChances | None:
+    """The game's walked turns and missed chances (13-card games only), cached per stamp."""
+    from web.ledger import get_ledger
+
+    if game.header.variant not in ("points", "raise"):
+        return None
+    return game_chances(get_ledger(), game.game_id, game.timeline, game.derived.get("stamp"))
+
+
+def seat_analyses(state, seat: str | None, game) -> dict[str, SeatAnalysis]:
+    """Every hand this view shows face up in play, in its best grouping; a seat view only
+    the seat's own."""
+    if state.phase != "playing" or state.wild is None:
+        return {}
+    chances = chances_of(game)
+    if chances is None:
+        return {}
+    found = {}
+    for s in state.seats:
+        if s.hand_hidden or s.status not in ANALYSED_STATUSES:
+            continue
+        if seat is not None and s.player != seat:
+            continue
+        if len(s.hand) not in (chances.profile.hand_size, chances.profile.hand_size + 1):
+            continue
+        found[s.player] = _seat_analysis(
+            s.player, tuple(sorted(s.hand, key=str)), state.wild, chances.profile
+        )
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _seat_analysis(player: str, hand: tuple, wild, profile) -> SeatAnalysis:
+    """Kept per player, hand, wild card and profile: the drawing costs about what the
+    analysis does, and a replay shows the same hands again and again."""
+    analysis = analyse(hand, wild, profile)
+    grouping = analysis.grouping
+    groups = [
+        svg.DrawnGroup(tuple(v.cards), v.kind.value if v.kind else None, v.reason)
+        for v in grouping.groups
+    ]
+    words = f"{player}'s best grouping, hand score {analysis.hand_score}"
+    if analysis.best_discard is not None:
+        words += f" after discarding {analysis.best_discard.symbol}"
+    if analysis.could_declare:
+        words += ", could declare"
+    # The same cards drawn a second time: marked apart from the table's own cards
+    # (``data-card``), so the table still holds each card once for anything counting them.
+    drawing = svg.grouped_hand(groups, grouping.loose, wild=wild, label=words).replace(
+        ' data-card="', ' data-analysed-card="'
+    )
+    return SeatAnalysis(player, analysis, drawing)
+
+
+def visible_chances(game, seat: str | None) -> list[MissedChance]:
+    """The missed chances this view may list: all of them in the staff's full view, a
+    seat's own otherwise."""
+    chances = chances_of(game)
+    if chances is None:
+        return []
+    return chances.of(seat, staff=seat is None)
+
+
+def chance_moments(game, seat: str | None) -> list[Moment]:
+    return [
+        Moment(chance.move, f"missed_{chance.kind}", chance.words())
+        for chance in visible_chances(game, seat)
+    ]
+
+
+def history_line(game, player: str, points: int | None) -> str | None:
+    """The player-history line for one settled game: what the player was charged and the
+    least their hand could have scored, and where ("charged 62, could have had 6 at move
+    41"). Read only from the player's own hands."""
+    chances = chances_of(game)
+    if chances is None:
+        return None
+    own = chances.of(player, staff=False)
+    declared = next((c for c in own if c.kind == "could_declare"), None)
+    if declared is not None and points:
+        return f"charged {points}, could have declared at move {declared.move}"
+    lowest = chances.lowest(player)
+    if lowest is None or points is None or lowest[1] >= points:
+        return None
+    return f"charged {points}, could have had {lowest[1]} at move {lowest[0]}"
