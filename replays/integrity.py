@@ -54,6 +54,7 @@ from replays.integrity_verify import (
     DELETED,
     INSERTED,
     TREE,
+    UNREADABLE,
     UNSEALED,
     Problem,
     Report,
@@ -61,6 +62,7 @@ from replays.integrity_verify import (
     latest_stored,
     stored_checkpoints,
     verify_game,
+    verify_read_models,
     verify_store,
 )
 from replays.proofs import ProvenEvent, consistency_document, inclusion_document
@@ -74,6 +76,7 @@ __all__ = [
     "DELETED",
     "INSERTED",
     "TREE",
+    "UNREADABLE",
     "UNSEALED",
     "IntegrityError",
     "Problem",
@@ -88,6 +91,7 @@ __all__ = [
     "make_checkpoint",
     "seal_new_events",
     "verify_game",
+    "verify_read_models",
     "verify_store",
 ]
 

@@ -52,6 +52,9 @@ from replays.signing import PUBLIC_KEY_FILE, Checkpoint, SigningError, key_dir, 
 # a row after the last seal merely "unsealed": waiting for `rummy-ledger seal`.
 ALTERED, DELETED, INSERTED, UNSEALED = "altered", "deleted", "inserted", "unsealed"
 CHAIN, TREE, CHECKPOINT = "chain", "tree", "checkpoint"
+# A row the ledger cannot have written in that form (state as TEXT or NULL, a NULL topic):
+# reported with its game and event; its bytes are still compared as far as they go.
+UNREADABLE = "unreadable"
 
 
 @dataclass(frozen=True)
@@ -201,10 +204,12 @@ def verify_store(
     events: str = EVENTS_TABLE,
     check_deals: bool = True,
     check_snapshots: bool = True,
+    check_read_models: bool = True,
 ) -> Report:
     """Recompute leaves, chains and the tree from the stored events; compare them with all
     seals, stored tree nodes, stored checkpoints and the ``checkpoints`` given; check
-    seeded deals against their shuffles and stored snapshots against their events."""
+    seeded deals against their shuffles, stored snapshots and the read models against
+    their events."""
     if game_id is not None:
         return verify_game(
             url,
@@ -214,6 +219,7 @@ def verify_store(
             events=events,
             check_deals=check_deals,
             check_snapshots=check_snapshots,
+            check_read_models=check_read_models,
         )
     public_key = public_key or default_public_key()
     report = Report()
@@ -233,10 +239,77 @@ def verify_store(
         store_pass.finish()
         if checker is not None:
             checker.finish()
+        troubled = {p.game_id for p in report.problems}
+        skip = frozenset(o for o, g in store_pass.names.items() if g in troubled)
         if check_snapshots and has_events:
-            troubled = {p.game_id for p in report.problems}
-            skip = frozenset(o for o, g in store_pass.names.items() if g in troubled)
             _snapshots(connection, url, report, store_pass.names, skip=skip, progress=progress)
+        if check_read_models and has_events:
+            read_models(connection, url, report, store_pass.names, skip=skip, progress=progress)
+    return report
+
+
+def read_models(
+    connection: sa.Connection,
+    url: str | None,
+    report: Report,
+    names: dict[bytes, str],
+    *,
+    skip: frozenset[bytes] = frozenset(),
+    progress: bool = False,
+    events: str = EVENTS_TABLE,
+) -> None:
+    """The read-model step: every game's rows against its events (replays.read_model_checks)."""
+    from replays import read_model_checks as checks
+
+    if not checks.has_read_models(connection):
+        report.notes.append("no read-model tables: read models not checked")
+        return
+    total = count_events(connection, events) if progress else None
+    with progress_bar(total, "read models", progress) as bar:
+        checked = checks.check_read_models(
+            connection,
+            checks.ledger_for(url),
+            report,
+            names=names,
+            skip=skip,
+            events=events,
+            bar=bar,
+        )
+    report.notes.append(f"{checked} game(s)' read rows checked against their events")
+
+
+def verify_read_models(
+    url: str | None = None,
+    *,
+    game_id: str | None = None,
+    progress: bool = False,
+    events: str = EVENTS_TABLE,
+) -> Report:
+    """Only the read models against the events (``rummy-ledger verify --read-models``)."""
+    from replays import read_model_checks as checks
+
+    report = Report()
+    with engine(url).connect() as connection:
+        _snapshot(connection)
+        require_tables(connection)
+        names = {
+            o.bytes: g
+            for o, g in connection.execute(
+                sa.select(GameChainHead.originator_id, GameChainHead.game_id)
+            )
+        }
+        if game_id is None:
+            report.games = len(names)
+            read_models(connection, url, report, names, progress=progress, events=events)
+            return report
+        report.games = 1
+        originators = list(game_heads(connection, game_id))
+        if not checks.has_read_models(connection):
+            report.notes.append("no read-model tables: read models not checked")
+            return report
+        checks.check_game_read_models(
+            connection, checks.ledger_for(url), report, game_id, originators, events
+        )
     return report
 
 
@@ -304,6 +377,8 @@ class _StorePass:
 
     def unsealed(self, row: StoredRow) -> None:
         self.report.events += 1
+        if row.defect is not None:
+            self.report.add(UNREADABLE, _defect(row), self.name(row), row.version)
         if self.checker is not None:
             self.checker.skip(row.originator)
         where = f"stored row {row.notification_id} ({row.topic})"
@@ -398,6 +473,8 @@ class _StorePass:
             return seal.leaf
         self.report.events += 1
         leaf = row.leaf
+        if row.defect is not None:
+            self.report.add(UNREADABLE, _defect(row), name, version)
         if (row.originator, row.version) != (seal.originator, version):
             self.report.add(
                 ALTERED,
@@ -409,7 +486,7 @@ class _StorePass:
         elif leaf != seal.leaf:
             message = f"stored row {row.notification_id} ({row.topic}) does not match its seal"
             self.report.add(ALTERED, message + ": its bytes were changed", name, version)
-        elif self.checker is not None:
+        elif self.checker is not None and row.defect is None:
             self.checker.feed(row, name)
             return leaf
         if self.checker is not None:
@@ -482,6 +559,10 @@ class _StorePass:
                 report.add(*_head_problem(last, version), game_id, min(last, version) + 1)
 
 
+def _defect(row: StoredRow) -> str:
+    return f"stored row {row.notification_id} cannot be read as the ledger wrote it: {row.defect}"
+
+
 _CHAIN_MESSAGE = (
     "the seal's chain value does not follow from the game's seals before it: the seal was altered"
 )
@@ -531,6 +612,7 @@ def verify_game(
     latest: bool = True,
     check_deals: bool = True,
     check_snapshots: bool = True,
+    check_read_models: bool = True,
 ) -> Report:
     """One game's events against its seals and chain; its inclusion in the checkpoints
     (the given ones, plus the latest stored one when ``latest``) through the stored tree;
@@ -562,6 +644,13 @@ def verify_game(
         if check_snapshots and rows and not report.problems:
             names = dict.fromkeys(originators, game_id)
             _snapshots(connection, url, report, names, originators=originators)
+        if check_read_models and rows and not report.problems:
+            from replays import read_model_checks as checks
+
+            if checks.has_read_models(connection):
+                checks.check_game_read_models(
+                    connection, checks.ledger_for(url), report, game_id, originators, events
+                )
     if check_deals and rows and not report.problems:
         checker = _deal_checker(report)
         for row in rows:
@@ -597,6 +686,8 @@ def _compare_game(
         else:
             report.events += 1
             leaf = row.leaf
+            if row.defect is not None:
+                report.add(UNREADABLE, _defect(row), game_id, version)
             if row.notification_id != seal.notification_id:
                 message = (
                     f"event moved from stored row {seal.notification_id} to {row.notification_id}"
