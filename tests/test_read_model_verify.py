@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 
 from replays.db import engine_for
-from replays.integrity import verify_store
+from replays.integrity import make_checkpoint, verify_store
 from replays.integrity_verify import verify_read_models
 from web.cli import main
 
@@ -31,6 +31,10 @@ def run(*args):
 
 @pytest.fixture
 def games(database_url):
+    return store_simulated(database_url)
+
+
+def store_simulated(database_url):
     from replays.projections import catch_up
     from replays.schema import migrate
     from replays.simulation import Floor, Simulation, store_games
@@ -181,3 +185,71 @@ def test_a_state_stored_as_text_is_a_finding_not_a_crash(games, database_url):
     assert code == 1 and f"game {game_id}, event 3" in out
     for other in games[:2]:
         assert run("verify", "--game", other, "--no-snapshots")[0] == 0, other
+
+
+# -- the badge on the site ---------------------------------------------------------------------
+def pages(game_id):
+    return (f"/games/{game_id}", f"/games/{game_id}/audit", f"/games/{game_id}/replay")
+
+
+@pytest.fixture
+def keys(tmp_path, monkeypatch):
+    from replays.signing import init_keys
+
+    directory = tmp_path / "keys"
+    init_keys(directory)
+    monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(directory))
+    return directory
+
+
+def test_a_forged_read_row_is_named_on_the_game_pages(games, database_url, keys):
+    from auth_support import signed_in
+
+    from web import create_app
+
+    make_checkpoint(database_url)
+    game_id, winner = settled_game(database_url, games)
+    app = create_app({"DATABASE_URL": database_url, "TESTING": True})
+    staff = signed_in(app)
+    for page in pages(game_id):
+        html = staff.get(page).get_data(as_text=True)
+        assert "Ledger verified" in html, page
+
+    forge_consistently(database_url, game_id, winner)
+    for page in pages(game_id):
+        response = staff.get(page)
+        html = response.get_data(as_text=True)
+        assert response.status_code == 200, page
+        assert "Ledger verified" not in html, page
+        assert "Read model differs from the ledger" in html, page
+        assert f"player_results[{winner}].amount: stored" in html, page
+    player = signed_in(
+        create_app({"DATABASE_URL": database_url, "TESTING": True}), "player", player=winner
+    )
+    html = player.get(f"/games/{game_id}").get_data(as_text=True)
+    assert "Failed verification" in html and "Ledger verified" not in html
+    assert "player_results[" not in html
+
+
+def test_a_game_with_a_text_state_still_answers_200(sqlite_url, keys):
+    from auth_support import signed_in
+
+    from replays.application import Ledger
+    from web import create_app
+
+    # SQLite only: a PostgreSQL bytea column cannot hold text.
+    database_url = sqlite_url
+    games = store_simulated(database_url)
+    make_checkpoint(database_url)
+    game_id = games[2]
+    sql(
+        database_url,
+        "UPDATE ledger_events SET state = CAST(state AS TEXT) "
+        "WHERE originator_id = :o AND originator_version = 3",
+        o=Ledger.aggregate_id(game_id).bytes,
+    )
+    staff = signed_in(create_app({"DATABASE_URL": database_url, "TESTING": True}))
+    for page in pages(game_id):
+        response = staff.get(page)
+        assert response.status_code == 200, page
+        assert "Cannot be verified (event 3)" in response.get_data(as_text=True), page
