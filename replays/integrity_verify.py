@@ -352,6 +352,8 @@ class _StorePass:
         self.last_nid: int | None = None
         self.head: Head | None = stored_head(connection)
         self.head_checked = False
+        self.held: set[int] = set()  # checkpoint sizes whose roots the tree still gives
+        self.failed: list[Checkpoint] = []
 
     def name(self, row: StoredRow) -> str:
         known = self.names.get(row.originator)
@@ -495,11 +497,28 @@ class _StorePass:
 
     def check_root(self, checkpoint: Checkpoint) -> None:
         self.report.checkpoints.append(checkpoint.size)
-        if self.builder.root() != checkpoint.root:
+        if self.builder.root() == checkpoint.root:
+            self.held.add(checkpoint.size)
+        else:
+            self.failed.append(checkpoint)
+
+    def report_failed_checkpoints(self) -> None:
+        """Each checkpoint whose root the tree no longer gives, with where the rewrite lies:
+        after the largest smaller checkpoint that still holds, before its own size. The
+        seals and tree were rewritten with the events, so only checkpoints bound it."""
+        for checkpoint in self.failed:
+            start = max((size for size in self.held if size < checkpoint.size), default=0)
+            games = _games_between(self.connection, start, checkpoint.size)
+            where = ", ".join(f"{g} events {lo}-{hi}" for g, lo, hi in games[:10])
+            if len(games) > 10:
+                where += f" and {len(games) - 10} more games"
             self.report.add(
                 CHECKPOINT,
                 f"the tree over the first {checkpoint.size} events does not match the "
-                f"checkpoint signed {checkpoint.time}: history it covers was rewritten",
+                f"checkpoint signed {checkpoint.time}: history it covers was rewritten, at "
+                f"tree positions {start}-{checkpoint.size - 1} (the checkpoints before it "
+                f"still hold): {where or 'no sealed events there'}",
+                games[0][0] if len(games) == 1 else None,
             )
 
     def check_nodes(self) -> None:
@@ -523,6 +542,7 @@ class _StorePass:
 
     def finish(self) -> None:
         self.check_nodes()
+        self.report_failed_checkpoints()
         report, size = self.report, self.builder.size
         report.root = self.builder.root()
         if self.head is None and size:
@@ -561,6 +581,19 @@ class _StorePass:
 
 def _defect(row: StoredRow) -> str:
     return f"stored row {row.notification_id} cannot be read as the ledger wrote it: {row.defect}"
+
+
+def _games_between(connection: sa.Connection, start: int, end: int) -> list[tuple]:
+    """The games sealed at tree positions ``start``..``end - 1``, with their event range."""
+    rows = connection.execute(
+        sa.text(
+            "SELECT game_id, min(originator_version), max(originator_version), min(position) "
+            "FROM integrity_seals WHERE position >= :start AND position < :end "
+            "GROUP BY game_id ORDER BY min(position)"
+        ),
+        {"start": start, "end": end},
+    )
+    return [(g, lo, hi) for g, lo, hi, _ in rows]
 
 
 _CHAIN_MESSAGE = (
@@ -639,8 +672,13 @@ def verify_game(
         given = list(checkpoints)
         if latest and report.latest is not None:
             given.append(report.latest)
+        proven: set[int] = set()
+        mismatched: list[Checkpoint] = []
         for checkpoint in signed_checkpoints(given, public_key, report):
-            _check_game_in_tree(connection, game_id, checkpoint, leaves, seals, report)
+            _check_game_in_tree(
+                connection, game_id, checkpoint, leaves, seals, report, proven, mismatched
+            )
+        _report_mismatches(game_id, report.last_position, mismatched, proven, report)
         if check_snapshots and rows and not report.problems:
             names = dict.fromkeys(originators, game_id)
             _snapshots(connection, url, report, names, originators=originators)
@@ -731,6 +769,8 @@ def _check_game_in_tree(
     leaves: dict[int, bytes],
     seals: list[SealRow],
     report: Report,
+    proven: set[int],
+    mismatched: list[Checkpoint],
 ) -> None:
     covered = {p: leaf for p, leaf in leaves.items() if p < checkpoint.size}
     if not covered:
@@ -745,25 +785,37 @@ def _check_game_in_tree(
         report.add(TREE, str(error), game_id)
         return
     if root == checkpoint.root:
+        proven.add(checkpoint.size)
         return
-    # Find the first event that does not prove on its own; when each one does, the stored
-    # tree is damaged elsewhere (and only the full `verify` can say where).
-    version_at = {seal.position: seal.version for seal in seals}
-    for position in positions:
-        path = tree.hashes_of(merkle.inclusion_ranges(position, checkpoint.size))
-        if not merkle.verify_inclusion(
-            covered[position], position, checkpoint.size, path, checkpoint.root
-        ):
-            report.add(
-                CHECKPOINT,
-                f"not in the tree of the checkpoint signed {checkpoint.time}: the event or "
-                "the history around it was rewritten",
-                game_id,
-                version_at.get(position),
+    # Every leaf here matches its seal, so the stored tree was rewritten, with its seals,
+    # somewhere under this checkpoint: from one game alone no event can be blamed. When
+    # another checkpoint covering all of the game's events still holds, the rewrite lies
+    # elsewhere, and the game is not named.
+    mismatched.append(checkpoint)
+
+
+def _report_mismatches(
+    game_id: str,
+    last_position: int,
+    mismatched: list[Checkpoint],
+    proven: set[int],
+    report: Report,
+) -> None:
+    cleared = any(size > last_position for size in proven)
+    for checkpoint in mismatched:
+        if cleared:
+            message = (
+                f"the ledger's tree no longer matches the checkpoint of {checkpoint.size} "
+                f"events signed {checkpoint.time}; this game's events are proven by a "
+                "checkpoint that still holds, so history elsewhere was rewritten (`rummy-ledger "
+                "verify --checkpoint` locates it)"
             )
-            return
-    report.add(
-        CHECKPOINT,
-        f"the game's events do not lead to the root of the checkpoint signed {checkpoint.time}",
-        game_id,
-    )
+            report.add(CHECKPOINT, message)
+        else:
+            message = (
+                f"the ledger's tree no longer matches the checkpoint of {checkpoint.size} "
+                f"events signed {checkpoint.time}: history it covers, this game's events or "
+                "others', was rewritten with its seals (`rummy-ledger verify --checkpoint` "
+                "locates it)"
+            )
+            report.add(CHECKPOINT, message, game_id)

@@ -17,6 +17,16 @@ from replays.integrity import create_tables, verify_store
 TOP = 2**63 - 1
 
 
+@pytest.fixture
+def keys(tmp_path, monkeypatch):
+    from replays.signing import init_keys
+
+    directory = tmp_path / "keys"
+    init_keys(directory)
+    monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(directory))
+    return directory
+
+
 def count(url):
     return sql(url, "SELECT count(*) FROM ledger_events").scalar_one()
 
@@ -54,3 +64,38 @@ def test_a_forged_row_at_the_next_sequence_id_makes_the_save_refuse(postgres_url
     assert sql(url, "SELECT count(*) FROM integrity_seals").scalar_one() == 14
     report = verify_store(url, check_read_models=False)
     assert [(p.kind, p.event) for p in report.problems] == [("inserted", 1)]
+
+
+# -- a resealed edit, located against the checkpoints (finding 5b) ------------------------------
+def test_a_resealed_edit_is_located_and_untouched_games_are_not_blamed(database_url, keys):
+    from test_integrity import flip_byte, forget_seals
+
+    from replays.integrity import make_checkpoint, seal_new_events
+
+    create_tables(database_url)
+    ledger = Ledger(database_url)
+    record(ledger, "G1")
+    record(ledger, "G2")
+    first = make_checkpoint(database_url)
+    record(ledger, "G3")
+    second = make_checkpoint(database_url)
+    assert (first.size, second.size) == (28, 42)
+
+    # G3's event 5 edited, then every seal, chain, tree node and the head written anew,
+    # exactly as saves would have: the seals alone see nothing.
+    flip_byte(database_url, "G3", 5)
+    forget_seals(database_url)
+    seal_new_events(database_url)
+    assert verify_store(database_url, check_read_models=False).ok
+
+    report = verify_store(database_url, checkpoints=[first, second], check_read_models=False)
+    assert [(p.kind, p.game_id) for p in report.problems] == [("checkpoint", "G3")]
+    assert "tree positions 28-41" in report.problems[0].message
+    assert "G3 events 1-14" in report.problems[0].message
+
+    for untouched in ("G1", "G2"):
+        one = verify_store(database_url, game_id=untouched, checkpoints=[first, second])
+        assert not one.ok  # the ledger was rewritten ...
+        assert {p.game_id for p in one.problems} == {None}, one.problems  # ... but not here
+    one = verify_store(database_url, game_id="G3", checkpoints=[first, second])
+    assert [(p.kind, p.game_id) for p in one.problems] == [("checkpoint", "G3")]
