@@ -253,3 +253,27 @@ def test_a_game_with_a_text_state_still_answers_200(sqlite_url, keys):
         response = staff.get(page)
         assert response.status_code == 200, page
         assert "Cannot be verified (event 3)" in response.get_data(as_text=True), page
+
+
+# -- reports say whether their period verified ---------------------------------------------
+def test_a_report_says_its_period_does_not_verify(games, database_url, keys):
+    make_checkpoint(database_url)
+    game_id, winner = settled_game(database_url, games)
+    ended = sql(database_url, "SELECT ended_on FROM games WHERE game_id = :g", g=game_id).scalar()
+    day = str(ended)[:10]
+    period = ["report", "--from", day, "--to", day, "--url", database_url]
+
+    code, out = run(*period)
+    assert code == 0 and "Verification: verified: " in out, out
+    forge_consistently(database_url, game_id, winner)
+    code, out = run(*period)
+    assert "Reconciliation:" in out and "balanced" in out  # the forgery keeps the books even
+    assert "Verification: NOT VERIFIED" in out
+    assert game_id in out.split("Games that fail verification")[1]
+    data = json.loads(run(*period, "--format", "json")[1])
+    assert data["verification"]["verified"] is False
+    assert [f["game_id"] for f in data["verification"]["failed"]] == [game_id]
+    assert "read_model" in data["verification"]["failed"][0]["finding"]
+    code, out = run(*period, "--format", "csv")
+    assert f"verification,{game_id},,,,,,,,,,,,,failed," in out
+    assert run(*period, "--strict")[0] == 3
