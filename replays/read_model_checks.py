@@ -267,9 +267,20 @@ def _game_events(
         yield current
 
 
+_READ_MODELS_SEEN: set[str] = set()
+
+
 def has_read_models(connection: sa.Connection) -> bool:
+    """Whether the read-model tables exist (once found, remembered per database: pages
+    ask on every view)."""
+    url = connection.engine.url.render_as_string(hide_password=False)
+    if url in _READ_MODELS_SEEN:
+        return True
     inspector = sa.inspect(connection)
-    return all(inspector.has_table(t.name) for t in (GAMES, RESULTS, MOVES, ENTRIES))
+    found = all(inspector.has_table(t.name) for t in (GAMES, RESULTS, MOVES, ENTRIES))
+    if found:
+        _READ_MODELS_SEEN.add(url)
+    return found
 
 
 def ledger_for(url: str | None):
