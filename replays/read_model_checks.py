@@ -26,6 +26,7 @@ import sqlalchemy as sa
 from eventsourcing.persistence import Notification
 
 from domain.game import MOVE_OF_EVENT
+from replays.dispute_projection import ADJUSTMENT_KIND
 from replays.integrity_store import StoredRow, _stored, id_param
 from replays.integrity_verify import UNREADABLE, Report
 from replays.models import SETTLED
@@ -244,17 +245,18 @@ def compare_game(report: Report, expected: Expected, stored: _StoredRows) -> Non
 
 
 # -- the passes ------------------------------------------------------------------------------
-def _game_events(
-    connection: sa.Connection, position: int, events: str
+def _events_by_aggregate(
+    connection: sa.Connection, position: int, events: str, topics: str = GAME_TOPICS
 ) -> Iterator[list[StoredRow]]:
-    """Every 13-card game's events the projection has reached, one game at a time."""
+    """Every aggregate's events (those whose topic starts with ``topics``: 13-card games by
+    default) that the projection has reached, one aggregate at a time."""
     query = sa.text(
         "SELECT id, originator_id, originator_version, topic, state FROM "
         f"{events} WHERE id <= :position AND topic LIKE :topics "
         "ORDER BY originator_id, originator_version"
     )
     result = connection.execution_options(yield_per=2000).execute(
-        query, {"position": position, "topics": GAME_TOPICS + "%"}
+        query, {"position": position, "topics": topics + "%"}
     )
     current: list[StoredRow] = []
     for raw in result:
@@ -328,7 +330,7 @@ def check_read_models(
             compare_game(report, expected, stored)
         batch.clear()
 
-    for rows in _game_events(connection, position, events):
+    for rows in _events_by_aggregate(connection, position, events):
         if bar is not None:
             bar.update(len(rows))
         if rows[0].originator in skip:
@@ -354,7 +356,105 @@ def check_read_models(
     if batch:
         flush()
     _orphans(connection, report, seen)
+    check_adjustments(connection, ledger, report, position, events)
     return checked
+
+
+# -- dispute adjustments -----------------------------------------------------------------------
+def _adjustments_of(ledger, rows: list[StoredRow]) -> tuple[str, str, list[dict]]:
+    """A dispute case's game id, case id and the adjustment lines its events give (the
+    same lines :mod:`replays.dispute_projection` writes)."""
+    from domain.dispute import adjustment_entries
+    from replays.dispute_projection import PLAYER_ACCOUNT, _when
+
+    to_domain_event = ledger.mapper.to_domain_event
+    case_id = game_id = currency = None
+    lines: list[dict] = []
+    for row in rows:
+        if row.defect is not None:
+            raise Unreplayable(row.version, f"stored row {row.notification_id}: {row.defect}")
+        try:
+            event = to_domain_event(
+                Notification(
+                    id=row.notification_id,
+                    originator_id=uuid.UUID(bytes=row.originator),
+                    originator_version=row.version,
+                    topic=row.topic,
+                    state=row.state,
+                )
+            )
+            kind = type(event).__name__
+            if kind == "CaseOpened":
+                case_id, game_id, currency = event.case_id, event.game, event.currency
+            elif kind == "CaseClosed":
+                when = _when(getattr(event, "at", None), event)
+                entries = adjustment_entries(event.amount, event.credited, event.debited)
+                lines = [
+                    {
+                        "game_id": game_id,
+                        "dispute_id": case_id,
+                        "kind": ADJUSTMENT_KIND,
+                        "line": number,
+                        "account": entry.account,
+                        "player": entry.account[len(PLAYER_ACCOUNT) :]
+                        if entry.account.startswith(PLAYER_ACCOUNT)
+                        else None,
+                        "debit": entry.debit,
+                        "credit": entry.credit,
+                        "currency": currency,
+                        "posted_at": when,
+                        "posted_on": when.date(),
+                    }
+                    for number, entry in enumerate(entries, 1)
+                ]
+        except Exception as error:  # any way an event fails to decode or apply is a finding
+            raise Unreplayable(
+                row.version,
+                f"stored row {row.notification_id} ({row.topic}) cannot be replayed: "
+                f"{type(error).__name__}: {error}",
+            ) from None
+    return game_id or "", case_id or "", lines
+
+
+def check_adjustments(
+    connection: sa.Connection, ledger, report: Report, position: int, events: str
+) -> None:
+    """Each dispute adjustment line in ``ledger_entries`` against its case's events."""
+    from replays.dispute_projection import DISPUTE_TOPICS
+
+    expected: dict[str, tuple[str, list[dict]]] = {}
+    for rows in _events_by_aggregate(connection, position, events, DISPUTE_TOPICS):
+        try:
+            game_id, case_id, lines = _adjustments_of(ledger, rows)
+        except Unreplayable as error:
+            message = f"dispute adjustments cannot be checked: {error}"
+            report.add(UNREADABLE, message, None, error.version)
+            continue
+        if case_id:
+            expected[case_id] = (game_id, lines)
+    stored: dict[str, dict] = {}
+    query = sa.select(ENTRIES).where(ENTRIES.c.dispute_id.is_not(None))
+    for row in connection.execute(query):
+        data = row._asdict()
+        stored.setdefault(row.dispute_id, {})[row.line] = data
+    for case_id, (game_id, lines) in expected.items():
+        computed = {line["line"]: line for line in lines}
+        _compare_table(
+            report,
+            game_id,
+            f"ledger_entries[dispute {case_id}]",
+            stored.pop(case_id, {}),
+            computed,
+            lambda key: f"line {key}",
+        )
+    for case_id, lines in stored.items():
+        game_id = next(iter(lines.values()))["game_id"]
+        report.add(
+            READ_MODEL,
+            f"ledger_entries[dispute {case_id}]: adjustment lines for a dispute case with no "
+            "events",
+            game_id,
+        )
 
 
 def _orphans(connection: sa.Connection, report: Report, seen: set[str]) -> None:

@@ -277,3 +277,42 @@ def test_a_report_says_its_period_does_not_verify(games, database_url, keys):
     code, out = run(*period, "--format", "csv")
     assert f"verification,{game_id},,,,,,,,,,,,,failed," in out
     assert run(*period, "--strict")[0] == 3
+
+
+# -- dispute adjustments against the case's events ------------------------------------------
+def test_a_forged_adjustment_line_is_found(database_url):
+    from web_support import load_games
+
+    from replays import accounts
+    from replays.application import Ledger
+    from replays.disputes import Disputes
+    from replays.integrity_verify import verify_read_models
+    from replays.projections import catch_up
+
+    load_games(database_url)
+    officer = accounts.add_user("officer-1", "dispute_officer", "password-123", url=database_url)
+    p2 = accounts.add_user("player-p2", "player", "password-123", player="p2", url=database_url)
+    disputes = Disputes(Ledger(database_url))
+    case = disputes.open_case(p2, "T7-000123", 3, "my drop was recorded a turn early")
+    disputes.close_case(
+        officer, case.case_id, "adjusted", reason="early drop", amount="5.00",
+        credited="p2", debited="p1",
+    )  # fmt: skip
+    catch_up(database_url)
+    assert verify_read_models(database_url).ok
+
+    for account, column in (("player:p1", "debit"), ("player:p2", "credit")):
+        sql(
+            database_url,
+            # Money columns hold paise: 900 is 9.00.
+            f"UPDATE ledger_entries SET {column} = 900 WHERE dispute_id = :d AND account = :a",
+            d=case.case_id,
+            a=account,
+        )
+    report = verify_read_models(database_url)
+    messages = sorted(p.message for p in report.problems)
+    assert {p.game_id for p in report.problems} == {"T7-000123"}
+    assert messages == [
+        f"ledger_entries[dispute {case.case_id}][line 1].debit: stored 9.00, from events 5.00",
+        f"ledger_entries[dispute {case.case_id}][line 2].credit: stored 9.00, from events 5.00",
+    ]
