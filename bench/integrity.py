@@ -1,4 +1,5 @@
-"""Integrity speed: sealing, the full verification pass, one game's verdict, proofs.
+"""Integrity speed: sealing, the full verification pass (events only, and with the read
+models checked against the events), one game's verdict (read rows included), proofs.
 
 Every figure is set against a raw baseline measured in the same run and database: a plain
 ``SELECT`` of every stored event in notification order (what any pass over the store must
@@ -87,12 +88,25 @@ def measure_engine(url: str, count: int, key_dir: str) -> dict[str, Any]:
     seal_s, sealed = _timed(lambda: integrity.seal_new_events(url))
     assert sealed == events
     checkpoint_s, _ = _timed(lambda: integrity.make_checkpoint(url, key_directory=key_dir))
+    # The read models, projected as a live store has them (the projection's own cost is
+    # bench/projections.py's); the event-only rows below leave them out.
+    from replays.db import Base
+    from replays.projections import catch_up
+
+    Base.metadata.create_all(db)
+    catch_up(url)
+    events_only = {"check_read_models": False}
     verify_s, report = _timed(
-        lambda: integrity.verify_store(url, check_deals=False, check_snapshots=False)
+        lambda: integrity.verify_store(url, check_deals=False, check_snapshots=False, **events_only)
     )
-    deals_s, with_deals = _timed(lambda: integrity.verify_store(url, check_snapshots=False))
-    full_s, full = _timed(lambda: integrity.verify_store(url))
+    deals_s, with_deals = _timed(
+        lambda: integrity.verify_store(url, check_snapshots=False, **events_only)
+    )
+    full_s, full = _timed(lambda: integrity.verify_store(url, **events_only))
+    read_s, with_read = _timed(lambda: integrity.verify_store(url, check_snapshots=False))
+    only_read_s, only_read = _timed(lambda: integrity.verify_read_models(url))
     assert report.ok and with_deals.ok and full.ok, (report.problems, full.problems)
+    assert with_read.ok and only_read.ok, (with_read.problems, only_read.problems)
 
     sample = [f"B{n}" for n in range(0, count, max(1, count // 40))]
     aggregate_ids = [Ledger.aggregate_id(g) for g in sample]
@@ -130,6 +144,10 @@ def measure_engine(url: str, count: int, key_dir: str) -> dict[str, Any]:
         "verify_with_deals_ratio": round(raw_s / deals_s, 3),
         "verify_full_events_per_s": round(events / full_s),
         "verify_full_ratio": round(raw_s / full_s, 3),
+        "verify_with_read_models_events_per_s": round(events / read_s),
+        "verify_with_read_models_ratio": round(raw_s / read_s, 3),
+        "verify_read_models_only_events_per_s": round(events / only_read_s),
+        "verify_read_models_only_ratio": round(raw_s / only_read_s, 3),
         "checkpoint_ms": round(1000 * checkpoint_s, 1),
         "raw_game_select_ms": round(raw_game_ms, 3),
         "verdict_ms_per_game": round(verdict_ms, 2),
@@ -193,6 +211,20 @@ def run(quick: bool = False) -> dict[str, Any]:
                 "baseline": result[engine]["raw_read_events_per_s"],
                 "baseline_is": "plain SELECT of every event",
                 "ratio": result[engine]["verify_with_deals_ratio"],
+            },
+            {
+                "benchmark": f"integrity {engine}: verify, deals and read models (events/s)",
+                "figure": result[engine]["verify_with_read_models_events_per_s"],
+                "baseline": result[engine]["raw_read_events_per_s"],
+                "baseline_is": "plain SELECT of every event",
+                "ratio": result[engine]["verify_with_read_models_ratio"],
+            },
+            {
+                "benchmark": f"integrity {engine}: verify --read-models alone (events/s)",
+                "figure": result[engine]["verify_read_models_only_events_per_s"],
+                "baseline": result[engine]["raw_read_events_per_s"],
+                "baseline_is": "plain SELECT of every event",
+                "ratio": result[engine]["verify_read_models_only_ratio"],
             },
             {
                 "benchmark": f"integrity {engine}: verify, deals and snapshots too (events/s)",

@@ -54,6 +54,7 @@ from replays.integrity_verify import (
     DELETED,
     INSERTED,
     TREE,
+    UNREADABLE,
     UNSEALED,
     Problem,
     Report,
@@ -61,9 +62,11 @@ from replays.integrity_verify import (
     latest_stored,
     stored_checkpoints,
     verify_game,
+    verify_read_models,
     verify_store,
 )
 from replays.proofs import ProvenEvent, consistency_document, inclusion_document
+from replays.read_model_checks import READ_MODEL
 from replays.schema import EVENTS_TABLE
 from replays.signing import Checkpoint, load_private_key
 
@@ -74,6 +77,7 @@ __all__ = [
     "DELETED",
     "INSERTED",
     "TREE",
+    "UNREADABLE",
     "UNSEALED",
     "IntegrityError",
     "Problem",
@@ -88,6 +92,7 @@ __all__ = [
     "make_checkpoint",
     "seal_new_events",
     "verify_game",
+    "verify_read_models",
     "verify_store",
 ]
 
@@ -245,6 +250,9 @@ def make_checkpoint(
 
 # -- verdicts for pages ------------------------------------------------------------------------
 VERIFIED, BROKEN, NOT_CHECKPOINTED = "verified", "broken", "not_checkpointed"
+# The game's read rows (what its pages and reports show) differ from its events, or an
+# event cannot be read at all: neither is "verified", and both say why.
+READ_MODEL_DIFFERS, UNVERIFIABLE = "read_model_differs", "unverifiable"
 
 
 @dataclass(frozen=True)
@@ -256,12 +264,22 @@ class Verdict:
     event: int | None = None
     checkpoint_size: int | None = None
     checkpoint_time: str | None = None
+    # For READ_MODEL_DIFFERS: each differing field, as `verify` words it.
+    fields: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
         if self.status == BROKEN:
             return f"broken at event {self.event}" if self.event else "broken"
-        return {VERIFIED: "verified", NOT_CHECKPOINTED: "not yet checkpointed"}[self.status]
+        if self.status == UNVERIFIABLE:
+            return (
+                f"cannot be verified (event {self.event})" if self.event else "cannot be verified"
+            )
+        return {
+            VERIFIED: "verified",
+            NOT_CHECKPOINTED: "not yet checkpointed",
+            READ_MODEL_DIFFERS: "read model differs from the ledger",
+        }[self.status]
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "label": self.label}
@@ -283,10 +301,19 @@ def integrity_verdict(
     report = verify_game(url, game_id, public_key=public_key)
     checkpoint = report.latest
     about = (None, None) if checkpoint is None else (checkpoint.size, checkpoint.time)
-    broken = [p for p in report.problems if p.kind != UNSEALED]
+    unreadable = [p for p in report.problems if p.kind == UNREADABLE]
+    if unreadable:
+        first = min(unreadable, key=lambda p: (p.event is None, p.event or 0))
+        return Verdict(UNVERIFIABLE, str(first), first.event, *about)
+    broken = [p for p in report.problems if p.kind not in (UNSEALED, READ_MODEL)]
     if broken:
         first = min(broken, key=lambda p: (p.event is None, p.event or 0))
         return Verdict(BROKEN, str(first), first.event, *about)
+    differs = [p for p in report.problems if p.kind == READ_MODEL]
+    if differs:
+        fields = tuple(p.message for p in differs)
+        message = "the read model differs from the ledger: " + "; ".join(fields)
+        return Verdict(READ_MODEL_DIFFERS, message, None, *about, fields=fields)
     if report.problems:
         events = sorted(p.event for p in report.problems if p.event is not None)
         span = f"{events[0]}-{events[-1]}" if len(events) > 1 else str(events[0])
@@ -305,7 +332,8 @@ def integrity_verdict(
         )
         return Verdict(NOT_CHECKPOINTED, message, None, *about)
     message = (
-        f"all {report.events} events match their seals and are in the checkpoint of "
+        f"all {report.events} events match their seals, its read rows match its events, "
+        f"and the events are in the checkpoint of "
         f"{checkpoint.size} events signed {checkpoint.time} by key {checkpoint.key_id}"
     )
     return Verdict(VERIFIED, message, None, *about)

@@ -219,6 +219,8 @@ class SaveSeals:
             raise SealingError(
                 f"{len(self.events)} events to seal but {len(notification_ids)} notification ids"
             )
+        if self.sql.sqlite and not backfill and notification_ids:
+            self._check_ids(connection, notification_ids, events_table)
         if head is None:
             builder, last_sealed = _resume(connection, notification_ids, events_table, backfill)
         else:
@@ -292,6 +294,37 @@ class SaveSeals:
                 f"outside the ledger; run `rummy-ledger verify` ({error})"
             ) from None
         return new_head
+
+    def _check_ids(
+        self, connection: sa.Connection, notification_ids: Sequence[int], events_table: str
+    ) -> None:
+        """SQLite does not say which rowids an insert took: the save takes them to be the
+        last ones, which holds only while ids grow by one. A row forged at the top of the
+        id range (2^63 - 1) makes SQLite pick free ids at random, and a save sealing the
+        ids it expected would seal other rows than its own: read them back and refuse."""
+        first, last = notification_ids[0], notification_ids[-1]
+        cursor = connection.connection.dbapi_connection.cursor()
+        found = cursor.execute(
+            f"SELECT id, originator_id, originator_version FROM {events_table} "
+            "WHERE id BETWEEN ? AND ? ORDER BY id",
+            (first, last),
+        ).fetchall()
+        expected = [
+            (i, e.originator, e.version) for i, e in zip(notification_ids, self.events, strict=True)
+        ]
+        got = [(i, raw_id(o), v) for i, o, v in found]
+        if got != expected:
+            wrong = next(
+                (g for g, e in zip(got, expected, strict=False) if g != e),
+                got[len(expected)] if len(got) > len(expected) else None,
+            )
+            where = f"row {wrong[0]}" if wrong else f"rows {first}-{last}"
+            raise SealingError(
+                f"this save's events did not get notification ids {first}-{last} ({where} is "
+                f"another event's): a row was written into {events_table} outside the "
+                "ledger (a forged row at the top of the id range makes SQLite hand out ids "
+                "at random). Nothing was stored; run `rummy-ledger verify`"
+            )
 
 
 class _NoPipeline:

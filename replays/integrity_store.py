@@ -87,6 +87,9 @@ class StoredRow:
     version: int
     topic: str
     state: bytes
+    # Why the row cannot be trusted as stored (its state is not bytes, or is missing),
+    # so verification reports it and goes on instead of failing on it.
+    defect: str | None = None
 
     @property
     def leaf(self) -> bytes:
@@ -119,8 +122,33 @@ def seal_id_param(connection: sa.Connection, originator: bytes) -> Any:
 
 
 def _stored(r: Any) -> StoredRow:
-    state = r[4] if type(r[4]) is bytes else bytes(r[4])
-    return StoredRow(r[0], raw_id(r[1]), r[2], r[3], state)
+    state, topic = r[4], r[3]
+    if type(state) is bytes and type(topic) is str:
+        return StoredRow(r[0], raw_id(r[1]), r[2], topic, state)
+    return _mistyped(r)
+
+
+def _mistyped(r: Any) -> StoredRow:
+    """A row whose columns are not what the ledger writes (a state stored as TEXT or
+    NULL, a NULL topic): kept with its defect named, its bytes as close to the stored
+    ones as can be had, so the pass goes on to the end."""
+    state, topic, defect = r[4], r[3], None
+    if isinstance(state, str):
+        state, defect = state.encode("utf-8", "surrogateescape"), "its state is stored as text"
+    elif state is None:
+        state, defect = b"", "its state is NULL"
+    elif isinstance(state, bytes | bytearray | memoryview):
+        state = bytes(state)
+    else:
+        state, defect = str(state).encode(), f"its state is a {type(state).__name__}"
+    if not isinstance(topic, str):
+        what = "NULL" if topic is None else f"a {type(topic).__name__}"
+        topic, defect = str(topic or ""), f"its topic is {what}"
+    try:
+        originator = raw_id(r[1])
+    except (TypeError, ValueError):
+        originator, defect = bytes(16), "its originator id is unreadable"
+    return StoredRow(r[0], originator, int(r[2] or 0), topic, state, defect)
 
 
 _COLUMNS = "id, originator_id, originator_version, topic, state"

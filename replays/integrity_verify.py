@@ -52,6 +52,9 @@ from replays.signing import PUBLIC_KEY_FILE, Checkpoint, SigningError, key_dir, 
 # a row after the last seal merely "unsealed": waiting for `rummy-ledger seal`.
 ALTERED, DELETED, INSERTED, UNSEALED = "altered", "deleted", "inserted", "unsealed"
 CHAIN, TREE, CHECKPOINT = "chain", "tree", "checkpoint"
+# A row the ledger cannot have written in that form (state as TEXT or NULL, a NULL topic):
+# reported with its game and event; its bytes are still compared as far as they go.
+UNREADABLE = "unreadable"
 
 
 @dataclass(frozen=True)
@@ -201,10 +204,12 @@ def verify_store(
     events: str = EVENTS_TABLE,
     check_deals: bool = True,
     check_snapshots: bool = True,
+    check_read_models: bool = True,
 ) -> Report:
     """Recompute leaves, chains and the tree from the stored events; compare them with all
     seals, stored tree nodes, stored checkpoints and the ``checkpoints`` given; check
-    seeded deals against their shuffles and stored snapshots against their events."""
+    seeded deals against their shuffles, stored snapshots and the read models against
+    their events."""
     if game_id is not None:
         return verify_game(
             url,
@@ -214,6 +219,7 @@ def verify_store(
             events=events,
             check_deals=check_deals,
             check_snapshots=check_snapshots,
+            check_read_models=check_read_models,
         )
     public_key = public_key or default_public_key()
     report = Report()
@@ -233,10 +239,77 @@ def verify_store(
         store_pass.finish()
         if checker is not None:
             checker.finish()
+        troubled = {p.game_id for p in report.problems}
+        skip = frozenset(o for o, g in store_pass.names.items() if g in troubled)
         if check_snapshots and has_events:
-            troubled = {p.game_id for p in report.problems}
-            skip = frozenset(o for o, g in store_pass.names.items() if g in troubled)
             _snapshots(connection, url, report, store_pass.names, skip=skip, progress=progress)
+        if check_read_models and has_events:
+            read_models(connection, url, report, store_pass.names, skip=skip, progress=progress)
+    return report
+
+
+def read_models(
+    connection: sa.Connection,
+    url: str | None,
+    report: Report,
+    names: dict[bytes, str],
+    *,
+    skip: frozenset[bytes] = frozenset(),
+    progress: bool = False,
+    events: str = EVENTS_TABLE,
+) -> None:
+    """The read-model step: every game's rows against its events (replays.read_model_checks)."""
+    from replays import read_model_checks as checks
+
+    if not checks.has_read_models(connection):
+        report.notes.append("no read-model tables: read models not checked")
+        return
+    total = count_events(connection, events) if progress else None
+    with progress_bar(total, "read models", progress) as bar:
+        checked = checks.check_read_models(
+            connection,
+            checks.ledger_for(url),
+            report,
+            names=names,
+            skip=skip,
+            events=events,
+            bar=bar,
+        )
+    report.notes.append(f"{checked} game(s)' read rows checked against their events")
+
+
+def verify_read_models(
+    url: str | None = None,
+    *,
+    game_id: str | None = None,
+    progress: bool = False,
+    events: str = EVENTS_TABLE,
+) -> Report:
+    """Only the read models against the events (``rummy-ledger verify --read-models``)."""
+    from replays import read_model_checks as checks
+
+    report = Report()
+    with engine(url).connect() as connection:
+        _snapshot(connection)
+        require_tables(connection)
+        names = {
+            o.bytes: g
+            for o, g in connection.execute(
+                sa.select(GameChainHead.originator_id, GameChainHead.game_id)
+            )
+        }
+        if game_id is None:
+            report.games = len(names)
+            read_models(connection, url, report, names, progress=progress, events=events)
+            return report
+        report.games = 1
+        originators = list(game_heads(connection, game_id))
+        if not checks.has_read_models(connection):
+            report.notes.append("no read-model tables: read models not checked")
+            return report
+        checks.check_game_read_models(
+            connection, checks.ledger_for(url), report, game_id, originators, events
+        )
     return report
 
 
@@ -279,6 +352,8 @@ class _StorePass:
         self.last_nid: int | None = None
         self.head: Head | None = stored_head(connection)
         self.head_checked = False
+        self.held: set[int] = set()  # checkpoint sizes whose roots the tree still gives
+        self.failed: list[Checkpoint] = []
 
     def name(self, row: StoredRow) -> str:
         known = self.names.get(row.originator)
@@ -304,6 +379,8 @@ class _StorePass:
 
     def unsealed(self, row: StoredRow) -> None:
         self.report.events += 1
+        if row.defect is not None:
+            self.report.add(UNREADABLE, _defect(row), self.name(row), row.version)
         if self.checker is not None:
             self.checker.skip(row.originator)
         where = f"stored row {row.notification_id} ({row.topic})"
@@ -398,6 +475,8 @@ class _StorePass:
             return seal.leaf
         self.report.events += 1
         leaf = row.leaf
+        if row.defect is not None:
+            self.report.add(UNREADABLE, _defect(row), name, version)
         if (row.originator, row.version) != (seal.originator, version):
             self.report.add(
                 ALTERED,
@@ -409,7 +488,7 @@ class _StorePass:
         elif leaf != seal.leaf:
             message = f"stored row {row.notification_id} ({row.topic}) does not match its seal"
             self.report.add(ALTERED, message + ": its bytes were changed", name, version)
-        elif self.checker is not None:
+        elif self.checker is not None and row.defect is None:
             self.checker.feed(row, name)
             return leaf
         if self.checker is not None:
@@ -418,11 +497,28 @@ class _StorePass:
 
     def check_root(self, checkpoint: Checkpoint) -> None:
         self.report.checkpoints.append(checkpoint.size)
-        if self.builder.root() != checkpoint.root:
+        if self.builder.root() == checkpoint.root:
+            self.held.add(checkpoint.size)
+        else:
+            self.failed.append(checkpoint)
+
+    def report_failed_checkpoints(self) -> None:
+        """Each checkpoint whose root the tree no longer gives, with where the rewrite lies:
+        after the largest smaller checkpoint that still holds, before its own size. The
+        seals and tree were rewritten with the events, so only checkpoints bound it."""
+        for checkpoint in self.failed:
+            start = max((size for size in self.held if size < checkpoint.size), default=0)
+            games = _games_between(self.connection, start, checkpoint.size)
+            where = ", ".join(f"{g} events {lo}-{hi}" for g, lo, hi in games[:10])
+            if len(games) > 10:
+                where += f" and {len(games) - 10} more games"
             self.report.add(
                 CHECKPOINT,
                 f"the tree over the first {checkpoint.size} events does not match the "
-                f"checkpoint signed {checkpoint.time}: history it covers was rewritten",
+                f"checkpoint signed {checkpoint.time}: history it covers was rewritten, at "
+                f"tree positions {start}-{checkpoint.size - 1} (the checkpoints before it "
+                f"still hold): {where or 'no sealed events there'}",
+                games[0][0] if len(games) == 1 else None,
             )
 
     def check_nodes(self) -> None:
@@ -446,6 +542,7 @@ class _StorePass:
 
     def finish(self) -> None:
         self.check_nodes()
+        self.report_failed_checkpoints()
         report, size = self.report, self.builder.size
         report.root = self.builder.root()
         if self.head is None and size:
@@ -480,6 +577,23 @@ class _StorePass:
             last = self.chains.get(originator.bytes, (0, GENESIS))[0]
             if last != version:
                 report.add(*_head_problem(last, version), game_id, min(last, version) + 1)
+
+
+def _defect(row: StoredRow) -> str:
+    return f"stored row {row.notification_id} cannot be read as the ledger wrote it: {row.defect}"
+
+
+def _games_between(connection: sa.Connection, start: int, end: int) -> list[tuple]:
+    """The games sealed at tree positions ``start``..``end - 1``, with their event range."""
+    rows = connection.execute(
+        sa.text(
+            "SELECT game_id, min(originator_version), max(originator_version), min(position) "
+            "FROM integrity_seals WHERE position >= :start AND position < :end "
+            "GROUP BY game_id ORDER BY min(position)"
+        ),
+        {"start": start, "end": end},
+    )
+    return [(g, lo, hi) for g, lo, hi, _ in rows]
 
 
 _CHAIN_MESSAGE = (
@@ -531,6 +645,7 @@ def verify_game(
     latest: bool = True,
     check_deals: bool = True,
     check_snapshots: bool = True,
+    check_read_models: bool = True,
 ) -> Report:
     """One game's events against its seals and chain; its inclusion in the checkpoints
     (the given ones, plus the latest stored one when ``latest``) through the stored tree;
@@ -557,11 +672,23 @@ def verify_game(
         given = list(checkpoints)
         if latest and report.latest is not None:
             given.append(report.latest)
+        proven: set[int] = set()
+        mismatched: list[Checkpoint] = []
         for checkpoint in signed_checkpoints(given, public_key, report):
-            _check_game_in_tree(connection, game_id, checkpoint, leaves, seals, report)
+            _check_game_in_tree(
+                connection, game_id, checkpoint, leaves, seals, report, proven, mismatched
+            )
+        _report_mismatches(game_id, report.last_position, mismatched, proven, report)
         if check_snapshots and rows and not report.problems:
             names = dict.fromkeys(originators, game_id)
             _snapshots(connection, url, report, names, originators=originators)
+        if check_read_models and rows and not report.problems:
+            from replays import read_model_checks as checks
+
+            if checks.has_read_models(connection):
+                checks.check_game_read_models(
+                    connection, checks.ledger_for(url), report, game_id, originators, events
+                )
     if check_deals and rows and not report.problems:
         checker = _deal_checker(report)
         for row in rows:
@@ -597,6 +724,8 @@ def _compare_game(
         else:
             report.events += 1
             leaf = row.leaf
+            if row.defect is not None:
+                report.add(UNREADABLE, _defect(row), game_id, version)
             if row.notification_id != seal.notification_id:
                 message = (
                     f"event moved from stored row {seal.notification_id} to {row.notification_id}"
@@ -640,6 +769,8 @@ def _check_game_in_tree(
     leaves: dict[int, bytes],
     seals: list[SealRow],
     report: Report,
+    proven: set[int],
+    mismatched: list[Checkpoint],
 ) -> None:
     covered = {p: leaf for p, leaf in leaves.items() if p < checkpoint.size}
     if not covered:
@@ -654,25 +785,37 @@ def _check_game_in_tree(
         report.add(TREE, str(error), game_id)
         return
     if root == checkpoint.root:
+        proven.add(checkpoint.size)
         return
-    # Find the first event that does not prove on its own; when each one does, the stored
-    # tree is damaged elsewhere (and only the full `verify` can say where).
-    version_at = {seal.position: seal.version for seal in seals}
-    for position in positions:
-        path = tree.hashes_of(merkle.inclusion_ranges(position, checkpoint.size))
-        if not merkle.verify_inclusion(
-            covered[position], position, checkpoint.size, path, checkpoint.root
-        ):
-            report.add(
-                CHECKPOINT,
-                f"not in the tree of the checkpoint signed {checkpoint.time}: the event or "
-                "the history around it was rewritten",
-                game_id,
-                version_at.get(position),
+    # Every leaf here matches its seal, so the stored tree was rewritten, with its seals,
+    # somewhere under this checkpoint: from one game alone no event can be blamed. When
+    # another checkpoint covering all of the game's events still holds, the rewrite lies
+    # elsewhere, and the game is not named.
+    mismatched.append(checkpoint)
+
+
+def _report_mismatches(
+    game_id: str,
+    last_position: int,
+    mismatched: list[Checkpoint],
+    proven: set[int],
+    report: Report,
+) -> None:
+    cleared = any(size > last_position for size in proven)
+    for checkpoint in mismatched:
+        if cleared:
+            message = (
+                f"the ledger's tree no longer matches the checkpoint of {checkpoint.size} "
+                f"events signed {checkpoint.time}; this game's events are proven by a "
+                "checkpoint that still holds, so history elsewhere was rewritten (`rummy-ledger "
+                "verify --checkpoint` locates it)"
             )
-            return
-    report.add(
-        CHECKPOINT,
-        f"the game's events do not lead to the root of the checkpoint signed {checkpoint.time}",
-        game_id,
-    )
+            report.add(CHECKPOINT, message)
+        else:
+            message = (
+                f"the ledger's tree no longer matches the checkpoint of {checkpoint.size} "
+                f"events signed {checkpoint.time}: history it covers, this game's events or "
+                "others', was rewritten with its seals (`rummy-ledger verify --checkpoint` "
+                "locates it)"
+            )
+            report.add(CHECKPOINT, message, game_id)

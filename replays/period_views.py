@@ -97,9 +97,45 @@ def write_csv(report: PeriodReport, out, variants: list[tuple[str, Totals]] = ()
     writer.writerow({"section": "reconciliation", "key": "period", **data["reconciliation"]})
     for d in data["discrepancies"]:
         writer.writerow({"section": "discrepancy", "key": d["game_id"], **d})
+    v = data.get("verification")
+    if v is not None:
+        writer.writerow(
+            {
+                "section": "verification",
+                "key": "period",
+                "games": v["games_checked"],
+                "kind": "verified" if v["verified"] else "not verified",
+                "detail": verification_words(v),
+            }
+        )
+        for f in v["failed"]:
+            writer.writerow(
+                {
+                    "section": "verification",
+                    "key": f["game_id"],
+                    "kind": "failed",
+                    "detail": f["finding"],
+                }
+            )
 
 
 def csv_text(report: PeriodReport, variants: list[tuple[str, Totals]] = ()) -> str:
     out = io.StringIO()
     write_csv(report, out, variants)
     return out.getvalue()
+
+
+def verification_words(v: dict) -> str:
+    checkpoint = v["checkpoint"]
+    against = (
+        f"the checkpoint of {checkpoint['size']} events signed {checkpoint['time']}"
+        if checkpoint
+        else "the seals only (no checkpoint signed yet)"
+    )
+    words = (
+        f"{v['games_checked']} game(s), events and read rows, against {against}; "
+        f"{len(v['failed'])} fail"
+    )
+    if v["not_checkpointed"]:
+        words += f"; {len(v['not_checkpointed'])} not yet in a checkpoint"
+    return words

@@ -122,6 +122,34 @@ class Reconciliation:
 
 
 @dataclass(frozen=True)
+class PeriodVerification:
+    """Whether the period's games verify: their events against the seals and the latest
+    stored checkpoint, their read rows (what these figures are summed from) against the
+    events. Filled in by :func:`replays.period_verify.verify_period`."""
+
+    games_checked: int
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (game id, first finding)
+    not_checkpointed: list[str] = field(default_factory=list)
+    checkpoint_size: int | None = None
+    checkpoint_time: str | None = None
+
+    @property
+    def verified(self) -> bool:
+        return not self.failed
+
+    def to_dict(self) -> dict:
+        return {
+            "verified": self.verified,
+            "games_checked": self.games_checked,
+            "checkpoint": None
+            if self.checkpoint_size is None
+            else {"size": self.checkpoint_size, "time": self.checkpoint_time},
+            "failed": [{"game_id": g, "finding": f} for g, f in self.failed],
+            "not_checkpointed": self.not_checkpointed,
+        }
+
+
+@dataclass(frozen=True)
 class PeriodReport:
     filter: PeriodFilter
     totals: Totals
@@ -131,6 +159,7 @@ class PeriodReport:
     discrepancies: list[Discrepancy] = field(default_factory=list)
     reconciliation: Reconciliation | None = None
     adjustments: list[AdjustmentLine] = field(default_factory=list)
+    verification: PeriodVerification | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready: money as 2-decimal strings, dates as ISO text."""
@@ -189,6 +218,7 @@ class PeriodReport:
                 {**asdict(d), "ended_on": d.ended_on.isoformat() if d.ended_on else None}
                 for d in self.discrepancies
             ],
+            "verification": None if self.verification is None else self.verification.to_dict(),
         }
 
 
@@ -206,6 +236,13 @@ def _period_conditions(f: PeriodFilter) -> list[sa.ColumnElement]:
         r = PlayerResultRow.__table__.c
         conditions.append(g.game_id.in_(sa.select(r.game_id).where(r.player == f.player)))
     return conditions
+
+
+def period_game_ids(session: Session | sa.Connection, f: PeriodFilter) -> list[str]:
+    """The games the period's figures are summed from."""
+    g = GameRow.__table__.c
+    query = sa.select(g.game_id).where(*_period_conditions(f)).order_by(g.game_id)
+    return list(session.execute(query).scalars())
 
 
 def _totals(row) -> Totals:

@@ -17,7 +17,11 @@ BADGE_WORDS = {
     "verified": "Ledger verified",
     "broken": "Ledger broken",
     "not_checkpointed": "Not yet checkpointed",
+    "read_model_differs": "Read model differs from the ledger",
+    "unverifiable": "Cannot be verified",
 }
+# What a player sees instead: that the game failed, not which stored rows an insider edited.
+PLAYER_WORDS = {"read_model_differs": "Failed verification"}
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,8 @@ class Badge:
     status: str
     text: str
     detail: str
+    # Shown under the badge to staff: each read-model field that differs from the events.
+    fields: tuple[str, ...] = ()
 
 
 def _verdict_function():
@@ -62,7 +68,15 @@ def integrity_badge(game_id: str, *, fresh: bool = True) -> Badge | None:
         if len(_cache) > 10_000:
             _cache.clear()
         _cache[key] = (time.monotonic(), badge)
-    return badge
+    return _for_viewer(badge)
+
+
+def _for_viewer(badge: Badge) -> Badge:
+    from web.auth import viewer_seat
+
+    if badge.status not in PLAYER_WORDS or viewer_seat() is None:
+        return badge
+    return Badge(badge.status, PLAYER_WORDS[badge.status], "this game failed verification")
 
 
 def _check(verdict_of, game_id: str) -> Badge:
@@ -76,4 +90,7 @@ def _check(verdict_of, game_id: str) -> Badge:
     event = getattr(verdict, "event", None)
     if status == "broken" and event is not None:
         text += f" at event {event}"
-    return Badge(status, text, str(getattr(verdict, "message", "") or ""))
+    if status == "unverifiable" and event is not None:
+        text += f" (event {event})"
+    fields = tuple(getattr(verdict, "fields", ()) or ())
+    return Badge(status, text, str(getattr(verdict, "message", "") or ""), fields)

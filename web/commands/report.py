@@ -26,12 +26,22 @@ DAY = click.DateTime(formats=["%Y-%m-%d"])
     show_default=True,
 )
 @click.option("--strict", is_flag=True, help="Exit with status 3 when there is any discrepancy.")
+@click.option(
+    "--verify/--no-verify",
+    default=True,
+    show_default=True,
+    help="Check the period's games: events against their seals and the latest checkpoint, "
+    "read rows against the events.",
+)
 @click.option("--url", help="Database URL (default: RUMMY_LEDGER_DATABASE_URL).")
-def command(date_from, date_to, table, player, output, strict, url) -> None:
+def command(date_from, date_to, table, player, output, strict, verify, url) -> None:
     """Period report: totals per table, per day and per player; every game whose ledger
-    does not balance or whose settlement differs from a recomputation is listed."""
+    does not balance or whose settlement differs from a recomputation is listed, and
+    whether the period's games verify."""
+    from dataclasses import replace
+
     from replays.db import engine_for
-    from replays.reports import PeriodFilter, ReportError, period_report
+    from replays.reports import PeriodFilter, ReportError, period_game_ids, period_report
 
     try:
         period = PeriodFilter(date_from.date(), date_to.date(), table, player)
@@ -41,7 +51,13 @@ def command(date_from, date_to, table, player, output, strict, url) -> None:
         engine = engine_for(url)
         with engine.connect() as connection:
             report = period_report(connection, period)
+            game_ids = period_game_ids(connection, period) if verify else None
         lag = _lag(engine)
+        if game_ids is not None:
+            from replays.period_verify import verify_period
+
+            checked = verify_period(url, game_ids, progress=output == "table")
+            report = replace(report, verification=checked)
     except Exception as error:  # unreachable or unmigrated database: say so, no traceback
         raise click.ClickException(
             f"cannot read the read models ({error.__class__.__name__}: {error}); "
@@ -54,7 +70,8 @@ def command(date_from, date_to, table, player, output, strict, url) -> None:
             err=True,
         )
     {"table": _print_table, "csv": _print_csv, "json": _print_json}[output](report)
-    if strict and (report.discrepancies or not report.reconciliation.balanced):
+    failed = report.verification is not None and not report.verification.verified
+    if strict and (report.discrepancies or not report.reconciliation.balanced or failed):
         sys.exit(3)
 
 
@@ -126,6 +143,19 @@ def _print_table(report) -> None:
         )
     else:
         click.echo("No discrepancies.")
+    v = data["verification"]
+    if v is None:
+        click.echo("\nVerification: not run (--no-verify).")
+        return
+    word = "verified" if v["verified"] else "NOT VERIFIED"
+    from replays.period_views import verification_words
+
+    click.echo(f"\nVerification: {word}: {verification_words(v)}")
+    if v["failed"]:
+        rows = [[f["game_id"], f["finding"]] for f in v["failed"]]
+        click.echo(
+            f"\nGames that fail verification ({len(rows)})\n" + _grid(["game", "finding"], rows)
+        )
 
 
 def _grid(header: list[str], rows: list[list]) -> str:

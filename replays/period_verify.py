@@ -1,0 +1,45 @@
+"""Whether a period report's games verify (``rummy-ledger report`` states it).
+
+Each game of the period is checked as its page's verdict checks it
+(:func:`replays.integrity_verify.verify_game`): its events against their seals, its
+inclusion in the latest stored checkpoint, and its read rows, which the report's figures
+are summed from, against its events. Snapshots are left out: the report reads no game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from replays.integrity_store import IntegrityError, progress_bar
+from replays.integrity_verify import UNSEALED, verify_game
+from replays.reports import PeriodVerification
+
+
+def verify_period(
+    url: str | None, game_ids: Sequence[str], *, progress: bool = False
+) -> PeriodVerification:
+    failed: list[tuple[str, str]] = []
+    waiting: list[str] = []
+    latest = None
+    with progress_bar(len(game_ids), "verifying the period", progress) as bar:
+        for game_id in game_ids:
+            try:
+                report = verify_game(url, game_id, check_snapshots=False)
+            except IntegrityError as error:
+                failed.append((game_id, str(error)))
+                continue
+            finally:
+                bar.update(1)
+            latest = report.latest or latest
+            problems = [p for p in report.problems if p.kind != UNSEALED]
+            if problems:
+                failed.append((game_id, str(problems[0])))
+            elif report.problems or latest is None or report.last_position >= latest.size:
+                waiting.append(game_id)
+    return PeriodVerification(
+        len(game_ids),
+        failed,
+        waiting,
+        None if latest is None else latest.size,
+        None if latest is None else latest.time,
+    )

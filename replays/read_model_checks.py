@@ -1,0 +1,519 @@
+"""The read models checked against the events: every 13-card game's rows in ``games``,
+``player_results``, ``moves`` and ``ledger_entries`` (its settlement lines) recomputed
+from its stored events and compared field by field with what is stored.
+
+The rows are rebuilt with the projection's own row builders (:mod:`replays.projections`),
+so this check and the projection cannot drift apart. Only events the projection has
+reached (up to its position, read in the same snapshot as the rows) are replayed: a
+game the projection has not caught up with yet is not a finding.
+
+Findings are :class:`~replays.integrity_verify.Problem` of kind ``read_model`` (the rows
+differ, are missing or have no events) or ``unreadable`` (an event that cannot be decoded
+or replayed, so its game's rows cannot be checked), each naming the game; for example
+``player_results[p2].amount: stored 12.00, from events 10.00``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import sqlalchemy as sa
+from eventsourcing.persistence import Notification
+
+from domain.game import MOVE_OF_EVENT
+from replays.dispute_projection import ADJUSTMENT_KIND
+from replays.integrity_store import StoredRow, _stored, id_param
+from replays.integrity_verify import UNREADABLE, Report
+from replays.models import SETTLED
+from replays.projections import (
+    ENTRIES,
+    GAME_TOPICS,
+    GAMES,
+    MOVES,
+    NAME,
+    RESULTS,
+    SETTLEMENT_KIND,
+    GameProjection,
+    _move_row,
+    _progress_row,
+    _started_row,
+    settlement_rows,
+)
+
+READ_MODEL = "read_model"
+BATCH_GAMES = 200
+# Row keys: what names a row of each table within its game.
+_ENTRY_KEY = ("kind", "line")
+_IGNORED = {"id"}
+_AUDIT_COLUMNS = ("recomputed_hash", "discrepancy", "discrepancy_note")
+
+
+@dataclass
+class Expected:
+    """The rows one game's events give."""
+
+    game_id: str
+    game: dict[str, Any]
+    results: dict[str, dict] = field(default_factory=dict)
+    moves: dict[int, dict] = field(default_factory=dict)
+    entries: dict[tuple, dict] = field(default_factory=dict)
+
+
+class Unreplayable(Exception):
+    """A game's events cannot be decoded or replayed; ``version`` says which one."""
+
+    def __init__(self, version: int, message: str):
+        super().__init__(message)
+        self.version = version
+
+
+def projection_position(connection: sa.Connection) -> int:
+    table = sa.table("projection_positions", sa.column("name"), sa.column("position"))
+    found = connection.execute(
+        sa.select(table.c.position).where(table.c.name == NAME)
+    ).scalar_one_or_none()
+    return found or 0
+
+
+# -- rebuilding one game's rows ----------------------------------------------------------------
+def expected_rows(ledger, rows: list[StoredRow]) -> Expected:
+    """Replay one game's stored events (versions 1..n, in order) into the rows the
+    projection would have written for them."""
+    to_domain_event = ledger.mapper.to_domain_event
+    game = started = settled = None
+    moves, audit = [], False
+    for row in rows:
+        if row.defect is not None:
+            raise Unreplayable(row.version, f"stored row {row.notification_id}: {row.defect}")
+        notification = Notification(
+            id=row.notification_id,
+            originator_id=uuid.UUID(bytes=row.originator),
+            originator_version=row.version,
+            topic=row.topic,
+            state=row.state,
+        )
+        try:
+            event = to_domain_event(notification)
+            before = game
+            move_type = MOVE_OF_EVENT.get(type(event).__name__)
+            if before is not None and move_type not in (None, "deal", "settle", "report"):
+                moves.append(_move_row(before, event, move_type))
+            game = event.mutate(before)
+            if before is None:
+                started = _started_row(game)
+            elif move_type == "settle":
+                settled = settlement_rows(
+                    game.config, event.settlement, event.timestamp, game.round
+                )
+            if move_type in ("settle", "report") and game.phase == SETTLED:
+                audit = True
+        except Exception as error:  # any way an event fails to decode or apply is a finding
+            raise Unreplayable(
+                row.version,
+                f"stored row {row.notification_id} ({row.topic}) cannot be replayed: "
+                f"{type(error).__name__}: {error}",
+            ) from None
+    if game is None or started is None:
+        raise Unreplayable(1, "the game has no first event")
+    columns = {**started, **_progress_row(game)}
+    expected = Expected(game.game_id, columns)
+    if settled is not None:
+        settlement, results, entries = settled
+        columns.update(settlement)
+        expected.results = {r["player"]: r for r in results}
+        expected.entries = {tuple(e[k] for k in _ENTRY_KEY): e for e in entries}
+    if audit:
+        columns.update(GameProjection(ledger)._audit_row(game))
+        # Not compared yet: the projection audits the game as loaded in its batch (from a
+        # cache, a snapshot or events), and on a 3,000-game simulated store one game's
+        # audit came out differently from a plain replay (the order of a player's groups),
+        # a projection question to settle before these columns can be held to the events.
+        for column in _AUDIT_COLUMNS:
+            columns.pop(column, None)
+    expected.moves = {m["move_index"]: m for m in moves}
+    return expected
+
+
+# -- comparing -------------------------------------------------------------------------------
+def _normal(value: Any) -> Any:
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value
+    if isinstance(value, tuple):
+        return [_normal(v) for v in value]
+    if isinstance(value, list):
+        return [_normal(v) for v in value]
+    return value
+
+
+def _same(stored: Any, computed: Any) -> bool:
+    stored, computed = _normal(stored), _normal(computed)
+    if isinstance(stored, Decimal) or isinstance(computed, Decimal):
+        if stored is None or computed is None:
+            return stored is computed
+        try:
+            return Decimal(str(stored)) == Decimal(str(computed))
+        except InvalidOperation:
+            return False
+    if isinstance(stored, date) and isinstance(computed, date):
+        return stored == computed
+    return stored == computed
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return str(value)
+
+
+def _compare_row(report: Report, game_id: str, where: str, stored: dict, computed: dict) -> None:
+    for column, value in computed.items():
+        if column in _IGNORED or column not in stored:
+            continue
+        if not _same(stored[column], value):
+            report.add(
+                READ_MODEL,
+                f"{where}.{column}: stored {_show(stored[column])}, from events {_show(value)}",
+                game_id,
+            )
+
+
+def _compare_table(
+    report: Report, game_id: str, table: str, stored: dict, computed: dict, label
+) -> None:
+    for key, row in computed.items():
+        where = f"{table}[{label(key)}]"
+        if key not in stored:
+            report.add(READ_MODEL, f"{where}: missing, the events give one", game_id)
+        else:
+            _compare_row(report, game_id, where, stored[key], row)
+    for key in stored.keys() - computed.keys():
+        report.add(
+            READ_MODEL,
+            f"{table}[{label(key)}]: stored, but the game's events give no such row",
+            game_id,
+        )
+
+
+@dataclass
+class _StoredRows:
+    games: dict[str, dict] = field(default_factory=dict)
+    results: dict[str, dict] = field(default_factory=dict)
+    moves: dict[str, dict] = field(default_factory=dict)
+    entries: dict[str, dict] = field(default_factory=dict)
+
+
+def _stored_rows(connection: sa.Connection, game_ids: list[str]) -> _StoredRows:
+    found = _StoredRows()
+    for row in connection.execute(sa.select(GAMES).where(GAMES.c.game_id.in_(game_ids))):
+        found.games[row.game_id] = row._asdict()
+    for row in connection.execute(sa.select(RESULTS).where(RESULTS.c.game_id.in_(game_ids))):
+        found.results.setdefault(row.game_id, {})[row.player] = row._asdict()
+    for row in connection.execute(sa.select(MOVES).where(MOVES.c.game_id.in_(game_ids))):
+        found.moves.setdefault(row.game_id, {})[row.move_index] = row._asdict()
+    entries = sa.select(ENTRIES).where(
+        ENTRIES.c.game_id.in_(game_ids), ENTRIES.c.dispute_id.is_(None)
+    )
+    for row in connection.execute(entries):
+        data = row._asdict()
+        found.entries.setdefault(row.game_id, {})[tuple(data[k] for k in _ENTRY_KEY)] = data
+    return found
+
+
+def compare_game(report: Report, expected: Expected, stored: _StoredRows) -> None:
+    game_id = expected.game_id
+    row = stored.games.get(game_id)
+    if row is None:
+        report.add(
+            READ_MODEL, "games: no row, although the projection has reached its events", game_id
+        )
+    else:
+        _compare_row(report, game_id, "games", row, expected.game)
+    _compare_table(
+        report, game_id, "player_results", stored.results.get(game_id, {}), expected.results, str
+    )
+    _compare_table(report, game_id, "moves", stored.moves.get(game_id, {}), expected.moves, str)
+    _compare_table(
+        report,
+        game_id,
+        "ledger_entries",
+        stored.entries.get(game_id, {}),
+        expected.entries,
+        lambda key: f"{key[0]} line {key[1]}",
+    )
+
+
+# -- the passes ------------------------------------------------------------------------------
+def _events_by_aggregate(
+    connection: sa.Connection, position: int, events: str, topics: str = GAME_TOPICS
+) -> Iterator[list[StoredRow]]:
+    """Every aggregate's events (those whose topic starts with ``topics``: 13-card games by
+    default) that the projection has reached, one aggregate at a time."""
+    query = sa.text(
+        "SELECT id, originator_id, originator_version, topic, state FROM "
+        f"{events} WHERE id <= :position AND topic LIKE :topics "
+        "ORDER BY originator_id, originator_version"
+    )
+    result = connection.execution_options(yield_per=2000).execute(
+        query, {"position": position, "topics": topics + "%"}
+    )
+    current: list[StoredRow] = []
+    for raw in result:
+        row = _stored(raw)
+        if current and row.originator != current[0].originator:
+            yield current
+            current = []
+        current.append(row)
+    if current:
+        yield current
+
+
+_READ_MODELS_SEEN: set[str] = set()
+
+
+def has_read_models(connection: sa.Connection) -> bool:
+    """Whether the read-model tables exist (once found, remembered per database: pages
+    ask on every view)."""
+    url = connection.engine.url.render_as_string(hide_password=False)
+    if url in _READ_MODELS_SEEN:
+        return True
+    inspector = sa.inspect(connection)
+    found = all(inspector.has_table(t.name) for t in (GAMES, RESULTS, MOVES, ENTRIES))
+    if found:
+        _READ_MODELS_SEEN.add(url)
+    return found
+
+
+def ledger_for(url: str | None):
+    """The application that decodes stored events (one per database, cached)."""
+    from replays.projections import _ledger
+    from replays.settings import database_url
+
+    return _ledger(database_url(url))
+
+
+def _name(ledger, rows: list[StoredRow], names: dict[bytes, str]) -> str:
+    from replays.integrity_store import game_id_from_state
+
+    known = names.get(rows[0].originator)
+    if known:
+        return known
+    if rows[0].version == 1:
+        found = game_id_from_state(rows[0].state)
+        if found:
+            return found
+    return str(uuid.UUID(bytes=rows[0].originator))
+
+
+def check_read_models(
+    connection: sa.Connection,
+    ledger,
+    report: Report,
+    *,
+    names: dict[bytes, str] | None = None,
+    skip: frozenset[bytes] = frozenset(),
+    events: str = "ledger_events",
+    bar=None,
+) -> int:
+    """Every game's read rows against its events (the whole store). Returns the number of
+    games checked. ``names`` maps aggregate ids to game ids where known (the chain heads)."""
+    names = names or {}
+    position = projection_position(connection)
+    seen: set[str] = set()
+    batch: list[Expected] = []
+    checked = 0
+
+    def flush() -> None:
+        stored = _stored_rows(connection, [e.game_id for e in batch])
+        for expected in batch:
+            compare_game(report, expected, stored)
+        batch.clear()
+
+    for rows in _events_by_aggregate(connection, position, events):
+        if bar is not None:
+            bar.update(len(rows))
+        if rows[0].originator in skip:
+            # Its events already failed their seals: rows replayed from them say nothing.
+            seen.add(_name(ledger, rows, names))
+            continue
+        if rows[0].version != 1:
+            # The game's first events are gone: the event checks report that.
+            seen.add(_name(ledger, rows, names))
+            continue
+        try:
+            expected = expected_rows(ledger, rows)
+        except Unreplayable as error:
+            game_id = _name(ledger, rows, names)
+            seen.add(game_id)
+            report.add(UNREADABLE, f"read rows cannot be checked: {error}", game_id, error.version)
+            continue
+        seen.add(expected.game_id)
+        batch.append(expected)
+        checked += 1
+        if len(batch) >= BATCH_GAMES:
+            flush()
+    if batch:
+        flush()
+    _orphans(connection, report, seen)
+    check_adjustments(connection, ledger, report, position, events)
+    return checked
+
+
+# -- dispute adjustments -----------------------------------------------------------------------
+def _adjustments_of(ledger, rows: list[StoredRow]) -> tuple[str, str, list[dict]]:
+    """A dispute case's game id, case id and the adjustment lines its events give (the
+    same lines :mod:`replays.dispute_projection` writes)."""
+    from domain.dispute import adjustment_entries
+    from replays.dispute_projection import PLAYER_ACCOUNT, _when
+
+    to_domain_event = ledger.mapper.to_domain_event
+    case_id = game_id = currency = None
+    lines: list[dict] = []
+    for row in rows:
+        if row.defect is not None:
+            raise Unreplayable(row.version, f"stored row {row.notification_id}: {row.defect}")
+        try:
+            event = to_domain_event(
+                Notification(
+                    id=row.notification_id,
+                    originator_id=uuid.UUID(bytes=row.originator),
+                    originator_version=row.version,
+                    topic=row.topic,
+                    state=row.state,
+                )
+            )
+            kind = type(event).__name__
+            if kind == "CaseOpened":
+                case_id, game_id, currency = event.case_id, event.game, event.currency
+            elif kind == "CaseClosed":
+                when = _when(getattr(event, "at", None), event)
+                entries = adjustment_entries(event.amount, event.credited, event.debited)
+                lines = [
+                    {
+                        "game_id": game_id,
+                        "dispute_id": case_id,
+                        "kind": ADJUSTMENT_KIND,
+                        "line": number,
+                        "account": entry.account,
+                        "player": entry.account[len(PLAYER_ACCOUNT) :]
+                        if entry.account.startswith(PLAYER_ACCOUNT)
+                        else None,
+                        "debit": entry.debit,
+                        "credit": entry.credit,
+                        "currency": currency,
+                        "posted_at": when,
+                        "posted_on": when.date(),
+                    }
+                    for number, entry in enumerate(entries, 1)
+                ]
+        except Exception as error:  # any way an event fails to decode or apply is a finding
+            raise Unreplayable(
+                row.version,
+                f"stored row {row.notification_id} ({row.topic}) cannot be replayed: "
+                f"{type(error).__name__}: {error}",
+            ) from None
+    return game_id or "", case_id or "", lines
+
+
+def check_adjustments(
+    connection: sa.Connection, ledger, report: Report, position: int, events: str
+) -> None:
+    """Each dispute adjustment line in ``ledger_entries`` against its case's events."""
+    from replays.dispute_projection import DISPUTE_TOPICS
+
+    expected: dict[str, tuple[str, list[dict]]] = {}
+    for rows in _events_by_aggregate(connection, position, events, DISPUTE_TOPICS):
+        try:
+            game_id, case_id, lines = _adjustments_of(ledger, rows)
+        except Unreplayable as error:
+            message = f"dispute adjustments cannot be checked: {error}"
+            report.add(UNREADABLE, message, None, error.version)
+            continue
+        if case_id:
+            expected[case_id] = (game_id, lines)
+    stored: dict[str, dict] = {}
+    query = sa.select(ENTRIES).where(ENTRIES.c.dispute_id.is_not(None))
+    for row in connection.execute(query):
+        data = row._asdict()
+        stored.setdefault(row.dispute_id, {})[row.line] = data
+    for case_id, (game_id, lines) in expected.items():
+        computed = {line["line"]: line for line in lines}
+        _compare_table(
+            report,
+            game_id,
+            f"ledger_entries[dispute {case_id}]",
+            stored.pop(case_id, {}),
+            computed,
+            lambda key: f"line {key}",
+        )
+    for case_id, lines in stored.items():
+        game_id = next(iter(lines.values()))["game_id"]
+        report.add(
+            READ_MODEL,
+            f"ledger_entries[dispute {case_id}]: adjustment lines for a dispute case with no "
+            "events",
+            game_id,
+        )
+
+
+def _orphans(connection: sa.Connection, report: Report, seen: set[str]) -> None:
+    """Rows of games that have no events (within the projection's reach)."""
+    for table, label in ((GAMES, "games"), (RESULTS, "player_results"), (MOVES, "moves")):
+        for (game_id,) in connection.execute(sa.select(table.c.game_id).distinct()):
+            if game_id not in seen:
+                report.add(READ_MODEL, f"{label}: rows stored for a game with no events", game_id)
+    settlement = sa.select(ENTRIES.c.game_id).where(ENTRIES.c.kind == SETTLEMENT_KIND).distinct()
+    for (game_id,) in connection.execute(settlement):
+        if game_id not in seen:
+            report.add(
+                READ_MODEL, "ledger_entries: settlement lines for a game with no events", game_id
+            )
+
+
+def check_game_read_models(
+    connection: sa.Connection,
+    ledger,
+    report: Report,
+    game_id: str,
+    originators: Iterable[bytes],
+    events: str = "ledger_events",
+) -> bool:
+    """One game's read rows against its events (for ``verify --game`` and the pages).
+    Returns False when its rows could not be checked."""
+    position = projection_position(connection)
+    query = sa.text(
+        "SELECT id, originator_id, originator_version, topic, state FROM "
+        f"{events} WHERE originator_id = :o AND id <= :position ORDER BY originator_version"
+    )
+    rows = [
+        _stored(raw)
+        for originator in originators
+        for raw in connection.execute(
+            query, {"o": id_param(connection, originator), "position": position}
+        )
+    ]
+    rows = [row for row in rows if row.topic.startswith(GAME_TOPICS)]
+    if not rows:
+        stored = _stored_rows(connection, [game_id])
+        if stored.games or stored.results or stored.moves or stored.entries:
+            report.add(
+                READ_MODEL, "read rows are stored for a game with no projected events", game_id
+            )
+        return True
+    if rows[0].version != 1:
+        return False
+    try:
+        expected = expected_rows(ledger, rows)
+    except Unreplayable as error:
+        report.add(UNREADABLE, f"read rows cannot be checked: {error}", game_id, error.version)
+        return False
+    compare_game(report, expected, _stored_rows(connection, [expected.game_id]))
+    return True

@@ -1,0 +1,318 @@
+"""`verify` covers the read models, and nothing it reads can stop it (issue 13, part C).
+
+Simulated games are stored and projected through the real ledger on SQLite and
+PostgreSQL; the read rows and event rows are then edited with SQL, as an insider would.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+import sqlalchemy as sa
+from click.testing import CliRunner
+
+from replays.db import engine_for
+from replays.integrity import make_checkpoint, verify_store
+from replays.integrity_verify import verify_read_models
+from web.cli import main
+
+
+def sql(url, statement, **params):
+    with engine_for(url).begin() as connection:
+        return connection.execute(sa.text(statement), params)
+
+
+def run(*args):
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def games(database_url):
+    return store_simulated(database_url)
+
+
+def store_simulated(database_url):
+    from replays.projections import catch_up
+    from replays.schema import migrate
+    from replays.simulation import Floor, Simulation, store_games
+
+    migrate(database_url)
+    records = list(Simulation(Floor(seed=11, tables=3, players=12)).games(6))
+    store_games(records, url=database_url, warn=lambda message: None)
+    catch_up(database_url)
+    return [record["game_id"] for record in records]
+
+
+def settled_game(url, game_ids):
+    for game_id in game_ids:
+        row = sql(url, "SELECT winner, gross FROM games WHERE game_id = :g", g=game_id).first()
+        if row is not None and row.gross is not None:
+            return game_id, row.winner
+    raise AssertionError("no settled game among the simulated ones")
+
+
+def forge_consistently(url, game_id, winner):
+    """Raise the winner's amount by 5.00 and keep the books balanced: the games row's gross,
+    the winner's credit and a loser's debit move together."""
+    loser = sql(
+        url,
+        "SELECT player FROM player_results WHERE game_id = :g AND player != :w LIMIT 1",
+        g=game_id,
+        w=winner,
+    ).scalar_one()
+    from replays.models import GameRow, LedgerEntryRow, PlayerResultRow
+
+    five = Decimal("5.00")
+    with engine_for(url).begin() as connection:
+        gross = connection.execute(
+            sa.select(GameRow.gross).where(GameRow.game_id == game_id)
+        ).scalar_one()
+        connection.execute(
+            sa.update(GameRow).where(GameRow.game_id == game_id).values(gross=gross + five)
+        )
+        for player in (winner, loser):
+            amount = connection.execute(
+                sa.select(PlayerResultRow.amount).where(
+                    PlayerResultRow.game_id == game_id, PlayerResultRow.player == player
+                )
+            ).scalar_one()
+            change = five if player == winner else -five
+            connection.execute(
+                sa.update(PlayerResultRow)
+                .where(PlayerResultRow.game_id == game_id, PlayerResultRow.player == player)
+                .values(amount=amount + change)
+            )
+        for player, column in ((winner, "credit"), (loser, "debit")):
+            entry = connection.execute(
+                sa.select(LedgerEntryRow.id, getattr(LedgerEntryRow, column)).where(
+                    LedgerEntryRow.game_id == game_id,
+                    LedgerEntryRow.player == player,
+                    getattr(LedgerEntryRow, column) > 0,
+                )
+            ).first()
+            if entry is not None:
+                connection.execute(
+                    sa.update(LedgerEntryRow)
+                    .where(LedgerEntryRow.id == entry[0])
+                    .values({column: entry[1] + five})
+                )
+    return loser
+
+
+def test_untouched_read_models_verify(games, database_url):
+    report = verify_store(database_url, check_snapshots=False)
+    assert report.ok, report.problems
+    assert f"{len(games)} game(s)' read rows checked against their events" in report.notes
+
+
+def test_read_model_tampering_is_found_field_by_field(games, database_url):
+    game_id, winner = settled_game(database_url, games)
+    loser = forge_consistently(database_url, game_id, winner)
+
+    report = verify_store(database_url, check_snapshots=False)
+    messages = [p.message for p in report.problems]
+    assert not report.ok
+    assert {p.game_id for p in report.problems} == {game_id}
+    assert any(m.startswith("games.gross: stored ") for m in messages), messages
+    assert any(m.startswith(f"player_results[{winner}].amount: stored ") for m in messages)
+    assert any(m.startswith(f"player_results[{loser}].amount: stored ") for m in messages)
+    assert any(m.startswith("ledger_entries[settlement line ") for m in messages), messages
+
+    only = verify_read_models(database_url, game_id=game_id)
+    assert {p.game_id for p in only.problems} == {game_id} and not only.ok
+    assert verify_read_models(
+        database_url, game_id=games[0] if games[0] != game_id else games[1]
+    ).ok
+
+    code, out = run("verify", "--read-models")
+    assert code == 1
+    assert f"game {game_id}: read_model: player_results[{winner}].amount: stored" in out
+    code, out = run("verify", "--json", "--no-snapshots")
+    assert code == 1
+    assert {p["game_id"] for p in json.loads(out)["problems"]} == {game_id}
+    code, out = run("verify", "--game", game_id, "--no-snapshots")
+    assert code == 1 and "games.gross" in out
+
+
+def test_rows_without_events_and_missing_rows_are_found(games, database_url):
+    game_id, _ = settled_game(database_url, games)
+    sql(database_url, "DELETE FROM moves WHERE game_id = :g AND move_index = 0", g=game_id)
+    other = next(g for g in games if g != game_id)
+    sql(
+        database_url,
+        "INSERT INTO moves (game_id, move_index, version, player, move_type, round, point_value)"
+        " SELECT game_id, 9999, version, player, move_type, round, point_value FROM moves"
+        " WHERE game_id = :g AND move_index = 1",
+        g=other,
+    )
+    report = verify_read_models(database_url)
+    assert sorted((p.game_id, p.message) for p in report.problems) == sorted(
+        [
+            (game_id, "moves[0]: missing, the events give one"),
+            (other, "moves[9999]: stored, but the game's events give no such row"),
+        ]
+    )
+
+
+def test_a_state_stored_as_text_is_a_finding_not_a_crash(games, database_url):
+    game_id = games[2]
+    from replays.application import Ledger
+
+    originator = Ledger.aggregate_id(game_id)
+    if database_url.startswith("sqlite"):
+        sql(
+            database_url,
+            "UPDATE ledger_events SET state = CAST(state AS TEXT) "
+            "WHERE originator_id = :o AND originator_version = 3",
+            o=originator.bytes,
+        )
+    else:
+        # PostgreSQL types its columns: the closest forgery is bytes no decoder accepts.
+        sql(
+            database_url,
+            "UPDATE ledger_events SET state = substring(state from 1 for 5) "
+            "WHERE originator_id = :o AND originator_version = 3",
+            o=originator,
+        )
+    report = verify_store(database_url, check_snapshots=False)
+    assert not report.ok
+    named = {(p.game_id, p.event) for p in report.problems if p.game_id is not None}
+    assert named == {(game_id, 3)}, report.problems
+    code, out = run("verify", "--game", game_id)
+    assert code == 1 and f"game {game_id}, event 3" in out
+    for other in games[:2]:
+        assert run("verify", "--game", other, "--no-snapshots")[0] == 0, other
+
+
+# -- the badge on the site ---------------------------------------------------------------------
+def pages(game_id):
+    return (f"/games/{game_id}", f"/games/{game_id}/audit", f"/games/{game_id}/replay")
+
+
+@pytest.fixture
+def keys(tmp_path, monkeypatch):
+    from replays.signing import init_keys
+
+    directory = tmp_path / "keys"
+    init_keys(directory)
+    monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(directory))
+    return directory
+
+
+def test_a_forged_read_row_is_named_on_the_game_pages(games, database_url, keys):
+    from auth_support import signed_in
+
+    from web import create_app
+
+    make_checkpoint(database_url)
+    game_id, winner = settled_game(database_url, games)
+    app = create_app({"DATABASE_URL": database_url, "TESTING": True})
+    staff = signed_in(app)
+    for page in pages(game_id):
+        html = staff.get(page).get_data(as_text=True)
+        assert "Ledger verified" in html, page
+
+    forge_consistently(database_url, game_id, winner)
+    for page in pages(game_id):
+        response = staff.get(page)
+        html = response.get_data(as_text=True)
+        assert response.status_code == 200, page
+        assert "Ledger verified" not in html, page
+        assert "Read model differs from the ledger" in html, page
+        assert f"player_results[{winner}].amount: stored" in html, page
+    player = signed_in(
+        create_app({"DATABASE_URL": database_url, "TESTING": True}), "player", player=winner
+    )
+    html = player.get(f"/games/{game_id}").get_data(as_text=True)
+    assert "Failed verification" in html and "Ledger verified" not in html
+    assert "player_results[" not in html
+
+
+def test_a_game_with_a_text_state_still_answers_200(sqlite_url, keys):
+    from auth_support import signed_in
+
+    from replays.application import Ledger
+    from web import create_app
+
+    # SQLite only: a PostgreSQL bytea column cannot hold text.
+    database_url = sqlite_url
+    games = store_simulated(database_url)
+    make_checkpoint(database_url)
+    game_id = games[2]
+    sql(
+        database_url,
+        "UPDATE ledger_events SET state = CAST(state AS TEXT) "
+        "WHERE originator_id = :o AND originator_version = 3",
+        o=Ledger.aggregate_id(game_id).bytes,
+    )
+    staff = signed_in(create_app({"DATABASE_URL": database_url, "TESTING": True}))
+    for page in pages(game_id):
+        response = staff.get(page)
+        assert response.status_code == 200, page
+        assert "Cannot be verified (event 3)" in response.get_data(as_text=True), page
+
+
+# -- reports say whether their period verified ---------------------------------------------
+def test_a_report_says_its_period_does_not_verify(games, database_url, keys):
+    make_checkpoint(database_url)
+    game_id, winner = settled_game(database_url, games)
+    ended = sql(database_url, "SELECT ended_on FROM games WHERE game_id = :g", g=game_id).scalar()
+    day = str(ended)[:10]
+    period = ["report", "--from", day, "--to", day, "--url", database_url]
+
+    code, out = run(*period)
+    assert code == 0 and "Verification: verified: " in out, out
+    forge_consistently(database_url, game_id, winner)
+    code, out = run(*period)
+    assert "Reconciliation:" in out and "balanced" in out  # the forgery keeps the books even
+    assert "Verification: NOT VERIFIED" in out
+    assert game_id in out.split("Games that fail verification")[1]
+    data = json.loads(run(*period, "--format", "json")[1])
+    assert data["verification"]["verified"] is False
+    assert [f["game_id"] for f in data["verification"]["failed"]] == [game_id]
+    assert "read_model" in data["verification"]["failed"][0]["finding"]
+    code, out = run(*period, "--format", "csv")
+    assert f"verification,{game_id},,,,,,,,,,,,,failed," in out
+    assert run(*period, "--strict")[0] == 3
+
+
+# -- dispute adjustments against the case's events ------------------------------------------
+def test_a_forged_adjustment_line_is_found(database_url):
+    from web_support import load_games
+
+    from replays import accounts
+    from replays.application import Ledger
+    from replays.disputes import Disputes
+    from replays.integrity_verify import verify_read_models
+    from replays.projections import catch_up
+
+    load_games(database_url)
+    officer = accounts.add_user("officer-1", "dispute_officer", "password-123", url=database_url)
+    p2 = accounts.add_user("player-p2", "player", "password-123", player="p2", url=database_url)
+    disputes = Disputes(Ledger(database_url))
+    case = disputes.open_case(p2, "T7-000123", 3, "my drop was recorded a turn early")
+    disputes.close_case(
+        officer, case.case_id, "adjusted", reason="early drop", amount="5.00",
+        credited="p2", debited="p1",
+    )  # fmt: skip
+    catch_up(database_url)
+    assert verify_read_models(database_url).ok
+
+    for account, column in (("player:p1", "debit"), ("player:p2", "credit")):
+        sql(
+            database_url,
+            # Money columns hold paise: 900 is 9.00.
+            f"UPDATE ledger_entries SET {column} = 900 WHERE dispute_id = :d AND account = :a",
+            d=case.case_id,
+            a=account,
+        )
+    report = verify_read_models(database_url)
+    messages = sorted(p.message for p in report.problems)
+    assert {p.game_id for p in report.problems} == {"T7-000123"}
+    assert messages == [
+        f"ledger_entries[dispute {case.case_id}][line 1].debit: stored 9.00, from events 5.00",
+        f"ledger_entries[dispute {case.case_id}][line 2].credit: stored 9.00, from events 5.00",
+    ]
