@@ -9,6 +9,7 @@ read from another player's hand.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -16,6 +17,8 @@ from domain.analysis import HandAnalysis, MissedChance
 from replays.hand_analysis import GameChances, analyse, game_chances
 from web import svg
 from web.moves import Moment
+
+log = logging.getLogger(__name__)
 
 ANALYSED_STATUSES = ("waiting", "playing")
 CHANCE_WORDS = {
@@ -52,7 +55,13 @@ def chances_of(game) -> GameChances | None:
 
     if game.header.variant not in ("points", "raise"):
         return None
-    return game_chances(get_ledger(), game.game_id, game.timeline, game.derived.get("stamp"))
+    try:
+        return game_chances(get_ledger(), game.game_id, game.timeline, game.derived.get("stamp"))
+    except Exception:
+        # An event that cannot be read (verify names it on the page's badge) must not take
+        # the replay down with it: the page shows what it can, without the analysis.
+        log.warning("no hand analysis for %s: its events cannot be read", game.game_id)
+        return None
 
 
 def seat_analyses(state, seat: str | None, game) -> dict[str, SeatAnalysis]:
