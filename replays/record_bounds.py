@@ -65,6 +65,12 @@ JOKERS_PER_DECK = CountBound(0, 2)
 SEAT = CountBound(1, 99)
 # A loser's points are capped at 80 by every profile; the bound leaves room for others.
 REPORTED_POINTS = CountBound(0, 100_000)
+# Red 3 Rummy: a pack per player, so 8 players already deal 432 cards; 60 simulated matches
+# never passed 314 moves in a round (2,000 leaves over 6x headroom) nor 4 rounds.
+RED3_PLAYERS_MAX = 8
+RED3_ROUNDS = CountBound(1, 20)
+RED3_ROUND_MOVES_MAX = 2_000
+RED3_CARDS_MAX = RED3_PLAYERS_MAX * 54
 # Red 3 scores are per round (a hand of 500+ points is possible with many red threes).
 RED3_SCORE = CountBound(-100_000, 100_000)
 # The simulator's longest 13-card game is under 300 moves; 2,000 leaves room for long
