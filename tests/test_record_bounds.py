@@ -187,3 +187,35 @@ def test_a_body_over_one_mebibyte_is_413_in_the_api_error_shape(api):
     check_response("POST", "/games", 413, response.get_json())
     assert "1 MiB" in response.get_json()["error"]
     assert not ledger_for(url).game_exists("bad-1")
+
+
+# -- Red 3 matches -----------------------------------------------------------------------
+
+RED3_HOSTILE = [
+    ("table", {"id": "T" * 65}, "table.id"),
+    ("round_count", 10**9, "round_count"),
+    ("reported", {"winner": ["p1"]}, "reported.winner"),
+    ("reported", {"totals": {"p1": 10**30}}, "reported.totals.p1"),
+    ("players", [{"id": f"p{i}", "seat": i} for i in range(1, 10)], "players"),
+]
+
+
+@pytest.mark.parametrize(("name", "value", "path"), RED3_HOSTILE, ids=[p for *_, p in RED3_HOSTILE])
+def test_import_refuses_an_out_of_bounds_red3_field_between_good_matches(
+    database_url, tmp_path, name, value, path
+):
+    from red3_factory import example_record, random_record
+
+    first, last = example_record(), random_record(5)
+    bad = copy.deepcopy(first)
+    bad["game_id"] = "bad-r3"
+    bad[name] = value
+    source = tmp_path / "red3.jsonl"
+    source.write_text("\n".join(json.dumps(r) for r in (first, bad, last)) + "\n")
+    result = run("import", str(source))
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    refused = [line for line in result.stdout.splitlines() if line.startswith("bad-r3:")]
+    assert len(refused) == 1 and f"field '{path}'" in refused[0], result.stdout
+    assert result.stdout.splitlines()[-1] == "2 imported, 0 already recorded, 1 rejected"
+    assert not ledger_for(database_url).game_exists("bad-r3")
