@@ -25,7 +25,14 @@ from domain.errors import BadDeal, RuleViolation
 from domain.game import Game
 from domain.moves import play_game
 from replays.application import GameExists, GameNotFound, Ledger
-from replays.records import GameRecord, RecordError, explain, read_records, record_of
+from replays.records import (
+    GameRecord,
+    RecordError,
+    bounded_lines,
+    explain,
+    read_records,
+    record_of,
+)
 
 IMPORTED = "imported"
 ALREADY = "already recorded"
@@ -149,6 +156,9 @@ class Importer:
             game = build_game(record)
         except (RecordError, RuleViolation) as error:
             return [Outcome(record.game_id, REJECTED, explain(error, record), line)]
+        except Exception as error:  # one record's crash never costs the batch
+            reason = f"could not be played ({type(error).__name__}: {error})"
+            return [Outcome(record.game_id, REJECTED, reason, line)]
         if any(pending.game_id == record.game_id for pending, _, _ in self._pending):
             # The same id twice in one batch: settle the first before judging the second.
             outcomes = self.flush()
@@ -206,6 +216,8 @@ def import_lines(
     """Import every record of a JSON Lines stream; returns the counts and the failures."""
     summary = ImportSummary()
     importer = Importer(ledger, batch=batch)
+    if hasattr(lines, "readline"):  # a file: never read an unbounded line into memory
+        lines = bounded_lines(lines)
 
     def report(outcomes: list[Outcome]) -> None:
         for outcome in outcomes:

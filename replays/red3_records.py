@@ -31,6 +31,7 @@ from domain.red3.game import Red3Match
 from domain.red3.moves import MOVE_TYPES, PICK_SOURCES, play_match, where
 from domain.red3.table import Red3Config, Red3Deal
 from domain.timestamps import format_time, parse_time
+from replays import record_bounds as bounds
 from replays.records import (
     RecordError,
     parse_with_game_id,
@@ -165,6 +166,15 @@ def _parse(obj: Mapping, game_id: str) -> Red3Record:
     table = obj.get("table") or {}
     if not isinstance(table, Mapping) or set(table) - {"id"}:
         raise RecordError("must be an object with an 'id' at most", field="table")
+    if table.get("id") is not None and not bounds.is_id(table["id"]):
+        raise RecordError(
+            f"{bounds._short(table['id'])} is not a table id ({bounds.ID_EXPECTED})",
+            field="table.id",
+        )
+    round_count = obj.get("round_count")
+    # Below 1 is the domain's to refuse (a rule); above the bound is a size no page can hold.
+    if isinstance(round_count, int) and round_count > bounds.RED3_ROUNDS.maximum:
+        _bounded(bounds.count_in, round_count, bounds.RED3_ROUNDS, "round_count")
     players, seats = _players(obj.get("players"))
     started_at = _time(obj.get("started_at"), "started_at")
     try:
@@ -172,7 +182,7 @@ def _parse(obj: Mapping, game_id: str) -> Red3Record:
             game_id=game_id,
             players=players,
             seats=seats,
-            rounds=obj.get("round_count"),
+            rounds=round_count,
             rules=obj.get("rules", "standard"),
             first_player=obj.get("first_player"),
             table_id=table.get("id"),
@@ -212,20 +222,40 @@ def _config_field(reason: str) -> str:
 def _players(value: Any) -> tuple[tuple[str, ...], tuple[int, ...]]:
     if not isinstance(value, list) or not value:
         raise RecordError("must be a list of {id, seat}", field="players")
+    if len(value) > bounds.RED3_PLAYERS_MAX:
+        raise RecordError(
+            f"{len(value)} players: Red 3 Rummy seats at most {bounds.RED3_PLAYERS_MAX}",
+            field="players",
+        )
     players, seats = [], []
     for i, entry in enumerate(value):
         if not isinstance(entry, Mapping) or set(entry) - {"id", "seat"} or "id" not in entry:
             raise RecordError("must be {id, seat}", field=f"players[{i}]")
+        if isinstance(entry["id"], str) and not bounds.is_id(entry["id"]):
+            raise RecordError(
+                f"{bounds._short(entry['id'])} is not a player id ({bounds.ID_EXPECTED})",
+                field=f"players[{i}].id",
+            )
         players.append(entry["id"])
-        seats.append(entry.get("seat", i + 1))
+        seat = entry.get("seat", i + 1)
+        if isinstance(seat, int) and not isinstance(seat, bool):
+            _bounded(bounds.count_in, seat, bounds.SEAT, f"players[{i}].seat")
+        seats.append(seat)
     return tuple(players), tuple(seats)
+
+
+def _bounded(check, value: Any, bound: Any, name: str, *what: str) -> Any:
+    try:
+        return check(value, bound, *what)
+    except bounds.OutOfBounds as error:
+        raise RecordError(str(error), field=name) from None
 
 
 def _time(value: Any, name: str) -> datetime | None:
     if value is None:
         return None
     try:
-        return parse_time(value, what=name)
+        return bounds.time_in(parse_time(value, what=name))
     except ValueError as error:
         raise RecordError(str(error), field=name) from None
 
@@ -264,6 +294,7 @@ def _round(value: Any, index: int, config: Red3Config) -> Red3Round:
     moves = value.get("moves", [])
     if not isinstance(moves, list):
         raise RecordError("must be a list of moves", field=f"{name}.moves")
+    _bounded(bounds.length_at_most, moves, bounds.RED3_ROUND_MOVES_MAX, f"{name}.moves", "moves")
     return Red3Round(
         deal=parsed_deal,
         moves=tuple(_move(move, f"{name}.moves[{i}]") for i, move in enumerate(moves)),
@@ -351,12 +382,18 @@ def _reported(value: Any, players: tuple[str, ...]) -> dict | None:
         out["totals"] = _scores(value["totals"], "reported.totals", players)
     if "winner" in value:
         winner = value["winner"]
+        if winner is not None and not isinstance(winner, str):
+            raise RecordError(
+                f"{bounds._short(winner)} is not a player id (text)", field="reported.winner"
+            )
         if winner is not None and winner not in players:
             raise RecordError(f"{winner!r} is not seated", field="reported.winner")
         out["winner"] = winner
     if "winners" in value:
         winners = value["winners"]
-        if not isinstance(winners, list) or any(w not in players for w in winners):
+        if not isinstance(winners, list) or any(
+            not isinstance(w, str) or w not in players for w in winners
+        ):
             raise RecordError("must be a list of seated players", field="reported.winners")
         out["winners"] = list(winners)
     return out
@@ -371,8 +408,9 @@ def _scores(value: Any, name: str, players: tuple[str, ...]) -> dict[str, int]:
             raise RecordError(f"{player!r} is not seated", field=name)
         if isinstance(score, bool) or not isinstance(score, int):
             raise RecordError(
-                f"{score!r} is not a whole number of points", field=f"{name}.{player}"
+                f"{bounds._short(score)} is not a whole number of points", field=f"{name}.{player}"
             )
+        _bounded(bounds.count_in, score, bounds.RED3_SCORE, f"{name}.{player}")
         scores[player] = score
     return scores
 
@@ -387,6 +425,7 @@ def _card(value: Any, name: str) -> Card:
 def _cards(value: Any, name: str) -> tuple[Card, ...]:
     if not isinstance(value, list):
         raise RecordError("must be a list of cards", field=name)
+    _bounded(bounds.length_at_most, value, bounds.RED3_CARDS_MAX, name, "cards")
     return tuple(_card(card, f"{name}[{i}]") for i, card in enumerate(value))
 
 

@@ -12,8 +12,10 @@ import threading
 from pathlib import Path
 
 from flask import Blueprint, Response, current_app, g, jsonify, request
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from replays.ingest import Ingest, IngestError
+from replays.record_bounds import LINE_BYTES_MAX, LINE_LIMIT_TEXT
 from web.ledger import get_ledger
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
@@ -66,6 +68,9 @@ def _error(status: int, message: str, field: str | None = None) -> Response:
 
 @bp.before_request
 def _authenticate():
+    # A body is one game header or one move: 1 MiB is far above any, and a bigger one is
+    # refused as it streams in (413) instead of being held in memory.
+    request.max_content_length = LINE_BYTES_MAX
     if request.endpoint == "api.openapi":
         return None
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
@@ -92,6 +97,11 @@ def _body(*, optional: bool = False):
         raise IngestError(400, f"the body is not valid JSON: {error}") from None
     except RecursionError:  # arrays in arrays thousands deep: hostile, not a move
         raise IngestError(400, "the body is not valid JSON: nested too deeply") from None
+
+
+@bp.errorhandler(RequestEntityTooLarge)
+def _too_large(_exception):
+    return _error(413, f"the body is larger than {LINE_LIMIT_TEXT} (1,048,576 bytes)")
 
 
 @bp.errorhandler(IngestError)
