@@ -336,7 +336,8 @@ def final_hands(state, game: GameView) -> list[dict]:
         else:
             drawing, notes = (svg.hand(s.hand, wild=state.wild) if s.hand else ""), []
         hand_score = line.hand_score if line is not None else None
-        min_score = line.min_score if line is not None else None
+        # The least score of cards a seat never saw face up would tell that seat about them.
+        min_score = line.min_score if line is not None and not s.hand_hidden else None
         case = line.case if line is not None else None
         points = line.points if line is not None else (0 if s.player == state.winner else None)
         hands.append(
