@@ -32,6 +32,7 @@ CASE_WORDS = {
     "all but the pure sequence count",
     ScoringCase.TWO_SEQUENCES: "two sequences, one of them pure: only cards outside groups count",
 }
+PENALTIES = ("first_drop", "middle_drop", "auto_drop", "wrong_show")
 RESULT_HOW = {
     "first_drop": "first drop",
     "middle_drop": "middle drop",
@@ -349,6 +350,8 @@ def final_hands(state, game: GameView) -> list[dict]:
                 "case_words": CASE_WORDS.get(case, case.replace("_", " ") if case else None),
                 "hand_score": hand_score,
                 "points": "—" if points is None else points,
+                # Drops, auto-drops and wrong shows are fixed penalties, not a hand's score.
+                "penalty": outcome in PENALTIES,
                 "min_score": min_score,
                 "over_min": hand_score is not None
                 and min_score is not None
