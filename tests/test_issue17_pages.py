@@ -7,6 +7,7 @@ import copy
 import json
 import re
 from decimal import Decimal
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -146,7 +147,7 @@ def test_the_point_value_axis_labels_every_step():
     drawn = charts.point_value_chart([Decimal("0.05"), Decimal("0.10")], [])
     labels = re.findall(r'class="y-tick">([^<]+)<', drawn)
     assert labels == ["0.05", "0.06", "0.07", "0.08", "0.09", "0.10"]
-    steps = {Decimal(b) - Decimal(a) for a, b in zip(labels, labels[1:], strict=False)}
+    steps = {Decimal(b) - Decimal(a) for a, b in pairwise(labels)}
     assert len(steps) == 1
 
 
