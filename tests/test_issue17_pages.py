@@ -213,3 +213,29 @@ def test_the_access_log_reads_as_viewing_sessions_in_page_names(site):
     assert "0–3 (4 moves)" in words and "replay" in words
     assert "replays.table_fragment" not in html
     assert access_log.page_name("replays.table_fragment") == "replay"
+
+
+def test_adjustment_entries_number_on_and_link_their_case(site):
+    player = signed_in(site, "player", player="p2")
+    opened = _post(
+        player,
+        "/disputes/new?game=T3-000010&move=1",
+        "/disputes/new",
+        {"game": "T3-000010", "move": "1", "description": "the table froze"},
+    )
+    case_url = opened.headers["Location"]
+    case_id = case_url.rsplit("/", 1)[1]
+    officer = signed_in(site, "dispute_officer")
+    closed = _post(
+        officer,
+        case_url,
+        f"{case_url}/close",
+        {"decision": "adjusted", "reason": "outage", "amount": "12.50", "credited": "p2"},
+    )
+    assert closed.status_code == 302
+    html = signed_in(site, "auditor").get("/games/T3-000010/audit").get_data(as_text=True)
+    rows = rows_of(html, "entries")[1:]
+    numbers = [re.search(r"<td>(\d+)</td>", row).group(1) for row in rows if "<td>" in row]
+    assert numbers == [str(n) for n in range(1, len(numbers) + 1)], numbers
+    adjustments = [row for row in rows if 'data-kind="adjustment"' in row]
+    assert adjustments and all(f'href="/disputes/{case_id}"' in row for row in adjustments)

@@ -69,16 +69,11 @@ def nice_ticks(lo: Decimal, hi: Decimal, most: int = 6) -> list[Decimal]:
             first = (lo / step).to_integral_value(rounding="ROUND_FLOOR")
             last = (hi / step).to_integral_value(rounding="ROUND_CEILING")
             if last - first <= most:
-                return [_plain(step * k) for k in range(int(first), int(last) + 1)]
+                # Every label with the same places: whole steps as whole numbers, steps
+                # below 1 to at least 0.01 (money's places), so 2.00 sits with 1.80.
+                places = Decimal(1) if step >= 1 else min(Decimal("0.01"), step.normalize())
+                return [(step * k).quantize(places) for k in range(int(first), int(last) + 1)]
         power *= 10
-
-
-def _plain(value: Decimal) -> Decimal:
-    """``value`` without an exponent: whole numbers as such, fractions to at least 0.01."""
-    if value == value.to_integral_value():
-        return value.quantize(Decimal(1))
-    value = value.normalize()
-    return value.quantize(Decimal("0.01")) if value.as_tuple().exponent > -2 else value
 
 
 def _tick_text(tick: Decimal) -> str:
