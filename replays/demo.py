@@ -53,7 +53,11 @@ def stored_games(url: str | None = None) -> int:
     engine = engine_for(url)
     if not sa.inspect(engine).has_table(EVENTS_TABLE):
         return 0
-    query = sa.text(f"SELECT count(*) FROM {EVENTS_TABLE} WHERE originator_version = 1")
+    # Dispute cases are aggregates in the same store: only games count here.
+    query = sa.text(
+        f"SELECT count(*) FROM {EVENTS_TABLE} "
+        "WHERE originator_version = 1 AND topic NOT LIKE 'rummy_ledger:DisputeCase%'"
+    )
     with engine.connect() as connection:
         return connection.execute(query).scalar_one()
 

@@ -33,6 +33,7 @@ TIRED_TURNS = 10
 SHORT_STOCK_SPARE = 4
 SHORT_STOCK_SCORE = 10
 SHORT_STOCK_FOLD = 0.9
+HEAD_TO_HEAD_FOLD = 0.15
 # A hand this close to finished tempts a rash player to declare it anyway.
 RASH_SCORE = 10
 
@@ -205,13 +206,14 @@ class Bot:
         return turns_taken > TIRED_TURNS and self.rng.random() < 0.02 * (turns_taken - TIRED_TURNS)
 
     def folds_on_short_stock(self, turns_taken: int, stock_left: int, seats_in: int) -> bool:
-        """A middle drop when the stock runs short at a table of three or more and this hand
-        is not close to finished: the way real tables end before the pile is reshuffled."""
-        if turns_taken == 0 or seats_in < 3 or self.score < SHORT_STOCK_SCORE:
+        """A middle drop when the stock runs short and this hand is not close to finished:
+        the way real tables end before the pile is reshuffled."""
+        if turns_taken == 0 or self.score < SHORT_STOCK_SCORE:
             return False
         if stock_left > 2 * seats_in + SHORT_STOCK_SPARE:
             return False
-        return self.rng.random() < SHORT_STOCK_FOLD
+        # Head to head there is no one else to fold for: most play on, some into a reshuffle.
+        return self.rng.random() < (SHORT_STOCK_FOLD if seats_in >= 3 else HEAD_TO_HEAD_FOLD)
 
     def picks_open(self, top: Card, may_take: bool) -> bool:
         """Take the open card when it would lower this hand's best score."""
