@@ -346,6 +346,10 @@ class DisputeCase(Aggregate):
                 at=_time(at),
             )
             return
+        if amount is None or (isinstance(amount, str) and not amount.strip()):
+            raise DisputeError(
+                "an adjusted decision posts money: give the amount, like 12.50", field="amount"
+            )
         value = parse_amount(amount)
         if credited is None and debited is None:
             raise DisputeError("name the player credited or the player debited", field="credited")

@@ -14,6 +14,7 @@ from typing import Any
 
 from domain.cards import Card
 from domain.melds import HandEvaluation
+from domain.seat_view import move_seen_by
 from domain.settlement import Settlement, rate_text
 
 SEAT_STATUSES = ("waiting", "playing", "dropped", "auto_dropped", "wrong_show", "won", "lost")
@@ -109,7 +110,7 @@ class TableState:
         )
         last_move = self.last_move
         if last_move is not None:
-            last_move = _redact(last_move, player)
+            last_move = move_seen_by(last_move, player)
         return replace(self, seats=seats, last_move=last_move, viewer=player)
 
     def to_dict(self) -> dict[str, Any]:
@@ -139,12 +140,3 @@ class TableState:
             "settlement": None if self.settlement is None else self.settlement.to_dict(),
             "viewer": self.viewer,
         }
-
-
-def _redact(move: dict, viewer: str | None) -> dict:
-    """Hide what a seat could not see: another player's closed pick, a new stock order."""
-    if move.get("type") == "pick" and move.get("from") == "closed" and move.get("player") != viewer:
-        return {k: v for k, v in move.items() if k != "card"}
-    if move.get("type") == "reshuffle":
-        return {k: v for k, v in move.items() if k != "stock"}
-    return move

@@ -227,3 +227,83 @@ def _safe(text: str | None) -> str:
     """Keep a spreadsheet from reading a cell as a formula (CSV injection)."""
     text = text or ""
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+# -- viewing sessions ----------------------------------------------------------------------
+
+# Pages as the people reading the log know them; rows written before the log named pages
+# this way hold the endpoint, and read the same through :func:`page_name`.
+PAGE_NAMES = {
+    "games.game": "game summary",
+    "replays.replay": "replay",
+    "replays.table_fragment": "replay",  # a step of the replay fetched by its script
+    "replays.table_image": "table picture",
+    "audit.audit": "audit page",
+    "audit.audit_json": "audit download (JSON)",
+    "audit.audit_csv": "audit download (CSV)",
+    "disputes.case": "dispute case",
+    "disputes.close": "dispute case",
+    "disputes.add_note": "dispute case",
+    "disputes.add_evidence": "dispute case",
+}
+# Steps through one game further apart than this start a new viewing session.
+SESSION_GAP = timedelta(minutes=30)
+
+
+def page_name(page: str) -> str:
+    """``replays.table_fragment`` → ``replay``; a name already in words stays."""
+    return PAGE_NAMES.get(page, page)
+
+
+@dataclass
+class ViewingSession:
+    """One person's run of requests on one game in one view: a replay stepped through with
+    the arrow keys is one session, however many moves it showed."""
+
+    username: str
+    role: str
+    game_id: str
+    view: str
+    first_at: datetime
+    last_at: datetime
+    first_id: int
+    last_id: int
+    requests: int
+    moves: list[int]
+    pages: list[str]
+    remote_addr: str | None
+
+    @property
+    def moves_text(self) -> str:
+        if not self.moves:
+            return "—"
+        seen = sorted(set(self.moves))
+        if len(seen) == 1:
+            return str(seen[0])
+        return f"{seen[0]}–{seen[-1]} ({len(seen)} moves)"
+
+
+def sessions(rows) -> list[ViewingSession]:
+    """Group log rows (any order) into viewing sessions, newest first. Consecutive rows of
+    the same user, game and view no more than :data:`SESSION_GAP` apart are one session."""
+    grouped: list[ViewingSession] = []
+    open_by_key: dict[tuple, ViewingSession] = {}
+    for row in sorted(rows, key=lambda r: r.id):
+        at = _aware(row.at)
+        key = (row.username, row.game_id, row.view)
+        current = open_by_key.get(key)
+        if current is None or at - current.last_at > SESSION_GAP:
+            current = ViewingSession(
+                row.username, row.role, row.game_id, row.view, at, at, row.id, row.id,
+                0, [], [], row.remote_addr,
+            )  # fmt: skip
+            grouped.append(current)
+            open_by_key[key] = current
+        current.last_at, current.last_id = at, row.id
+        current.requests += 1
+        if row.move is not None:
+            current.moves.append(row.move)
+        name = page_name(row.page)
+        if name not in current.pages:
+            current.pages.append(name)
+    return sorted(grouped, key=lambda s: s.last_id, reverse=True)

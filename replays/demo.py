@@ -53,7 +53,11 @@ def stored_games(url: str | None = None) -> int:
     engine = engine_for(url)
     if not sa.inspect(engine).has_table(EVENTS_TABLE):
         return 0
-    query = sa.text(f"SELECT count(*) FROM {EVENTS_TABLE} WHERE originator_version = 1")
+    # Dispute cases are aggregates in the same store: only games count here.
+    query = sa.text(
+        f"SELECT count(*) FROM {EVENTS_TABLE} "
+        "WHERE originator_version = 1 AND topic NOT LIKE 'rummy_ledger:DisputeCase%'"
+    )
     with engine.connect() as connection:
         return connection.execute(query).scalar_one()
 
@@ -155,3 +159,135 @@ def _demo_player(url: str) -> str | None:
     for game_id in ledger.iter_game_ids(batch=1):
         return ledger.get_game(game_id).config.players[0]
     return None
+
+
+# -- dispute cases ---------------------------------------------------------------------------
+
+DEMO_OFFICER = "demo-officer"
+
+
+@dataclass(frozen=True)
+class _DemoActor:
+    """Who takes a demo case's steps: a player of the game, or the demo's officer."""
+
+    role: str
+    player_id: str | None = None
+
+    @property
+    def actor(self) -> str:
+        return self.player_id or DEMO_OFFICER
+
+
+def seed_dispute_cases(url: str | None = None) -> list[str]:
+    """A few dispute cases on the demo's games, so the dispute pages are not empty: one open
+    with a note, one rejected, one adjusted with an amount, and one on a wrong show.
+
+    Idempotent: nothing is added once the ledger holds any case. Returns the case ids made.
+    """
+    from replays.application import Ledger
+    from replays.dispute_projection import CASES
+    from replays.disputes import OFFICER, PLAYER, Disputes
+    from replays.models import GameRow, PlayerResultRow
+
+    url = database_url(url)
+    from replays.db import engine_for
+
+    engine = engine_for(url)
+    with engine.connect() as connection:
+        if connection.execute(sa.select(sa.func.count()).select_from(CASES)).scalar_one():
+            return []
+        games = connection.execute(
+            sa.select(GameRow.game_id, GameRow.moves_count, GameRow.winner, GameRow.ended_at)
+            .where(GameRow.status == "settled", GameRow.variant.in_(("points", "raise")))
+            .order_by(GameRow.game_id)
+        ).all()
+        losers = connection.execute(
+            sa.select(PlayerResultRow.game_id, PlayerResultRow.player, PlayerResultRow.result)
+            .where(PlayerResultRow.result != "won")
+            .order_by(PlayerResultRow.game_id, PlayerResultRow.player)
+        ).all()
+    lost_by: dict[str, list[tuple[str, str]]] = {}
+    for game_id, player, result in losers:
+        lost_by.setdefault(game_id, []).append((player, result))
+    ledger = Ledger(url)
+    disputes = Disputes(ledger)
+    officer = _DemoActor(OFFICER)
+
+    def when(game, minutes: int) -> str:
+        from datetime import UTC, timedelta
+
+        ended = game.ended_at if game.ended_at.tzinfo else game.ended_at.replace(tzinfo=UTC)
+        return (ended + timedelta(minutes=minutes)).isoformat()
+
+    def wrong_show_move(game_id: str, player: str) -> int:
+        moves = ledger.get_game(game_id).moves
+        found = [i for i, m in enumerate(moves) if m["type"] == "declare" and m["player"] == player]
+        return found[0] + 1
+
+    wrong = next(
+        (
+            (g, p)
+            for g in games
+            for p, result in lost_by.get(g.game_id, ())
+            if result == "wrong_show" and g.ended_at
+        ),
+        None,
+    )
+    wrong_game = wrong[0].game_id if wrong else None
+    others = [g for g in games if g.ended_at and lost_by.get(g.game_id) and g.game_id != wrong_game]
+    if len(others) < 3:
+        return []
+    made = []
+
+    def open_case(game, player: str, move: int, text: str):
+        case = disputes.open_case(
+            _DemoActor(PLAYER, player), game.game_id, move, text, at=when(game, 20)
+        )
+        made.append(case.case_id)
+        return case
+
+    # 1. Open, with an officer's note: waiting for the operator's log.
+    game = others[0]
+    player = lost_by[game.game_id][0][0]
+    case = open_case(
+        game,
+        player,
+        max(1, game.moves_count // 2),
+        "I did not miss that turn: my connection dropped for two seconds.",
+    )
+    disputes.add_note(
+        officer,
+        case.case_id,
+        "Asked the operator for the seat's connection log.",
+        at=when(game, 90),
+    )
+    # 2. Closed, rejected.
+    game = others[1]
+    player = lost_by[game.game_id][0][0]
+    case = open_case(game, player, game.moves_count, "The winner's declaration looks wrong to me.")
+    disputes.close_case(
+        officer, case.case_id, "rejected",
+        reason="The declaration holds two sequences, one pure: valid under RULES.md.",
+        at=when(game, 240),
+    )  # fmt: skip
+    # 3. Closed, adjusted with an amount: the house refunds a middle drop forced by an outage.
+    game = others[2]
+    player = lost_by[game.game_id][0][0]
+    case = open_case(
+        game, player, max(1, game.moves_count // 3), "The table froze and I was dropped."
+    )
+    disputes.close_case(
+        officer, case.case_id, "adjusted",
+        reason="The operator confirmed an outage at the table; the house refunds the drop.",
+        amount="12.50", credited=player, at=when(game, 300),
+    )  # fmt: skip
+    # 4. A wrong show contested by the player who made it (open: the case page shows why).
+    if wrong is not None:
+        game, player = wrong
+        open_case(
+            game,
+            player,
+            wrong_show_move(game.game_id, player),
+            "My show was valid: the last group is a sequence with a joker.",
+        )
+    return made

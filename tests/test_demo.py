@@ -103,3 +103,32 @@ def test_demo_accounts_one_per_role_linked_and_idempotent(sqlite_url):
     again = create_demo_accounts(sqlite_url)
     assert again == made
     assert len(accounts.list_users(url=sqlite_url)) == len(accounts.ROLES)
+
+
+def test_demo_seeds_dispute_cases_once(sqlite_url):
+    import sqlalchemy as sa
+
+    from replays.db import engine_for
+    from replays.demo import seed_dispute_cases
+    from replays.dispute_projection import CASES
+
+    prepare_demo(sqlite_url, games=40, echo=lambda _: None)
+    made = seed_dispute_cases(sqlite_url)
+    assert len(made) >= 3
+    with engine_for(sqlite_url).connect() as connection:
+        rows = connection.execute(sa.select(CASES)).mappings().all()
+    assert {row["case_id"] for row in rows} == set(made)
+    assert any(row["status"] == "open" for row in rows)
+    assert any(row["decision"] == "rejected" for row in rows)
+    adjusted = [row for row in rows if row["decision"] == "adjusted"]
+    assert adjusted and all(row["amount"] is not None for row in adjusted)
+    from replays.models import PlayerResultRow
+
+    with engine_for(sqlite_url).connect() as connection:
+        wrong_shows = connection.execute(
+            sa.select(PlayerResultRow.game_id).where(PlayerResultRow.result == "wrong_show")
+        ).all()
+    if wrong_shows:  # the fourth case contests a wrong show, at its declaration
+        assert any(row["game_id"] in {g for (g,) in wrong_shows} for row in rows)
+        assert len(made) == 4
+    assert seed_dispute_cases(sqlite_url) == []  # a second run adds nothing

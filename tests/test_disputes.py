@@ -76,7 +76,7 @@ def test_opening_refuses_bad_input(changes, field, words):
     ("decision", "options", "field", "words"),
     [
         ("settled", {}, "decision", "is not a decision"),
-        ("adjusted", {"credited": "p2"}, "amount", "is not an amount"),
+        ("adjusted", {"credited": "p2"}, "amount", "give the amount, like 12.50"),
         ("adjusted", {"amount": "12.345", "credited": "p2"}, "amount", "more than two decimals"),
         ("adjusted", {"amount": 12.5, "credited": "p2"}, "amount", "not a float"),
         ("adjusted", {"amount": "0", "credited": "p2"}, "amount", "must be more than 0"),
@@ -363,7 +363,7 @@ def test_a_player_opens_a_case_and_an_officer_closes_it_on_the_site(site):
         officer, case_url, f"{case_url}/close", {"decision": "adjusted", "reason": "early drop"}
     )
     assert refused.status_code == 400
-    assert "is not an amount like 12.50" in text_of(refused.get_data(as_text=True))
+    assert "give the amount, like 12.50" in text_of(refused.get_data(as_text=True))
     closed = post_form(
         officer,
         case_url,

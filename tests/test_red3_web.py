@@ -62,7 +62,7 @@ def test_move_0_is_the_first_deal_with_both_hands_pile_and_stock(client):
 def test_the_table_follows_the_moves_books_threshold_and_second_hand(client):
     html = page(client, "?move=2")  # p1 picked 9C and laid down 105
     words = text(html)
-    assert "p1 lays down 5C 6C 7C 8C 9C | QS QH QD" in words
+    assert "p1 lays down 5♣ 6♣ 7♣ 8♣ 9♣ | Q♠ Q♥ Q♦" in words
     p1 = seat(html, "p1")
     assert "opened with 105" in text(p1)
     assert "run 5C-9C: 75" in text(p1) and "kind of Qs: 30" in text(p1)

@@ -190,6 +190,28 @@ def test_tally_counts_what_the_settlements_say():
         assert tally.counts[name] == results[name], name
 
 
+# Moves per 13-card game that 95 % of simulated games stay within. A real table's game ends
+# within about ten turns a seat (someone declares, the rest fold): six seats of ten turns,
+# a pick and a discard each, are 120 moves; fewer seats play fewer. At most this share of
+# games may run through the stock into a reshuffle: real tables rarely see one.
+LONGEST_USUAL_GAME = 120
+RESHUFFLED_SHARE = 0.05
+
+
+def test_simulated_games_last_as_long_as_real_ones_and_rarely_reshuffle():
+    tally = Tally()
+    for record in Simulation(Floor(seed=29)).games(200):
+        tally.add(record)
+    assert len(tally.lengths) > 150  # most of the 200 are 13-card games
+    assert tally.percentile(0.95) < LONGEST_USUAL_GAME, tally.distribution_lines()
+    reshuffled = len(tally.lengths) - tally.reshuffles[0]
+    assert reshuffled <= RESHUFFLED_SHARE * len(tally.lengths), tally.distribution_lines()
+    # Rare is not never: long head-to-head games still run through the stock.
+    assert reshuffled > 0
+    lines = "\n".join(tally.lines())
+    assert "moves per game: median" in lines and "reshuffles per game: none in" in lines
+
+
 # -- the operator's reported block -------------------------------------------------------------
 
 

@@ -132,7 +132,7 @@ def test_replay_starts_at_the_deal_with_everything_on_the_table(client, site):
     html = client.get("/games/T7-000123/replay").get_data(as_text=True)
     words = text_of(html)
     assert "Move 0 of 7 · the deal" in words
-    assert "Round 0" in words and "Point value 1.00, next 1.10" in words
+    assert "Round 1" in words and "Point value 1.00, next 1.10" in words
     for player, hand in record["deal"]["hands"].items():
         assert sorted(drawn_cards(seat_section(html, player))) == sorted(hand)
     assert 'aria-label="wild indicator: 7 of diamonds (7s are jokers)"' in html
@@ -173,7 +173,7 @@ def test_the_table_follows_the_moves(client, site):
 
 def test_raise_rummy_shows_the_point_value_rising_and_a_chart_with_exits(client):
     html = client.get("/games/T7-000123/replay?move=5").get_data(as_text=True)
-    assert "Round 1" in text_of(html) and "Point value 1.10, next 1.20" in text_of(html)
+    assert "Round 2" in text_of(html) and "Point value 1.10, next 1.20" in text_of(html)
     assert 'class="chart-svg point-values"' in html
     assert 'aria-label="p2: first drop at 1.00 after move 3"' in html
     assert 'aria-label="p3: lost at 1.10 after move 6"' in html

@@ -35,7 +35,9 @@ class Cell:
     computed: Any
     recorded: Any = None
     reported: Any = None
-    differs: bool = False
+    differs: bool = False  # the recorded or the reported figure differs
+    recorded_differs: bool = False
+    reported_differs: bool = False
 
 
 @dataclass
@@ -205,11 +207,13 @@ def build(session: Session, game_id: str) -> AuditReport | None:
     discrepancies = [d.to_dict() for d in found.discrepancies]
     differing = {(_key(d), d["source"]) for d in discrepancies if _key(d) is not None}
 
-    def differs(player: str | None, figure: str) -> bool:
-        return ((player, figure), "recorded") in differing or (
-            (player, figure),
-            "reported",
-        ) in differing
+    def cell(player: str | None, figure: str, computed, recorded, reported) -> Cell:
+        # Each mark goes on the figure that differs: the ledger's own, or the operator's.
+        in_recorded = ((player, figure), "recorded") in differing
+        in_reported = ((player, figure), "reported") in differing
+        return Cell(
+            computed, recorded, reported, in_recorded or in_reported, in_recorded, in_reported
+        )
 
     losers = []
     for player, line in computed.players.items():
@@ -219,21 +223,17 @@ def build(session: Session, game_id: str) -> AuditReport | None:
             LoserLine(
                 player=player,
                 result=line.result,
-                points=Cell(
-                    line.points,
-                    twin.points if twin else None,
-                    reported_points,
-                    differs(player, "points"),
+                points=cell(
+                    player, "points", line.points, twin.points if twin else None, reported_points
                 ),
-                point_value=Cell(
+                point_value=cell(
+                    player,
+                    "point_value",
                     line.point_value,
                     twin.point_value if twin else None,
                     None,
-                    differs(player, "point_value"),
                 ),
-                amount=Cell(
-                    line.amount, twin.amount if twin else None, None, differs(player, "amount")
-                ),
+                amount=cell(player, "amount", line.amount, twin.amount if twin else None, None),
                 hand_score=line.hand_score,
                 min_score=line.min_score,
                 case=line.case,
@@ -245,17 +245,18 @@ def build(session: Session, game_id: str) -> AuditReport | None:
         mine = getattr(computed, name)
         theirs = getattr(recorded, name) if recorded else None
         said = reported.get(name)
-        return Cell(mine, theirs, Decimal(said) if said is not None else None, differs(None, name))
+        return cell(None, name, mine, theirs, Decimal(said) if said is not None else None)
 
     return AuditReport(
         game_id=game_id,
         header=header,
         status="audited",
-        winner=Cell(
+        winner=cell(
+            None,
+            "winner",
             computed.winner,
             recorded.winner if recorded else None,
             reported.get("winner"),
-            differs(None, "winner"),
         ),
         losers=losers,
         gross=total("gross"),

@@ -21,7 +21,7 @@ from web.svg import element, svg_document
 
 WIDTH = 720
 HEIGHT = 260
-LEFT, RIGHT, TOP, BOTTOM = 56, 16, 16, 40
+LEFT, RIGHT, TOP, BOTTOM = 64, 16, 28, 40
 INK = "#1b1b1b"
 GRID = "#d6d2c4"
 LINE = "#1f5f3f"
@@ -47,18 +47,43 @@ def _scale(lo: Decimal, hi: Decimal, top: float, bottom: float):
     return y
 
 
-def _ticks(lo: Decimal, hi: Decimal, count: int = 4) -> list[Decimal]:
+NICE_STEPS = (Decimal(1), Decimal(2), Decimal("2.5"), Decimal(5))
+
+
+def nice_ticks(lo: Decimal, hi: Decimal, most: int = 6) -> list[Decimal]:
+    """Evenly spaced round values (1, 2, 2.5 or 5 × a power of ten) covering ``lo``..``hi``
+    with at most ``most`` intervals: every step of the way is labelled, none skipped.
+
+    >>> [str(t) for t in nice_ticks(Decimal("0.05"), Decimal("0.10"))]
+    ['0.05', '0.06', '0.07', '0.08', '0.09', '0.10']
+    >>> [str(t) for t in nice_ticks(Decimal("-855.76"), Decimal("0"))]
+    ['-1000', '-800', '-600', '-400', '-200', '0']
+    """
     if hi == lo:
         return [lo]
-    step = (hi - lo) / count
-    return [(lo + step * i).quantize(Decimal("0.01")) for i in range(count + 1)]
+    span = hi - lo
+    power = Decimal(1).scaleb(span.adjusted() - 1)
+    while True:
+        for base in NICE_STEPS:
+            step = base * power
+            first = (lo / step).to_integral_value(rounding="ROUND_FLOOR")
+            last = (hi / step).to_integral_value(rounding="ROUND_CEILING")
+            if last - first <= most:
+                # Every label with the same places: whole steps as whole numbers, steps
+                # below 1 to at least 0.01 (money's places), so 2.00 sits with 1.80.
+                places = Decimal(1) if step >= 1 else min(Decimal("0.01"), step.normalize())
+                return [(step * k).quantize(places) for k in range(int(first), int(last) + 1)]
+        power *= 10
 
 
-def _axes(
-    x_max: int, lo: Decimal, hi: Decimal, x_label: str, y_label: str, x_of, y_of
-) -> list[str]:
+def _tick_text(tick: Decimal) -> str:
+    text = f"{abs(tick):,}"
+    return f"−{text}" if tick < 0 else text
+
+
+def _axes(x_max: int, ticks: list[Decimal], x_label: str, y_label: str, x_of, y_of) -> list[str]:
     parts: list[str] = []
-    for tick in _ticks(lo, hi):
+    for tick in ticks:
         y = y_of(tick)
         parts.append(
             element("line", {"x1": LEFT, "x2": WIDTH - RIGHT, "y1": y, "y2": y, "stroke": GRID})
@@ -66,8 +91,15 @@ def _axes(
         parts.append(
             element(
                 "text",
-                {"x": LEFT - 6, "y": y + 4, "text-anchor": "end", "font-size": 11, "fill": INK},
-                f"{tick:.2f}",
+                {
+                    "x": LEFT - 6,
+                    "y": y + 4,
+                    "text-anchor": "end",
+                    "font-size": 11,
+                    "fill": INK,
+                    "class": "y-tick",
+                },
+                _tick_text(tick),
             )
         )
     for tick in sorted({0, x_max // 2, x_max}):
@@ -110,16 +142,17 @@ def _axes(
             x_label,
         )
     )
+    # The y-axis title sits above the axis, clear of tick labels however wide they are.
     parts.append(
         element(
             "text",
             {
-                "x": 14,
-                "y": (TOP + HEIGHT - BOTTOM) / 2,
-                "text-anchor": "middle",
+                "x": 4,
+                "y": TOP - 8,
+                "text-anchor": "start",
                 "font-size": 12,
                 "fill": INK,
-                "transform": f"rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2:g})",
+                "class": "y-title",
             },
             y_label,
         )
@@ -127,12 +160,44 @@ def _axes(
     return parts
 
 
+LABEL_HEIGHT = 13
+CHAR_WIDTH = 6.4  # of 11 px text, generously: a label never touches its neighbour
+
+
+def _free_line(placed: list, x: float, y: float, anchor: str, text: str) -> float:
+    """The baseline of an exit label near the mark at (x, y) that overlaps no label placed
+    before it: above the mark first, then below, one line further each time. Several
+    players leaving in the same round (close marks, near the right edge) stack instead of
+    overprinting. The box found is added to ``placed``."""
+    width = CHAR_WIDTH * len(text)
+    left = {"end": x - width, "start": x, "middle": x - width / 2}[anchor]
+    candidates = []
+    for k in range(12):
+        candidates.append(y - 10 - LABEL_HEIGHT * k)
+        candidates.append(y + 19 + LABEL_HEIGHT * k)
+    for base in candidates:
+        top = base - LABEL_HEIGHT + 2
+        if top < 2 or base > HEIGHT - BOTTOM - 2:
+            continue
+        box = (left, top, left + width, base + 2)
+        if not any(
+            box[0] < other[2] and other[0] < box[2] and box[1] < other[3] and other[1] < box[3]
+            for other in placed
+        ):
+            placed.append(box)
+            return base
+    placed.append((left, y - 12, left + width, y))
+    return y - 10
+
+
 def point_value_chart(values: Sequence[Decimal], exits: Sequence[Exit]) -> str:
     """The point value in force after each move (``values[i]`` after move i+1, 0 = the deal
     value in ``values[0]`` too) as a step line, with a labelled mark for each player's exit."""
     values = list(values) or [Decimal(0)]
-    lo = min(values + [e.point_value for e in exits])
-    hi = max(values + [e.point_value for e in exits])
+    ticks = nice_ticks(
+        min(values + [e.point_value for e in exits]), max(values + [e.point_value for e in exits])
+    )
+    lo, hi = ticks[0], ticks[-1]
     count = len(values)
     x_max = max(count - 1, 1)
 
@@ -143,7 +208,7 @@ def point_value_chart(values: Sequence[Decimal], exits: Sequence[Exit]) -> str:
     path = [f"M{x_of(0):g},{y_of(values[0]):g}"]
     for move in range(1, count):
         path.append(f"H{x_of(move):g}V{y_of(values[move]):g}")
-    parts = _axes(x_max, lo, hi, "move", "point value", x_of, y_of)
+    parts = _axes(x_max, ticks, "move", "point value", x_of, y_of)
     parts.append(
         element("path", {"d": "".join(path), "fill": "none", "stroke": LINE, "stroke-width": 2.5})
     )
@@ -152,6 +217,7 @@ def point_value_chart(values: Sequence[Decimal], exits: Sequence[Exit]) -> str:
     clusters: dict[tuple[int, Decimal], list[Exit]] = {}
     for exit_ in exits:
         clusters.setdefault((min(exit_.move, x_max), exit_.point_value), []).append(exit_)
+    placed: list[tuple[float, float, float, float]] = []
     for (move, value), members in clusters.items():
         x, y = x_of(move), y_of(value)
         parts.append(
@@ -160,13 +226,13 @@ def point_value_chart(values: Sequence[Decimal], exits: Sequence[Exit]) -> str:
                 {"cx": x, "cy": y, "r": 5, "fill": "#fff", "stroke": MARK, "stroke-width": 2},
             )
         )
-        above = y - 10 - 13 * (len(members) - 1) >= 11
-        for k, exit_ in enumerate(members):
+        for exit_ in members:
             words = (
                 f"{exit_.player}: {exit_.how} at {exit_.point_value:.2f} after move {exit_.move}"
             )
-            line_y = y - 10 - 13 * (len(members) - 1 - k) if above else y + 19 + 13 * k
+            text = f"{exit_.player} {exit_.how}"
             anchor = "end" if x > WIDTH - RIGHT - 40 else ("start" if x < LEFT + 40 else "middle")
+            line_y = _free_line(placed, x, y, anchor, text)
             parts.append(
                 element(
                     "g",
@@ -182,7 +248,7 @@ def point_value_chart(values: Sequence[Decimal], exits: Sequence[Exit]) -> str:
                             "font-size": 11,
                             "fill": MARK,
                         },
-                        f"{exit_.player} {exit_.how}",
+                        text,
                     ),
                 )
             )
@@ -196,14 +262,15 @@ def point_value_chart(values: Sequence[Decimal], exits: Sequence[Exit]) -> str:
 def running_total_chart(points: Sequence[tuple[str, Decimal]]) -> str:
     """A player's running total after each game (``(game_id, total)`` in order), with zero marked."""
     totals = [Decimal("0.00")] + [total for _, total in points]
-    lo, hi = min([*totals, Decimal(0)]), max([*totals, Decimal(0)])
+    ticks = nice_ticks(min([*totals, Decimal(0)]), max([*totals, Decimal(0)]))
+    lo, hi = ticks[0], ticks[-1]
     x_max = max(len(points), 1)
 
     def x_of(index: int) -> float:
         return round(LEFT + (WIDTH - LEFT - RIGHT) * index / x_max, 1)
 
     y_of = _scale(lo, hi, TOP + 8, HEIGHT - BOTTOM - 8)
-    parts = _axes(x_max, lo, hi, "games played", "running total", x_of, y_of)
+    parts = _axes(x_max, ticks, "games played", "running total", x_of, y_of)
     zero = y_of(Decimal(0))
     parts.append(
         element(

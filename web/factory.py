@@ -137,10 +137,11 @@ def _register_server_timing(app: Flask) -> None:
 
 
 def _register_template_helpers(app: Flask) -> None:
-    from web import svg
+    from web import discrepancy_note, svg
     from web.integrity import integrity_badge
 
     app.jinja_env.globals.update(svg=svg, integrity_badge=integrity_badge)
+    app.jinja_env.globals["discrepancy_note"] = discrepancy_note.for_viewer
     # Decimals as people write them: 10 rather than 1E+1, 2.5 rather than 2.500.
     app.jinja_env.filters["plain"] = lambda value: format(Decimal(value).normalize(), "f")
     app.jinja_env.trim_blocks = True

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from domain.cards import Card, CardError
+from domain.seat_view import move_for_view
 
 
 def _field(move, name: str, row_name: str | None = None):
@@ -22,7 +23,7 @@ def _field(move, name: str, row_name: str | None = None):
     return getattr(move, row_name or name, None)
 
 
-def _card_text(text: str | None) -> str:
+def card_text(text: str | None) -> str:
     if not text:
         return "?"
     try:
@@ -35,33 +36,48 @@ def move_type(move) -> str:
     return _field(move, "type", "move_type")
 
 
+def as_move(move) -> dict:
+    """A timeline row (or a move dict) as a FORMAT.md move dict."""
+    if isinstance(move, dict):
+        return move
+    found = {
+        "player": move.player,
+        "type": move.move_type,
+        "card": move.card,
+        "from": move.source,
+    }
+    return {k: v for k, v in found.items() if v is not None}
+
+
 def describe(move, viewer: str | None = None) -> str:
     """One line for a move: who did what with which card.
 
-    With ``viewer`` (a seat view) another player's card picked from the closed stock stays
-    hidden, as it was at the table:
+    With ``viewer`` (a seat view) the move first goes through the seat filter
+    (:func:`domain.seat_view.move_for_view`), so another player's card picked from the
+    closed stock stays hidden, as it was at the table:
 
     >>> describe({"player": "p1", "type": "pick", "from": "closed", "card": "4H"}, viewer="p2")
     'p1 picks from the stock'
     """
-    player = _field(move, "player") or "the dealer"
-    kind = move_type(move)
-    card = _field(move, "card")
+    move = move_for_view(as_move(move), viewer)
+    player = move.get("player") or "the dealer"
+    kind = move.get("type")
+    card = move.get("card")
     if kind == "pick":
-        source = _field(move, "from", "source")
-        if source != "open" and viewer is not None and viewer != player:
-            return f"{player} picks from the stock"
+        source = move.get("from")
         where = "the open pile" if source == "open" else "the stock"
-        return f"{player} picks {_card_text(card)} from {where}"
+        if card is None:
+            return f"{player} picks from {where}"
+        return f"{player} picks {card_text(card)} from {where}"
     if kind == "discard":
-        return f"{player} discards {_card_text(card)}"
+        return f"{player} discards {card_text(card)}"
     if kind == "drop":
         return f"{player} drops"
     if kind == "miss":
         return f"{player} misses the turn"
     if kind == "declare":
         finish = _field(move, "finish") or card
-        return f"{player} declares, finishing with {_card_text(finish)}"
+        return f"{player} declares, finishing with {card_text(finish)}"
     if kind == "show":
         return f"{player} shows"
     if kind == "reshuffle":

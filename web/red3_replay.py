@@ -17,8 +17,10 @@ from flask import Response, abort, render_template, request, url_for
 from domain.cards import Card
 from domain.red3.game import Red3Match
 from domain.red3.state import Red3SeatState, Red3TableState
+from domain.seat_view import move_for_view, table_for_view
 from web import svg
 from web.ledger import get_ledger
+from web.moves import card_text
 
 # svg marks every card of the indicator's rank as a joker: any 2 does that for Red 3's twos.
 TWOS_ARE_WILD = Card.parse("2C")
@@ -55,8 +57,13 @@ class SeatView:
     round_score: int | None
 
 
-def describe(move: dict) -> str:
-    """A move in words: ``p2 takes the pile (3 cards)``, ``p1 lays down 5C 6C 7C``."""
+def describe(move: dict, viewer: str | None = None) -> str:
+    """A move in words: ``p2 takes the pile (3 cards)``, ``p1 lays down 5♣ 6♣ 7♣``.
+
+    With ``viewer`` (a seat view) the move goes through the seat filter first, as every
+    variant's does: another player's stock draw reads ``p1 picks from the stock``.
+    """
+    move = move_for_view(move, viewer)
     kind, player = move.get("type"), move.get("player")
     if kind == "deal":
         return f"round {move['round']} dealt"
@@ -64,13 +71,16 @@ def describe(move: dict) -> str:
         if move["from"] == "pile":
             count = len(move.get("cards", ()))
             return f"{player} takes the pile ({count} card{'s' if count != 1 else ''})"
-        return f"{player} picks {move['card']} from the stock"
+        if move.get("card") is None:
+            return f"{player} picks from the stock"
+        return f"{player} picks {card_text(move['card'])} from the stock"
     if kind == "discard":
-        return f"{player} discards {move['card']}"
-    parts = [" ".join(book) for book in move.get("books", ())]
+        return f"{player} discards {card_text(move['card'])}"
+    parts = [" ".join(card_text(c) for c in book) for book in move.get("books", ())]
     laid = f"lays down {' | '.join(parts)}" if parts else ""
     added = ", ".join(
-        f"{' '.join(a['cards'])} to book {a['book'] + 1}" for a in move.get("add", ())
+        f"{' '.join(card_text(c) for c in a['cards'])} to book {a['book'] + 1}"
+        for a in move.get("add", ())
     )
     words = " and ".join(x for x in (laid, f"adds {added}" if added else "") if x)
     return f"{player} {words}"
@@ -132,7 +142,7 @@ def _context(game_id: str) -> dict:
     move = _move_arg(game_id, total)
     seat = _seat_arg(game_id, match.players)
     full = states[move]
-    state = full.for_seat(seat) if seat else full
+    state = table_for_view(full, seat)
     step = match.steps[move]
     return {
         "match": match,
@@ -142,7 +152,7 @@ def _context(game_id: str) -> dict:
         "total": total,
         "seat": seat,
         "state": state,
-        "caption": describe(step),
+        "caption": describe(step, seat),
         "phase_words": PHASE_WORDS,
         "seat_views": [_seat_view(state, s, seat) for s in state.seats],
         "pile_drawing": _pile(state),
@@ -166,7 +176,7 @@ def _seat_view(state: Red3TableState, seat: Red3SeatState, viewer: str | None) -
         words = f"{seat.hand_count} cards, hidden"
     elif seat.hand:
         hand = svg.hand(seat.hand, wild=TWOS_ARE_WILD, label=None)
-        words = " ".join(str(card) for card in svg.sort_for_display(seat.hand, TWOS_ARE_WILD))
+        words = " ".join(card.symbol for card in svg.sort_for_display(seat.hand, TWOS_ARE_WILD))
     else:
         hand = ""
         words = "no cards"
@@ -211,7 +221,7 @@ def _seat_view(state: Red3TableState, seat: Red3SeatState, viewer: str | None) -
     )
 
 
-def _move_items(match: Red3Match) -> list[dict]:
+def _move_items(match: Red3Match, seat: str | None) -> list[dict]:
     items = []
     for index, step in enumerate(match.steps):
         items.append(
@@ -219,7 +229,7 @@ def _move_items(match: Red3Match) -> list[dict]:
                 "move": index,
                 "round": step["round"],
                 "round_starts": step["type"] == "deal",
-                "text": describe(step),
+                "text": describe(step, seat),
                 "at": step.get("at"),
             }
         )
@@ -228,7 +238,7 @@ def _move_items(match: Red3Match) -> list[dict]:
 
 def replay_page(game_id: str) -> str:
     context = _context(game_id)
-    items = _move_items(context["match"])
+    items = _move_items(context["match"], context["seat"])
     return render_template(
         "replays/red3_replay.html",
         move_items=items,
@@ -310,6 +320,9 @@ def audit_page(game_id: str) -> str:
                         field.startswith(f"rounds[{index}].") and line.player in field
                         for field in differing
                     ),
+                    # The mark goes on the figure that differs from the recomputation.
+                    "recorded_differs": recorded_score is not None and recorded_score != line.score,
+                    "reported_differs": told is not None and told != line.score,
                 }
             )
         rounds.append({"round": score.round, "out": score.out, "lines": lines})

@@ -32,6 +32,7 @@ CASE_WORDS = {
     "all but the pure sequence count",
     ScoringCase.TWO_SEQUENCES: "two sequences, one of them pure: only cards outside groups count",
 }
+PENALTIES = ("first_drop", "middle_drop", "auto_drop", "wrong_show")
 RESULT_HOW = {
     "first_drop": "first drop",
     "middle_drop": "middle drop",
@@ -339,7 +340,8 @@ def final_hands(state, game: GameView) -> list[dict]:
         else:
             drawing, notes = (svg.hand(s.hand, wild=state.wild) if s.hand else ""), []
         hand_score = line.hand_score if line is not None else None
-        min_score = line.min_score if line is not None else None
+        # The least score of cards a seat never saw face up would tell that seat about them.
+        min_score = line.min_score if line is not None and not s.hand_hidden else None
         case = line.case if line is not None else None
         points = line.points if line is not None else (0 if s.player == state.winner else None)
         hands.append(
@@ -351,6 +353,8 @@ def final_hands(state, game: GameView) -> list[dict]:
                 "case_words": CASE_WORDS.get(case, case.replace("_", " ") if case else None),
                 "hand_score": hand_score,
                 "points": "—" if points is None else points,
+                # Drops, auto-drops and wrong shows are fixed penalties, not a hand's score.
+                "penalty": outcome in PENALTIES,
                 "min_score": min_score,
                 "over_min": hand_score is not None
                 and min_score is not None

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from domain.cards import Card
 from domain.red3.rules import Book, held_penalty
 from domain.red3.scoring import RoundScore
+from domain.seat_view import move_seen_by
 
 
 def _texts(cards) -> list[str] | None:
@@ -102,7 +103,8 @@ class Red3TableState:
             if seat.player != player:
                 hidden = replace(hidden, hand=None, held_points=None)
             seats.append(hidden)
-        return replace(self, seats=tuple(seats), pile=None, viewer=player)
+        last_move = None if self.last_move is None else move_seen_by(self.last_move, player)
+        return replace(self, seats=tuple(seats), pile=None, last_move=last_move, viewer=player)
 
     def to_dict(self) -> dict:
         return {

@@ -25,8 +25,15 @@ from domain.solver import best_grouping, declaration, min_hand_score
 # Discards that leave the same score are told apart by the card's links to the rest of the
 # hand (a linked card is one pick from a group): a point of score per link, two at most.
 HOPE_LINKS = 2
-# After this many turns of one game a player starts to tire of it (and may drop).
-TIRED_TURNS = 24
+# After this many turns of one game a player starts to tire of it (and may drop). Real
+# tables rarely see a seat play past a dozen turns: someone declares, or the rest fold.
+TIRED_TURNS = 10
+# With the stock nearly gone (no more than two cards a seat still in, and this many more),
+# a hand still this far from finished folds rather than play on into a reshuffle.
+SHORT_STOCK_SPARE = 4
+SHORT_STOCK_SCORE = 10
+SHORT_STOCK_FOLD = 0.9
+HEAD_TO_HEAD_FOLD = 0.15
 # A hand this close to finished tempts a rash player to declare it anyway.
 RASH_SCORE = 10
 
@@ -197,6 +204,16 @@ class Bot:
             return self.rng.random() < self.temper.caution * 0.15
         # Games that drag on: players tire and fold, more readily the longer it goes.
         return turns_taken > TIRED_TURNS and self.rng.random() < 0.02 * (turns_taken - TIRED_TURNS)
+
+    def folds_on_short_stock(self, turns_taken: int, stock_left: int, seats_in: int) -> bool:
+        """A middle drop when the stock runs short and this hand is not close to finished:
+        the way real tables end before the pile is reshuffled."""
+        if turns_taken == 0 or self.score < SHORT_STOCK_SCORE:
+            return False
+        if stock_left > 2 * seats_in + SHORT_STOCK_SPARE:
+            return False
+        # Head to head there is no one else to fold for: most play on, some into a reshuffle.
+        return self.rng.random() < (SHORT_STOCK_FOLD if seats_in >= 3 else HEAD_TO_HEAD_FOLD)
 
     def picks_open(self, top: Card, may_take: bool) -> bool:
         """Take the open card when it would lower this hand's best score."""

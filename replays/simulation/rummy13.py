@@ -18,8 +18,10 @@ from replays.simulation.tables import Floor, Table, thirteen_card_table, timesta
 
 RECORD_FORMAT = "rummy-ledger/game@1"
 # A game that drags past this many turns per seat is abandoned by its players in turn
-# (middle drops) rather than simulated forever.
-PATIENCE_TURNS = 40
+# (middle drops) rather than simulated forever. Head-to-head games run longer at real
+# tables (one pack, and nobody else to declare): they are where reshuffles are seen.
+PATIENCE_TURNS = 20
+TWO_PLAYER_PATIENCE_TURNS = 45
 # Seconds each kind of move takes at a real table: (shortest, longest). A miss is the
 # turn's whole time limit.
 THINKING = {
@@ -133,7 +135,12 @@ class _Game:
                 self.out.add(player)
             return False
         self.misses[player] = 0
-        if bot.drops(self.turns[player]) or self.turns[player] >= PATIENCE_TURNS:
+        patience = TWO_PLAYER_PATIENCE_TURNS if len(self.players) == 2 else PATIENCE_TURNS
+        if (
+            bot.folds_on_short_stock(self.turns[player], len(self.stock), len(self.in_play()))
+            or bot.drops(self.turns[player])
+            or self.turns[player] >= patience
+        ):
             self.record("drop", player)
             self.out.add(player)
             return False

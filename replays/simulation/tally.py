@@ -10,6 +10,7 @@ show.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -22,6 +23,9 @@ class Tally:
     moves: int = 0
     counts: Counter = field(default_factory=Counter)
     variants: Counter = field(default_factory=Counter)
+    # 13-card games only: how long each ran and how often its stock was reshuffled.
+    lengths: list[int] = field(default_factory=list)
+    reshuffles: Counter = field(default_factory=Counter)
 
     def add(self, record: dict) -> None:
         self.games += 1
@@ -32,7 +36,36 @@ class Tally:
         self.moves += len(moves)
         if record["variant"] not in ("points", "raise"):
             return
-        self.counts.update(behaviours(record))
+        found = behaviours(record)
+        self.counts.update(found)
+        self.lengths.append(len(moves))
+        self.reshuffles[found["reshuffle"]] += 1
+
+    def percentile(self, share: float) -> int:
+        """Moves per 13-card game at ``share`` (0.95: 95 % of games were no longer).
+
+        >>> tally = Tally(lengths=[10, 20, 30, 40])
+        >>> tally.percentile(0.5), tally.percentile(0.95), tally.percentile(1.0)
+        (20, 40, 40)
+        """
+        ordered = sorted(self.lengths)
+        # Nearest rank, ceil(n * share); rounded first so that 200 × 0.95 is 190, not 191.
+        rank = max(1, math.ceil(round(len(ordered) * share, 9)))
+        return ordered[rank - 1]
+
+    def distribution_lines(self) -> list[str]:
+        if not self.lengths:
+            return []
+        games = len(self.lengths)
+        reshuffled = games - self.reshuffles[0]
+        counts = ", ".join(f"{n}× in {self.reshuffles[n]}" for n in sorted(self.reshuffles) if n)
+        return [
+            f"  moves per game: median {self.percentile(0.5)}, 90% ≤ {self.percentile(0.9)}, "
+            f"95% ≤ {self.percentile(0.95)}, longest {max(self.lengths)}",
+            f"  reshuffles per game: none in {self.reshuffles[0]} of {games}"
+            + (f"; {counts}" if counts else "")
+            + f" ({100 * reshuffled / games:.1f}% of games reshuffled)",
+        ]
 
     def lines(self) -> list[str]:
         names = (
@@ -50,6 +83,7 @@ class Tally:
         out = [f"{self.games} games ({variants}), {self.moves} moves"]
         if self.variants["points"] or self.variants["raise"]:
             out += [f"  {label}: {self.counts[key]}" for key, label in names]
+            out += self.distribution_lines()
         return out
 
 

@@ -44,7 +44,7 @@ def test_stepping_through_a_red3_match(page, red3_site, screenshot):
     page.keyboard.press("ArrowRight")
     wait_for_move(page, 2)
     assert re.search(r"[?&]move=2\b", page.url)
-    assert "p1 lays down 5C 6C 7C 8C 9C | QS QH QD" in page.locator("#move-caption").inner_text()
+    assert "p1 lays down 5♣ 6♣ 7♣ 8♣ 9♣ | Q♠ Q♥ Q♦" in page.locator("#move-caption").inner_text()
     assert "opened with 105" in p1.inner_text()
     assert p1.locator(".books figure.book").count() == 2
     assert "Second hand (picked up)" in p1.inner_text()

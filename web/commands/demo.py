@@ -25,11 +25,20 @@ def command(ctx: click.Context, games: int | None, host: str, port: int, no_serv
     """
     from sqlalchemy.exc import SQLAlchemyError
 
-    from replays.demo import DEMO_GAMES, checkpoint_demo, create_demo_accounts, prepare_demo
+    from replays.demo import (
+        DEMO_GAMES,
+        checkpoint_demo,
+        create_demo_accounts,
+        prepare_demo,
+        seed_dispute_cases,
+    )
 
     setup = prepare_demo(games=games or DEMO_GAMES, echo=click.echo)
     for line in setup.stored:
         click.echo(f"  {line}")
+    cases = seed_dispute_cases(setup.url)
+    if cases:
+        click.echo(f"  opened {len(cases)} dispute cases for the dispute pages")
     signed = checkpoint_demo(setup)
     if signed:
         click.echo(signed)

@@ -30,6 +30,7 @@ from web.ledger import read_session
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 PER_PAGE = 50
+ROWS_PER_SESSION = 10  # log rows read per page: about PER_PAGE sessions of stepping
 
 
 @bp.get("")
@@ -56,8 +57,14 @@ def access_log_page():
     if not page_text.isdecimal() or not 1 <= int(page_text) <= 10**7:
         abort(400, f"Access log: 'page' must be a whole number from 1, not {page_text!r}.")
     with read_session() as session:
-        page = access_log.browse(session, filters, int(page_text), PER_PAGE)
-    return render_template("admin/access_log.html", filters=filters, page=page)
+        page = access_log.browse(session, filters, int(page_text), PER_PAGE * ROWS_PER_SESSION)
+    # Stepping through a replay writes a row per step; the page reads as viewing sessions.
+    return render_template(
+        "admin/access_log.html",
+        filters=filters,
+        page=page,
+        sessions=access_log.sessions(page.rows),
+    )
 
 
 @bp.get("/access-log.csv")

@@ -64,9 +64,12 @@ class EvidenceForm(FlaskForm):
 
 
 class CloseForm(FlaskForm):
+    # No decision is chosen for the officer: an empty first choice, so that closing a case
+    # "upheld" is a choice someone made, never a default that slipped through.
     decision = SelectField(
         "Decision",
-        choices={d: d for d in DECISIONS},
+        choices={"": "choose…", **{d: d for d in DECISIONS}},
+        default="",
         validators=[DataRequired("Choose a decision.")],
     )
     reason = TextAreaField(
@@ -160,6 +163,23 @@ def _move_arg(case, total: int | None) -> int:
     return int(text)
 
 
+def _scored_hands(game_id: str, seat: str | None) -> list[dict] | None:
+    """Once the game is settled, every hand in its groups as it was scored (a wrong show as
+    declared, with the rules engine's reason under each group that is not one): what an
+    officer weighs. A player sees them as their seat saw the end of the game."""
+    from domain.seat_view import table_for_view
+    from web.replay_page import final_hands, load_game, state_after
+
+    with read_session() as session:
+        view = load_game(session, game_id)
+    if view is None or not view.results:
+        return None
+    final = state_after(view, view.total)
+    if final.phase != "settled":
+        return None
+    return final_hands(table_for_view(final, seat), view)
+
+
 def _case_page(case, forms: dict | None = None, status: int = 200):
     seat = viewer_seat()
     with read_session() as session:
@@ -179,6 +199,7 @@ def _case_page(case, forms: dict | None = None, status: int = 200):
             )
             around = [(row.move_index + 1, describe(row, seat)) for row in rows]
     account = current_account()
+    hands = _scored_hands(case.game_id, seat) if total is not None else None
     if seat is None and around:
         # The moves around the contested one name cards drawn from the stock: a full view.
         opened_in_full(case.game_id, move)
@@ -196,6 +217,7 @@ def _case_page(case, forms: dict | None = None, status: int = 200):
         total=total,
         seat=seat,
         around=around,
+        final_hands=hands,
         age=case_age(_time(case.opened_at)),
         officer=officer,
         reader=account.role in (AUDITOR, DISPUTE_OFFICER, ADMIN),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, current_app, render_template, request
 
+from domain.seat_view import table_for_view
 from web import queries, red3_replay
 from web.auth import viewer_seat
 from web.ledger import read_session
@@ -44,7 +45,7 @@ def game(game_id: str):
     final_state = state_after(view, view.total)
     # A player sees the end as their seat did: others' cards only as the table revealed them.
     seat = viewer_seat()
-    shown = final_state.for_seat(seat) if seat else final_state
+    shown = table_for_view(final_state, seat)
     return render_template(
         "games/game.html",
         game=view.header,
@@ -53,4 +54,6 @@ def game(game_id: str):
         moments=view.moments(outcomes_of(view, final_state)),
         point_value_chart=point_value_chart(view),
         state=shown,
+        # Players whose cards this viewer never saw: their minimum possible score stays hidden.
+        hidden_hands={s.player for s in shown.seats if s.hand_hidden},
     )

@@ -44,7 +44,8 @@ def player(player_id: str):
         chart=chart,
         won=won,
         total=history[-1].running_total,
-        currencies=sorted({line.game.currency for line in history}),
+        # A game without stakes (Red 3) has no currency: it adds nothing to the total.
+        currencies=sorted({line.game.currency for line in history if line.game.currency}),
         missed=missed,
         missed_games=MISSED_CHANCE_GAMES,
     )

@@ -56,13 +56,18 @@
     var now = list.querySelector('a[data-move="' + move + '"]');
     if (now) {
       now.setAttribute("aria-current", "step");
-      var box = list.closest(".move-list");
-      if (box) {
-        var top = now.offsetTop - box.offsetTop;
-        if (top < box.scrollTop + 30 || top > box.scrollTop + box.clientHeight - 30) {
-          box.scrollTop = top - box.clientHeight / 2;
-        }
-      }
+      scrollToCurrent(now);
+    }
+  }
+
+  // Keep the move shown in view inside the list's own scroll box (never the page's):
+  // measured on screen, so the list's offset parent does not matter.
+  function scrollToCurrent(link) {
+    var box = link.closest(".move-list");
+    if (!box) return;
+    var top = link.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop;
+    if (top < box.scrollTop + 30 || top > box.scrollTop + box.clientHeight - 30) {
+      box.scrollTop = Math.max(0, top - box.clientHeight / 2);
     }
   }
 
@@ -184,6 +189,10 @@
   }
 
   if (playButton) playButton.addEventListener("click", toggle);
+
+  // A permalink to move 201 opens with move 201 in view in the list, not moves 0 to 15.
+  var shown = document.querySelector('#moves a[aria-current="step"]');
+  if (shown) scrollToCurrent(shown);
 
   // Warm the cache for the first keypress.
   if (current < total) fetchFragment(current + 1).catch(function () {});
