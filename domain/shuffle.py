@@ -370,7 +370,7 @@ def deal_mismatch(record_deal: Any, derived: DealtCards) -> DealMismatch | None:
         return DealMismatch("wild", derived.wild_position, derived.wild, wild)
     if open_card != derived.open_card:
         return DealMismatch("open", derived.open_position, derived.open_card, open_card)
-    # Cards are interned, so a list comparison (identity first, in C) settles the usual case
+    # Cards are interned, so a tuple comparison (identity first, in C) settles the usual case
     # of a matching stock; only a mismatch is walked card by card to say where.
     if stock is not None and tuple(stock) != derived.stock:
         for offset, (want, got) in enumerate(zip(derived.stock, stock, strict=False)):
