@@ -23,6 +23,8 @@ import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from itertools import repeat
+from operator import is_
 from typing import Any
 
 from eventsourcing.domain import Aggregate, MetaAggregate, event
@@ -86,6 +88,12 @@ def _take(cards: list[Card], card: Card) -> None:
             del cards[index]
             return
     cards.remove(card)  # not interned (never in a replay): fall back to equality
+
+
+def _holds(cards: list[Card], card: Card) -> bool:
+    """Whether ``cards`` hold ``card``: by identity first (cards are interned, see
+    :func:`_take`), so a held card costs no dataclass ``__eq__`` call per card before it."""
+    return any(map(is_, cards, repeat(card))) or card in cards
 
 
 def _parse_card(value: Any, player: str | None, move_type: str) -> Card:
@@ -360,7 +368,9 @@ class Game(Aggregate, metaclass=_GameType):
             raise self._violation(BadMove, str(error), fields.get("player"), move_type) from None
         self.trigger_event(
             event_class,
-            at=format_time(moment),
+            # parse_time gave an aware UTC time: format_time's own parse_time would be a
+            # second pass for the same text (one per event).
+            at=None if moment is None else moment.replace(tzinfo=None).isoformat() + "Z",
             timestamp=moment or self.modified_on,
             **fields,
         )
@@ -553,7 +563,7 @@ class Game(Aggregate, metaclass=_GameType):
             raise self._violation(
                 NotYourTurn, "must pick before discarding", player, "discard", card
             )
-        if card not in self._hands[player]:
+        if not _holds(self._hands[player], card):
             raise self._violation(CardNotHeld, "not in hand", player, "discard", card)
         self._trigger(self.Discarded, at, player=player, card=str(card))
 

@@ -370,7 +370,9 @@ def deal_mismatch(record_deal: Any, derived: DealtCards) -> DealMismatch | None:
         return DealMismatch("wild", derived.wild_position, derived.wild, wild)
     if open_card != derived.open_card:
         return DealMismatch("open", derived.open_position, derived.open_card, open_card)
-    if stock is not None:
+    # Cards are interned, so a tuple comparison (identity first, in C) settles the usual case
+    # of a matching stock; only a mismatch is walked card by card to say where.
+    if stock is not None and tuple(stock) != derived.stock:
         for offset, (want, got) in enumerate(zip(derived.stock, stock, strict=False)):
             if want != got:
                 return DealMismatch("stock", derived.stock_start + offset, want, got)
@@ -403,6 +405,10 @@ def pick_mismatch(
 
 
 def _hand_mismatch(player: str, hand: Sequence[Card], derived: DealtCards) -> DealMismatch | None:
+    # The same interned cards (by identity) are the same hand, without hashing each card;
+    # anything else is counted, which also covers equal cards that are not interned.
+    if sorted(map(id, derived.hands[player])) == sorted(map(id, hand)):
+        return None
     want = Counter(derived.hands[player])
     got = Counter(hand)
     if want == got:

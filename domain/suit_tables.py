@@ -290,12 +290,17 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
     that place is pure). Entries may use more jokers than ``budget`` (see :func:`_split`):
     callers skip them.
     """
-    if not pure_at:
-        small = _SMALL.get(code)
-        if small is not None:
-            table = small[budget] if budget < len(small) else small[-1]
-            if table is not None:
-                return table
+    small = _SMALL.get(code)
+    if pure_at and small is not None:
+        # Only a wild card's place beside the suit's cards matters (see _split; an Ace
+        # held low is beside 13 when high): a wild card elsewhere, as often once sets have
+        # taken cards, leaves the table kept for good.
+        held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
+        pure_at &= held << NIBBLE | held >> NIBBLE | (held & ACE_LOW_UNIT) << 48
+    if not pure_at and small is not None:
+        table = small[budget] if budget < len(small) else small[-1]
+        if table is not None:
+            return table
     key = code | pure_at << 64
     cached = _TABLES.get(key)
     if cached is None or cached[0] < budget:

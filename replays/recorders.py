@@ -152,10 +152,15 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
             as_uuid = uuid_type.dialect_impl(dialect).bind_processor(dialect) or (
                 lambda value: value
             )
-            rows = [
-                (as_uuid(e.originator_id), e.originator_version, e.topic, e.state)
-                for e in stored_events
-            ]
+            # A save holds many events of few games: convert each game's id once.
+            bound: dict = {}
+            rows = []
+            for e in stored_events:
+                originator_id = e.originator_id
+                value = bound.get(originator_id)
+                if value is None:
+                    value = bound[originator_id] = as_uuid(originator_id)
+                rows.append((value, e.originator_version, e.topic, e.state))
             driver = connection.connection.dbapi_connection
             insert = (
                 f"INSERT INTO {table.fullname} (originator_id, originator_version, topic, state) "
