@@ -443,3 +443,56 @@ def test_an_unknown_game_is_an_error_in_every_verify_form(games, database_url):
         code, out = run("verify", "--game", "NO-SUCH-GAME", *extra)
         assert code != 0 and "no game NO-SUCH-GAME in the ledger" in out, (extra, out)
     assert run("verify", "--read-models", "--game", games[0])[0] == 0
+
+
+# -- the audit columns: the same whatever order the solver returns a player's groups in -------
+def test_the_audit_does_not_depend_on_the_order_of_a_players_groups(
+    games, database_url, monkeypatch
+):
+    from domain.game import Game
+    from replays.application import Ledger
+    from replays.projections import GameProjection, settlement_hash
+
+    game_id, _ = settled_game(database_url, games)
+    game = Ledger(database_url).get_game(game_id)
+    projection = GameProjection(Ledger(database_url))
+    as_solved = projection._audit_row(game)
+    body = game.recorded_settlement
+    grouped = [p for p, line in body["players"].items() if len(line.get("groups") or ()) > 1]
+    assert grouped, "no loser with two or more groups among the simulated games"
+
+    # The solver handing back the same groups in the other order (as a warm cache can).
+    compute = Game.compute_settlement
+
+    def reversed_groups(self):
+        settlement = compute(self)
+        for line in settlement.players.values():
+            object.__setattr__(line, "groups", tuple(reversed(line.groups)))
+        return settlement
+
+    monkeypatch.setattr(Game, "compute_settlement", reversed_groups)
+    assert projection._audit_row(game) == as_solved
+    assert as_solved["discrepancy"] is False, as_solved
+    flipped = {**body, "players": {**body["players"]}}
+    player = grouped[0]
+    flipped["players"][player] = {
+        **body["players"][player],
+        "groups": list(reversed(body["players"][player]["groups"])),
+    }
+    assert settlement_hash(flipped) == settlement_hash(body)
+
+
+def test_forged_audit_columns_are_found(games, database_url):
+    game_id, _ = settled_game(database_url, games)
+    sql(
+        database_url,
+        "UPDATE games SET discrepancy = :t, discrepancy_note = 'forged', "
+        "recomputed_hash = :h WHERE game_id = :g",
+        t=True,
+        h="0" * 64,
+        g=game_id,
+    )
+    report = verify_read_models(database_url)
+    fields = sorted(p.message.split(":")[0] for p in report.problems)
+    assert fields == ["games.discrepancy", "games.discrepancy_note", "games.recomputed_hash"]
+    assert {p.game_id for p in report.problems} == {game_id}
