@@ -490,10 +490,12 @@ def check_adjustments(
     from replays.dispute_projection import DISPUTE_TOPICS
 
     expected: dict[str, tuple[str, list[dict]]] = {}
+    unreadable = False
     for rows in _events_by_aggregate(connection, position, events, DISPUTE_TOPICS):
         try:
             case_game, case_id, lines = _adjustments_of(ledger, rows)
         except Unreplayable as error:
+            unreadable = True
             if game_id is None:
                 message = f"dispute adjustments cannot be checked: {error}"
                 report.add(UNREADABLE, message, None, error.version)
@@ -517,6 +519,10 @@ def check_adjustments(
             computed,
             lambda key: f"line {key}",
         )
+    if game_id is not None and unreadable:
+        # A case whose events cannot be read might be this game's: its lines are not
+        # "without events" (the whole-store pass names the unreadable case).
+        return
     for case_id, lines in stored.items():
         report.add(
             READ_MODEL,
