@@ -304,6 +304,8 @@ def verify_read_models(
             return report
         report.games = 1
         originators = list(game_heads(connection, game_id))
+        if not _known(connection, game_id, originators, events):
+            raise UnknownGame(f"no game {game_id} in the ledger")
         if not checks.has_read_models(connection):
             report.notes.append("no read-model tables: read models not checked")
             return report
@@ -311,6 +313,19 @@ def verify_read_models(
             connection, checks.ledger_for(url), report, game_id, originators, events
         )
     return report
+
+
+def _known(connection: sa.Connection, game_id: str, originators, events: str) -> bool:
+    """Whether the ledger has the game: events, or at least read rows under its id."""
+    if has_table(connection, events) and game_rows(connection, originators, events):
+        return True
+    from replays import read_model_checks as checks
+
+    if not checks.has_read_models(connection):
+        return False
+    games = checks.GAMES
+    found = connection.execute(sa.select(games.c.game_id).where(games.c.game_id == game_id))
+    return found.first() is not None
 
 
 def _snapshots(connection, url, report: Report, names, **kwargs) -> None:

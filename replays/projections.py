@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -77,8 +77,33 @@ _SETTLEMENT = ("ended_at", "ended_on", "gross", "fee", "net_to_winner", "settlem
 _AUDIT = ("recomputed_hash", "discrepancy", "discrepancy_note")
 
 
+def canonical_settlement(settlement: Mapping) -> dict:
+    """A settlement body with each player's groups in a fixed order (by their cards).
+
+    The solver may return the same grouping in another order depending on what it has
+    cached in the process, so an audit over the groups as returned depended on how the
+    game happened to be loaded; the order of a player's groups carries no meaning.
+    """
+    body = dict(settlement)
+    players = body.get("players")
+    if isinstance(players, Mapping):
+        body["players"] = {
+            player: {**line, "groups": sorted(line["groups"], key=_group_key)}
+            if isinstance(line, Mapping) and isinstance(line.get("groups"), list)
+            else line
+            for player, line in players.items()
+        }
+    return body
+
+
+def _group_key(group) -> tuple:
+    return tuple(str(card) for card in group) if isinstance(group, list | tuple) else (str(group),)
+
+
 def settlement_hash(settlement: dict) -> str:
-    """sha256 of a settlement body's canonical JSON (sorted keys, no spaces)."""
+    """sha256 of a settlement body's canonical JSON (sorted keys, no spaces, each player's
+    groups in :func:`canonical_settlement` order)."""
+    settlement = canonical_settlement(settlement)
     text = json.dumps(settlement, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -210,16 +235,22 @@ class GameProjection(Projection):
     def _audit_row(self, game: Game) -> dict:
         if not self.verify:
             return {"recomputed_hash": None, "discrepancy": False, "discrepancy_note": None}
-        from replays.audit import audit_game
+        from replays.audit import RECORDED, _compare_recorded, audit_game
 
         report = audit_game(game)
+        computed = canonical_settlement(report.computed.to_dict())
+        found = [d for d in report.discrepancies if d.source != RECORDED]
+        if game.recorded_settlement is not None:
+            # Both sides in canonical order: a grouping recorded in another order is the
+            # same grouping, whatever order the solver returned this time.
+            recorded = canonical_settlement(game.recorded_settlement)
+            found = _compare_recorded(recorded, computed) + found
         note = "; ".join(
-            f"{d.source} {d.field}: {d.reported} != computed {d.computed}"
-            for d in report.discrepancies
+            f"{d.source} {d.field}: {d.reported} != computed {d.computed}" for d in found
         )
         return {
-            "recomputed_hash": settlement_hash(report.computed.to_dict()),
-            "discrepancy": bool(report.discrepancies),
+            "recomputed_hash": settlement_hash(computed),
+            "discrepancy": bool(found),
             "discrepancy_note": note[:MAX_NOTE] or None,
         }
 

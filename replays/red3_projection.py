@@ -124,9 +124,15 @@ def _progress_row(match: Red3Match) -> dict:
 
 
 def _ending(ledger, match: Red3Match) -> dict:
+    return ending_row(match, ledger.events.get(match.id, lte=match.version))
+
+
+def ending_row(match: Red3Match, events) -> dict:
+    """The ``games`` columns a finished match sets, its audit over ``events`` (all of the
+    match's, in order) included; ``verify`` rebuilds them with this too."""
     from replays.red3_ledger import audit_events
 
-    report = audit_events(ledger.events.get(match.id, lte=match.version))
+    report = audit_events(events)
     note = "; ".join(
         f"{d.source} {d.field}: {d.reported} != computed {d.computed}" for d in report.discrepancies
     )

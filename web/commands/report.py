@@ -41,7 +41,8 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
     from dataclasses import replace
 
     from replays.db import engine_for
-    from replays.reports import PeriodFilter, ReportError, period_game_ids, period_report
+    from replays.period_verify import period_verified_ids
+    from replays.reports import PeriodFilter, ReportError, period_report
 
     try:
         period = PeriodFilter(date_from.date(), date_to.date(), table, player)
@@ -51,7 +52,7 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
         engine = engine_for(url)
         with engine.connect() as connection:
             report = period_report(connection, period)
-            game_ids = period_game_ids(connection, period) if verify else None
+            game_ids = period_verified_ids(connection, period) if verify else None
         lag = _lag(engine)
         if game_ids is not None:
             from replays.period_verify import verify_period
