@@ -97,6 +97,7 @@ class RecordConflict(Exception):
 def build_game(record: GameRecord) -> Game:
     """The record's game, played and settled in memory; raises on any broken rule."""
     if getattr(record, "variant", None) == "red3":
+        check_red3_shuffle(record)
         return record.build()
     check_shuffle(record)
     reported = record.reported.to_dict() if record.reported is not None else None
@@ -129,6 +130,30 @@ def check_shuffle(record: GameRecord) -> None:
         raise RecordError(str(error), field="shuffle") from None
     if mismatch is not None:
         raise BadDeal(f"the deal does not come from its shuffle seed: {mismatch}", move_type="deal")
+
+
+def check_red3_shuffle(record) -> None:
+    """A Red 3 match's rounds against its revealed seed, before anything is built or stored.
+
+    Only a commitment passes (the seed is revealed when the match ends); a seed that breaks
+    its commitment is refused, as for 13-card records."""
+    shuffle = record.config.shuffle
+    if not shuffle or not shuffle.get("seed"):
+        return
+    from domain.red3.shuffle import ShuffleError, check_red3_match
+
+    rounds = [(played.deal, played.moves) for played in record.rounds]
+    try:
+        mismatch = check_red3_match(
+            rounds, shuffle, record.config.players, rules=record.config.rules
+        )
+    except ShuffleError as error:
+        raise RecordError(str(error), field="shuffle") from None
+    if mismatch is None:
+        return
+    if mismatch.what == "commitment":
+        raise RecordError(str(mismatch).split(": ", 1)[1], field="shuffle")
+    raise BadDeal(f"the deal does not come from its shuffle seed: {mismatch}", move_type="deal")
 
 
 def compare_with_stored(ledger: Ledger, record: GameRecord) -> str:
@@ -253,6 +278,7 @@ __all__ = [
     "Importer",
     "Outcome",
     "build_game",
+    "check_red3_shuffle",
     "check_shuffle",
     "import_lines",
     "import_record",
