@@ -62,7 +62,8 @@ def integrity_badge(game_id: str, *, fresh: bool = True) -> Badge | None:
         with _cache_lock:
             cached = _cache.get(key)
         if cached is not None and time.monotonic() - cached[0] < max_age:
-            return cached[1]
+            # Cached in staff words; each viewer gets their own.
+            return _for_viewer(cached[1])
     badge = _check(verdict_of, game_id)
     with _cache_lock:
         if len(_cache) > 10_000:
