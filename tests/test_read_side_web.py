@@ -124,3 +124,32 @@ def test_no_banner_when_all_is_well(app, ledger, database_url):
     projections.catch_up(database_url, ledger=ledger)
     html = signed_in(app, "auditor").get("/").get_data(as_text=True)
     assert BANNER not in html and NEUTRAL not in html
+
+
+def test_the_status_is_reused_for_a_moment_and_then_read_again(ledger, database_url, monkeypatch):
+    """Every page asks for the read side's status; a process reuses it briefly (the cost
+    under concurrent load), and a failure shows once that moment has passed."""
+    import web.read_side as read_side_module
+
+    app = create_app({"DATABASE_URL": database_url, "TESTING": True, "READ_SIDE_CACHE_SECONDS": 60})
+    read_side_module._cache.clear()
+    store(ledger, sample_records()[:2])
+    projections.catch_up(database_url, ledger=ledger)
+    reads = []
+    real = projections.projection_status
+    monkeypatch.setattr(
+        projections, "projection_status", lambda *a, **k: reads.append(1) or real(*a, **k)
+    )
+    client = app.test_client()
+    assert [client.get("/healthz").status_code for _ in range(5)] == [200] * 5
+    assert len(reads) == 1
+
+    store_bad_game(ledger, sample_records()[2], database_url)
+    projections.catch_up(database_url, ledger=ledger)
+    before = len(reads)
+    assert client.get("/healthz").status_code == 200  # still the answer of a moment ago
+    assert len(reads) == before
+    clock = [read_side_module.time.monotonic() + 61]
+    monkeypatch.setattr(read_side_module.time, "monotonic", lambda: clock[0])
+    assert client.get("/healthz").status_code == 503
+    assert len(reads) == before + 1

@@ -15,6 +15,8 @@ missing that game. Nothing about that may be silent:
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
 
 from flask import Flask, current_app, g
@@ -75,18 +77,45 @@ class ReadSide:
         }, 503
 
 
+# The status is three small queries; every page and /healthz asks for it. Under concurrent
+# load that cost showed (healthz p50 0.2 -> 6-10 ms in bench/replay_page.py), so a process
+# reuses an answer for READ_SIDE_CACHE_SECONDS (default 2; 0 reads it on every request, the
+# default under TESTING so tests see a failure the moment it is recorded).
+_cache: dict[str, tuple[float, ReadSide]] = {}
+_cache_lock = threading.Lock()
+
+
+def _cache_seconds() -> float:
+    configured = current_app.config.get("READ_SIDE_CACHE_SECONDS")
+    if configured is None:
+        return 0.0 if current_app.testing else 2.0
+    return float(configured)
+
+
 def read_side(url: str | None = None) -> ReadSide:
-    """The read models' status for this request (read once per request)."""
+    """The read models' status for this request (read once per request, and reused across
+    requests for a second or two)."""
     cached = g.get("read_side")
     if cached is not None:
         return cached
+    url = url or current_app.config["DATABASE_URL"]
+    max_age = _cache_seconds()
+    if max_age > 0:
+        with _cache_lock:
+            kept = _cache.get(url)
+        if kept is not None and time.monotonic() - kept[0] < max_age:
+            g.read_side = kept[1]
+            return kept[1]
     from replays.projections import projection_status
 
     try:
-        found = ReadSide(projection_status(url or current_app.config["DATABASE_URL"]))
+        found = ReadSide(projection_status(url))
     except Exception as error:  # an unmigrated or unreachable database: not healthy
         current_app.logger.warning("cannot read the projection status: %s", error)
         found = ReadSide(None, f"cannot read the projection status ({error.__class__.__name__})")
+    if max_age > 0:
+        with _cache_lock:
+            _cache[url] = (time.monotonic(), found)
     g.read_side = found
     return found
 
