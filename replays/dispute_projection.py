@@ -147,25 +147,30 @@ def _closed(connection, domain_event, this_case, version: int, when: datetime) -
     ).one()
     connection.execute(
         ENTRIES.insert(),
-        [
-            {
-                "game_id": case.game_id,
-                "dispute_id": case.case_id,
-                "kind": ADJUSTMENT_KIND,
-                "line": number,
-                "account": entry.account,
-                "player": entry.account[len(PLAYER_ACCOUNT) :]
-                if entry.account.startswith(PLAYER_ACCOUNT)
-                else None,
-                "debit": entry.debit,
-                "credit": entry.credit,
-                "currency": case.currency,
-                "posted_at": when,
-                "posted_on": when.date(),
-            }
-            for number, entry in enumerate(entries, 1)
-        ],
+        adjustment_rows(case.game_id, case.case_id, case.currency, when, entries),
     )
+
+
+def adjustment_rows(game_id: str, case_id: str, currency, when, entries) -> list[dict]:
+    """The ``ledger_entries`` rows of a closed case's adjustment (also what verify expects)."""
+    return [
+        {
+            "game_id": game_id,
+            "dispute_id": case_id,
+            "kind": ADJUSTMENT_KIND,
+            "line": number,
+            "account": entry.account,
+            "player": entry.account[len(PLAYER_ACCOUNT) :]
+            if entry.account.startswith(PLAYER_ACCOUNT)
+            else None,
+            "debit": entry.debit,
+            "credit": entry.credit,
+            "currency": currency,
+            "posted_at": when,
+            "posted_on": when.date(),
+        }
+        for number, entry in enumerate(entries, 1)
+    ]
 
 
 def dispute_case_of(connection: sa.Connection, originator_id: str) -> str | None:

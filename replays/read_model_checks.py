@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from eventsourcing.persistence import Notification
 
 from domain.game import MOVE_OF_EVENT
-from replays.dispute_projection import ADJUSTMENT_KIND
+from replays.dispute_projection import adjustment_rows
 from replays.integrity_store import StoredRow, _stored, id_param
 from replays.integrity_verify import UNREADABLE, Report
 from replays.models import SETTLED
@@ -425,7 +425,7 @@ def _adjustments_of(ledger, rows: list[StoredRow]) -> tuple[str, str, list[dict]
     """A dispute case's game id, case id and the adjustment lines its events give (the
     same lines :mod:`replays.dispute_projection` writes)."""
     from domain.dispute import adjustment_entries
-    from replays.dispute_projection import PLAYER_ACCOUNT, _when
+    from replays.dispute_projection import _when
 
     to_domain_event = ledger.mapper.to_domain_event
     case_id = game_id = currency = None
@@ -449,24 +449,7 @@ def _adjustments_of(ledger, rows: list[StoredRow]) -> tuple[str, str, list[dict]
             elif kind == "CaseClosed":
                 when = _when(getattr(event, "at", None), event)
                 entries = adjustment_entries(event.amount, event.credited, event.debited)
-                lines = [
-                    {
-                        "game_id": game_id,
-                        "dispute_id": case_id,
-                        "kind": ADJUSTMENT_KIND,
-                        "line": number,
-                        "account": entry.account,
-                        "player": entry.account[len(PLAYER_ACCOUNT) :]
-                        if entry.account.startswith(PLAYER_ACCOUNT)
-                        else None,
-                        "debit": entry.debit,
-                        "credit": entry.credit,
-                        "currency": currency,
-                        "posted_at": when,
-                        "posted_on": when.date(),
-                    }
-                    for number, entry in enumerate(entries, 1)
-                ]
+                lines = adjustment_rows(game_id, case_id, currency, when, entries)
         except Exception as error:  # any way an event fails to decode or apply is a finding
             raise Unreplayable(
                 row.version,

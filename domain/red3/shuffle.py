@@ -44,6 +44,7 @@ from domain.shuffle import (
     ShuffleError,
     ShuffleSeeds,
     UniformDraws,
+    _field,
     commitment,
     fisher_yates,
     shuffle_blocks,
@@ -289,14 +290,4 @@ def _picks_mismatch(round_number, recorded, derived, moves, players, rules):
                     index,
                 )
         taken += 1
-    return None
-
-
-def _field(value: Any, *names: str) -> Any:
-    for name in names:
-        if isinstance(value, Mapping):
-            if name in value:
-                return value[name]
-        elif hasattr(value, name):
-            return getattr(value, name)
     return None
