@@ -63,7 +63,10 @@ NAME = "read_models"
 GAME_TOPICS = Game.TOPIC + "."  # every Game event's topic starts so (explicit topics)
 SETTLEMENT_KIND = "settlement"
 PLAYER_ACCOUNT = account_of("")
-CACHE_SIZE = 4096
+# Games still in play, kept between batches so the next event needs no store read. A settled
+# game leaves at the end of its batch (``_forget_settled``): an import streams through games
+# that all end, and memory stays flat in their number (bench/memory.py, issue 16).
+CACHE_SIZE = 1024
 MAX_NOTE = 2000
 
 GAMES = GameRow.__table__
@@ -155,6 +158,7 @@ class GameProjection(Projection):
                 continue
             self._apply(batch, to_domain_event(notification))
         self._write(connection, batch)
+        self._forget_settled(batch)
         if red3:
             project_red3(connection, self.ledger, red3)
         if disputes:  # after the games: a case's adjustment entries refer to its game's row
@@ -173,6 +177,14 @@ class GameProjection(Projection):
         self._games[game.id] = game
         if len(self._games) > self.cache_size:
             self._games.popitem(last=False)
+
+    def _forget_settled(self, batch: _Batch) -> None:
+        """Drop the batch's settled games from the cache: no move follows a settlement, and a
+        later report (rare: it comes in the same batch as the settlement when imported) reads
+        the game back from the store."""
+        for game in batch.touched.values():
+            if game.phase == SETTLED:
+                self._games.pop(game.id, None)
 
     def _apply(self, batch: _Batch, domain_event) -> None:
         before = self._game_before(domain_event)

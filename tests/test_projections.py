@@ -6,6 +6,7 @@ are stored through the Ledger directly, so that each test decides when to projec
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -292,6 +293,22 @@ def test_the_in_memory_games_are_dropped_after_a_crash(ledger, database_url):
     with pytest.raises(ProjectionCrash):
         runner.catch_up()
     runner.catch_up()
+    assert dump(database_url) == rebuilt(database_url, ledger)
+
+
+def test_settled_games_leave_the_projection_s_memory(ledger, database_url):
+    """Memory flat in the number of games (issue 16): a settled game is not kept for a next
+    event that never comes, so an import of any size holds no finished games; a game still
+    in play stays cached, so its next move needs no store read."""
+    records = simulated_records(12)
+    store(ledger, records)
+    first = records[0]
+    open_config = dataclasses.replace(first.config, game_id="open-game-1")
+    ledger.record_game(open_config, first.deal, first.move_dicts()[:6], settle=False)
+    runner = projections.runner(database_url, ledger=ledger, batch_size=25)
+    runner.catch_up()
+    cached = {str(game.game_id) for game in runner.projection._games.values()}
+    assert cached == {"open-game-1"}, cached
     assert dump(database_url) == rebuilt(database_url, ledger)
 
 
