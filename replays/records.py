@@ -362,7 +362,13 @@ def refusal(
 
 
 def _parse(obj: Mapping, game_id: str) -> GameRecord:
-    record = validated(game13.GameRecord, obj, "a game record")
+    return build_record(validated(game13.GameRecord, obj, "a game record"))
+
+
+def build_record(record: game13.GameRecord) -> GameRecord:
+    """The domain's values from a validated record (or an API game header): the table, the
+    deal, the moves; a table no rule allows (a tied toss) is a :class:`RecordError`."""
+    game_id = record.game_id
     profile = get_profile(record.rules)
     players, seats = record.seating()
     stakes, table = record.stakes, record.table
