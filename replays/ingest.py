@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from domain.errors import RuleViolation
 from domain.game import Game
 from domain.moves import play_game
-from domain.record_schema.api import MOVE_BODY, GameHeader, SettleBody
+from domain.record_schema.api import MOVE_BODY, GameHeader, SettleRequest
 from replays.application import ConcurrentWrite, GameExists, GameNotFound, Ledger
 from replays.importer import check_shuffle
 from replays.ownership import owner_of, save_owned_game
@@ -185,7 +185,7 @@ class Ingest:
         if not isinstance(body, Mapping):
             raise IngestError(400, "the body must be a JSON object (optional 'reported')")
         try:
-            request = SettleBody.model_validate(body)
+            request = SettleRequest.model_validate(body)
         except ValidationError as error:
             raise _bad(refusal(error, body, "a settle request")) from None
         game = self._game(game_id)

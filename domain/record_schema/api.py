@@ -51,7 +51,7 @@ MoveBody = Annotated[
 MOVE_BODY = TypeAdapter(MoveBody)
 
 
-class SettleBody(Block):
+class SettleRequest(Block):
     """``POST /api/v1/games/{game_id}/settle``: optionally, the operator's own figures."""
 
     reported: Reported | None = None
