@@ -177,9 +177,12 @@ class Raise(Block):
         }
     }
 
-    step: RaiseStep | None = None
-    max: PointValue | None = None
-    schedule: Annotated[list[PointValue], Field(min_length=1, max_length=RAISE_SCHEDULE_MAX)] | None = None  # fmt: skip
+    # Absent or given, never null: the JSON Schema's either-or counts a null as given.
+    step: RaiseStep = Field(None)
+    max: PointValue = Field(None)
+    schedule: Annotated[list[PointValue], Field(min_length=1, max_length=RAISE_SCHEDULE_MAX)] = (
+        Field(None)
+    )
 
     @model_validator(mode="after")
     def _one_form(self) -> Raise:

@@ -97,6 +97,15 @@ class BookAddition(Block):
 class Red3LayDown(Red3MoveBase):
     """Lay new books down and add cards to the player's own books."""
 
+    model_config = Block.model_config | {
+        "json_schema_extra": {
+            "anyOf": [
+                {"required": [name], "properties": {name: {"type": "array", "minItems": 1}}}
+                for name in ("books", "add")
+            ]
+        }
+    }
+
     type: Literal["lay_down"]
     books: Books | None = None
     add: Annotated[list[BookAddition], Field(max_length=RED3_CARDS_MAX)] | None = None
