@@ -30,7 +30,12 @@ from web.cli import main
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = {"game": GameRecord, "red3": Red3Record, "api-game": GameHeader, "api-settle": SettleRequest}
+MODELS = {
+    "game": GameRecord,
+    "red3": Red3Record,
+    "api-game": GameHeader,
+    "api-settle": SettleRequest,
+}
 
 
 def lines(name: str) -> list[dict]:
