@@ -134,11 +134,13 @@ class Ingest:
         try:
             posted = MOVE_BODY.validate_python(body)
         except ValidationError as error:
-            raise _bad(refusal(error, body, "a move")) from None
+            seq = body.get("seq")
+            index = seq if type(seq) is int and seq >= 0 else None  # "move 4, field 'card'"
+            raise _bad(refusal(error, body, "a move", move=index)) from None
         game = self._game(game_id)
         unseated = posted.unseated(game.config.players)
         if unseated is not None:
-            raise IngestError(400, unseated, "player")
+            raise _bad(RecordError(unseated[1], move=posted.seq, field=unseated[0]))
         seq, move = posted.seq, Move.of(posted)
         for _attempt in range(3):
             recorded = game.move_count
@@ -193,7 +195,7 @@ class Ingest:
         if request.reported is not None:
             unseated = request.reported.unseated(game.config.players)
             if unseated is not None:
-                raise IngestError(400, unseated[1], f"reported.{unseated[0]}")
+                raise _bad(RecordError(unseated[1], field=f"reported.{unseated[0]}"))
             reported = Reported.of(request.reported).to_dict()
         wrote = False
         try:

@@ -37,6 +37,7 @@ from pydantic import (
     PlainValidator,
     StringConstraints,
     ValidationError,
+    ValidationInfo,
     WithJsonSchema,
     model_validator,
 )
@@ -50,6 +51,24 @@ class Block(BaseModel):
     """A JSON object of a record: strict values, no unknown fields, never changed once read."""
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Seated(Block):
+    """A block that names players. Validated with ``context={"players": (...)}`` it also
+    checks that they are seated: a whole record knows its players only once read (it calls
+    :meth:`unseated` itself), the ingest API has them from the stored game."""
+
+    @model_validator(mode="after")
+    def _seated(self, info: ValidationInfo) -> Seated:
+        players = (info.context or {}).get("players")
+        problem = None if players is None else self.unseated(tuple(players))
+        if problem is not None:
+            raise refuse(problem[1], field=problem[0])
+        return self
+
+    def unseated(self, players: tuple[str, ...]) -> tuple[str, str] | None:
+        """``(field, reason)`` for the first player named who is not in ``players``."""
+        return None
 
 
 def refuse(reason: str, field: str | None = None) -> PydanticCustomError:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, ValidationInfo, WithJsonSchema, model_validator
+from pydantic import AfterValidator, Field, WithJsonSchema, model_validator
 
 from domain.profiles import DEFAULT_PROFILE, PROFILES, UnknownProfile, get_profile
 from domain.record_schema.common import (
@@ -37,6 +37,7 @@ from domain.record_schema.common import (
     RaiseStep,
     ReportedPoints,
     Seat,
+    Seated,
     Shuffle,
     Timestamp,
     refuse,
@@ -61,32 +62,17 @@ Rules = Annotated[str, AfterValidator(_known_profile), WithJsonSchema({"enum": s
 Groups = Annotated[list[Cards], Field(max_length=GROUPS_MAX)]
 
 
-def seated_players(info: ValidationInfo) -> tuple[str, ...] | None:
-    """The players a validation was given as context, if any."""
-    return (info.context or {}).get("players")
-
-
 # -- moves -------------------------------------------------------------------------------
 
 
-class MoveBase(Block):
+class MoveBase(Seated):
     at: Timestamp | None = None
 
-    @model_validator(mode="after")
-    def _seated(self, info: ValidationInfo) -> MoveBase:
-        players = seated_players(info)
-        if players is not None:
-            problem = self.unseated(players)
-            if problem is not None:
-                raise refuse(problem, field="player")
-        return self
-
-    def unseated(self, players: tuple[str, ...]) -> str | None:
-        """Why this move's player is not at a table of ``players`` (None when seated)."""
+    def unseated(self, players: tuple[str, ...]) -> tuple[str, str] | None:
         player = getattr(self, "player", None)
         if player is None or player in players:
             return None
-        return f"{player!r} is not a player at this table"
+        return "player", f"{player!r} is not a player at this table"
 
 
 class PlayerMove(MoveBase):
@@ -143,8 +129,8 @@ class Reshuffle(MoveBase):
     player: Id | None = None
     stock: Cards | None = None
 
-    def unseated(self, players: tuple[str, ...]) -> str | None:
-        return None
+    def unseated(self, players: tuple[str, ...]) -> tuple[str, str] | None:
+        return None  # the table's move: no player to seat
 
 
 MOVE_MODELS = (Pick, Discard, Drop, Miss, Declare, Show, Reshuffle)
@@ -159,6 +145,12 @@ class Table(Block):
     id: Id | None = None
     decks: Decks | None = None  # default: the rule profile's
     jokers_per_deck: JokersPerDeck | None = None
+
+
+def absent() -> Any:
+    """The default of a field that may be left out but not given as null (so the schema
+    shows no ``null`` default either)."""
+    return Field(None, json_schema_extra=lambda schema: schema.pop("default", None))
 
 
 class Raise(Block):
@@ -178,10 +170,10 @@ class Raise(Block):
     }
 
     # Absent or given, never null: the JSON Schema's either-or counts a null as given.
-    step: RaiseStep = Field(None)
-    max: PointValue = Field(None)
+    step: RaiseStep = absent()
+    max: PointValue = absent()
     schedule: Annotated[list[PointValue], Field(min_length=1, max_length=RAISE_SCHEDULE_MAX)] = (
-        Field(None)
+        absent()
     )
 
     @model_validator(mode="after")
@@ -215,7 +207,7 @@ class Deal(Block):
     stock: Cards | None = None  # the closed stock's order, top first, when known
 
 
-class Reported(Block):
+class Reported(Seated):
     """What the operator says it settled (any subset); the audit compares each figure."""
 
     winner: Id | None = None
@@ -223,15 +215,6 @@ class Reported(Block):
     gross: Money | None = None
     fee: Money | None = None
     net_to_winner: Money | None = None
-
-    @model_validator(mode="after")
-    def _seated(self, info: ValidationInfo) -> Reported:
-        players = seated_players(info)
-        if players is not None:
-            problem = self.unseated(players)
-            if problem is not None:
-                raise refuse(problem[1], field=problem[0])
-        return self
 
     def unseated(self, players: tuple[str, ...]) -> tuple[str, str] | None:
         """``(field, reason)`` for a figure naming someone not at the table."""
@@ -345,7 +328,7 @@ class GameRecord(Block):
         for index, move in enumerate(self.moves):
             problem = move.unseated(players)
             if problem is not None:
-                return f"moves[{index}].player", problem
+                return f"moves[{index}].{problem[0]}", problem[1]
         return None
 
     def _reported_problem(self) -> tuple[str, str] | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, ValidationInfo, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from domain.profiles import UnknownProfile
 from domain.record_schema.common import (
@@ -19,12 +19,12 @@ from domain.record_schema.common import (
     CardText,
     Id,
     Seat,
+    Seated,
     Shuffle,
     Timestamp,
     count,
     refuse,
 )
-from domain.record_schema.game13 import seated_players
 from domain.red3.profile import get_red3_rules
 from domain.timestamps import format_time
 
@@ -174,21 +174,13 @@ class Red3Player(Block):
     seat: Seat | None = None  # default: the place in the list
 
 
-class Red3Reported(Block):
+class Red3Reported(Seated):
     """What the operator says the match scored (any subset); the audit compares each."""
 
     rounds: Annotated[list[dict[Id, Red3Score]], Field(max_length=RED3_ROUNDS_MAX)] | None = None
     totals: dict[Id, Red3Score] | None = None
     winner: Id | None = None
     winners: Annotated[list[Id], Field(max_length=RED3_PLAYERS_MAX)] | None = None
-
-    @model_validator(mode="after")
-    def _seated(self, info: ValidationInfo) -> Red3Reported:
-        players = seated_players(info)
-        problem = None if players is None else self.unseated(players)
-        if problem is not None:
-            raise refuse(problem[1], field=problem[0])
-        return self
 
     def unseated(self, players: tuple[str, ...]) -> tuple[str, str] | None:
         """``(field, reason)`` for a figure naming someone not at the table."""
