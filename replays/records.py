@@ -125,14 +125,14 @@ class Move:
     @classmethod
     def of(cls, move: game13.MoveBase) -> Move:
         """The move of a validated record move (a reshuffle's player is dropped)."""
-        groups = getattr(move, "groups", None)
-        stock = getattr(move, "stock", None)
+        given = move.__dict__  # only the fields of its type (and fast: no __getattr__)
+        groups, stock = given.get("groups"), given.get("stock")
         return cls(
             type=move.type,
-            player=None if move.type == "reshuffle" else move.player,
-            source=getattr(move, "source", None),
-            card=getattr(move, "card", None),
-            finish=getattr(move, "finish", None),
+            player=None if move.type == "reshuffle" else given["player"],
+            source=given.get("source"),
+            card=given.get("card"),
+            finish=given.get("finish"),
             groups=None if groups is None else tuple(tuple(group) for group in groups),
             stock=None if stock is None else tuple(stock),
             at=move.at,

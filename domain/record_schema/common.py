@@ -104,7 +104,15 @@ PATTERN_EXPECTED = {
 
 Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
 Currency = Annotated[str, StringConstraints(pattern=CURRENCY_PATTERN)]
-CardText = Annotated[str, StringConstraints(pattern=CARD_PATTERN), AfterValidator(Card.parse)]
+# Every spelling the pattern admits, read once: a card in a record is then one look-up.
+CARD_SPELLINGS = {
+    rank + suit: Card.parse(rank + suit)
+    for rank in [*"AaTtJjQqKk23456789", "10"]
+    for suit in "SHDCshdc"
+} | {joker: Card.parse(joker) for joker in ("JK", "Jk", "jK", "jk")}
+CardText = Annotated[
+    str, StringConstraints(pattern=CARD_PATTERN), AfterValidator(CARD_SPELLINGS.__getitem__)
+]
 
 # The largest 13-card deck (4 packs, 2 jokers each) holds 216 cards: no card list is longer.
 CARDS_MAX = 216
