@@ -35,17 +35,9 @@ from domain.game import Game
 from domain.profiles import get_profile
 from domain.record_schema import common as schema
 from domain.record_schema import game13
-from domain.record_schema.game13 import (
-    EXPORT_ONLY_FIELDS,
-    FORMAT_TAG,
-    MOVE_TYPES,
-    PICK_SOURCES,
-    VARIANTS,
-)
+from domain.record_schema.game13 import FORMAT_TAG
 from domain.table import Deal, TableConfig
 from domain.timestamps import format_time
-
-__all__ = ["EXPORT_ONLY_FIELDS", "FORMAT_TAG", "MOVE_TYPES", "PICK_SOURCES", "VARIANTS"]
 
 _REPORTED_MONEY = ("gross", "fee", "net_to_winner")
 _MOVE = TypeAdapter(game13.Move)
@@ -328,13 +320,13 @@ def parse_with_game_id(obj: Mapping, parse: Callable[[Mapping, str], Any]) -> An
 _ID = re.compile(schema.ID_PATTERN)
 
 
-def validated(model: type[BaseModel], obj: Any, what: str, **context: Any) -> Any:
+def validated(model: type[BaseModel], obj: Any, what: str, *, moves_apart: bool = False) -> Any:
     """``obj`` validated by ``model`` (domain/record_schema); its first refusal is a
-    :class:`RecordError` naming the field."""
+    :class:`RecordError` naming the field (``moves_apart``: a 13-card move by its index)."""
     try:
-        return model.model_validate(obj, context=context or None)
+        return model.model_validate(obj)
     except ValidationError as error:
-        raise refusal(error, obj, what) from None
+        raise refusal(error, obj, what, moves_apart=moves_apart) from None
 
 
 _MOVE_PATH = re.compile(r"^moves\[(\d+)\]\.?(.*)$")
@@ -347,14 +339,17 @@ def refusal(
     *,
     move: int | None = None,
     prefix: str | None = None,
+    moves_apart: bool = False,
 ) -> RecordError:
     """The first refusal of ``error`` as a :class:`RecordError`: ``field`` is the dotted path
-    (under ``prefix``), and a 13-card move's index is ``move`` (``move 3, field 'card'``)."""
+    (under ``prefix``). A 13-card move is named by its index, as the rules' errors name it:
+    ``move`` for a single move, or ``moves_apart`` to take it out of a whole record's path
+    (``move 3, field 'card'`` rather than ``field 'moves[3].card'``)."""
     problem = schema.problems(error, obj, what)[0]
     path = problem.path
     if prefix:
         path = f"{prefix}.{path}" if path and not path.startswith("[") else prefix + path
-    if move is None and what == "a game record":
+    if moves_apart:
         found = _MOVE_PATH.match(path)
         if found:
             move, path = int(found.group(1)), found.group(2)
@@ -362,7 +357,7 @@ def refusal(
 
 
 def _parse(obj: Mapping, game_id: str) -> GameRecord:
-    return build_record(validated(game13.GameRecord, obj, "a game record"))
+    return build_record(validated(game13.GameRecord, obj, "a game record", moves_apart=True))
 
 
 def build_record(record: game13.GameRecord) -> GameRecord:

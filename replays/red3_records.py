@@ -29,12 +29,10 @@ from domain.errors import BadConfig, BadDeal, RuleViolation
 from domain.red3 import record_schema as schema
 from domain.red3.game import Red3Match
 from domain.red3.moves import play_match, where
-from domain.red3.record_schema import EXPORT_ONLY_FIELDS, RED3_FORMAT, RED3_VARIANT
+from domain.red3.record_schema import RED3_FORMAT, RED3_VARIANT
 from domain.red3.table import Red3Config, Red3Deal
 from domain.timestamps import format_time, parse_time
 from replays.records import RecordError, parse_with_game_id, record_object, validated
-
-__all__ = ["EXPORT_ONLY_FIELDS", "RED3_FORMAT", "RED3_VARIANT"]
 
 
 def is_red3_record(obj: Any) -> bool:
