@@ -275,12 +275,6 @@ GAME_FIELDS = [
 ]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(path=st.sampled_from(GAME_FIELDS), value=values)
-def test_drawn_13_card_values_get_the_same_verdict(path, value):
-    agree("game", put(GAME, path, value))
-
-
 RED3 = lines("red3_example.jsonl")[0]
 RED3_FIELDS = [
     "round_count",
@@ -294,11 +288,19 @@ RED3_FIELDS = [
     "rounds.0.round",
 ]
 
+DRAWN = {"game": (GAME, GAME_FIELDS), "red3": (RED3, RED3_FIELDS)}
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(path=st.sampled_from(RED3_FIELDS), value=values)
-def test_drawn_red3_values_get_the_same_verdict(path, value):
-    agree("red3", put(RED3, path, value))
+
+@pytest.mark.parametrize("name", DRAWN)
+def test_values_drawn_around_the_bounds_get_the_same_verdict(name):
+    record, fields = DRAWN[name]
+
+    @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(path=st.sampled_from(fields), value=values)
+    def check(path, value):
+        agree(name, put(record, path, value))
+
+    check()
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
