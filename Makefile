@@ -26,6 +26,7 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/rummy-ledger schema --check
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .

@@ -16,9 +16,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from domain.errors import RuleViolation
 from domain.game import Game
 from domain.moves import play_game
+from domain.record_schema.api import MOVE_BODY, GameHeader, SettleRequest
 from replays.application import ConcurrentWrite, GameExists, GameNotFound, Ledger
 from replays.importer import check_shuffle
 from replays.ownership import owner_of, save_owned_game
@@ -27,8 +30,10 @@ from replays.records import (
     Move,
     RecordError,
     Reported,
-    parse_record,
+    build_record,
     record_of,
+    refusal,
+    validated,
 )
 
 HEADER_FIELDS_REFUSED = ("moves", "reported", "settlement")
@@ -86,11 +91,8 @@ class Ingest:
             raise IngestError(
                 400, f"the ingest API takes 13-card games ({FORMAT_TAG}) only", "format"
             )
-        header = dict(body)
-        header.setdefault("format", FORMAT_TAG)
-        header["moves"] = []
         try:
-            record = parse_record(header)
+            record = build_record(validated(GameHeader, body, "a game header"))
             check_shuffle(record)
             game = play_game(record.config, record.deal, [])
         except RecordError as error:
@@ -129,20 +131,17 @@ class Ingest:
     def post_move(self, game_id: str, body: Any) -> tuple[int, dict]:
         if not isinstance(body, Mapping):
             raise IngestError(400, "the body must be a JSON object (one move and its seq)")
-        seq = body.get("seq")
-        if seq is None:
-            raise IngestError(400, "missing: the move's 0-based index in the game", "seq")
-        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
-            raise IngestError(400, f"{seq!r} is not a move index (0, 1, 2, ...)", "seq")
-        game = self._game(game_id)
         try:
-            move = Move.from_dict(
-                {k: v for k, v in body.items() if k != "seq"},
-                index=seq,
-                players=game.config.players,
-            )
-        except RecordError as error:
-            raise _bad(error) from None
+            posted = MOVE_BODY.validate_python(body)
+        except ValidationError as error:
+            seq = body.get("seq")
+            index = seq if type(seq) is int and seq >= 0 else None  # "move 4, field 'card'"
+            raise _bad(refusal(error, body, "a move", move=index)) from None
+        game = self._game(game_id)
+        unseated = posted.unseated(game.config.players)
+        if unseated is not None:
+            raise _bad(RecordError(unseated[1], move=posted.seq, field=unseated[0]))
+        seq, move = posted.seq, Move.of(posted)
         for _attempt in range(3):
             recorded = game.move_count
             if seq < recorded:
@@ -187,16 +186,17 @@ class Ingest:
         body = {} if body is None else body
         if not isinstance(body, Mapping):
             raise IngestError(400, "the body must be a JSON object (optional 'reported')")
-        for name in body:
-            if name != "reported":
-                raise IngestError(400, "not a field of a settle request", name)
+        try:
+            request = SettleRequest.model_validate(body)
+        except ValidationError as error:
+            raise _bad(refusal(error, body, "a settle request")) from None
         game = self._game(game_id)
         reported = None
-        if "reported" in body:
-            try:
-                reported = Reported.from_dict(body["reported"], game.config.players).to_dict()
-            except RecordError as error:
-                raise _bad(error) from None
+        if request.reported is not None:
+            unseated = request.reported.unseated(game.config.players)
+            if unseated is not None:
+                raise _bad(RecordError(unseated[1], field=f"reported.{unseated[0]}"))
+            reported = Reported.of(request.reported).to_dict()
         wrote = False
         try:
             if game.phase != "settled":

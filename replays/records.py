@@ -1,14 +1,16 @@
 """Game records (FORMAT.md, ``rummy-ledger/game@1``) read into typed values and written back.
 
-One module reads and writes records, apart from the rules (the aggregate checks every move);
-this one checks only the *shape*: known fields, card text, decimal strings, who is at the
-table. A bad record raises :class:`RecordError`, which names the game, the move index (0-based,
-the same number as the ingest API's ``seq``) and the field:
+One module reads and writes records, apart from the rules (the aggregate checks every move).
+The *shape* (known fields, card text, decimal strings and every bound, who is at the table)
+is declared once in :mod:`domain.record_schema.game13`; this module validates with it and
+builds the domain's values from the result. A bad record raises :class:`RecordError`, which
+names the game, the move index (0-based, the same number as the ingest API's ``seq``) and
+the field:
 
 >>> parse_record({"format": "rummy-ledger/game@1", "game_id": "G1"})
 Traceback (most recent call last):
 ...
-replays.records.RecordError: G1: field 'variant': missing (expected 'points' or 'raise')
+replays.records.RecordError: G1: field 'variant': missing
 
 Parsing and writing round-trip: ``parse_record(record.to_dict()) == record``, and
 :func:`dump_record` gives one deterministic JSON line (the canonical form compared when the
@@ -18,55 +20,27 @@ same game is imported twice).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import IO, Any
 
-from domain.cards import Card, CardError
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from domain.cards import Card
 from domain.errors import RuleViolation
 from domain.game import Game
-from domain.profiles import DEFAULT_PROFILE, UnknownProfile, get_profile
+from domain.profiles import get_profile
+from domain.record_schema import common as schema
+from domain.record_schema import game13
+from domain.record_schema.game13 import FORMAT_TAG
 from domain.table import Deal, TableConfig
-from domain.timestamps import format_time, parse_time
-from replays import record_bounds as bounds
-from replays.record_bounds import ID_PATTERN, OutOfBounds
+from domain.timestamps import format_time
 
-FORMAT_TAG = "rummy-ledger/game@1"
-VARIANTS = ("points", "raise")
-MOVE_TYPES = ("pick", "discard", "drop", "miss", "declare", "show", "reshuffle")
-PICK_SOURCES = ("open", "closed")
-# Fields the ledger adds on export; an exported record imports again unchanged.
-EXPORT_ONLY_FIELDS = ("settlement",)
-
-_TOP_FIELDS = {
-    "format",
-    "game_id",
-    "variant",
-    "rules",
-    "started_at",
-    "table",
-    "stakes",
-    "players",
-    "dealer",
-    "toss",
-    "deal",
-    "moves",
-    "reported",
-    "shuffle",
-    *EXPORT_ONLY_FIELDS,
-}
-_MOVE_FIELDS = {
-    "pick": {"from", "card"},
-    "discard": {"card"},
-    "drop": set(),
-    "miss": set(),
-    "declare": {"finish", "groups"},
-    "show": {"groups"},
-    "reshuffle": {"stock"},
-}
 _REPORTED_MONEY = ("gross", "fee", "net_to_winner")
+_MOVE = TypeAdapter(game13.Move)
 
 
 class RecordError(ValueError):
@@ -133,80 +107,28 @@ class Move:
         cls, obj: Any, *, index: int | None = None, players: Iterable[str] | None = None
     ) -> Move:
         """Read one move; :class:`RecordError` names ``index`` and the field at fault."""
-
-        def fail(reason: str, name: str | None = None) -> RecordError:
-            return RecordError(reason, move=index, field=name)
-
-        if not isinstance(obj, Mapping):
-            raise fail("a move must be a JSON object")
-        kind = obj.get("type")
-        if kind is None:
-            raise fail(f"missing (expected one of {', '.join(MOVE_TYPES)})", "type")
-        if kind not in MOVE_TYPES:
-            raise fail(f"unknown move type {kind!r} (expected one of {', '.join(MOVE_TYPES)})")
-        allowed = _MOVE_FIELDS[kind] | {"type", "player", "at"}
-        for name in obj:
-            if name not in allowed:
-                raise fail(f"not a field of a {kind} move", name)
-        player = obj.get("player")
-        # A reshuffle is the table's doing, not a player's: a player given with it is ignored.
-        if kind == "reshuffle":
-            player = None
-        elif player is None:
-            raise fail("missing", "player")
-        elif players is not None and player not in players:
-            raise fail(f"{player!r} is not a player at this table", "player")
-        elif not isinstance(player, str):
-            raise fail("must be a player id (text)", "player")
+        context = None if players is None else {"players": tuple(players)}
         try:
-            at = _timestamp(obj["at"], "at") if obj.get("at") is not None else None
-        except RecordError as error:
-            raise fail(error.reason, "at") from None
+            move = _MOVE.validate_python(obj, context=context)
+        except ValidationError as error:
+            raise refusal(error, obj, "a move", move=index) from None
+        return cls.of(move)
 
-        def card(name: str) -> Card:
-            if name not in obj:
-                raise fail("missing", name)
-            try:
-                return _card(obj[name], name)
-            except RecordError as error:
-                raise fail(error.reason, error.field) from None
-
-        def cards(name: str) -> tuple[Card, ...]:
-            if name not in obj:
-                raise fail("missing", name)
-            try:
-                return _cards(obj[name], name)
-            except RecordError as error:
-                raise fail(error.reason, error.field) from None
-
-        def groups(name: str) -> tuple[tuple[Card, ...], ...]:
-            value = obj.get(name)
-            if not isinstance(value, list):
-                raise fail("missing" if value is None else "must be a list of groups", name)
-            if len(value) > bounds.GROUPS_MAX:
-                raise fail(f"{len(value)} groups: at most {bounds.GROUPS_MAX}", name)
-            try:
-                return tuple(_cards(group, f"{name}[{i}]") for i, group in enumerate(value))
-            except RecordError as error:
-                raise fail(error.reason, error.field) from None
-
-        if kind == "pick":
-            source = obj.get("from")
-            if source not in PICK_SOURCES:
-                reason = "missing" if source is None else f"{source!r} is not a pile"
-                raise fail(f"{reason} (expected 'open' or 'closed')", "from")
-            return cls(kind, player, source=source, card=card("card"), at=at)
-        if kind == "discard":
-            return cls(kind, player, card=card("card"), at=at)
-        if kind == "declare":
-            return cls(kind, player, finish=card("finish"), groups=groups("groups"), at=at)
-        if kind == "show":
-            return cls(kind, player, groups=groups("groups"), at=at)
-        if kind == "reshuffle":
-            # Without a known stock order the new order may be unknown too.
-            stock = cards("stock") if obj.get("stock") is not None else None
-            return cls(kind, None, stock=stock, at=at)
-        return cls(kind, player, at=at)
+    @classmethod
+    def of(cls, move: game13.MoveBase) -> Move:
+        """The move of a validated record move (a reshuffle's player is dropped)."""
+        given = move.__dict__  # only the fields of its type (and fast: no __getattr__)
+        groups, stock = given.get("groups"), given.get("stock")
+        return cls(
+            type=move.type,
+            player=None if move.type == "reshuffle" else given["player"],
+            source=given.get("source"),
+            card=given.get("card"),
+            finish=given.get("finish"),
+            groups=None if groups is None else tuple(tuple(group) for group in groups),
+            stock=None if stock is None else tuple(stock),
+            at=move.at,
+        )
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {}
@@ -260,40 +182,22 @@ class Reported:
 
     @classmethod
     def from_dict(cls, obj: Any, players: Iterable[str] = ()) -> Reported:
-        if not isinstance(obj, Mapping):
-            raise RecordError("must be an object", field="reported")
-        players = set(players)
-        for name in obj:
-            if name not in ("winner", "points", *_REPORTED_MONEY):
-                raise RecordError("not a field of the reported block", field=f"reported.{name}")
-        winner = obj.get("winner")
-        if winner is not None and not isinstance(winner, str):
-            raise RecordError(
-                f"{bounds._short(winner)} is not a player id (text)", field="reported.winner"
-            )
-        if winner is not None and winner not in players:
-            raise RecordError(f"{winner!r} is not a player", field="reported.winner")
-        points = obj.get("points")
-        if points is not None:
-            if not isinstance(points, Mapping):
-                raise RecordError("must map players to points", field="reported.points")
-            for player, value in points.items():
-                if player not in players:
-                    raise RecordError("not a player", field=f"reported.points.{player}")
-                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                    raise RecordError(
-                        f"{bounds._short(value)} is not a whole number of points",
-                        field=f"reported.points.{player}",
-                    )
-                _count(value, f"reported.points.{player}", bounds.REPORTED_POINTS)
-            points = dict(points)
-        money = {
-            name: _decimal(obj[name], f"reported.{name}", bounds.REPORTED_MONEY)
-            if obj.get(name) is not None
-            else None
-            for name in _REPORTED_MONEY
-        }
-        return cls(winner=winner, points=points, **money)
+        """Read the ``reported`` block of a game seating ``players``."""
+        try:
+            block = game13.Reported.model_validate(obj, context={"players": tuple(players)})
+        except ValidationError as error:
+            raise refusal(error, obj, "the reported block", prefix="reported") from None
+        return cls.of(block)
+
+    @classmethod
+    def of(cls, block: game13.Reported) -> Reported:
+        return cls(
+            winner=block.winner,
+            points=None if block.points is None else dict(block.points),
+            gross=block.gross,
+            fee=block.fee,
+            net_to_winner=block.net_to_winner,
+        )
 
 
 @dataclass(frozen=True)
@@ -398,11 +302,11 @@ def record_object(obj: Any) -> Mapping:
 def parse_with_game_id(obj: Mapping, parse: Callable[[Mapping, str], Any]) -> Any:
     """Check ``game_id``, then ``parse(obj, game_id)``; any error it raises names the game."""
     game_id = obj.get("game_id")
-    if not isinstance(game_id, str) or not ID_PATTERN.match(game_id):
+    if not isinstance(game_id, str) or not _ID.match(game_id):
         raise RecordError(
             "missing"
             if game_id is None
-            else f"{game_id!r} is not a game id (1-64 letters, digits, '_', '.', ':' or '-')",
+            else f"{schema.short(game_id)} is not {schema.ID_EXPECTED}",
             field="game_id",
         )
     try:
@@ -413,196 +317,96 @@ def parse_with_game_id(obj: Mapping, parse: Callable[[Mapping, str], Any]) -> An
         raise
 
 
-def require_format(obj: Mapping, expected: str, fields: Iterable[str], what: str) -> None:
-    """``format`` must be ``expected`` and every top-level name one of ``fields``."""
-    if obj.get("format") != expected:
-        found = obj.get("format")
-        raise RecordError(
-            f"{'missing' if found is None else repr(found) + ' is not supported'} "
-            f"(expected {expected!r})",
-            field="format",
-        )
-    for name in obj:
-        if name not in fields:
-            raise RecordError(f"not a field of {what}", field=name)
+_ID = re.compile(schema.ID_PATTERN)
+
+
+def validated(model: type[BaseModel], obj: Any, what: str, *, moves_apart: bool = False) -> Any:
+    """``obj`` validated by ``model`` (domain/record_schema); its first refusal is a
+    :class:`RecordError` naming the field (``moves_apart``: a 13-card move by its index)."""
+    try:
+        return model.model_validate(obj)
+    except ValidationError as error:
+        raise refusal(error, obj, what, moves_apart=moves_apart) from None
+
+
+_MOVE_PATH = re.compile(r"^moves\[(\d+)\]\.?(.*)$")
+
+
+def refusal(
+    error: ValidationError,
+    obj: Any,
+    what: str,
+    *,
+    move: int | None = None,
+    prefix: str | None = None,
+    moves_apart: bool = False,
+) -> RecordError:
+    """The first refusal of ``error`` as a :class:`RecordError`: ``field`` is the dotted path
+    (under ``prefix``). A 13-card move is named by its index, as the rules' errors name it:
+    ``move`` for a single move, or ``moves_apart`` to take it out of a whole record's path
+    (``move 3, field 'card'`` rather than ``field 'moves[3].card'``)."""
+    problem = schema.problems(error, obj, what)[0]
+    path = problem.path
+    if prefix:
+        path = f"{prefix}.{path}" if path and not path.startswith("[") else prefix + path
+    if moves_apart:
+        found = _MOVE_PATH.match(path)
+        if found:
+            move, path = int(found.group(1)), found.group(2)
+    return RecordError(problem.reason, move=move, field=path or None)
 
 
 def _parse(obj: Mapping, game_id: str) -> GameRecord:
-    require_format(obj, FORMAT_TAG, _TOP_FIELDS, "a game record")
-    variant = obj.get("variant")
-    if variant not in VARIANTS:
-        raise RecordError(
-            f"{'missing' if variant is None else repr(variant) + ' is not a variant'} "
-            "(expected 'points' or 'raise')",
-            field="variant",
-        )
-    rules = obj.get("rules", DEFAULT_PROFILE)
-    try:
-        profile = get_profile(rules)
-    except (UnknownProfile, TypeError) as error:
-        raise RecordError(str(error), field="rules") from None
-    started_at = _timestamp(obj["started_at"], "started_at") if obj.get("started_at") else None
+    return build_record(validated(game13.GameRecord, obj, "a game record", moves_apart=True))
 
-    table = _object(obj.get("table", {}), "table", {"id", "decks", "jokers_per_deck"})
-    table_id = table.get("id")
-    if table_id is not None and not bounds.is_id(table_id):
-        raise RecordError(
-            f"{bounds._short(table_id)} is not a table id ({bounds.ID_EXPECTED})", field="table.id"
-        )
-    decks = _count(table.get("decks", profile.decks), "table.decks", bounds.DECKS)
-    jokers_per_deck = _count(
-        table.get("jokers_per_deck", profile.jokers_per_deck),
-        "table.jokers_per_deck",
-        bounds.JOKERS_PER_DECK,
-    )
 
-    stakes = _object(
-        obj.get("stakes"), "stakes", {"currency", "point_value", "raise", "fee_percent"}
-    )
-    currency = stakes.get("currency")
-    if not isinstance(currency, str) or not currency:
-        raise RecordError(
-            "missing" if currency is None else "must be text", field="stakes.currency"
-        )
-    if not bounds.CURRENCY_PATTERN.match(currency):
-        raise RecordError(
-            f"{bounds._short(currency)} is not {bounds.CURRENCY_EXPECTED}", field="stakes.currency"
-        )
-    point_value = _decimal(stakes.get("point_value"), "stakes.point_value", bounds.POINT_VALUE)
-    fee = stakes.get("fee_percent", "0")
-    try:
-        # Kept apart from the bound so that 120 still reads as what it is.
-        if not isinstance(fee, bool) and isinstance(fee, str | int) and Decimal(str(fee)) > 100:
-            raise RecordError("a fee above 100% is not a fee", field="stakes.fee_percent")
-    except ArithmeticError:
-        pass  # not a number at all: the bound below says so
-    fee_percent = _decimal(fee, "stakes.fee_percent", bounds.FEE_PERCENT)
-    raise_step = raise_max = raise_schedule = None
-    if "raise" in stakes:
-        if variant != "raise":
-            raise RecordError("only a 'raise' game has a raise", field="stakes.raise")
-        block = _object(stakes["raise"], "stakes.raise", {"step", "max", "schedule"})
-        if "schedule" in block:
-            if "step" in block or "max" in block:
-                raise RecordError(
-                    "give either a schedule or step and max, not both", field="stakes.raise"
-                )
-            schedule = block["schedule"]
-            if not isinstance(schedule, list) or not schedule:
-                raise RecordError(
-                    "must be a non-empty list of decimal strings", field="stakes.raise.schedule"
-                )
-            _length(schedule, bounds.RAISE_SCHEDULE_MAX, "values", "stakes.raise.schedule")
-            raise_schedule = tuple(
-                _decimal(value, f"stakes.raise.schedule[{i}]", bounds.POINT_VALUE)
-                for i, value in enumerate(schedule)
-            )
-        else:
-            raise_step = _decimal(block.get("step"), "stakes.raise.step", bounds.RAISE_STEP)
-            raise_max = _decimal(block.get("max"), "stakes.raise.max", bounds.POINT_VALUE)
-            if raise_max < point_value:
-                raise RecordError(
-                    f"{raise_max} is below the starting point value {point_value}",
-                    field="stakes.raise.max",
-                )
-    elif variant == "raise":
-        raise RecordError(
-            "missing: a raise game needs {step, max} or {schedule}", field="stakes.raise"
-        )
-
-    players, seats = _players(obj.get("players"))
-    dealer = obj.get("dealer")
-    toss = None
-    if "toss" in obj:
-        if dealer is not None:
-            raise RecordError("give either a dealer or a toss, not both", field="toss")
-        toss_block = _object(obj["toss"], "toss", set(players))
-        if set(toss_block) != set(players):
-            missing = sorted(set(players) - set(toss_block))
-            raise RecordError(f"no toss card for {', '.join(missing)}", field="toss")
-        toss = {player: _card(toss_block[player], f"toss.{player}") for player in players}
-    elif dealer is None:
-        raise RecordError("missing: give the dealer (or a toss)", field="dealer")
-    elif dealer not in players:
-        raise RecordError(f"{dealer!r} is not a player at this table", field="dealer")
-
-    shuffle = None
-    if obj.get("shuffle") is not None:
-        shuffle = _object(obj["shuffle"], "shuffle", None)
-        _shuffle_bounds(shuffle)
-        shuffle = json.loads(json.dumps(shuffle, sort_keys=True))
-
+def build_record(record: game13.GameRecord) -> GameRecord:
+    """The domain's values from a validated record (or an API game header): the table, the
+    deal, the moves; a table no rule allows (a tied toss) is a :class:`RecordError`."""
+    game_id = record.game_id
+    profile = get_profile(record.rules)
+    players, seats = record.seating()
+    stakes, table = record.stakes, record.table
+    raised = stakes.raise_
     try:
         config = TableConfig(
             game_id=game_id,
-            variant=variant,
+            variant=record.variant,
             rules=profile.name,
-            table_id=table_id,
-            decks=decks,
-            jokers_per_deck=jokers_per_deck,
-            currency=currency,
-            point_value=point_value,
-            raise_step=raise_step,
-            raise_max=raise_max,
-            raise_schedule=raise_schedule,
-            fee_percent=fee_percent,
+            table_id=table.id,
+            decks=profile.decks if table.decks is None else table.decks,
+            jokers_per_deck=(
+                profile.jokers_per_deck if table.jokers_per_deck is None else table.jokers_per_deck
+            ),
+            currency=stakes.currency,
+            point_value=stakes.point_value,
+            raise_step=None if raised is None else raised.step,
+            raise_max=None if raised is None else raised.max,
+            raise_schedule=None
+            if raised is None or raised.schedule is None
+            else tuple(raised.schedule),
+            fee_percent=stakes.fee_percent,
             players=players,
-            dealer=dealer,
-            toss=toss,
-            started_at=started_at,
-            seats=tuple(seats[player] for player in players),
-            shuffle=shuffle,
+            dealer=record.dealer,
+            toss=None if record.toss is None else {p: record.toss[p] for p in players},
+            started_at=record.started_at,
+            seats=seats,
+            shuffle=None if record.shuffle is None else record.shuffle.verbatim(),
         )
     except RuleViolation as error:  # a table that cannot exist (seat count, tied toss)
         raise RecordError(error.reason) from None
-    deal = _deal(obj.get("deal"), players)
-    moves_in = obj.get("moves", [])
-    if not isinstance(moves_in, list):
-        raise RecordError("must be a list of moves", field="moves")
-    _length(moves_in, bounds.MOVES_MAX, "moves", "moves")
-    moves = tuple(
-        Move.from_dict(move, index=index, players=players) for index, move in enumerate(moves_in)
+    deal = record.deal
+    return GameRecord(
+        config=config,
+        deal=Deal(
+            hands={player: tuple(deal.hands[player]) for player in players},
+            wild=deal.wild,
+            open_card=deal.open,
+            stock=None if deal.stock is None else tuple(deal.stock),
+        ),
+        moves=tuple(Move.of(move) for move in record.moves),
+        reported=None if record.reported is None else Reported.of(record.reported),
     )
-    reported = Reported.from_dict(obj["reported"], players) if "reported" in obj else None
-    return GameRecord(config=config, deal=deal, moves=moves, reported=reported)
-
-
-def _players(value: Any) -> tuple[tuple[str, ...], dict[str, int]]:
-    if not isinstance(value, list) or not value:
-        raise RecordError("must be a list of {id, seat}", field="players")
-    seats: dict[str, int] = {}
-    for i, entry in enumerate(value):
-        entry = _object(entry, f"players[{i}]", {"id", "seat"})
-        player = entry.get("id")
-        if not isinstance(player, str) or not ID_PATTERN.match(player):
-            raise RecordError(
-                "missing"
-                if player is None
-                else f"{bounds._short(player)} is not a player id ({bounds.ID_EXPECTED})",
-                field=f"players[{i}].id",
-            )
-        if player in seats:
-            raise RecordError(f"{player} sits twice", field=f"players[{i}].id")
-        seat = _count(entry.get("seat", i + 1), f"players[{i}].seat", bounds.SEAT)
-        if seat in seats.values():
-            raise RecordError(f"seat {seat} is taken twice", field=f"players[{i}].seat")
-        seats[player] = seat
-    # Seat order is turn order, whatever order the list was written in.
-    ordered = tuple(sorted(seats, key=seats.__getitem__))
-    return ordered, {player: seats[player] for player in ordered}
-
-
-def _deal(value: Any, players: tuple[str, ...]) -> Deal:
-    block = _object(value, "deal", {"hands", "wild", "open", "stock"})
-    hands_in = _object(block.get("hands"), "deal.hands", set(players))
-    missing = [player for player in players if player not in hands_in]
-    if missing:
-        raise RecordError(f"no hand for {', '.join(missing)}", field="deal.hands")
-    hands = {player: _cards(hands_in[player], f"deal.hands.{player}") for player in players}
-    wild = _card(block.get("wild"), "deal.wild")
-    open_card = _card(block.get("open"), "deal.open")
-    stock = _cards(block["stock"], "deal.stock") if block.get("stock") is not None else None
-    return Deal(hands=hands, wild=wild, open_card=open_card, stock=stock)
 
 
 TOO_DEEP = "nested too deeply to be a game record"
@@ -613,11 +417,11 @@ def read_records(lines: Iterable[str | bytes]) -> Iterator[tuple[int, GameRecord
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        if _line_bytes(line) > bounds.LINE_BYTES_MAX:
+        if _line_bytes(line) > schema.LINE_BYTES_MAX:
             yield (
                 number,
                 RecordError(
-                    f"the line is longer than {bounds.LINE_LIMIT_TEXT}: "
+                    f"the line is longer than {schema.LINE_LIMIT_TEXT}: "
                     "a record line must be at most 1,048,576 bytes",
                     line=number,
                 ),
@@ -651,14 +455,14 @@ def _line_bytes(line: str | bytes) -> int:
     if isinstance(line, bytes):
         return len(line)
     # Cheap first: a line of few characters cannot be many bytes (UTF-8: at most 4 each).
-    return len(line) if len(line) * 4 <= bounds.LINE_BYTES_MAX else len(line.encode())
+    return len(line) if len(line) * 4 <= schema.LINE_BYTES_MAX else len(line.encode())
 
 
 def bounded_lines(file: IO) -> Iterator[str | bytes]:
     """The lines of ``file``, never holding more than one line's limit in memory: a longer
     line is yielded cut just past the limit (so :func:`read_records` refuses it by number)
     and the rest of it is skipped in pieces."""
-    limit = bounds.LINE_BYTES_MAX + 1
+    limit = schema.LINE_BYTES_MAX + 1
     while True:
         line = file.readline(limit)
         if not line:
@@ -696,87 +500,8 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
-# -- field readers -----------------------------------------------------------------------
-
-
 def _texts(cards: Iterable[Card]) -> list[str]:
     return [str(card) for card in cards]
-
-
-def _object(value: Any, name: str, allowed: set[str] | None) -> dict:
-    if value is None:
-        raise RecordError("missing", field=name)
-    if not isinstance(value, Mapping):
-        raise RecordError("must be an object", field=name)
-    if allowed is not None:
-        for key in value:
-            if key not in allowed:
-                raise RecordError("not expected here", field=f"{name}.{key}")
-    return dict(value)
-
-
-def _card(value: Any, name: str) -> Card:
-    if value is None:
-        raise RecordError("missing", field=name)
-    try:
-        return Card.parse(value)
-    except CardError as error:
-        raise RecordError(str(error), field=name) from None
-
-
-def _cards(value: Any, name: str) -> tuple[Card, ...]:
-    if not isinstance(value, list):
-        raise RecordError("must be a list of cards", field=name)
-    _length(value, bounds.CARDS_MAX, "cards", name)
-    return tuple(_card(card, f"{name}[{i}]") for i, card in enumerate(value))
-
-
-def _length(value: list, maximum: int, what: str, name: str) -> None:
-    try:
-        bounds.length_at_most(value, maximum, what)
-    except OutOfBounds as error:
-        raise RecordError(str(error), field=name) from None
-
-
-def _count(value: Any, name: str, bound: bounds.CountBound) -> int:
-    try:
-        return bounds.count_in(value, bound)
-    except OutOfBounds as error:
-        raise RecordError(str(error), field=name) from None
-
-
-def _decimal(value: Any, name: str, bound: bounds.DecimalBound) -> Decimal:
-    # JSON numbers with a fraction would pass through float; money is exact, so text only.
-    if value is None:
-        raise RecordError("missing", field=name)
-    try:
-        return bounds.decimal_in(value, bound)
-    except OutOfBounds as error:
-        raise RecordError(str(error), field=name) from None
-
-
-def _timestamp(value: Any, name: str) -> datetime:
-    try:
-        return bounds.time_in(parse_time(value, what=name))
-    except ValueError as error:
-        raise RecordError(str(error), field=name) from None
-
-
-def _shuffle_bounds(shuffle: Mapping) -> None:
-    """The shuffle block is kept verbatim in the game's first event: keep it small."""
-    for name in ("commitment", "seed"):
-        if name in shuffle and not isinstance(shuffle[name], str):
-            raise RecordError("must be text", field=f"shuffle.{name}")
-        if name in shuffle and len(shuffle[name]) > bounds.SHUFFLE_TEXT_MAX:
-            raise RecordError(
-                f"{len(shuffle[name])} characters: at most {bounds.SHUFFLE_TEXT_MAX}",
-                field=f"shuffle.{name}",
-            )
-    size = len(json.dumps(shuffle))
-    if size > bounds.SHUFFLE_BYTES_MAX:
-        raise RecordError(
-            f"{size} characters of JSON: at most {bounds.SHUFFLE_BYTES_MAX}", field="shuffle"
-        )
 
 
 # -- from a stored game ------------------------------------------------------------------

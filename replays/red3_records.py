@@ -1,7 +1,7 @@
 """Red 3 match records (``rummy-ledger/red3@1``, docs/red3-format.md) read, checked, written.
 
-The shape is checked here (known fields, card text, players, round numbers); the rules are
-checked by playing the record through the match aggregate (:meth:`Red3Record.build`). Bad
+The shape (known fields, card text, players, round numbers and every bound) is declared in
+:mod:`domain.red3.record_schema` and validated with it here; the rules are checked by playing the record through the match aggregate (:meth:`Red3Record.build`). Bad
 shape raises :class:`~replays.records.RecordError` naming the game and the field, such as
 ``rounds[1].moves[4].card``; a broken rule is a :class:`~domain.errors.RuleViolation` that
 :func:`explain` places as ``round 2 move 4 (p1 discard KS)``.
@@ -10,7 +10,7 @@ shape raises :class:`~replays.records.RecordError` naming the game and the field
 ...                    "players": [{"id": "p1", "seat": 1}], "round_count": 2, "rounds": []})
 Traceback (most recent call last):
 ...
-replays.records.RecordError: R3-1: field 'players': Red 3 Rummy needs at least 2 players, got 1
+replays.records.RecordError: R3-1: field 'players': 1 given: at least 2 needed
 
 Parsing and writing round-trip: ``parse_red3_record(record.to_dict()) == record``; the
 canonical form of a record is what its match exports (:meth:`Red3Record.canonical`), so the
@@ -25,48 +25,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from domain.cards import Card, CardError
 from domain.errors import BadConfig, BadDeal, RuleViolation
+from domain.red3 import record_schema as schema
 from domain.red3.game import Red3Match
-from domain.red3.moves import MOVE_TYPES, PICK_SOURCES, play_match, where
+from domain.red3.moves import play_match, where
+from domain.red3.record_schema import RED3_FORMAT, RED3_VARIANT
 from domain.red3.table import Red3Config, Red3Deal
 from domain.timestamps import format_time, parse_time
-from replays import record_bounds as bounds
-from replays.records import (
-    RecordError,
-    parse_with_game_id,
-    record_object,
-    require_format,
-)
-
-RED3_FORMAT = "rummy-ledger/red3@1"
-RED3_VARIANT = "red3"
-# Fields the ledger adds on export; an exported record imports again unchanged.
-EXPORT_ONLY_FIELDS = ("settlement",)
-
-_TOP_FIELDS = {
-    "format",
-    "game_id",
-    "variant",
-    "rules",
-    "started_at",
-    "table",
-    "players",
-    "first_player",
-    "round_count",
-    "rounds",
-    "reported",
-    "shuffle",
-    *EXPORT_ONLY_FIELDS,
-}
-_ROUND_FIELDS = {"round", "at", "deal", "moves"}
-_DEAL_FIELDS = {"first", "hands", "second_hands", "pile", "stock"}
-_MOVE_FIELDS = {
-    "pick": ({"from"}, {"card", "cards"}),
-    "lay_down": (set(), {"books", "add"}),
-    "discard": ({"card"}, set()),
-}
-_REPORTED_FIELDS = {"rounds", "totals", "winner", "winners"}
+from replays.records import RecordError, parse_with_game_id, record_object, validated
 
 
 def is_red3_record(obj: Any) -> bool:
@@ -160,48 +126,27 @@ def parse_red3_record(obj: Any) -> Red3Record:
 
 
 def _parse(obj: Mapping, game_id: str) -> Red3Record:
-    require_format(obj, RED3_FORMAT, _TOP_FIELDS, "a Red 3 match record")
-    if obj.get("variant", RED3_VARIANT) != RED3_VARIANT:
-        raise RecordError(f"{obj['variant']!r} is not 'red3'", field="variant")
-    table = obj.get("table") or {}
-    if not isinstance(table, Mapping) or set(table) - {"id"}:
-        raise RecordError("must be an object with an 'id' at most", field="table")
-    if table.get("id") is not None and not bounds.is_id(table["id"]):
-        raise RecordError(
-            f"{bounds._short(table['id'])} is not a table id ({bounds.ID_EXPECTED})",
-            field="table.id",
-        )
-    round_count = obj.get("round_count")
-    # Below 1 is the domain's to refuse (a rule); above the bound is a size no page can hold.
-    if isinstance(round_count, int) and round_count > bounds.RED3_ROUNDS.maximum:
-        _bounded(bounds.count_in, round_count, bounds.RED3_ROUNDS, "round_count")
-    players, seats = _players(obj.get("players"))
-    started_at = _time(obj.get("started_at"), "started_at")
+    record = validated(schema.Red3Record, obj, "a Red 3 match record")
     try:
         config = Red3Config(
             game_id=game_id,
-            players=players,
-            seats=seats,
-            rounds=round_count,
-            rules=obj.get("rules", "standard"),
-            first_player=obj.get("first_player"),
-            table_id=table.get("id"),
-            started_at=started_at,
-            shuffle=obj.get("shuffle"),
+            players=tuple(player.id for player in record.players),
+            seats=tuple(
+                i + 1 if player.seat is None else player.seat
+                for i, player in enumerate(record.players)
+            ),
+            rounds=record.round_count,
+            rules=record.rules,
+            first_player=record.first_player,
+            table_id=None if record.table is None else record.table.id,
+            started_at=record.started_at,
+            shuffle=None if record.shuffle is None else record.shuffle.verbatim(),
         )
     except BadConfig as error:
         raise RecordError(error.reason, field=_config_field(error.reason)) from None
-    rounds = obj.get("rounds")
-    if not isinstance(rounds, list):
-        raise RecordError("must be a list of rounds", field="rounds")
-    if len(rounds) > config.rounds:
-        raise RecordError(
-            f"{len(rounds)} rounds played but the match has {config.rounds}", field="rounds"
-        )
-    parsed = tuple(_round(played, index, config) for index, played in enumerate(rounds))
-    return Red3Record(
-        config=config, rounds=parsed, reported=_reported(obj.get("reported"), players)
-    )
+    rounds = tuple(_round(played, index, config) for index, played in enumerate(record.rounds))
+    reported = None if record.reported is None else record.reported.figures()
+    return Red3Record(config=config, rounds=rounds, reported=reported)
 
 
 def _config_field(reason: str) -> str:
@@ -219,218 +164,20 @@ def _config_field(reason: str) -> str:
     return "game_id"
 
 
-def _players(value: Any) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    if not isinstance(value, list) or not value:
-        raise RecordError("must be a list of {id, seat}", field="players")
-    if len(value) > bounds.RED3_PLAYERS_MAX:
-        raise RecordError(
-            f"{len(value)} players: Red 3 Rummy seats at most {bounds.RED3_PLAYERS_MAX}",
-            field="players",
+def _round(played: schema.Red3Round, index: int, config: Red3Config) -> Red3Round:
+    deal = played.deal
+    try:
+        parsed = Red3Deal(
+            first=config.first_player_of(index + 1) if deal.first is None else deal.first,
+            hands={player: tuple(cards) for player, cards in deal.hands.items()},
+            second_hands={player: tuple(cards) for player, cards in deal.second_hands.items()},
+            pile=tuple(deal.pile),
+            stock=None if deal.stock is None else tuple(deal.stock),
         )
-    players, seats = [], []
-    for i, entry in enumerate(value):
-        if not isinstance(entry, Mapping) or set(entry) - {"id", "seat"} or "id" not in entry:
-            raise RecordError("must be {id, seat}", field=f"players[{i}]")
-        if isinstance(entry["id"], str) and not bounds.is_id(entry["id"]):
-            raise RecordError(
-                f"{bounds._short(entry['id'])} is not a player id ({bounds.ID_EXPECTED})",
-                field=f"players[{i}].id",
-            )
-        players.append(entry["id"])
-        seat = entry.get("seat", i + 1)
-        if isinstance(seat, int) and not isinstance(seat, bool):
-            _bounded(bounds.count_in, seat, bounds.SEAT, f"players[{i}].seat")
-        seats.append(seat)
-    return tuple(players), tuple(seats)
-
-
-def _bounded(check, value: Any, bound: Any, name: str, *what: str) -> Any:
-    try:
-        return check(value, bound, *what)
-    except bounds.OutOfBounds as error:
-        raise RecordError(str(error), field=name) from None
-
-
-def _time(value: Any, name: str) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return bounds.time_in(parse_time(value, what=name))
-    except ValueError as error:
-        raise RecordError(str(error), field=name) from None
-
-
-def _round(value: Any, index: int, config: Red3Config) -> Red3Round:
-    name = f"rounds[{index}]"
-    if not isinstance(value, Mapping):
-        raise RecordError("must be an object with deal and moves", field=name)
-    for key in value:
-        if key not in _ROUND_FIELDS:
-            raise RecordError("not a field of a round", field=f"{name}.{key}")
-    if value.get("round", index + 1) != index + 1:
-        raise RecordError(f"round {value['round']!r} listed as round {index + 1}", field=name)
-    deal = value.get("deal")
-    if not isinstance(deal, Mapping):
-        raise RecordError("missing" if deal is None else "must be an object", field=f"{name}.deal")
-    for key in deal:
-        if key not in _DEAL_FIELDS:
-            raise RecordError("not a field of a deal", field=f"{name}.deal.{key}")
-    dealt = dict(deal)
-    dealt.setdefault("first", config.first_player_of(index + 1))
-    for key in ("hands", "second_hands"):
-        hands = dealt.get(key)
-        if not isinstance(hands, Mapping):
-            raise RecordError("must map each player to a list of cards", field=f"{name}.deal.{key}")
-        dealt[key] = {
-            player: _cards(cards, f"{name}.deal.{key}.{player}") for player, cards in hands.items()
-        }
-    dealt["pile"] = _cards(dealt.get("pile"), f"{name}.deal.pile")
-    if dealt.get("stock") is not None:
-        dealt["stock"] = _cards(dealt["stock"], f"{name}.deal.stock")
-    try:
-        parsed_deal = Red3Deal.from_dict(dealt)
     except BadDeal as error:
-        raise RecordError(error.reason, field=f"{name}.deal") from None
-    moves = value.get("moves", [])
-    if not isinstance(moves, list):
-        raise RecordError("must be a list of moves", field=f"{name}.moves")
-    _bounded(bounds.length_at_most, moves, bounds.RED3_ROUND_MOVES_MAX, f"{name}.moves", "moves")
-    return Red3Round(
-        deal=parsed_deal,
-        moves=tuple(_move(move, f"{name}.moves[{i}]") for i, move in enumerate(moves)),
-        at=_time(value.get("at"), f"{name}.at"),
-    )
-
-
-def _move(value: Any, name: str) -> dict:
-    """A move dict with its cards and time in canonical text; rules are the aggregate's."""
-    if not isinstance(value, Mapping):
-        raise RecordError("must be an object", field=name)
-    move_type = value.get("type")
-    if move_type not in _MOVE_FIELDS:
-        raise RecordError(
-            f"{move_type!r} is not a move type (known: {', '.join(MOVE_TYPES)})",
-            field=f"{name}.type",
-        )
-    required, optional = _MOVE_FIELDS[move_type]
-    for key in value:
-        if key not in {"player", "type", "at", *required, *optional}:
-            raise RecordError(f"not a field of a {move_type} move", field=f"{name}.{key}")
-    for key in ("player", *sorted(required)):
-        if value.get(key) is None:
-            raise RecordError("missing", field=f"{name}.{key}")
-    if not isinstance(value["player"], str):
-        raise RecordError("must be a player id", field=f"{name}.player")
-    move: dict[str, Any] = {"player": value["player"], "type": move_type}
-    if move_type == "pick":
-        if value["from"] not in PICK_SOURCES:
-            raise RecordError(f"{value['from']!r} is not 'stock' or 'pile'", field=f"{name}.from")
-        move["from"] = value["from"]
-        if value.get("card") is not None:
-            move["card"] = str(_card(value["card"], f"{name}.card"))
-        if value.get("cards") is not None:
-            move["cards"] = _texts(_cards(value["cards"], f"{name}.cards"))
-    elif move_type == "lay_down":
-        books = value.get("books") or []
-        if not isinstance(books, list):
-            raise RecordError("must be a list of books", field=f"{name}.books")
-        if books:
-            move["books"] = [
-                _texts(_cards(book, f"{name}.books[{i}]")) for i, book in enumerate(books)
-            ]
-        added = value.get("add") or []
-        if not isinstance(added, list):
-            raise RecordError("must be a list of {book, cards}", field=f"{name}.add")
-        additions = []
-        for i, entry in enumerate(added):
-            where_ = f"{name}.add[{i}]"
-            if not isinstance(entry, Mapping) or set(entry) != {"book", "cards"}:
-                raise RecordError("must be {book, cards}", field=where_)
-            book = entry["book"]
-            if isinstance(book, bool) or not isinstance(book, int) or book < 0:
-                raise RecordError(f"{book!r} is not a book index", field=f"{where_}.book")
-            additions.append({"book": book, "cards": _texts(_cards(entry["cards"], where_))})
-        if additions:
-            move["add"] = additions
-        if not books and not additions:
-            raise RecordError("a lay-down needs books or cards to add", field=name)
-    else:
-        move["card"] = str(_card(value["card"], f"{name}.card"))
-    if value.get("at") is not None:
-        move["at"] = format_time(_time(value["at"], f"{name}.at"))
-    return move
-
-
-def _reported(value: Any, players: tuple[str, ...]) -> dict | None:
-    """The operator's figures: ``rounds`` (scores per round), ``totals``, ``winner(s)``."""
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        raise RecordError("must be an object", field="reported")
-    for key in value:
-        if key not in _REPORTED_FIELDS:
-            raise RecordError("not a reported figure", field=f"reported.{key}")
-    out: dict[str, Any] = {}
-    if "rounds" in value:
-        if not isinstance(value["rounds"], list):
-            raise RecordError("must be a list of {player: score}", field="reported.rounds")
-        out["rounds"] = [
-            _scores(scores, f"reported.rounds[{i}]", players)
-            for i, scores in enumerate(value["rounds"])
-        ]
-    if "totals" in value:
-        out["totals"] = _scores(value["totals"], "reported.totals", players)
-    if "winner" in value:
-        winner = value["winner"]
-        if winner is not None and not isinstance(winner, str):
-            raise RecordError(
-                f"{bounds._short(winner)} is not a player id (text)", field="reported.winner"
-            )
-        if winner is not None and winner not in players:
-            raise RecordError(f"{winner!r} is not seated", field="reported.winner")
-        out["winner"] = winner
-    if "winners" in value:
-        winners = value["winners"]
-        if not isinstance(winners, list) or any(
-            not isinstance(w, str) or w not in players for w in winners
-        ):
-            raise RecordError("must be a list of seated players", field="reported.winners")
-        out["winners"] = list(winners)
-    return out
-
-
-def _scores(value: Any, name: str, players: tuple[str, ...]) -> dict[str, int]:
-    if not isinstance(value, Mapping):
-        raise RecordError("must map players to scores", field=name)
-    scores = {}
-    for player, score in value.items():
-        if player not in players:
-            raise RecordError(f"{player!r} is not seated", field=name)
-        if isinstance(score, bool) or not isinstance(score, int):
-            raise RecordError(
-                f"{bounds._short(score)} is not a whole number of points", field=f"{name}.{player}"
-            )
-        _bounded(bounds.count_in, score, bounds.RED3_SCORE, f"{name}.{player}")
-        scores[player] = score
-    return scores
-
-
-def _card(value: Any, name: str) -> Card:
-    try:
-        return Card.parse(value)
-    except CardError as error:
-        raise RecordError(str(error), field=name) from None
-
-
-def _cards(value: Any, name: str) -> tuple[Card, ...]:
-    if not isinstance(value, list):
-        raise RecordError("must be a list of cards", field=name)
-    _bounded(bounds.length_at_most, value, bounds.RED3_CARDS_MAX, name, "cards")
-    return tuple(_card(card, f"{name}[{i}]") for i, card in enumerate(value))
-
-
-def _texts(cards) -> list[str]:
-    return [str(card) for card in cards]
+        raise RecordError(error.reason, field=f"rounds[{index}].deal") from None
+    moves = tuple(move.canonical() for move in played.moves)
+    return Red3Round(deal=parsed, moves=moves, at=played.at)
 
 
 # -- writing -----------------------------------------------------------------------------

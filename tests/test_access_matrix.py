@@ -236,6 +236,8 @@ MATRIX = [
         expect(401, 401, 401, 401, 401),
     ),
     ("API description", "GET", "/api/v1/openapi.json", None, expect(200, 200, 200, 200, 200)),
+    ("API schemas", "GET", "/api/v1/schemas/", None, expect(200, 200, 200, 200, 200)),
+    ("API schema", "GET", "/api/v1/schemas/game.json", None, expect(200, 200, 200, 200, 200)),
 ]
 
 ROUTES_COVERED = {
@@ -271,6 +273,8 @@ ROUTES_COVERED = {
     "api.game": "/api/v1/games/",
     "api.start_game": "/api/v1/games",
     "api.openapi": "/api/v1/openapi.json",
+    "api.schemas": "/api/v1/schemas/",
+    "api.schema": "/api/v1/schemas/game.json",
 }
 # Covered by the API's own tests (tests/test_api*.py): token required, as "API ..." rows show.
 API_ROUTES_ELSEWHERE = {"api.post_move", "api.settle"}

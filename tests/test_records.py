@@ -135,10 +135,16 @@ def bad(mutate) -> RecordError:
             lambda r: r["deal"]["hands"]["p3"].__setitem__(4, "1Z"),
             "field 'deal.hands.p3[4]': '1Z' is not a card",
         ),
-        (lambda r: r["moves"][3].__setitem__("type", "fold"), "move 3: unknown move type 'fold'"),
+        (
+            lambda r: r["moves"][3].__setitem__("type", "fold"),
+            "move 3, field 'type': 'fold' is not a move type",
+        ),
         (lambda r: r["moves"][1].__setitem__("card", "ZZ"), "move 1, field 'card': 'ZZ'"),
         (lambda r: r["moves"][0].pop("from"), "move 0, field 'from': missing"),
-        (lambda r: r["moves"][0].__setitem__("from", "deck"), "'deck' is not a pile"),
+        (
+            lambda r: r["moves"][0].__setitem__("from", "deck"),
+            "field 'from': 'deck' is not 'open' or 'closed'",
+        ),
         (lambda r: r["moves"][2].__setitem__("player", "p7"), "move 2, field 'player'"),
         (lambda r: r["moves"][2].__setitem__("card", "5S"), "move 2, field 'card': not a field"),
         (
@@ -150,7 +156,7 @@ def bad(mutate) -> RecordError:
         (lambda r: r["reported"]["points"].__setitem__("p2", "20"), "reported.points.p2"),
         (
             lambda r: r.update(players=r["players"][:1], dealer="p1"),
-            "a table seats 2 to 6 players",
+            "field 'players': 1 given: at least 2 needed",
         ),
         (lambda r: r["players"][1].__setitem__("seat", 1), "seat 1 is taken twice"),
     ],

@@ -70,7 +70,7 @@ def test_a_record_breaking_a_rule_is_reported_and_the_rest_still_settle():
     assert by_id["bad-stock"]["error"].startswith("move 0 (p1 pick 5S): ")
     assert by_id["bad-turn"]["error"] == "move 2 (p3 drop): p3 cannot drop: it is p2's turn"
     assert "move 1, field 'card': '1Z' is not a card" in by_id["bad-card"]["error"]
-    assert "unknown move type 'fold'" in by_id["bad-type"]["error"]
+    assert "field 'type': 'fold' is not a move type" in by_id["bad-type"]["error"]
     assert by_id["seed-points-200"]["gross"] == "200.00"
     assert "Traceback" not in result.output
 

@@ -33,6 +33,9 @@ HEAVY = (
     "psycopg",
     "cryptography",
     "orjson",
+    "pydantic",
+    "pydantic_core",
+    "domain.record_schema",
     "replays",
     "web.commands.store",
 )

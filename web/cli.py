@@ -58,6 +58,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Period report: totals per table, per day and per player; every game whose ledger does "
         "not balance or whose settlement differs from a recomputation is listed.",
     ),
+    "schema": (
+        "schema",
+        "Generate the record and API JSON Schemas (docs/schema/) and the OpenAPI request bodies "
+        "from the models the ledger validates with.",
+    ),
     "seal": ("seal", "Seal stored events that no save sealed."),
     "serve": (
         "serve",

@@ -14,12 +14,15 @@ from pathlib import Path
 from flask import Blueprint, Response, current_app, g, jsonify, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from domain.record_schema.common import LINE_BYTES_MAX, LINE_LIMIT_TEXT
 from replays.ingest import Ingest, IngestError
-from replays.record_bounds import LINE_BYTES_MAX, LINE_LIMIT_TEXT
+from web.api import contract
 from web.ledger import get_ledger
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 OPENAPI = Path(__file__).with_name("openapi.json")
+# The published contract: no token needed to read it.
+PUBLIC = {"api.openapi", "api.schemas", "api.schema"}
 _lock = threading.Lock()
 
 
@@ -71,7 +74,7 @@ def _authenticate():
     # A body is one game header or one move: 1 MiB is far above any, and a bigger one is
     # refused as it streams in (413) instead of being held in memory.
     request.max_content_length = LINE_BYTES_MAX
-    if request.endpoint == "api.openapi":
+    if request.endpoint in PUBLIC:
         return None
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
@@ -135,6 +138,20 @@ def game(game_id: str):
 @bp.get("/openapi.json")
 def openapi():
     return Response(OPENAPI.read_bytes(), mimetype="application/json")
+
+
+@bp.get("/schemas/")
+def schemas():
+    """The published JSON Schemas (docs/record-format.md, docs/operator-api.md)."""
+    return _answer(200, contract.schema_index(base_url=request.base_url))
+
+
+@bp.get("/schemas/<name>.json")
+def schema(name: str):
+    if name not in contract.schema_names():
+        known = ", ".join(contract.schema_names())
+        return _error(404, f"no schema {name!r} (known: {known})")
+    return Response(contract.schema_text(name), mimetype="application/schema+json")
 
 
 def _answer(status: int, payload: dict) -> Response:
