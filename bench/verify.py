@@ -132,7 +132,9 @@ def run(quick: bool = False, games: int | None = None, db: str | None = None) ->
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.verify", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.verify", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--games", type=int, default=GAMES, help=f"games in the store ({GAMES})")
     parser.add_argument("--db", help="SQLite file to build once and reuse")
     parser.add_argument("--quick", action="store_true")

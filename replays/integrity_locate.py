@@ -216,7 +216,9 @@ def name_events(report, located: list[Block]) -> None:
     projected from an event as first written that its stored bytes no longer give)."""
     for block in located:
         witnesses = [
-            p for p in report.problems if p.kind in WITNESS_KINDS and block.covers(p.game_id, p.event)
+            p
+            for p in report.problems
+            if p.kind in WITNESS_KINDS and block.covers(p.game_id, p.event)
         ]
         if not witnesses:
             continue
@@ -224,7 +226,9 @@ def name_events(report, located: list[Block]) -> None:
             p for p in report.problems if not (p.kind == RESEALED and p.message == describe(block))
         ]
         for game_id, event in sorted({(p.game_id, p.event) for p in witnesses}):
-            said = "; ".join(p.message for p in witnesses if (p.game_id, p.event) == (game_id, event))
+            said = "; ".join(
+                p.message for p in witnesses if (p.game_id, p.event) == (game_id, event)
+            )
             report.add(
                 RESEALED,
                 f"the event was edited, and its seal and its game's chain rewritten to match: "

@@ -18,8 +18,8 @@ from uuid import UUID
 import sqlalchemy as sa
 
 from replays import merkle
-from replays.checkpoint_blocks import Blocks, block_level, rest_subtrees
 from replays.canonical import event_leaf
+from replays.checkpoint_blocks import Blocks, block_level, rest_subtrees
 from replays.db import Base, engine_for
 from replays.integrity_models import INTEGRITY_TABLES, NODE_MIN_LEVEL, Seal, TreeNode
 from replays.schema import EVENTS_TABLE

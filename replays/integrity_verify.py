@@ -579,9 +579,7 @@ class _StorePass:
         if not anchors:
             return
         tree = StoredTree(self.connection)
-        view = locating.events_view(
-            tree, self.node_differs, self.leaf_differs, self.builder.size
-        )
+        view = locating.events_view(tree, self.node_differs, self.leaf_differs, self.builder.size)
         seen: set[tuple[int, int]] = set()
         for anchor in anchors:
             for block in locating.locate(anchor, view):

@@ -318,6 +318,7 @@ def compare_game(report: Report, expected: Expected, stored: _StoredRows) -> Non
         )
     else:
         _compare_row(report, game_id, "games", row, expected.game)
+
     def settled(row: dict) -> int | None:
         return expected.settled_version
 

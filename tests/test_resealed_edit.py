@@ -33,7 +33,6 @@ from replays.integrity import (
     CHECKPOINT,
     RESEALED,
     create_tables,
-    make_checkpoint,
     seal_new_events,
     verify_store,
 )
@@ -71,7 +70,9 @@ def store(database_url, keys):
 def edit_event(url: str, game: str, version: int, change) -> None:
     """Rewrite one stored event's state (its JSON, changed by ``change``)."""
     rid = row_id(url, game, version)
-    state = json.loads(sql(url, "SELECT state FROM ledger_events WHERE id = :i", i=rid).scalar_one())
+    state = json.loads(
+        sql(url, "SELECT state FROM ledger_events WHERE id = :i", i=rid).scalar_one()
+    )
     change(state)
     data = json.dumps(state, separators=(",", ":")).encode()
     sql(url, "UPDATE ledger_events SET state = :s WHERE id = :i", s=data, i=rid)
@@ -256,7 +257,7 @@ def test_blocks_fold_to_the_root_they_are_bound_to(size):
         ]
         blocks = Blocks(level, tuple(hashes), tuple(rest))
         assert blocks.root(size) == root
-        forged = Blocks(level, tuple(hashes), tuple(rest[:-1]) + (bytes(32),)) if rest else None
+        forged = Blocks(level, tuple(hashes), (*tuple(rest[:-1]), bytes(32))) if rest else None
         if forged is not None:
             assert forged.root(size) != root
 
