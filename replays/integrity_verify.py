@@ -792,7 +792,8 @@ def verify_game(
             _check_game_in_tree(
                 connection, game_id, checkpoint, leaves, seals, report, proven, mismatched, tree
             )
-        located = _GameLocator(connection, game_id, leaves, tree)
+        altered = {seal.position for seal in seals if leaves.get(seal.position) != seal.leaf}
+        located = _GameLocator(connection, game_id, leaves, tree, altered)
         located.run(mismatched, tree_head)
         _report_mismatches(game_id, report.last_position, mismatched, proven, report, located)
         if check_snapshots and rows and not report.problems:
@@ -821,8 +822,16 @@ class _GameLocator:
     rest) departs from a failing checkpoint or from the tree head: blocks holding this
     game's events (``here``, reported against the game) or only others' (``elsewhere``)."""
 
-    def __init__(self, connection, game_id: str, leaves: dict[int, bytes], tree: StoredTree):
+    def __init__(
+        self,
+        connection: sa.Connection,
+        game_id: str,
+        leaves: dict[int, bytes],
+        tree: StoredTree,
+        altered: set[int],
+    ):
         self.connection, self.game_id, self.leaves, self.tree = connection, game_id, leaves, tree
+        self.altered = altered  # positions whose event no longer matches its seal
         self.stored = locating.stored_witness(tree)
         self.here: list[locating.Block] = []
         self.elsewhere: dict[int, list[locating.Block]] = {}  # by checkpoint size
@@ -845,6 +854,8 @@ class _GameLocator:
                 self.add(size, block)
 
     def add(self, size: int | None, block: locating.Block) -> None:
+        if any(block.start <= p < block.end for p in self.altered):
+            return  # found against its seal already: `altered`
         block = replace(block, games=tuple(_games_between(self.connection, block.start, block.end)))
         if any(block.start <= p < block.end for p in self.leaves):
             if all((b.start, b.end) != (block.start, block.end) for b in self.here):

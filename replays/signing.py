@@ -14,7 +14,9 @@ The signed message is UTF-8 text, five lines, each ending in ``\\n``::
 
 The key id is the first 16 hex digits of SHA-256 of the raw 32-byte public key. The
 checkpoint file is JSON: ``{"format", "size", "root", "time", "key_id", "signature"}``
-with the signature as 128 hex digits.
+with the signature as 128 hex digits, and optionally ``blocks``: subtree hashes bound to
+the signed root by the tree itself (:mod:`replays.checkpoint_blocks`), which let a kept
+file locate a rewrite.
 
 Keys live in ``RUMMY_LEDGER_KEY_DIR`` (default ``./keys``): ``signing-key.pem`` (PKCS#8,
 mode 0600) and ``signing-key.pub`` (SubjectPublicKeyInfo PEM). A public key may also be

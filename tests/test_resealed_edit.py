@@ -271,3 +271,16 @@ def test_altered_blocks_in_a_kept_file_are_a_finding_not_a_crash(store, tmp_path
     report = verify_store(store, checkpoints=[Checkpoint.load(path)], check_read_models=False)
     assert [p.kind for p in report.problems] == [CHECKPOINT]
     assert "block hashes" in report.problems[0].message
+
+
+def test_an_edit_left_unsealed_is_altered_not_resealed(store, tmp_path):
+    """The seal still holds the old leaf: the seal names the event; no block is blamed."""
+    kept = kept_checkpoint(tmp_path)
+    edit_event(store, EDITED, EVENT, projected_edit)
+    for report in (
+        verify_store(store, checkpoints=[kept]),
+        verify_store(store, game_id=EDITED, checkpoints=[kept]),
+    ):
+        kinds = {(p.kind, p.game_id, p.event) for p in report.problems}
+        assert ("altered", EDITED, EVENT) in kinds, report.problems
+        assert RESEALED not in {p.kind for p in report.problems}, report.problems
