@@ -24,6 +24,7 @@ import json
 import pytest
 from click.testing import CliRunner
 from test_integrity import forget_seals, record, row_id, sql
+from test_integrity import keys as signing_keys  # noqa: F401 (a fixture, used by name)
 
 from replays import merkle
 from replays.application import Ledger
@@ -37,7 +38,7 @@ from replays.integrity import (
     verify_store,
 )
 from replays.projections import catch_up
-from replays.signing import Checkpoint, init_keys
+from replays.signing import Checkpoint
 from web.cli import main
 
 GAMES = ("G1", "G2", "G3", "G4")
@@ -45,16 +46,10 @@ EDITED, EVENT = "G2", 9
 
 
 @pytest.fixture
-def keys(tmp_path, monkeypatch):
-    directory = tmp_path / "keys"
-    init_keys(directory)
-    monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(directory))
-    return directory
-
-
-@pytest.fixture
-def store(database_url, keys):
-    """Four games, stored, sealed and projected (the read rows as first written)."""
+def store(database_url, request):
+    """Four games, stored, sealed and projected (the read rows as first written), and the
+    ledger's signing key (test_integrity's ``keys`` fixture)."""
+    request.getfixturevalue("signing_keys")
     from replays.schema import migrate
 
     migrate(database_url)
