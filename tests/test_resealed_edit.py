@@ -279,3 +279,33 @@ def test_an_edit_left_unsealed_is_altered_not_resealed(store, tmp_path):
         kinds = {(p.kind, p.game_id, p.event) for p in report.problems}
         assert ("altered", EDITED, EVENT) in kinds, report.problems
         assert RESEALED not in {p.kind for p in report.problems}, report.problems
+
+
+@pytest.mark.parametrize("everything", [False, True])
+def test_an_edit_after_the_last_complete_stored_subtree_is_located(store, tmp_path, everything):
+    """Position 97 (G4's event 20) lies after the last subtree of 16: the tree head's
+    frontier (case a) or the file's rest hashes (case b) hold its smaller subtree."""
+    kept = kept_checkpoint(tmp_path)
+    edit_event(store, "G4", 20, unprojected_edit)
+    if everything:
+        reseal_everything(store)
+    else:
+        reseal_seal_and_chain(store, "G4")
+    report = verify_store(store, checkpoints=[kept])
+    located = [p for p in report.problems if p.kind == RESEALED]
+    assert [p.game_id for p in located] == ["G4"], report.problems
+    assert "tree positions 96-103 (G4 events 19-26)" in located[0].message
+    for game in ("G1", "G2", "G3"):
+        assert game not in blamed(verify_store(store, game_id=game, checkpoints=[kept]))
+
+
+def test_malformed_blocks_in_a_file_are_refused_by_field(tmp_path, store):
+    kept_checkpoint(tmp_path)
+    path = tmp_path / "kept.json"
+    data = json.loads(path.read_text())
+    data["blocks"]["hashes"].pop()
+    path.write_text(json.dumps(data))
+    result = CliRunner().invoke(main, ["verify", "--checkpoint", str(path)])
+    assert result.exit_code == 1
+    assert "blocks.hashes must be a list of 6 hashes for 104 events at level 4" in result.output
+    assert "Traceback" not in result.output
