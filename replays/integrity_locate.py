@@ -125,7 +125,7 @@ def stored_lookup(tree: StoredTree) -> Lookup:
     def lookup(level: int, index: int) -> bytes | None:
         try:
             return tree.subtree(level, index)
-        except IntegrityError:
+        except (IntegrityError, TypeError, ValueError):  # missing, or not stored as bytes
             return None
 
     return lookup
