@@ -24,7 +24,6 @@ store and reuses it on the next run).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -38,6 +37,7 @@ import sqlalchemy as sa
 GAMES = 1_000
 QUICK_GAMES = 100
 DISTINCT = 400  # simulated games; the rest are clones (as in bench/replay_page.py)
+GAMES_ENV, DB_ENV = "RUMMY_LEDGER_BENCH_VERIFY_GAMES", "RUMMY_LEDGER_BENCH_VERIFY_DB"
 
 
 def build(url: str, games: int) -> None:
@@ -117,8 +117,11 @@ def rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def run(quick: bool = False, games: int | None = None, db: str | None = None) -> dict[str, Any]:
-    games = games or (QUICK_GAMES if quick else GAMES)
+def run(quick: bool = False) -> dict[str, Any]:
+    """``python -m bench verify``: the store's size from ``RUMMY_LEDGER_BENCH_VERIFY_GAMES``
+    (default 1,000; quick 100), kept in ``RUMMY_LEDGER_BENCH_VERIFY_DB`` when set."""
+    games = int(os.environ.get(GAMES_ENV) or (QUICK_GAMES if quick else GAMES))
+    db = os.environ.get(DB_ENV)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(db) if db else Path(folder) / "verify.sqlite3"
         url = f"sqlite:///{path}"
@@ -131,7 +134,11 @@ def run(quick: bool = False, games: int | None = None, db: str | None = None) ->
     return result
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.verify --games 10000 [--db FILE]``: the same run, its result file
+    and the summary table written as ``python -m bench verify`` writes them."""
+    from bench.__main__ import main as bench_main
+
     parser = argparse.ArgumentParser(
         prog="python -m bench.verify", description=__doc__.split("\n")[0]
     )
@@ -139,9 +146,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--db", help="SQLite file to build once and reuse")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
-    games = QUICK_GAMES if args.quick else args.games
-    print(json.dumps(run(games=games, db=args.db), indent=2))
+    os.environ[GAMES_ENV] = str(QUICK_GAMES if args.quick else args.games)
+    if args.db:
+        os.environ[DB_ENV] = args.db
+    return bench_main(["verify", *(["--quick"] if args.quick else [])])
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))
