@@ -90,7 +90,9 @@ def range_hash(lookup: Lookup, start: int, end: int) -> bytes | None:
 def locate(anchor: Anchor, events: Lookup) -> list[Block]:
     """The blocks where the tree the events give (``events``) departs from ``anchor``."""
     blocks: list[Block] = []
-    todo = [(0, anchor.size, anchor.root, anchor.signed, anchor.name)]
+    # Nothing is located at the anchor itself: a root no witness can split says no more
+    # than the failing checkpoint (or tree head) already does.
+    todo = [(0, anchor.size, anchor.root, False, anchor.name)]
     while todo:
         start, end, trusted, confirmed, held_by = todo.pop()
         if range_hash(events, start, end) in (trusted, None):
@@ -102,7 +104,7 @@ def locate(anchor: Anchor, events: Lookup) -> list[Block]:
             continue
         (left, right), witness = found
         k = merkle.split_point(end - start)
-        confirmed = confirmed or witness.independent
+        confirmed = confirmed or anchor.signed or witness.independent
         todo.append((start + k, end, right, confirmed, witness.name))
         todo.append((start, start + k, left, confirmed, witness.name))
     return sorted(blocks, key=lambda b: b.start)

@@ -309,3 +309,16 @@ def test_malformed_blocks_in_a_file_are_refused_by_field(tmp_path, store):
     assert result.exit_code == 1
     assert "blocks.hashes must be a list of 6 hashes for 104 events at level 4" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_kept_file_without_blocks_narrows_it_as_before(store, tmp_path):
+    """An old file (no blocks) and a rewritten stored tree: no block can be vouched for;
+    the failing checkpoint is reported, and no untouched game is blamed with it."""
+    kept = kept_checkpoint(tmp_path)
+    old = Checkpoint(kept.size, kept.root, kept.time, kept.key_id, kept.signature)
+    edit_event(store, EDITED, EVENT, projected_edit)
+    reseal_everything(store)
+    report = verify_store(store, checkpoints=[old])
+    assert RESEALED not in {p.kind for p in report.problems}, report.problems
+    assert CHECKPOINT in {p.kind for p in report.problems}
+    assert "tree positions 0-103" in str(report.problems)
