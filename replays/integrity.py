@@ -22,7 +22,7 @@ How it fits together (``docs/integrity.md`` has the byte-level detail):
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 from uuid import UUID
 
@@ -53,6 +53,7 @@ from replays.integrity_verify import (
     CHECKPOINT,
     DELETED,
     INSERTED,
+    RESEALED,
     TREE,
     UNREADABLE,
     UNSEALED,
@@ -76,6 +77,7 @@ __all__ = [
     "CHECKPOINT",
     "DELETED",
     "INSERTED",
+    "RESEALED",
     "TREE",
     "UNREADABLE",
     "UNSEALED",
@@ -235,7 +237,13 @@ def make_checkpoint(
                 f"the stored tree over {size} events does not match the tree head the saves "
                 "keep; run `rummy-ledger verify` before signing anything"
             )
-        checkpoint = Checkpoint.sign(private_key, size, root, time)
+        blocks = tree.blocks(size)
+        if blocks.root(size) != root:
+            raise IntegrityError(
+                f"the stored tree's subtrees of level {blocks.level} do not give its root "
+                f"over {size} events; run `rummy-ledger verify` before signing anything"
+            )
+        checkpoint = replace(Checkpoint.sign(private_key, size, root, time), blocks=blocks)
         connection.execute(
             sa.insert(CheckpointRow).values(
                 size=checkpoint.size,

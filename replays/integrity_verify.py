@@ -13,13 +13,14 @@ number (the aggregate version: 1 is the game's first event).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from replays import integrity_locate as locating
 from replays import merkle
 from replays.canonical import GENESIS, chain_hash
 from replays.integrity_append import Head, stored_head
@@ -52,6 +53,10 @@ from replays.signing import PUBLIC_KEY_FILE, Checkpoint, SigningError, key_dir, 
 # a row after the last seal merely "unsealed": waiting for `rummy-ledger seal`.
 ALTERED, DELETED, INSERTED, UNSEALED = "altered", "deleted", "inserted", "unsealed"
 CHAIN, TREE, CHECKPOINT = "chain", "tree", "checkpoint"
+# An event edited with its seal and chain rewritten to match, located by the tree hashes
+# that still hold the old one (replays.integrity_locate): at its game and event when a
+# witness names it, else at the block of events it lies in.
+RESEALED = locating.RESEALED
 # A row the ledger cannot have written in that form (state as TEXT or NULL, a NULL topic):
 # reported with its game and event; its bytes are still compared as far as they go.
 UNREADABLE = "unreadable"
@@ -160,8 +165,18 @@ def signed_checkpoints(
             report.add(
                 CHECKPOINT, f"checkpoint of {checkpoint.size} events ({checkpoint.time}): {reason}"
             )
-        else:
-            good.append(checkpoint)
+            continue
+        if checkpoint.blocks is not None and checkpoint.blocks.root(checkpoint.size) != (
+            checkpoint.root
+        ):
+            report.add(
+                CHECKPOINT,
+                f"checkpoint of {checkpoint.size} events ({checkpoint.time}): its file's block "
+                "hashes do not give its signed root: they were altered (the signed tree head "
+                "itself is still checked, without them)",
+            )
+            checkpoint = replace(checkpoint, blocks=None)
+        good.append(checkpoint)
     if public_key is None and seen:
         report.notes.append("no public key: checkpoint signatures were not checked")
     return good
@@ -226,8 +241,9 @@ def verify_store(
     with engine(url).connect() as connection:
         _snapshot(connection)
         require_tables(connection)
+        # The files given first: a kept file may carry block hashes its stored copy lacks.
         wanted = signed_checkpoints(
-            [*stored_checkpoints(connection), *checkpoints], public_key, report
+            [*checkpoints, *stored_checkpoints(connection)], public_key, report
         )
         has_events = has_table(connection, events)
         total = count_events(connection, events) if has_events and progress else None
@@ -239,13 +255,19 @@ def verify_store(
         store_pass.finish()
         if checker is not None:
             checker.finish()
-        troubled = {p.game_id for p in report.problems}
+        # A located edit's game is still replayed: its read rows are what names the event.
+        troubled = {p.game_id for p in report.problems if p.kind not in _LOCATING}
         skip = frozenset(o for o, g in store_pass.names.items() if g in troubled)
         if check_snapshots and has_events:
             _snapshots(connection, url, report, store_pass.names, skip=skip, progress=progress)
         if check_read_models and has_events:
             read_models(connection, url, report, store_pass.names, skip=skip, progress=progress)
+        locating.name_events(report, store_pass.located)
     return report
+
+
+# Findings about the tree as a whole, which do not make a game's own rows suspect.
+_LOCATING = (RESEALED, CHECKPOINT, TREE)
 
 
 def read_models(
@@ -369,6 +391,13 @@ class _StorePass:
         self.head_checked = False
         self.held: set[int] = set()  # checkpoint sizes whose roots the tree still gives
         self.failed: list[Checkpoint] = []
+        # Where the tree the events give differs from what is stored (for locating an
+        # edit): recomputed leaves that differ from their seals, recomputed subtrees of
+        # 16+ events that differ from the stored nodes. Only differences are kept.
+        self.leaf_differs: dict[int, bytes] = {}
+        self.node_differs: dict[tuple[int, int], bytes] = {}
+        self.head_differs = False
+        self.located: list[locating.Block] = []
 
     def name(self, row: StoredRow) -> str:
         known = self.names.get(row.originator)
@@ -436,6 +465,8 @@ class _StorePass:
                 version,
             )
         leaf = self._compare(seal, row)
+        if leaf != seal.leaf:
+            self.leaf_differs[seal.position] = leaf
         previous_version, previous_chain = self.chains.get(seal.originator, (0, GENESIS))
         if previous_version == 0:
             report.games += 1
@@ -467,6 +498,7 @@ class _StorePass:
         self.head_checked = True
         head, builder = self.head, self.builder
         if (head.frontier, head.root) != (builder.frontier, builder.root()):
+            self.head_differs = True
             self.report.add(
                 TREE,
                 f"the tree head (integrity_head) over {head.size} events does not match the "
@@ -517,23 +549,69 @@ class _StorePass:
         else:
             self.failed.append(checkpoint)
 
+    def anchors(self) -> list[locating.Anchor]:
+        """What still holds the tree as first written, where it differs from the events:
+        the signed checkpoints that fail (with their files' blocks), and the tree head."""
+        tree = StoredTree(self.connection)
+        stored = locating.stored_witness(tree)
+        found = [
+            _checkpoint_anchor(checkpoint, stored)
+            for checkpoint in self.failed
+            if checkpoint.size <= self.builder.size
+        ]
+        head = self.head
+        if self.head_differs and head.size <= self.builder.size and _head_holds(head):
+            found.append(
+                locating.Anchor(
+                    "the tree head",
+                    head.size,
+                    head.root,
+                    (locating.frontier_witness(head.size, head.frontier), stored),
+                    signed=False,
+                )
+            )
+        return found
+
+    def locate_edits(self) -> None:
+        """Bisect the events' tree against each anchor; report each block found once.
+        A block holding an event already found altered against its seal says nothing new."""
+        anchors = self.anchors()
+        if not anchors:
+            return
+        tree = StoredTree(self.connection)
+        view = locating.events_view(tree, self.node_differs, self.leaf_differs, self.builder.size)
+        seen: set[tuple[int, int]] = set()
+        for anchor in anchors:
+            for block in locating.locate(anchor, view):
+                span = (block.start, block.end)
+                if span in seen or any(block.start <= p < block.end for p in self.leaf_differs):
+                    continue
+                seen.add(span)
+                block = replace(block, games=tuple(_games_between(self.connection, *span)))
+                self.located.append(block)
+                self.report.add(RESEALED, locating.describe(block), locating.block_game(block))
+
     def report_failed_checkpoints(self) -> None:
         """Each checkpoint whose root the tree no longer gives, with where the rewrite lies:
-        after the largest smaller checkpoint that still holds, before its own size. The
-        seals and tree were rewritten with the events, so only checkpoints bound it."""
+        after the largest smaller checkpoint that still holds, before its own size (and,
+        when the stored tree or the checkpoint's blocks could narrow it, the blocks found:
+        reported as ``resealed``)."""
         for checkpoint in self.failed:
             start = max((size for size in self.held if size < checkpoint.size), default=0)
             games = _games_between(self.connection, start, checkpoint.size)
             where = ", ".join(f"{g} events {lo}-{hi}" for g, lo, hi in games[:10])
             if len(games) > 10:
                 where += f" and {len(games) - 10} more games"
+            inside = [b for b in self.located if start <= b.start and b.end <= checkpoint.size]
+            if inside:
+                where = "located at tree positions " + ", ".join(b.positions for b in inside)
             self.report.add(
                 CHECKPOINT,
                 f"the tree over the first {checkpoint.size} events does not match the "
                 f"checkpoint signed {checkpoint.time}: history it covers was rewritten, at "
                 f"tree positions {start}-{checkpoint.size - 1} (the checkpoints before it "
                 f"still hold): {where or 'no sealed events there'}",
-                games[0][0] if len(games) == 1 else None,
+                games[0][0] if len(games) == 1 and not inside else None,
             )
 
     def check_nodes(self) -> None:
@@ -548,6 +626,7 @@ class _StorePass:
             stored.update(((level, index), bytes(value)) for level, index, value in rows)
         for level, index, value in nodes:
             if stored.get((level, index)) != value:
+                self.node_differs[(level, index)] = value
                 first, last = index << level, ((index + 1) << level) - 1
                 self.report.add(
                     TREE,
@@ -557,6 +636,7 @@ class _StorePass:
 
     def finish(self) -> None:
         self.check_nodes()
+        self.locate_edits()
         self.report_failed_checkpoints()
         report, size = self.report, self.builder.size
         report.root = self.builder.root()
@@ -592,6 +672,24 @@ class _StorePass:
             last = self.chains.get(originator.bytes, (0, GENESIS))[0]
             if last != version:
                 report.add(*_head_problem(last, version), game_id, min(last, version) + 1)
+
+
+def _checkpoint_anchor(checkpoint: Checkpoint, stored: locating.Witness) -> locating.Anchor:
+    witnesses = (stored,)
+    if checkpoint.blocks is not None:
+        witnesses = (locating.blocks_witness(checkpoint), stored)
+    return locating.Anchor(
+        f"the checkpoint signed {checkpoint.time}", checkpoint.size, checkpoint.root, witnesses
+    )
+
+
+def _head_holds(head: Head) -> bool:
+    """Whether the tree head is at least consistent with itself (its frontier folds to
+    its root): only then can it vouch for the stored tree below it."""
+    try:
+        return merkle.TreeBuilder.from_frontier(head.size, head.frontier).root() == head.root
+    except merkle.ProofError:
+        return False
 
 
 def _defect(row: StoredRow) -> str:
@@ -689,27 +787,86 @@ def verify_game(
             given.append(report.latest)
         proven: set[int] = set()
         mismatched: list[Checkpoint] = []
+        tree = StoredTree(connection)
         for checkpoint in signed_checkpoints(given, public_key, report):
             _check_game_in_tree(
-                connection, game_id, checkpoint, leaves, seals, report, proven, mismatched
+                connection, game_id, checkpoint, leaves, seals, report, proven, mismatched, tree
             )
-        _report_mismatches(game_id, report.last_position, mismatched, proven, report)
+        altered = {seal.position for seal in seals if leaves.get(seal.position) != seal.leaf}
+        located = _GameLocator(connection, game_id, leaves, tree, altered)
+        located.run(mismatched, tree_head)
+        _report_mismatches(game_id, report.last_position, mismatched, proven, report, located)
         if check_snapshots and rows and not report.problems:
             names = dict.fromkeys(originators, game_id)
             _snapshots(connection, url, report, names, originators=originators)
-        if check_read_models and rows and not report.problems:
+        # A located edit leaves the game's own rows to be read: they name the event.
+        settled = not [p for p in report.problems if p.kind not in _LOCATING]
+        if check_read_models and rows and settled:
             from replays import read_model_checks as checks
 
             if checks.has_read_models(connection):
                 checks.check_game_read_models(
                     connection, checks.ledger_for(url), report, game_id, originators, events
                 )
-    if check_deals and rows and not report.problems:
+    if check_deals and rows and settled:
         checker = _deal_checker(report)
         for row in rows:
             checker.feed(row, game_id)
         checker.finish()
+    locating.name_events(report, located.here)
     return report
+
+
+class _GameLocator:
+    """Where one game's view of the tree (its events' leaves, the stored tree for the
+    rest) departs from a failing checkpoint or from the tree head: blocks holding this
+    game's events (``here``, reported against the game) or only others' (``elsewhere``)."""
+
+    def __init__(
+        self,
+        connection: sa.Connection,
+        game_id: str,
+        leaves: dict[int, bytes],
+        tree: StoredTree,
+        altered: set[int],
+    ):
+        self.connection, self.game_id, self.leaves, self.tree = connection, game_id, leaves, tree
+        self.altered = altered  # positions whose event no longer matches its seal
+        self.stored = locating.stored_witness(tree)
+        self.here: list[locating.Block] = []
+        self.elsewhere: dict[int, list[locating.Block]] = {}  # by checkpoint size
+
+    def view(self, size: int) -> locating.Lookup:
+        known = {p: leaf for p, leaf in self.leaves.items() if p < size}
+        self.tree.prefetch(merkle.needed_subtrees(size, sorted(known)))
+        return locating.with_leaves(known, self.stored.lookup)
+
+    def run(self, mismatched: list[Checkpoint], head: Head | None) -> None:
+        anchors = [(c.size, _checkpoint_anchor(c, self.stored)) for c in mismatched]
+        if head is not None and head.size and self.leaves and _head_holds(head):
+            view = self.view(head.size)
+            if locating.range_hash(view, 0, head.size) != head.root:
+                witnesses = (locating.frontier_witness(head.size, head.frontier), self.stored)
+                anchor = locating.Anchor("the tree head", head.size, head.root, witnesses, False)
+                anchors.append((None, anchor))
+        for size, anchor in anchors:
+            for block in locating.locate(anchor, self.view(anchor.size)):
+                self.add(size, block)
+
+    def add(self, size: int | None, block: locating.Block) -> None:
+        if any(block.start <= p < block.end for p in self.altered):
+            return  # found against its seal already: `altered`
+        block = replace(block, games=tuple(_games_between(self.connection, block.start, block.end)))
+        if any(block.start <= p < block.end for p in self.leaves):
+            if all((b.start, b.end) != (block.start, block.end) for b in self.here):
+                self.here.append(block)
+        elif size is not None:  # a head that differs elsewhere is the whole-store pass's
+            self.elsewhere.setdefault(size, []).append(block)
+
+    def report(self, report: Report) -> None:
+        for block in self.here:
+            message = locating.describe(block)
+            report.add(RESEALED, message, self.game_id)
 
 
 def _compare_game(
@@ -786,12 +943,12 @@ def _check_game_in_tree(
     report: Report,
     proven: set[int],
     mismatched: list[Checkpoint],
+    tree: StoredTree,
 ) -> None:
     covered = {p: leaf for p, leaf in leaves.items() if p < checkpoint.size}
     if not covered:
         return
     report.checkpoints.append(checkpoint.size)
-    tree = StoredTree(connection)
     positions = sorted(covered)
     tree.prefetch(merkle.needed_subtrees(checkpoint.size, positions))
     try:
@@ -815,10 +972,26 @@ def _report_mismatches(
     mismatched: list[Checkpoint],
     proven: set[int],
     report: Report,
+    located: _GameLocator,
 ) -> None:
+    """Each failing checkpoint, blaming this game only when the failure may lie in its
+    events: not when a checkpoint that still holds proves them, nor when the rewrite was
+    located in blocks without them (then those blocks are named instead)."""
     cleared = any(size > last_position for size in proven)
+    located.report(report)
     for checkpoint in mismatched:
-        if cleared:
+        elsewhere = located.elsewhere.get(checkpoint.size, [])
+        if located.here or elsewhere:
+            where = ", ".join(
+                f"{b.positions} ({', '.join(f'{g} events {lo}-{hi}' for g, lo, hi in b.games)})"
+                for b in located.here + elsewhere
+            )
+            message = (
+                f"the ledger's tree no longer matches the checkpoint of {checkpoint.size} "
+                f"events signed {checkpoint.time}: the rewrite lies at tree positions {where}"
+            )
+            report.add(CHECKPOINT, message)
+        elif cleared:
             message = (
                 f"the ledger's tree no longer matches the checkpoint of {checkpoint.size} "
                 f"events signed {checkpoint.time}; this game's events are proven by a "

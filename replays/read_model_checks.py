@@ -63,6 +63,9 @@ class Expected:
     results: dict[str, dict] = field(default_factory=dict)
     moves: dict[int, dict] = field(default_factory=dict)
     entries: dict[tuple, dict] = field(default_factory=dict)
+    # The event the settlement rows (results, settlement lines) come from, so a finding
+    # on them names it (a move row carries its own event, in its ``version`` column).
+    settled_version: int | None = None
 
 
 class Unreplayable(Exception):
@@ -140,7 +143,7 @@ def expected_rows(ledger, rows: list[StoredRow]) -> Expected:
     if rows and rows[0].topic.startswith(RED3_TOPICS):
         return expected_red3_rows(ledger, rows)
     to_domain_event = ledger.mapper.to_domain_event
-    game = started = settled = None
+    game = started = settled = settled_version = None
     moves, audit = [], False
     for row in rows:
         if row.defect is not None:
@@ -165,6 +168,7 @@ def expected_rows(ledger, rows: list[StoredRow]) -> Expected:
                 settled = settlement_rows(
                     game.config, event.settlement, event.timestamp, game.round
                 )
+                settled_version = row.version
             if move_type in ("settle", "report") and game.phase == SETTLED:
                 audit = True
         except Exception as error:  # any way an event fails to decode or apply is a finding
@@ -182,6 +186,7 @@ def expected_rows(ledger, rows: list[StoredRow]) -> Expected:
         columns.update(settlement)
         expected.results = {r["player"]: r for r in results}
         expected.entries = {tuple(e[k] for k in _ENTRY_KEY): e for e in entries}
+        expected.settled_version = settled_version
     if audit:
         columns.update(GameProjection(ledger)._audit_row(game))
     expected.moves = {m["move_index"]: m for m in moves}
@@ -223,7 +228,14 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def _compare_row(report: Report, game_id: str, where: str, stored: dict, computed: dict) -> None:
+def _compare_row(
+    report: Report,
+    game_id: str,
+    where: str,
+    stored: dict,
+    computed: dict,
+    event: int | None = None,
+) -> None:
     for column, value in computed.items():
         if column in _IGNORED or column not in stored:
             continue
@@ -232,23 +244,43 @@ def _compare_row(report: Report, game_id: str, where: str, stored: dict, compute
                 READ_MODEL,
                 f"{where}.{column}: stored {_show(stored[column])}, from events {_show(value)}",
                 game_id,
+                event,
             )
 
 
+def _no_event(row: dict) -> int | None:
+    return None
+
+
+def _row_event(row: dict) -> int | None:
+    """The event a move row was projected from (its ``version`` column)."""
+    version = row.get("version")
+    return version if isinstance(version, int) else None
+
+
 def _compare_table(
-    report: Report, game_id: str, table: str, stored: dict, computed: dict, label
+    report: Report,
+    game_id: str,
+    table: str,
+    stored: dict,
+    computed: dict,
+    label,
+    event_of=_no_event,
 ) -> None:
+    """Rows keyed alike, field by field; ``event_of(row)`` names the event a row comes
+    from where one does (so that a resealed edit can be named: replays.integrity_locate)."""
     for key, row in computed.items():
         where = f"{table}[{label(key)}]"
         if key not in stored:
-            report.add(READ_MODEL, f"{where}: missing, the events give one", game_id)
+            report.add(READ_MODEL, f"{where}: missing, the events give one", game_id, event_of(row))
         else:
-            _compare_row(report, game_id, where, stored[key], row)
+            _compare_row(report, game_id, where, stored[key], row, event_of(row))
     for key in stored.keys() - computed.keys():
         report.add(
             READ_MODEL,
             f"{table}[{label(key)}]: stored, but the game's events give no such row",
             game_id,
+            event_of(stored[key]),
         )
 
 
@@ -286,10 +318,22 @@ def compare_game(report: Report, expected: Expected, stored: _StoredRows) -> Non
         )
     else:
         _compare_row(report, game_id, "games", row, expected.game)
+
+    def settled(row: dict) -> int | None:
+        return expected.settled_version
+
     _compare_table(
-        report, game_id, "player_results", stored.results.get(game_id, {}), expected.results, str
+        report,
+        game_id,
+        "player_results",
+        stored.results.get(game_id, {}),
+        expected.results,
+        str,
+        settled,
     )
-    _compare_table(report, game_id, "moves", stored.moves.get(game_id, {}), expected.moves, str)
+    _compare_table(
+        report, game_id, "moves", stored.moves.get(game_id, {}), expected.moves, str, _row_event
+    )
     _compare_table(
         report,
         game_id,
@@ -297,6 +341,7 @@ def compare_game(report: Report, expected: Expected, stored: _StoredRows) -> Non
         stored.entries.get(game_id, {}),
         expected.entries,
         lambda key: f"{key[0]} line {key[1]}",
+        settled,
     )
 
 

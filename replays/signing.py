@@ -14,7 +14,9 @@ The signed message is UTF-8 text, five lines, each ending in ``\\n``::
 
 The key id is the first 16 hex digits of SHA-256 of the raw 32-byte public key. The
 checkpoint file is JSON: ``{"format", "size", "root", "time", "key_id", "signature"}``
-with the signature as 128 hex digits.
+with the signature as 128 hex digits, and optionally ``blocks``: subtree hashes bound to
+the signed root by the tree itself (:mod:`replays.checkpoint_blocks`), which let a kept
+file locate a rewrite.
 
 Keys live in ``RUMMY_LEDGER_KEY_DIR`` (default ``./keys``): ``signing-key.pem`` (PKCS#8,
 mode 0600) and ``signing-key.pub`` (SubjectPublicKeyInfo PEM). A public key may also be
@@ -27,7 +29,7 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,8 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from replays.checkpoint_blocks import Blocks, BlocksError
 
 CHECKPOINT_FORMAT = "rummy-ledger/checkpoint@1"
 PRIVATE_KEY_FILE = "signing-key.pem"
@@ -138,6 +142,9 @@ class Checkpoint:
     time: str
     key_id: str
     signature: bytes
+    # The block hashes a checkpoint file carries (replays.checkpoint_blocks): bound to the
+    # signed root by the tree itself, not by the signature; not part of the identity.
+    blocks: Blocks | None = field(default=None, compare=False, repr=False)
 
     @staticmethod
     def message_for(size: int, root: bytes, time: str, key: str) -> bytes:
@@ -178,7 +185,11 @@ class Checkpoint:
         }
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2) + "\n"
+        """The checkpoint file: the signed tree head, and its block hashes when known."""
+        data = self.to_dict()
+        if self.blocks is not None:
+            data["blocks"] = self.blocks.to_dict()
+        return json.dumps(data, indent=2) + "\n"
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "checkpoint") -> Checkpoint:
@@ -200,7 +211,13 @@ class Checkpoint:
             raise SigningError(f"{where}: key_id must be 16 hex digits, got {key!r}")
         if not isinstance(signature, str) or not re.fullmatch(r"[0-9a-f]{128}", signature):
             raise SigningError(f"{where}: signature must be 128 hex digits")
-        return cls(size, bytes.fromhex(root), time, key, bytes.fromhex(signature))
+        blocks = None
+        if data.get("blocks") is not None:
+            try:
+                blocks = Blocks.from_dict(data["blocks"], size, where)
+            except BlocksError as error:
+                raise SigningError(str(error)) from None
+        return cls(size, bytes.fromhex(root), time, key, bytes.fromhex(signature), blocks)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Checkpoint:

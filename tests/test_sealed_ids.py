@@ -89,13 +89,18 @@ def test_a_resealed_edit_is_located_and_untouched_games_are_not_blamed(database_
     assert verify_store(database_url, check_read_models=False).ok
 
     report = verify_store(database_url, checkpoints=[first, second], check_read_models=False)
-    assert [(p.kind, p.game_id) for p in report.problems] == [("checkpoint", "G3")]
-    assert "tree positions 28-41" in report.problems[0].message
-    assert "G3 events 1-14" in report.problems[0].message
+    assert [(p.kind, p.game_id) for p in report.problems] == [
+        ("resealed", "G3"),
+        ("checkpoint", None),
+    ]
+    # The checkpoints' block hashes narrow it to the rest after the last block of 16:
+    # positions 32-39, G3's events 5-12 (tests/test_resealed_edit.py names the event).
+    assert "tree positions 32-39 (G3 events 5-12)" in report.problems[0].message
+    assert "tree positions 28-41" in report.problems[1].message
 
     for untouched in ("G1", "G2"):
         one = verify_store(database_url, game_id=untouched, checkpoints=[first, second])
         assert not one.ok  # the ledger was rewritten ...
         assert {p.game_id for p in one.problems} == {None}, one.problems  # ... but not here
     one = verify_store(database_url, game_id="G3", checkpoints=[first, second])
-    assert [(p.kind, p.game_id) for p in one.problems] == [("checkpoint", "G3")]
+    assert [(p.kind, p.game_id) for p in one.problems] == [("resealed", "G3"), ("checkpoint", None)]

@@ -12,7 +12,7 @@ from replays import integrity, signing
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, writable=True),
-    help="Write the signed tree head here (default: stdout).",
+    help="Write the signed tree head, with its block hashes, here (default: stdout).",
 )
 @click.option(
     "--keys",
@@ -24,7 +24,9 @@ def command(out: str | None, key_directory: str | None) -> None:
     """Sign and store a tree head (size, root, time) over every sealed event.
 
     Give the file to auditors: they keep it outside the system and later check the
-    ledger against it with `verify --checkpoint` or `verify-proof`.
+    ledger against it with `verify --checkpoint` or `verify-proof`. The file also carries
+    the hashes of the tree's blocks (at most 4,096, bound to the signed root), with which
+    `verify --checkpoint` locates an event that was edited and resealed.
     """
     try:
         checkpoint = integrity.make_checkpoint(key_directory=key_directory)

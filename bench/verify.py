@@ -1,0 +1,156 @@
+"""`verify` on a store of simulated games: events only, with the read models, and the
+read models alone, each against a plain ``SELECT`` of every event in the same run.
+
+The store is built the way ``bench/replay_page.py`` builds its 10,000-game store (the
+same functions): a few hundred simulated games, then clones of them under new ids up to
+the wanted count, imported through the real importer (every save seals its events) and
+projected into the read models. Simulating every game would take far longer than
+verifying it; clones are the same size and shape, and sealed and projected like any
+import. Then, in one process, one pass each:
+
+- a raw ``SELECT`` of every stored event in notification order (the baseline);
+- ``verify --no-snapshots`` without the read-model step (seals, chains, tree, deals);
+- ``verify --no-snapshots`` with the read-model step (every game replayed into its rows);
+- ``verify --read-models`` alone.
+
+Figures are events per second and the ratio to the baseline. The load average before and
+after is recorded: the machine is shared, so the ratios are the comparable part.
+
+Run: ``python -m bench verify`` (1,000 games; ``--quick``: 100), or for the closing
+figures ``python -m bench.verify --games 10000 [--db PATH]`` (``--db`` keeps the built
+store and reuses it on the next run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+GAMES = 1_000
+QUICK_GAMES = 100
+DISTINCT = 400  # simulated games; the rest are clones (as in bench/replay_page.py)
+GAMES_ENV, DB_ENV = "RUMMY_LEDGER_BENCH_VERIFY_GAMES", "RUMMY_LEDGER_BENCH_VERIFY_DB"
+
+
+def build(url: str, games: int) -> None:
+    """Simulate, clone, import (sealed in the save) and project ``games`` games."""
+    from bench.replay_page import fill_database, simulated_records
+
+    records = simulated_records(min(DISTINCT, games))
+    fill_database(url, records, games)
+
+
+def _timed(work: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = work()
+    return time.perf_counter() - start, result
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def measure(url: str) -> dict[str, Any]:
+    """One pass of each, in this process, on the store at ``url``."""
+    from replays import integrity
+
+    db = integrity.engine(url)
+
+    def raw_read() -> int:
+        query = "SELECT id, originator_id, originator_version, topic, state FROM ledger_events"
+        with db.connect() as connection:
+            return sum(1 for _ in connection.execute(sa.text(query + " ORDER BY id")))
+
+    load_before = _load()
+    raw_s, events = _timed(raw_read)
+    events_s, events_only = _timed(
+        lambda: integrity.verify_store(url, check_snapshots=False, check_read_models=False)
+    )
+    with_s, with_read = _timed(lambda: integrity.verify_store(url, check_snapshots=False))
+    alone_s, alone = _timed(lambda: integrity.verify_read_models(url))
+    for name, report in (("events", events_only), ("read", with_read), ("alone", alone)):
+        if not report.ok:
+            raise RuntimeError(f"verify ({name}) found problems: {report.problems[:3]}")
+    games = with_read.games
+
+    def figures(seconds: float) -> dict[str, float]:
+        return {"seconds": round(seconds, 2), "events_per_s": round(events / seconds)}
+
+    return {
+        "games": games,
+        "events": events,
+        "load_before": load_before,
+        "load_after": _load(),
+        "raw_select": figures(raw_s),
+        "verify_events_only": {**figures(events_s), "ratio": round(raw_s / events_s, 4)},
+        "verify_with_read_models": {**figures(with_s), "ratio": round(raw_s / with_s, 4)},
+        "read_models_alone": {**figures(alone_s), "ratio": round(raw_s / alone_s, 4)},
+        "read_models_vs_events_only": round(events_s / with_s, 3),
+    }
+
+
+def rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The summary-table rows (python -m bench)."""
+    games, base = result["games"], result["raw_select"]["events_per_s"]
+    labels = {
+        "verify_events_only": "verify --no-snapshots, events only",
+        "verify_with_read_models": "verify --no-snapshots, with the read models",
+        "read_models_alone": "verify --read-models alone",
+    }
+    return [
+        {
+            "benchmark": f"verify, {games:,} games, SQLite: {label} (events/s)",
+            "figure": result[key]["events_per_s"],
+            "baseline": base,
+            "baseline_is": "plain SELECT of every event",
+            "ratio": result[key]["ratio"],
+        }
+        for key, label in labels.items()
+    ]
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """``python -m bench verify``: the store's size from ``RUMMY_LEDGER_BENCH_VERIFY_GAMES``
+    (default 1,000; quick 100), kept in ``RUMMY_LEDGER_BENCH_VERIFY_DB`` when set."""
+    games = int(os.environ.get(GAMES_ENV) or (QUICK_GAMES if quick else GAMES))
+    db = os.environ.get(DB_ENV)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(db) if db else Path(folder) / "verify.sqlite3"
+        url = f"sqlite:///{path}"
+        built_s = 0.0
+        if not path.exists():
+            built_s, _ = _timed(lambda: build(url, games))
+        result = measure(url)
+    result["build_seconds"] = round(built_s, 1)
+    result["rows"] = rows(result)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.verify --games 10000 [--db FILE]``: the same run, its result file
+    and the summary table written as ``python -m bench verify`` writes them."""
+    from bench.__main__ import main as bench_main
+
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.verify", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--games", type=int, default=GAMES, help=f"games in the store ({GAMES})")
+    parser.add_argument("--db", help="SQLite file to build once and reuse")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    os.environ[GAMES_ENV] = str(QUICK_GAMES if args.quick else args.games)
+    if args.db:
+        os.environ[DB_ENV] = args.db
+    return bench_main(["verify", *(["--quick"] if args.quick else [])])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
