@@ -133,7 +133,7 @@ class LedgerUnderTest:
             problems.append("the refusal does not start with the game's name")
         if any(mark in message for mark in CRASH_MARKS):
             problems.append("an unforeseen exception")
-        elif not LOCATION.search(message):
+        elif not LOCATION.search(message.removeprefix(f"{name}: ")):
             problems.append("the refusal says not where (field, move, round or deal)")
         if isinstance(entry.game_id, str) and entry.game_id and self._has_events(entry.game_id):
             problems.append("refused, yet events were stored")

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from functools import cache
 
 import pytest
@@ -42,6 +41,7 @@ from field_walk import (
     shape_of,
     sweep_values,
 )
+from fuzz_known import unknown_problems
 from fuzz_support import FUZZ_EXAMPLES, red3_records, sample_records
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -121,18 +121,9 @@ def any_ledger(request, tmp_path, monkeypatch):
         drop_again()
 
 
-# Red 3 fields whose list or object value crashes the reader in replays/red3_records.py
-# (being rewritten on the schema branch; see test_red3_fields_that_crash_the_reader). The
-# record is refused and stores nothing, but as "could not be read (TypeError: unhashable
-# type ...)", naming no field. Set aside here so the walk finds everything else.
-KNOWN_CRASHES = re.compile(
-    r"^red3: (rules|players\[\d+\]\.seat|rounds\[\d+\]\.moves\[\d+\]\.type) = [\[{].*: "
-    r"an unforeseen exception: .*unhashable type"
-)
-
-
-def assert_no_problems(problems: list[str], *, known=KNOWN_CRASHES) -> None:
-    problems = [p for p in problems if known is None or not known.match(p)]
+def assert_no_problems(problems: list[str], *, set_aside_known: bool = True) -> None:
+    """No broken promise, apart from the known findings of ``fuzz_known`` (see there)."""
+    problems = unknown_problems(problems) if set_aside_known else problems
     assert not problems, f"{len(problems)} broken promises:\n" + "\n".join(problems)
 
 
@@ -237,4 +228,22 @@ def test_red3_fields_that_crash_the_reader(sqlite_ledger, path):
     entries = [mutated_entry("red3", path, value) for value in ([], ["p1"], {}, {"p1": 1})]
     found = sqlite_ledger.run(between_goods("red3", entries))
     assert len(found.refused) == len(entries)  # refused, nothing stored, neighbours kept
-    assert_no_problems(found.problems, known=None)
+    assert_no_problems(found.problems, set_aside_known=False)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="replays/records.py: a seat count out of range is refused naming no field "
+    "('a table seats 2 to 6 players, got 1'); it should name 'players'",
+)
+def test_a_seat_count_out_of_range_names_the_players_field(sqlite_ledger):
+    seven = [{"id": f"q{seat}", "seat": seat} for seat in range(1, 8)]
+    crowded = {**seeds()["shuffle"], "game_id": mutant_id("shuffle"), "players": seven}
+    crowded["dealer"] = "q1"
+    entries = [
+        mutated_entry("shuffle", ("players", 0), REMOVE),
+        Entry(as_line(crowded), crowded["game_id"], "shuffle: players = seven players"),
+    ]
+    found = sqlite_ledger.run(between_goods("shuffle", entries))
+    assert len(found.refused) == 2
+    assert_no_problems(found.problems, set_aside_known=False)
