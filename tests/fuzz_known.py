@@ -32,6 +32,7 @@ def unknown_problems(problems: list[str]) -> list[str]:
     """``problems`` without the known findings above."""
     return [p for p in problems if not any(rule.match(p) for rule in KNOWN.values())]
 
+
 # Answers of the ingest API that are 400 without "field": the same seat-count refusal
 # through POST /api/v1/games, and a move whose "type" is not a known one (replays/records.py,
 # Move.from_dict, raises with no field; it should name "type").

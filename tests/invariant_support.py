@@ -53,6 +53,28 @@ class Found:
     problems: list[str] = field(default_factory=list)  # refusals that break a promise
 
 
+def ledgers_on(engine: str, tmp_path: Path, monkeypatch):
+    """Yield a :class:`LedgerUnderTest` on ``engine`` ("sqlite" or "postgresql"), its
+    re-import store on the same engine; PostgreSQL schemas are dropped afterwards."""
+    if engine == "sqlite":
+        url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+        monkeypatch.setenv("RUMMY_LEDGER_DATABASE_URL", url)
+        yield LedgerUnderTest(url, f"sqlite:///{tmp_path / 'again.sqlite3'}", tmp_path)
+        return
+    from conftest import _postgres_schema_url
+
+    url, drop = _postgres_schema_url()
+    again, drop_again = _postgres_schema_url()
+    monkeypatch.setenv("RUMMY_LEDGER_DATABASE_URL", url)
+    try:
+        yield LedgerUnderTest(url, again, tmp_path)
+    finally:
+        engine_for(url).dispose()
+        engine_for(again).dispose()
+        drop()
+        drop_again()
+
+
 def good_neighbour(record: dict) -> Entry:
     """A good record under a fresh id: it must be stored whatever its neighbours are."""
     game_id = f"GOOD-{next(GOOD_COUNTER):05d}"

@@ -45,7 +45,7 @@ from fuzz_known import unknown_problems
 from fuzz_support import FUZZ_EXAMPLES, red3_records, sample_records
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from invariant_support import Entry, LedgerUnderTest, good_neighbour
+from invariant_support import Entry, LedgerUnderTest, good_neighbour, ledgers_on
 
 MUTANTS = itertools.count(1)
 
@@ -100,25 +100,7 @@ def sqlite_ledger(sqlite_url, tmp_path):
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def any_ledger(request, tmp_path, monkeypatch):
     """A ledger on each engine, with a second store of the same engine for re-imports."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
-        monkeypatch.setenv("RUMMY_LEDGER_DATABASE_URL", url)
-        yield LedgerUnderTest(url, f"sqlite:///{tmp_path / 'again.sqlite3'}", tmp_path)
-        return
-    from conftest import _postgres_schema_url
-
-    url, drop = _postgres_schema_url()
-    again, drop_again = _postgres_schema_url()
-    monkeypatch.setenv("RUMMY_LEDGER_DATABASE_URL", url)
-    try:
-        yield LedgerUnderTest(url, again, tmp_path)
-    finally:
-        from replays.db import engine_for
-
-        engine_for(url).dispose()
-        engine_for(again).dispose()
-        drop()
-        drop_again()
+    yield from ledgers_on(request.param, tmp_path, monkeypatch)
 
 
 def assert_no_problems(problems: list[str], *, set_aside_known: bool = True) -> None:
