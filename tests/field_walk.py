@@ -89,7 +89,7 @@ def dict_paths(record: Any) -> list[Path]:
 
 LONG_TEXT = "x" * 10_000
 # Wrong types, and strings of every awkward kind. JSON has no NaN or Infinity: they come as
-# strings, and "1e400" is a number no float holds.
+# strings or as the bare tokens Python accepts; "1e400" is a number no float holds.
 GENERIC: list[Any] = [
     None,
     True,
@@ -107,6 +107,11 @@ GENERIC: list[Any] = [
     "Infinity",
     "-Infinity",
     "1e400",
+    # Python's json writes these as the bare tokens NaN, Infinity and -Infinity, which
+    # Python's json also reads: a hostile line can carry them.
+    math.nan,
+    math.inf,
+    -math.inf,
     "",
     LONG_TEXT,
     "\u200fp1\u202e",  # right-to-left marks around an id
