@@ -17,6 +17,7 @@ import itertools
 import json
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from functools import cache
 
@@ -101,6 +102,20 @@ class Api:
             assert payload.get("field") or whole_body, f"{label}: a 400 naming no field: {payload}"
         return status, payload
 
+    def view(self, game_id: str) -> int:
+        """GET the game as the API shows it; the status (the body is checked)."""
+        request = urllib.request.Request(
+            f"{self.base}/games/{urllib.parse.quote(game_id, safe='')}",
+            headers={"Authorization": f"Bearer {self.token}"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                status, raw = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            status, raw = error.code, error.read()
+        check_response("GET", "/games/{game_id}", status, json.loads(raw))
+        return status
+
     def version(self, game_id: str) -> int | None:
         """The game's stored version (None: no such game)."""
         if not self.ledger.game_exists(game_id):
@@ -167,6 +182,7 @@ def check_header(api: Api, label: str, body) -> int:
     assert status in (201, 400, 409, 413, 422), f"{label}: {status} {payload}"
     if status == 201:
         assert api.version(payload["game_id"]) is not None, f"{label}: 201 but not stored"
+        assert api.view(payload["game_id"]) == 200, f"{label}: stored, but cannot be shown"
     elif isinstance(game_id, str) and game_id and not existed:
         assert api.version(game_id) is None, f"{label}: refused with {status}, yet stored"
     return status
