@@ -152,6 +152,24 @@ def test_hostile_game_ids_between_good_records(sqlite_ledger, kind):
     assert [e.game_id for e in found.accepted] == ["A" * 64]
 
 
+@pytest.mark.parametrize("kind", ["shuffle", "red3"])
+def test_hostile_player_ids_renamed_everywhere(sqlite_ledger, kind):
+    """A player id changed consistently (seat, hands, moves, reported), so that only the
+    id itself can be wrong: a 64-character id is held, anything else refused by field."""
+    from bound_records import renamed
+
+    record = seeds()[kind]
+    first = record["players"][0]["id"]
+    entries = []
+    for value in [*HOSTILE_IDS[:2], "", " p1", "\u200fp1\u202e", "p\x001", "\ud83c", "\uff11"]:
+        changed = {**renamed(record, {first: value}), "game_id": mutant_id(kind)}
+        entries.append(Entry(as_line(changed), changed["game_id"], f"{kind}: {first} renamed"))
+    found = sqlite_ledger.run(between_goods(kind, entries))
+    assert_no_problems(found.problems + sqlite_ledger.check_accepted(found.accepted))
+    assert len(found.accepted) == 1 and len(found.refused) == len(entries) - 1
+    assert all("players[0].id" in e.outcome.message for e in found.refused)
+
+
 # -- drawn by hypothesis -----------------------------------------------------------------
 
 
