@@ -149,6 +149,25 @@ def test_the_summary_of_a_match_is_its_final_table(client):
     assert response.headers["Location"].endswith("/games/R3-EXAMPLE/replay?move=19")
 
 
+def test_a_match_not_dealt_yet_has_a_summary_and_a_replay_page(tmp_path):
+    """Found by the field fuzz (issue 13): a Red 3 record with ``"rounds": []`` is a running
+    match the importer accepts and lists, yet its summary and replay answered 404."""
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    red3 = json.loads((DATA / "red3_example.jsonl").read_text().splitlines()[0])
+    undealt = {**red3, "game_id": "R3-UNDEALT", "rounds": []}
+    del undealt["reported"]
+    load_games(url, [undealt])
+    client = signed_in(create_app({"DATABASE_URL": url, "TESTING": True}))
+    for path in ("/games/R3-UNDEALT", "/games/R3-UNDEALT/replay"):
+        response = client.get(path, follow_redirects=True)
+        assert response.status_code == 200, path
+        shown = text(response.get_data(as_text=True))
+        assert "No round has been dealt yet" in shown and "0 of 2 rounds played" in shown
+        assert "p1" in shown and "p2" in shown
+    # The table views have no move to show: they still say so.
+    assert client.get("/games/R3-UNDEALT/replay/table").status_code == 404
+
+
 def test_audit_page_and_downloads(client):
     response = client.get("/games/R3-EXAMPLE/audit")
     assert response.status_code == 200

@@ -237,6 +237,9 @@ def _move_items(match: Red3Match, seat: str | None) -> list[dict]:
 
 
 def replay_page(game_id: str) -> str:
+    match, _states = _timeline(game_id)
+    if not match.steps:
+        return _undealt_page(game_id, match)
     context = _context(game_id)
     items = _move_items(context["match"], context["seat"])
     return render_template(
@@ -245,6 +248,18 @@ def replay_page(game_id: str) -> str:
         timed=any(item["at"] for item in items),
         settlement=context["match"].settlement().to_dict(),
         **context,
+    )
+
+
+def _undealt_page(game_id: str, match: Red3Match) -> str:
+    """A running match with no round dealt yet is a stored, listed game: its summary and
+    replay say who sits at it and that nothing has been dealt, rather than "not found"."""
+    return render_template(
+        "replays/red3_undealt.html",
+        match=match,
+        game_id=game_id,
+        players=match.players,
+        settlement=match.settlement().to_dict(),
     )
 
 
