@@ -36,15 +36,14 @@ from field_walk import (
     path_text,
     shape_of,
 )
-from fuzz_known import API_NO_FIELD
 from fuzz_support import FUZZ_EXAMPLES, sample_records
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from werkzeug.serving import make_server
 
+from domain.record_schema.common import LINE_BYTES_MAX
 from replays import tokens
 from replays.application import Ledger
-from domain.record_schema.common import LINE_BYTES_MAX
 
 GAMES = itertools.count(1)
 TEMPLATES = {
@@ -76,11 +75,8 @@ class Api:
         self.token = tokens.create_token("fuzz-fields", url=url).token
         self.ledger = Ledger(url, env={"CREATE_TABLE": "no"})
 
-    def post(
-        self, kind: str, body, game_id: str = "", label: str = "", *, known: bool = True
-    ) -> tuple[int, dict]:
-        """POST ``body`` (JSON, or raw bytes); with ``known``, the findings of
-        ``fuzz_known`` are set aside."""
+    def post(self, kind: str, body, game_id: str = "", label: str = "") -> tuple[int, dict]:
+        """POST ``body`` (JSON, or raw bytes): never a 500, a 400 names its field."""
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         path = TEMPLATES[kind].format(game_id=game_id)
         request = urllib.request.Request(
@@ -97,7 +93,7 @@ class Api:
         assert status != 500, f"{label}: 500 {raw[:300]!r}"
         payload = json.loads(raw)  # never an HTML error page
         check_response("POST", TEMPLATES[kind], status, payload)
-        if status == 400 and not (known and API_NO_FIELD.match(payload["error"])):
+        if status == 400:
             whole_body = "body" in payload["error"]  # not JSON, not an object, empty
             assert payload.get("field") or whole_body, f"{label}: a 400 naming no field: {payload}"
         return status, payload
@@ -337,27 +333,17 @@ def test_deep_and_undecodable_bodies_are_400_on_every_endpoint(api, raw):
         assert api.version(name) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="replays/records.py: a seat count out of range is refused by POST /api/v1/games "
-    "with 400 and no 'field' (it should name 'players')",
-)
 def test_the_api_names_players_for_a_seat_count_out_of_range(sqlite_api):
     header = {**header_of(records()["shuffle"]), "game_id": "FZ-SEATS"}
     header["players"] = header["players"][1:]
     header["dealer"] = header["players"][0]["id"]
-    status, payload = sqlite_api.post("games", header, known=False)
+    status, payload = sqlite_api.post("games", header)
     assert status == 400 and payload.get("field") == "players", payload
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="replays/records.py (Move.from_dict): a move of an unknown type is refused with "
-    "400 and no 'field' (it should name 'type')",
-)
 @pytest.mark.parametrize("move_type", ["jump", True, [], 1.5])
 def test_the_api_names_the_type_field_of_an_unknown_move(sqlite_api, move_type):
     game_id = new_game(sqlite_api, records()["points"], 0)
     body = {"seq": 0, **records()["points"]["moves"][0], "type": move_type}
-    status, payload = sqlite_api.post("moves", body, game_id, known=False)
+    status, payload = sqlite_api.post("moves", body, game_id)
     assert status == 400 and payload.get("field") == "type", payload

@@ -41,7 +41,6 @@ from field_walk import (
     shape_of,
     sweep_values,
 )
-from fuzz_known import unknown_problems
 from fuzz_support import FUZZ_EXAMPLES, red3_records, sample_records
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -103,9 +102,8 @@ def any_ledger(request, tmp_path, monkeypatch):
     yield from ledgers_on(request.param, tmp_path, monkeypatch)
 
 
-def assert_no_problems(problems: list[str], *, set_aside_known: bool = True) -> None:
-    """No broken promise, apart from the known findings of ``fuzz_known`` (see there)."""
-    problems = unknown_problems(problems) if set_aside_known else problems
+def assert_no_problems(problems: list[str]) -> None:
+    """No broken promise."""
     assert not problems, f"{len(problems)} broken promises:\n" + "\n".join(problems)
 
 
@@ -216,11 +214,6 @@ def test_the_sweep_reaches_list_elements_of_both_formats():
     assert json.dumps(seeds()["red3"]).count('"reported"') == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="replays/red3_records.py: a list or object as rules, players[].seat or a move's "
-    "type raises TypeError (unhashable) instead of a RecordError naming the field",
-)
 @pytest.mark.parametrize(
     "path", [("rules",), ("players", 1, "seat"), ("rounds", 1, "moves", 3, "type")]
 )
@@ -228,14 +221,9 @@ def test_red3_fields_that_crash_the_reader(sqlite_ledger, path):
     entries = [mutated_entry("red3", path, value) for value in ([], ["p1"], {}, {"p1": 1})]
     found = sqlite_ledger.run(between_goods("red3", entries))
     assert len(found.refused) == len(entries)  # refused, nothing stored, neighbours kept
-    assert_no_problems(found.problems, set_aside_known=False)
+    assert_no_problems(found.problems)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="replays/records.py: a seat count out of range is refused naming no field "
-    "('a table seats 2 to 6 players, got 1'); it should name 'players'",
-)
 def test_a_seat_count_out_of_range_names_the_players_field(sqlite_ledger):
     seven = [{"id": f"q{seat}", "seat": seat} for seat in range(1, 8)]
     crowded = {**seeds()["shuffle"], "game_id": mutant_id("shuffle"), "players": seven}
@@ -246,4 +234,4 @@ def test_a_seat_count_out_of_range_names_the_players_field(sqlite_ledger):
     ]
     found = sqlite_ledger.run(between_goods("shuffle", entries))
     assert len(found.refused) == 2
-    assert_no_problems(found.problems, set_aside_known=False)
+    assert_no_problems(found.problems)
