@@ -26,10 +26,10 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from domain.settlement import FEE_ACCOUNT
+from domain.variants.base import SETTLEMENT_KIND
 from replays.models import SETTLED, GameRow, LedgerEntryRow, Money, PlayerResultRow
 
 ZERO = Decimal("0.00")
-SETTLEMENT_KIND = "settlement"
 ADJUSTMENT_KIND = "adjustment"  # dispute decisions (replays.dispute_projection)
 
 
@@ -228,8 +228,14 @@ def _sum(column) -> sa.ColumnElement:
 
 def _period_conditions(f: PeriodFilter) -> list[sa.ColumnElement]:
     """Which games rows are in the period (settled then, at the table, with the player)."""
+    return [GameRow.__table__.c.status == SETTLED, *ended_in(f)]
+
+
+def ended_in(f: PeriodFilter) -> list[sa.ColumnElement]:
+    """Which games rows ended in the period, at the table, with the player (any variant:
+    a game's ``ended_on`` is set when it is over, settled or finished)."""
     g = GameRow.__table__.c
-    conditions = [g.status == SETTLED, g.ended_on >= f.date_from, g.ended_on <= f.date_to]
+    conditions = [g.ended_on >= f.date_from, g.ended_on <= f.date_to]
     if f.table is not None:
         conditions.append(g.table_id == f.table)
     if f.player is not None:

@@ -1,9 +1,8 @@
-"""Red 3 matches in the read models, so pages and reports find them beside 13-card games.
+"""Red 3 matches' read-model rows, as plain dicts, so pages and reports find them beside
+13-card games (``replays.projections`` writes them, one writer for every variant).
 
-The read-model projection (:mod:`replays.projections`) hands every ``Red3Match`` notification
-of a batch here, inside the same transaction as its tracking position, so each event is
-applied exactly once. Like the 13-card projection, each event is applied to the match
-aggregate itself; nothing about the rules is repeated here.
+Like the 13-card rows, each event is applied to the match aggregate itself; nothing about
+the rules is repeated here.
 
 Rows written:
 
@@ -11,7 +10,7 @@ Rows written:
   ``finished``; ``round``, ``moves_count``, ``winner`` (only when one player has the top
   total); no money (RULES.md §2 has no stakes): ``point_value`` and ``fee_percent`` 0,
   ``gross``/``fee``/``net_to_winner`` empty. At the end of the match the audit
-  (:func:`replays.red3_ledger.audit_events`) sets ``discrepancy`` and its note.
+  (:func:`domain.red3.audit.audit_events`) sets ``discrepancy`` and its note.
 - ``player_results`` at the end of the match: ``won`` for each player on the top total,
   ``lost`` for the others, ``points`` the player's total, amount 0.
 - ``moves``: one row per pick, lay-down and discard, ``move_index`` counting the match's
@@ -20,24 +19,17 @@ Rows written:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from decimal import Decimal
 
-import sqlalchemy as sa
-
+from domain.red3 import audit as red3_audit
 from domain.red3.game import Red3Match
 from domain.timestamps import parse_time
-from replays.models import GameRow, MoveRow, PlayerResultRow
+from domain.variants.base import MAX_NOTE
 
-RED3_TOPICS = Red3Match.TOPIC + "."
 FINISHED = "finished"
-MAX_NOTE = 2000
 ZERO = Decimal("0")
-
-GAMES = GameRow.__table__
-MOVES = MoveRow.__table__
-RESULTS = PlayerResultRow.__table__
-_MOVE_EVENTS = ("Picked", "LaidDown", "Discarded")
+MOVE_EVENTS = ("Picked", "LaidDown", "Discarded")
 
 
 def status_of(match: Red3Match) -> str:
@@ -46,46 +38,7 @@ def status_of(match: Red3Match) -> str:
     return "dealing" if match.round == 0 else "playing"
 
 
-def project_red3(connection: sa.Connection, ledger, notifications: Sequence) -> None:
-    """Apply a batch of Red 3 notifications (in order) to the read-model tables."""
-    to_domain_event = ledger.mapper.to_domain_event
-    matches: dict = {}
-    created: set[str] = set()
-    finished: dict[str, Red3Match] = {}
-    moves: list[dict] = []
-    for notification in notifications:
-        domain_event = to_domain_event(notification)
-        version = domain_event.originator_version
-        before = matches.get(domain_event.originator_id)
-        if before is None and version > 1:
-            before = ledger.get_game(domain_event.originator_id, version=version - 1)
-        if type(domain_event).__name__ in _MOVE_EVENTS:
-            moves.append(_move_row(before, domain_event))
-        match = domain_event.mutate(before)
-        matches[match.id] = match
-        if version == 1:
-            created.add(match.game_id)
-        if isinstance(domain_event, Red3Match.MatchEnded):
-            finished[match.game_id] = match
-    inserts = [_started_row(m) | _progress_row(m) for m in matches.values() if m.game_id in created]
-    if inserts:
-        connection.execute(GAMES.insert(), inserts)
-    for match in matches.values():
-        if match.game_id in created:
-            continue
-        connection.execute(
-            GAMES.update().where(GAMES.c.game_id == match.game_id).values(_progress_row(match))
-        )
-    for game_id, match in finished.items():
-        connection.execute(
-            GAMES.update().where(GAMES.c.game_id == game_id).values(_ending(ledger, match))
-        )
-        connection.execute(RESULTS.insert(), _results(match))
-    if moves:
-        connection.execute(MOVES.insert(), moves)
-
-
-def _started_row(match: Red3Match) -> dict:
+def started_row(match: Red3Match) -> dict:
     config = match.config
     return {
         "game_id": match.game_id,
@@ -112,7 +65,7 @@ def _started_row(match: Red3Match) -> dict:
     }
 
 
-def _progress_row(match: Red3Match) -> dict:
+def progress_row(match: Red3Match) -> dict:
     return {
         "status": status_of(match),
         "round": match.round,
@@ -123,29 +76,26 @@ def _progress_row(match: Red3Match) -> dict:
     }
 
 
-def _ending(ledger, match: Red3Match) -> dict:
-    return ending_row(match, ledger.events.get(match.id, lte=match.version))
+def ended_row(match: Red3Match) -> dict:
+    """The ``games`` columns a finished match sets, beside its audit columns."""
+    ended_at = match.modified_on
+    return {"ended_at": ended_at, "ended_on": ended_at.date() if ended_at else None}
+
+
+def audit_row(events: Iterable) -> dict:
+    """The audit columns of a finished match, from its events (all of them, in order)."""
+    report = red3_audit.audit_events(events)
+    note = "; ".join(d.note() for d in report.discrepancies)
+    return {"discrepancy": bool(report.discrepancies), "discrepancy_note": note[:MAX_NOTE] or None}
 
 
 def ending_row(match: Red3Match, events) -> dict:
     """The ``games`` columns a finished match sets, its audit over ``events`` (all of the
     match's, in order) included; ``verify`` rebuilds them with this too."""
-    from replays.red3_ledger import audit_events
-
-    report = audit_events(events)
-    note = "; ".join(
-        f"{d.source} {d.field}: {d.reported} != computed {d.computed}" for d in report.discrepancies
-    )
-    ended_at = match.modified_on
-    return {
-        "ended_at": ended_at,
-        "ended_on": ended_at.date() if ended_at else None,
-        "discrepancy": bool(report.discrepancies),
-        "discrepancy_note": note[:MAX_NOTE] or None,
-    }
+    return ended_row(match) | audit_row(events)
 
 
-def _results(match: Red3Match) -> list[dict]:
+def results(match: Red3Match) -> list[dict]:
     return [
         {
             "game_id": match.game_id,
@@ -164,7 +114,7 @@ def _results(match: Red3Match) -> list[dict]:
     ]
 
 
-def _move_row(before: Red3Match, domain_event) -> dict:
+def move_row(before: Red3Match, domain_event) -> dict:
     kind = type(domain_event).__name__
     player = domain_event.player
     card = source = groups = None

@@ -1,0 +1,277 @@
+"""Red 3 Rummy as a variant: what the rest of the ledger asks of a Red 3 match.
+
+Red 3 has no stakes (points only, ``has_money = False``), several deals per match (one a
+round, each from its own key of the match's shuffle seed: :mod:`domain.red3.shuffle`), and
+steps that are deals or moves. Over the live API a step is posted like a move: a deal is
+``{"type": "deal", "deal": {...}}``, the rest are the record's moves (docs/red3-format.md).
+
+The record parser and the simulator's bot still live in ``replays/`` (the record-schema
+work moves the parser into ``domain/``); the methods that need them import them when
+called, so nothing here loads ``replays`` at import time.
+
+>>> RED3.name, RED3.record_format, RED3.has_money
+('red3', 'rummy-ledger/red3@1', False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from domain.cards import Card, CardError
+from domain.errors import BadDeal, GameNotOver, RuleViolation
+from domain.red3 import audit as red3_audit
+from domain.red3 import game as red3_game
+from domain.red3 import moves as red3_moves
+from domain.red3 import rows as red3_rows
+from domain.red3 import shuffle as red3_shuffle
+from domain.red3 import table as red3_table
+from domain.variants.base import GameRows, SimulatedPlay, Variant
+
+FORMAT = "rummy-ledger/red3@1"
+DEAL = "deal"
+_DEAL_STEP_FIELDS = {"type", "deal", "at"}
+
+
+class Red3(Variant):
+    name = "red3"
+    record_format = FORMAT
+    aggregate = red3_game.Red3Match
+    snapshot_interval = 20
+    has_money = False
+    steps_are_moves = False  # each round's deal is a step of its own
+    web_pages = "web.red3_replay"
+
+    # -- records -----------------------------------------------------------------------
+    def parse_record(self, obj: Mapping[str, Any]) -> Any:
+        from replays.red3_records import parse_red3_record  # moves to domain (schema work)
+
+        return parse_red3_record(obj)
+
+    def record_of(self, game: red3_game.Red3Match) -> Any:
+        from replays.red3_records import red3_record_of  # moves to domain (schema work)
+
+        return red3_record_of(game)
+
+    def explain(self, error: Exception, record: Any = None) -> str:
+        if isinstance(error, RuleViolation):
+            place = red3_moves.where(error)
+            return f"{place}: {error}" if place else str(error)
+        return super().explain(error, record)
+
+    def export(self, game: red3_game.Red3Match) -> dict[str, Any]:
+        """The record with the scores the match recorded (``settlement``)."""
+        return self.record_of(game).to_dict() | {"settlement": game.settlement().to_dict()}
+
+    # -- the live API --------------------------------------------------------------------
+    def start(self, header: Mapping[str, Any]) -> red3_game.Red3Match:
+        """A match from its record header without rounds: deals are posted as steps."""
+        from replays.records import RecordError  # moves to domain (schema work)
+
+        if header.get("rounds") not in (None, []):
+            raise RecordError("post each round's deal as a step, not in the header", "rounds")
+        record = self.parse_record({**header, "rounds": []})
+        self.check_deals(record)
+        return red3_game.Red3Match.start(record.config, reported=record.reported)
+
+    def parse_move(self, game: red3_game.Red3Match, body: Mapping[str, Any], seq: int) -> dict:
+        """A step in canonical form: cards as their text, a deal's hands checked for shape.
+
+        The rules (whose turn, which cards are held) are the match's to judge in
+        :meth:`play`; here only the shape, so a bad field is named (``deal.hands.p1``)."""
+        from replays.records import RecordError  # moves to domain (schema work)
+
+        if body.get("type") != DEAL:
+            return _canonical_move(body, RecordError)
+        unknown = sorted(set(body) - _DEAL_STEP_FIELDS)
+        if unknown:
+            raise RecordError("not a field of a deal step", unknown[0])
+        deal = body.get("deal")
+        if not isinstance(deal, Mapping):
+            raise RecordError("missing" if deal is None else "must be an object", "deal")
+        deal = {"first": game.config.first_player_of(game.round + 1), **deal}
+        try:
+            parsed = red3_table.Red3Deal.from_dict(deal)
+        except (BadDeal, CardError) as error:
+            raise RecordError(str(getattr(error, "reason", None) or error), "deal") from None
+        out: dict[str, Any] = {"type": DEAL, "deal": parsed.to_dict()}
+        if body.get("at") is not None:
+            out["at"] = body["at"]
+        return out
+
+    def play(self, game: red3_game.Red3Match, move: Mapping[str, Any]) -> None:
+        """Deal the next round or apply one move; a broken rule names its round and move."""
+        dealing = move.get("type") == DEAL
+        number = game.round + 1 if dealing else game.round
+        index = None if dealing or not game.round_moves else len(game.round_moves[-1])
+        try:
+            if dealing:
+                game.deal(move["deal"], at=move.get("at"))
+            else:
+                red3_moves.apply_move(game, move)
+        except RuleViolation as error:
+            error.game_id = game.game_id
+            error.round_number = number
+            if index is not None:
+                error.at_move(index, dict(move))
+            raise
+
+    def live_error(self, error: RuleViolation) -> str:
+        return self.explain(error)
+
+    def moves_played(self, game: red3_game.Red3Match) -> int:
+        return len(game.steps)
+
+    def move_at(self, game: red3_game.Red3Match, seq: int) -> dict[str, Any]:
+        step = dict(game.steps[seq])
+        number = step.pop("round")
+        if step.get("type") == DEAL:
+            step["deal"] = game.deals[number - 1].to_dict()
+        return step
+
+    def describe_move(self, move: Mapping[str, Any], seq: int) -> str:
+        return f"step {seq} ({self.describe(move)})"
+
+    def describe(self, step: Mapping[str, Any]) -> str:
+        kind, player = step.get("type"), step.get("player")
+        if kind == DEAL:
+            return "a deal"
+        card = step.get("card")
+        return " ".join(str(part) for part in (player, kind, card) if part)
+
+    def view(self, game: red3_game.Red3Match) -> dict[str, Any]:
+        return game.table_state().to_dict()
+
+    def settlement_view(self, game: red3_game.Red3Match) -> dict[str, Any]:
+        return game.settlement().to_dict()
+
+    def settle_live(self, game: red3_game.Red3Match, reported: Mapping[str, Any] | None) -> bool:
+        """A match closes itself when its last round is scored: settling records nothing,
+        and refuses a match still being played (naming its round)."""
+        if game.phase != "finished":
+            raise GameNotOver(
+                f"the match is not over: round {game.round} of {game.config.rounds}",
+                game_id=game.game_id,
+            )
+        if reported is not None:
+            raise GameNotOver(
+                "a Red 3 match's reported figures come with its header", game_id=game.game_id
+            )
+        return False
+
+    # -- settlement ----------------------------------------------------------------------
+    def settle(self, record: Any) -> dict[str, Any]:
+        """Per-round scores and totals, also for a running match."""
+        return self.build(record).settlement().to_dict()
+
+    def describe_settlement(self, outcome: Mapping[str, Any]) -> str:
+        from replays.red3_records import describe_settlement  # moves with the record schema
+
+        return describe_settlement(outcome)
+
+    # -- deals ---------------------------------------------------------------------------
+    def check_deals(self, record: Any) -> None:
+        """Every round's deal against the revealed seed, before anything is built or stored.
+
+        Only a commitment passes (the seed is revealed when the match ends); a seed that
+        breaks its commitment is refused, as for 13-card records."""
+        from replays.records import RecordError  # moves to domain (schema work)
+
+        shuffle = record.config.shuffle
+        if not shuffle or not shuffle.get("seed"):
+            return
+        rounds = [(played.deal, played.moves) for played in record.rounds]
+        try:
+            mismatch = red3_shuffle.check_red3_match(
+                rounds, shuffle, record.config.players, rules=record.config.rules
+            )
+        except red3_shuffle.ShuffleError as error:
+            raise RecordError(str(error), field="shuffle") from None
+        if mismatch is None:
+            return
+        if mismatch.what == "commitment":
+            raise RecordError(str(mismatch).split(": ", 1)[1], field="shuffle")
+        raise BadDeal(f"the deal does not come from its shuffle seed: {mismatch}", move_type=DEAL)
+
+    def check_stored_deals(self, game: red3_game.Red3Match) -> str | None:
+        shuffle = game.config.shuffle
+        if not shuffle or not shuffle.get("seed"):
+            return None
+        rounds = list(zip(game.deals, game.round_moves, strict=True))
+        try:
+            mismatch = red3_shuffle.check_red3_match(
+                rounds, shuffle, game.config.players, rules=game.config.rules
+            )
+        except red3_shuffle.ShuffleError as error:
+            return f"the shuffle block cannot be checked: {error}"
+        return None if mismatch is None else str(mismatch)
+
+    # -- audit ---------------------------------------------------------------------------
+    def audit(self, game: red3_game.Red3Match, events: Iterable[Any]) -> red3_audit.Red3Audit:
+        return red3_audit.audit_events(events)
+
+    # -- read models ---------------------------------------------------------------------
+    def started_row(self, game: red3_game.Red3Match) -> dict[str, Any]:
+        return red3_rows.started_row(game)
+
+    def progress_row(self, game: red3_game.Red3Match) -> dict[str, Any]:
+        return red3_rows.progress_row(game)
+
+    def move_row(self, before: Any, domain_event: Any) -> dict[str, Any] | None:
+        if before is None or type(domain_event).__name__ not in red3_rows.MOVE_EVENTS:
+            return None
+        return red3_rows.move_row(before, domain_event)
+
+    def closing_rows(self, game: red3_game.Red3Match, domain_event: Any) -> GameRows | None:
+        if not isinstance(domain_event, red3_game.Red3Match.MatchEnded):
+            return None
+        return GameRows(game=red3_rows.ended_row(game), results=red3_rows.results(game))
+
+    def audits_after(self, game: red3_game.Red3Match, domain_event: Any) -> bool:
+        return isinstance(domain_event, red3_game.Red3Match.MatchEnded)
+
+    def audit_columns(self, game, events: Iterable[Any], *, verify: bool = True) -> dict:
+        # The match's audit is cheap (a replay of its events): always computed.
+        return red3_rows.audit_row(events)
+
+    # -- simulator -----------------------------------------------------------------------
+    @property
+    def bot(self) -> SimulatedPlay:
+        from replays.simulation import red3  # the bot stays in replays for now
+
+        return SimulatedPlay(red3.setup_table, red3.play, red3.reported_block)
+
+
+def _canonical_move(body: Mapping[str, Any], record_error: type) -> dict[str, Any]:
+    """A pick, lay-down or discard with its cards in canonical text (``9c`` → ``9C``), so
+    a retried step compares equal to the one recorded."""
+
+    def card(value: Any, name: str) -> str:
+        try:
+            return str(Card.parse(value))
+        except CardError as error:
+            raise record_error(str(error), name) from None
+
+    def cards(value: Any, name: str) -> list[str]:
+        if isinstance(value, str) or not isinstance(value, list | tuple):
+            raise record_error("must be a list of cards", name)
+        return [card(item, f"{name}[{i}]") for i, item in enumerate(value)]
+
+    out = dict(body)
+    if out.get("card") is not None:
+        out["card"] = card(out["card"], "card")
+    if out.get("cards") is not None:
+        out["cards"] = cards(out["cards"], "cards")
+    if isinstance(out.get("books"), list):
+        out["books"] = [cards(book, f"books[{i}]") for i, book in enumerate(out["books"])]
+    if isinstance(out.get("add"), list):
+        out["add"] = [
+            {**added, "cards": cards(added.get("cards"), f"add[{i}].cards")}
+            if isinstance(added, Mapping)
+            else added
+            for i, added in enumerate(out["add"])
+        ]
+    return out
+
+
+RED3 = Red3()
