@@ -163,8 +163,7 @@ class GameProjection(Projection):
             row = {"game_id": game_id, **variant.progress_row(game)}
             row.update(batch.closing.get(game_id, {}))
             if game_id in batch.audit:
-                events = self.ledger.events.get(game.id, lte=game.version)
-                row.update(variant.audit_columns(game, events, verify=self.verify))
+                row.update(self._audit_row(game, variant))
             if game_id in batch.created:
                 inserts.append({**variant.started_row(game), **row})
             else:
@@ -187,6 +186,12 @@ class GameProjection(Projection):
         ):
             if rows:
                 connection.execute(table.insert(), rows)
+
+    def _audit_row(self, game, variant: Variant | None = None) -> dict:
+        """The audit columns of ``game`` as it stands (its events read only if needed)."""
+        variant = variant or variants.for_game(game)
+        events = self.ledger.events.get(game.id, lte=game.version)
+        return variant.audit_columns(game, events, verify=self.verify)
 
     def discard(self, connection: sa.Connection, originator_id) -> None:
         """Remove a set-aside game's (or match's, or case's) rows: none half-written stay."""

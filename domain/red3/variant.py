@@ -69,7 +69,7 @@ class Red3(Variant):
         from replays.records import RecordError  # moves to domain (schema work)
 
         if header.get("rounds") not in (None, []):
-            raise RecordError("post each round's deal as a step, not in the header", "rounds")
+            raise RecordError("post each round's deal as a step, not in the header", field="rounds")
         record = self.parse_record({**header, "rounds": []})
         self.check_deals(record)
         return red3_game.Red3Match.start(record.config, reported=record.reported)
@@ -85,15 +85,15 @@ class Red3(Variant):
             return _canonical_move(body, RecordError)
         unknown = sorted(set(body) - _DEAL_STEP_FIELDS)
         if unknown:
-            raise RecordError("not a field of a deal step", unknown[0])
+            raise RecordError("not a field of a deal step", field=unknown[0])
         deal = body.get("deal")
         if not isinstance(deal, Mapping):
-            raise RecordError("missing" if deal is None else "must be an object", "deal")
+            raise RecordError("missing" if deal is None else "must be an object", field="deal")
         deal = {"first": game.config.first_player_of(game.round + 1), **deal}
         try:
             parsed = red3_table.Red3Deal.from_dict(deal)
         except (BadDeal, CardError) as error:
-            raise RecordError(str(getattr(error, "reason", None) or error), "deal") from None
+            raise RecordError(str(getattr(error, "reason", None) or error), field="deal") from None
         out: dict[str, Any] = {"type": DEAL, "deal": parsed.to_dict()}
         if body.get("at") is not None:
             out["at"] = body["at"]
@@ -111,7 +111,8 @@ class Red3(Variant):
                 red3_moves.apply_move(game, move)
         except RuleViolation as error:
             error.game_id = game.game_id
-            error.round_number = number
+            if number:  # before the first deal there is no round to name
+                error.round_number = number
             if index is not None:
                 error.at_move(index, dict(move))
             raise
@@ -140,7 +141,8 @@ class Red3(Variant):
         return " ".join(str(part) for part in (player, kind, card) if part)
 
     def view(self, game: red3_game.Red3Match) -> dict[str, Any]:
-        return game.table_state().to_dict()
+        """The public view: no hand shown, the pile as its size and top."""
+        return game.table_state().for_seat(None).to_dict()
 
     def settlement_view(self, game: red3_game.Red3Match) -> dict[str, Any]:
         return game.settlement().to_dict()
@@ -250,11 +252,11 @@ def _canonical_move(body: Mapping[str, Any], record_error: type) -> dict[str, An
         try:
             return str(Card.parse(value))
         except CardError as error:
-            raise record_error(str(error), name) from None
+            raise record_error(str(error), field=name) from None
 
     def cards(value: Any, name: str) -> list[str]:
         if isinstance(value, str) or not isinstance(value, list | tuple):
-            raise record_error("must be a list of cards", name)
+            raise record_error("must be a list of cards", field=name)
         return [card(item, f"{name}[{i}]") for i, item in enumerate(value)]
 
     out = dict(body)

@@ -7,7 +7,16 @@ Importing this package registers them; everything else asks the registry
 
 from domain.red3.variant import RED3
 from domain.rummy13.variant import POINTS, RAISE
-from domain.variants.base import RECORDED, REPORTED, Discrepancy, GameRows, NotLive, Variant
+from domain.variants.base import (
+    RECORDED,
+    REPORTED,
+    Discrepancy,
+    GameRows,
+    NotLive,
+    ReportedAlready,
+    SimulatedPlay,
+    Variant,
+)
 from domain.variants.registry import (
     SNAPSHOT_INTERVALS,
     SNAPSHOT_PROJECTORS,
@@ -36,6 +45,8 @@ __all__ = [
     "Discrepancy",
     "GameRows",
     "NotLive",
+    "ReportedAlready",
+    "SimulatedPlay",
     "UnknownVariant",
     "Variant",
     "all_variants",

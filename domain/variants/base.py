@@ -172,6 +172,10 @@ class Variant(ABC):
         """The game's outcome as ``settle`` shows it (None while it runs)."""
         return None
 
+    def live_error(self, error: RuleViolation) -> str:
+        """A broken rule over the live API in words (422's message)."""
+        return str(error)
+
     def moves_played(self, game: Any) -> int:
         """How many live moves the game has: the next ``seq``."""
         return len(self.timeline(game))
