@@ -195,6 +195,13 @@ class Red3(Variant):
             raise RecordError(str(mismatch).split(": ", 1)[1], field="shuffle")
         raise BadDeal(f"the deal does not come from its shuffle seed: {mismatch}", move_type=DEAL)
 
+    def revealed_seed(self, game: red3_game.Red3Match) -> bool | None:
+        shuffle = game.config.shuffle
+        return None if not shuffle else bool(shuffle.get("seed"))
+
+    def is_over(self, game: red3_game.Red3Match) -> bool:
+        return game.phase == "finished"
+
     def check_stored_deals(self, game: red3_game.Red3Match) -> str | None:
         shuffle = game.config.shuffle
         if not shuffle or not shuffle.get("seed"):

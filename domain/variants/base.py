@@ -208,6 +208,15 @@ class Variant(ABC):
         ``RecordError``/``BadDeal`` naming the deal); a variant without seeds checks none."""
         return None
 
+    def revealed_seed(self, game: Any) -> bool | None:
+        """Whether a stored game's shuffle seed is revealed (None: it has no shuffle block
+        or its deals are checked elsewhere; False: only committed to so far)."""
+        return None
+
+    def is_over(self, game: Any) -> bool:
+        """Whether the game has ended (nothing more will be dealt or played)."""
+        return False
+
     def check_stored_deals(self, game: Any) -> str | None:
         """The first deal of a stored game that does not come from its revealed seed, in
         words (None: all agree, or no seed revealed yet): what ``verify`` reports."""
