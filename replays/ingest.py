@@ -108,7 +108,8 @@ class Ingest:
                     f"a different game {game.game_id} is already recorded; it was left untouched",
                     "game_id",
                 ) from None
-            return 201, self._started(*self._game(game.game_id))
+            stored, variant = self._game(game.game_id)
+            return 201, self._started(variant, stored)
         self._followed()
         return 201, self._started(variant, game)
 

@@ -91,19 +91,24 @@ def for_record(obj: Mapping[str, Any]) -> Variant | None:
     return (named or by_format or [None])[0]
 
 
+def _name_of(value: Any) -> Any:
+    """A record's or game's variant name: its own ``variant``, or its table's."""
+    name = getattr(value, "variant", None)
+    if name is None:
+        name = getattr(getattr(value, "config", None), "variant", None)
+    return name
+
+
 def for_parsed(record: Any) -> Variant:
     """The variant of a record already parsed (its ``variant``, or its table's)."""
-    name = getattr(record, "variant", None)
-    if name is None:
-        name = getattr(getattr(record, "config", None), "variant", None)
-    return get(name)
+    return get(_name_of(record))
 
 
 def for_game(game: Any) -> Variant:
     """The variant of an aggregate: by its class, and by its ``variant`` name where one
     class serves several (13-card Points and Raise)."""
     owners = [v for v in _VARIANTS.values() if v.owns(game)]
-    named = getattr(game, "variant", None)
+    named = _name_of(game)
     for variant in owners:
         if variant.name == named:
             return variant
