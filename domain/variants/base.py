@@ -122,8 +122,9 @@ class Variant(ABC):
         return isinstance(game, self.aggregate)
 
     def players(self, game: Any) -> tuple[str, ...]:
-        """The game's players in seat order."""
-        return tuple(game.config.players)
+        """The game's players in seat order (the aggregate's, or its table's)."""
+        players = getattr(game, "players", None)
+        return tuple(game.config.players if players is None else players)
 
     # -- records -----------------------------------------------------------------------
     @abstractmethod
