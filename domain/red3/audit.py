@@ -14,7 +14,7 @@ from typing import Any
 
 from domain.red3.game import Red3Match
 from domain.red3.scoring import RoundScore, leaders, running_totals, score_round, settle_match
-from domain.variants.base import RECORDED, REPORTED, Discrepancy
+from domain.variants.base import RECORDED, REPORTED, Discrepancy, discrepancy_lines
 
 
 @dataclass(frozen=True)
@@ -68,15 +68,8 @@ class Red3Audit:
         if self.winners:
             lines += ["", f"  winner: {', '.join(self.winners)}"]
         lines.append("")
-        if self.clean:
-            lines.append("No discrepancies: recomputation, recorded scores and report agree.")
-        else:
-            lines.append(f"{len(self.discrepancies)} discrepancy(ies):")
-            for found in self.discrepancies:
-                lines.append(
-                    f"  {found.source:<9} {found.field:<28} says {found.reported!s:<10} "
-                    f"recomputed {found.computed}"
-                )
+        agree = "No discrepancies: recomputation, recorded scores and report agree."
+        lines += discrepancy_lines(self.discrepancies, agree)
         return "\n".join(lines)
 
 

@@ -25,7 +25,7 @@ from decimal import Decimal
 from domain.red3 import audit as red3_audit
 from domain.red3.game import Red3Match
 from domain.timestamps import parse_time
-from domain.variants.base import MAX_NOTE
+from domain.variants.base import MAX_NOTE, UNSETTLED_COLUMNS
 
 FINISHED = "finished"
 ZERO = Decimal("0")
@@ -55,13 +55,7 @@ def started_row(match: Red3Match) -> dict:
         "ended_on": None,
         "point_value": ZERO,
         "fee_percent": ZERO,
-        "gross": None,
-        "fee": None,
-        "net_to_winner": None,
-        "settlement_hash": None,
-        "recomputed_hash": None,
-        "discrepancy": False,
-        "discrepancy_note": None,
+        **UNSETTLED_COLUMNS,
     }
 
 

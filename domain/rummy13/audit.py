@@ -20,7 +20,7 @@ from typing import Any
 
 from domain.game import Game
 from domain.settlement import Settlement
-from domain.variants.base import RECORDED, REPORTED, Discrepancy
+from domain.variants.base import RECORDED, REPORTED, Discrepancy, discrepancy_lines
 
 _MONEY = ("gross", "fee", "net_to_winner")
 
@@ -109,15 +109,8 @@ class AuditReport:
             f"operator's report: {'present' if report.reported else 'none'}",
             "",
         ]
-        if report.clean:
-            lines.append("No discrepancies: recomputation, recorded settlement and report agree.")
-        else:
-            lines.append(f"{len(report.discrepancies)} discrepancy(ies):")
-            for found in report.discrepancies:
-                lines.append(
-                    f"  {found.source:<9} {found.field:<28} says {found.reported!s:<10} "
-                    f"recomputed {found.computed}"
-                )
+        agree = "No discrepancies: recomputation, recorded settlement and report agree."
+        lines += discrepancy_lines(report.discrepancies, agree)
         return "\n".join(lines)
 
 

@@ -19,7 +19,7 @@ from domain.raise_schedule import point_value_for_round
 from domain.rummy13 import audit as audit13
 from domain.settlement import account_of
 from domain.timestamps import parse_time
-from domain.variants.base import MAX_NOTE, SETTLEMENT_KIND
+from domain.variants.base import MAX_NOTE, SETTLEMENT_KIND, UNSETTLED_COLUMNS
 
 PLAYER_ACCOUNT = account_of("")
 
@@ -147,13 +147,7 @@ def started_row(config: TableConfig, originator_id: str, started_at: datetime | 
         "ended_on": None,
         "point_value": config.point_value,
         "fee_percent": config.fee_percent,
-        "gross": None,
-        "fee": None,
-        "net_to_winner": None,
-        "settlement_hash": None,
-        "recomputed_hash": None,
-        "discrepancy": False,
-        "discrepancy_note": None,
+        **UNSETTLED_COLUMNS,
     }
 
 

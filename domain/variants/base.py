@@ -51,6 +51,30 @@ class Discrepancy:
         return f"{self.source} {self.field}: {self.reported} != computed {self.computed}"
 
 
+def discrepancy_lines(found: Iterable[Discrepancy], agree: str) -> list[str]:
+    """An audit's closing lines for people: ``agree`` when nothing differs, else each
+    difference on a line (every variant's ``for_people`` ends so)."""
+    found = list(found)
+    if not found:
+        return [agree]
+    return [f"{len(found)} discrepancy(ies):"] + [
+        f"  {d.source:<9} {d.field:<28} says {d.reported!s:<10} recomputed {d.computed}"
+        for d in found
+    ]
+
+
+# A games row's columns before any settlement or audit: the same for every variant.
+UNSETTLED_COLUMNS: dict[str, Any] = {
+    "gross": None,
+    "fee": None,
+    "net_to_winner": None,
+    "settlement_hash": None,
+    "recomputed_hash": None,
+    "discrepancy": False,
+    "discrepancy_note": None,
+}
+
+
 @dataclass
 class GameRows:
     """What one event changes in the read models, as plain rows.
