@@ -154,6 +154,11 @@ class Ledger(Application):
         self._save(game)
         return game
 
+    def events_of(self, game: Any) -> Iterator[Any]:
+        """The game's stored events up to its version, read only when iterated (an audit
+        that needs only the game itself never reads them)."""
+        yield from self.events.get(game.id, lte=game.version)
+
     def variant_of(self, game_id: str | uuid.UUID) -> variants.Variant | None:
         """The stored game's variant from its first event alone (None: no such game)."""
         first = self.recorder.select_events(self.aggregate_id(game_id), limit=1)

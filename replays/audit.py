@@ -22,7 +22,7 @@ from domain.variants.base import RECORDED, REPORTED, Discrepancy
 def audit(ledger, game_id: str):
     """Audit the stored game ``game_id`` (GameNotFound when there is none)."""
     game = ledger.get_game(game_id)
-    return variants.for_game(game).audit(game, ledger.events.get(game.id))
+    return variants.for_game(game).audit(game, ledger.events_of(game))
 
 
 __all__ = [

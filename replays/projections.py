@@ -190,8 +190,7 @@ class GameProjection(Projection):
     def _audit_row(self, game, variant: Variant | None = None) -> dict:
         """The audit columns of ``game`` as it stands (its events read only if needed)."""
         variant = variant or variants.for_game(game)
-        events = self.ledger.events.get(game.id, lte=game.version)
-        return variant.audit_columns(game, events, verify=self.verify)
+        return variant.audit_columns(game, self.ledger.events_of(game), verify=self.verify)
 
     def discard(self, connection: sa.Connection, originator_id) -> None:
         """Remove a set-aside game's (or match's, or case's) rows: none half-written stay."""

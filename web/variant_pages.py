@@ -88,7 +88,7 @@ def summary_redirect(game_id: str):
 
 def _audit(game_id: str):
     ledger, variant, game = _game(game_id)
-    return variant.audit(game, ledger.events.get(game.id))
+    return variant.audit(game, ledger.events_of(game))
 
 
 def audit_page(game_id: str) -> str:

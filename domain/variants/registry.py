@@ -25,6 +25,7 @@ _VARIANTS: dict[str, Variant] = {}
 # dicts themselves (eventsourcing's ``snapshotting_intervals``/``_projectors``).
 SNAPSHOT_INTERVALS: dict[type, int] = {}
 SNAPSHOT_PROJECTORS: dict[type, Any] = {}
+_BY_PREFIX: dict[str, Variant] = {}  # topic prefix -> variant (the projection asks per event)
 
 
 def project(game: Any, events: Iterable[Any]) -> Any:
@@ -57,6 +58,9 @@ def unregister(name: str) -> None:
 def _policy() -> None:
     SNAPSHOT_INTERVALS.clear()
     SNAPSHOT_PROJECTORS.clear()
+    _BY_PREFIX.clear()
+    for variant in reversed(_VARIANTS.values()):  # the first registered wins a shared prefix
+        _BY_PREFIX[variant.topic_prefix] = variant
     for variant in _VARIANTS.values():
         if variant.snapshot_interval:
             SNAPSHOT_INTERVALS[variant.aggregate] = variant.snapshot_interval
@@ -119,6 +123,9 @@ def for_game(game: Any) -> Variant:
 
 def for_topic(topic: str) -> Variant | None:
     """The variant whose aggregate's events have ``topic`` (None: not a game event)."""
+    found = _BY_PREFIX.get(topic[: topic.rfind(".") + 1])
+    if found is not None:
+        return found
     for variant in _VARIANTS.values():
         if topic.startswith(variant.topic_prefix):
             return variant
