@@ -146,21 +146,16 @@ class Disputes:
         return case
 
     def game_facts(self, game_id: str) -> GameFacts:
-        """Moves, players and currency of a stored game (13-card or Red 3)."""
-        from replays.application import GameNotFound
-        from replays.red3_ledger import get_match, is_red3
-
+        """Moves, players and currency of a stored game (any variant; a variant without
+        money has no currency)."""
         if not isinstance(game_id, str) or not game_id.strip() or len(game_id) > 64:
             raise GameUnknown(str(game_id)[:80])
-        if is_red3(self.ledger, game_id):
-            match = get_match(self.ledger, game_id)
-            return GameFacts(game_id, len(match.steps), tuple(match.players), NO_CURRENCY)
-        try:
-            game = self.ledger.get_game(game_id)
-        except GameNotFound:
-            raise GameUnknown(game_id) from None
-        config = game.config
-        return GameFacts(game_id, game.move_count, tuple(config.players), config.currency)
+        variant = self.ledger.variant_of(game_id)
+        if variant is None:
+            raise GameUnknown(game_id)
+        game = self.ledger.get_game(game_id)
+        currency = game.config.currency if variant.has_money else NO_CURRENCY
+        return GameFacts(game_id, variant.moves_played(game), variant.players(game), currency)
 
     # -- writing ---------------------------------------------------------------------------
     def open_case(

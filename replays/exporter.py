@@ -1,6 +1,6 @@
 """Export stored games as FORMAT.md records, one JSON line each.
 
-The record is rebuilt from the game's events (:func:`replays.records.record_of`), so
+The record is rebuilt from the game's events by its variant (``Variant.export``), so
 importing an export into a fresh store gives the same events and the same settlement.
 On export the ledger adds ``settlement``: the ``Settled`` event's body exactly as recorded
 (absent while a game runs). Import ignores it, because the ledger recomputes it.
@@ -10,21 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from domain import variants
 from replays.application import Ledger
-from replays.records import dump_record, record_of
+from replays.records import dump_record
 
 
 def export_record(ledger: Ledger, game_id: str) -> str:
     """One game as a JSON line (raises GameNotFound for an unknown id)."""
     game = ledger.get_game(game_id)
-    if getattr(game, "variant", None) == "red3":
-        from replays.red3_records import export_red3
-
-        return export_red3(game)
-    extra = {}
-    if game.recorded_settlement is not None:
-        extra["settlement"] = game.recorded_settlement
-    return dump_record(record_of(game), **extra)
+    return dump_record(variants.for_game(game).export(game))
 
 
 def export_lines(ledger: Ledger, game_ids: Iterable[str] | None = None) -> Iterator[str]:

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 
 from eventsourcing.persistence import IntegrityError
 
-from domain.errors import BadDeal, RuleViolation
+from domain import variants
+from domain.errors import RuleViolation
 from domain.game import Game
-from domain.moves import play_game
 from replays.application import GameExists, GameNotFound, Ledger
 from replays.records import (
     GameRecord,
@@ -95,65 +95,16 @@ class RecordConflict(Exception):
 
 
 def build_game(record: GameRecord) -> Game:
-    """The record's game, played and settled in memory; raises on any broken rule."""
-    if getattr(record, "variant", None) == "red3":
-        check_red3_shuffle(record)
-        return record.build()
-    check_shuffle(record)
-    reported = record.reported.to_dict() if record.reported is not None else None
-    game = play_game(record.config, record.deal, record.move_dicts(), settle=True)
-    if reported is not None:
-        if game.phase != "settled":
-            raise RecordError("a running game cannot carry settled figures yet", field="reported")
-        game.report(reported)
-    return game
+    """The record's game, played (and settled) in memory by its variant, after its deals
+    are checked against a revealed shuffle seed; raises on any broken rule."""
+    variant = variants.for_parsed(record)
+    variant.check_deals(record)
+    return variant.build(record)
 
 
 def check_shuffle(record: GameRecord) -> None:
-    shuffle = record.shuffle
-    if not shuffle or not shuffle.get("seed"):
-        return  # only a commitment: the seed is revealed when the game ends
-    from domain.shuffle import ShuffleError, verify_deal
-
-    config = record.config
-    try:
-        mismatch = verify_deal(
-            record.deal,
-            shuffle,
-            config.players,
-            dealer=config.dealer_player,
-            decks=config.decks,
-            jokers_per_deck=config.jokers_per_deck,
-            moves=record.move_dicts(),
-        )
-    except ShuffleError as error:
-        raise RecordError(str(error), field="shuffle") from None
-    if mismatch is not None:
-        raise BadDeal(f"the deal does not come from its shuffle seed: {mismatch}", move_type="deal")
-
-
-def check_red3_shuffle(record) -> None:
-    """A Red 3 match's rounds against its revealed seed, before anything is built or stored.
-
-    Only a commitment passes (the seed is revealed when the match ends); a seed that breaks
-    its commitment is refused, as for 13-card records."""
-    shuffle = record.config.shuffle
-    if not shuffle or not shuffle.get("seed"):
-        return
-    from domain.red3.shuffle import ShuffleError, check_red3_match
-
-    rounds = [(played.deal, played.moves) for played in record.rounds]
-    try:
-        mismatch = check_red3_match(
-            rounds, shuffle, record.config.players, rules=record.config.rules
-        )
-    except ShuffleError as error:
-        raise RecordError(str(error), field="shuffle") from None
-    if mismatch is None:
-        return
-    if mismatch.what == "commitment":
-        raise RecordError(str(mismatch).split(": ", 1)[1], field="shuffle")
-    raise BadDeal(f"the deal does not come from its shuffle seed: {mismatch}", move_type="deal")
+    """A record's deals against its revealed seed (refused as ``BadDeal``/``RecordError``)."""
+    variants.for_parsed(record).check_deals(record)
 
 
 def compare_with_stored(ledger: Ledger, record: GameRecord) -> str:
@@ -278,7 +229,6 @@ __all__ = [
     "Importer",
     "Outcome",
     "build_game",
-    "check_red3_shuffle",
     "check_shuffle",
     "import_lines",
     "import_record",

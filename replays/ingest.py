@@ -5,9 +5,13 @@ layer only parses, authenticates and serialises. Failures are :class:`IngestErro
 HTTP status they mean: 400 malformed (names the field), 404 unknown game, 409 conflict,
 422 illegal move (the domain error's message).
 
-Idempotency lives in the event stream itself: a move's ``seq`` is its 0-based index among
-the game's moves. Posting a ``seq`` that is already recorded with the same move returns the
-original result and records nothing; with a different move it is a conflict.
+Every variant goes through the same use cases: the header's ``format`` picks the variant
+(:mod:`domain.variants`; a 13-card ``rummy-ledger/game@1`` game when absent), which starts
+the game, checks and plays each move (``Variant.start``, ``parse_move``, ``play``) and
+says what the table shows. Idempotency lives in the event stream itself: a move's ``seq``
+is its 0-based index among the game's steps (moves; for Red 3, deals and moves). Posting
+a ``seq`` that is already recorded with the same move returns the original result and
+records nothing; with a different move it is a conflict.
 """
 
 from __future__ import annotations
@@ -16,27 +20,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
+from domain import variants
 from domain.errors import RuleViolation
-from domain.game import Game
-from domain.moves import play_game
-from domain.record_schema.api import MOVE_BODY, GameHeader, SettleRequest
+from domain.variants import ReportedAlready, Variant
 from replays.application import ConcurrentWrite, GameExists, GameNotFound, Ledger
-from replays.importer import check_shuffle
 from replays.ownership import owner_of, save_owned_game
-from replays.records import (
-    FORMAT_TAG,
-    Move,
-    RecordError,
-    Reported,
-    build_record,
-    record_of,
-    refusal,
-    validated,
-)
+from replays.records import FORMAT_TAG, RecordError, record_object
 
 HEADER_FIELDS_REFUSED = ("moves", "reported", "settlement")
+# What a header leaves out when a retried start is compared with the stored game's.
+_NOT_HEADER = ("moves", "rounds", "reported", "settlement")
 
 
 @dataclass
@@ -77,7 +70,8 @@ class Ingest:
 
     # -- POST /games -----------------------------------------------------------------------
     def start_game(self, body: Any) -> tuple[int, dict]:
-        """The record's header and deal; the game is dealt and waits for its first move."""
+        """The record's header (and, for a 13-card game, its deal); the game waits for its
+        first move (a Red 3 match, for its first deal)."""
         if not isinstance(body, Mapping):
             raise IngestError(400, "the body must be a JSON object (a record header and deal)")
         for name in HEADER_FIELDS_REFUSED:
@@ -87,155 +81,162 @@ class Ingest:
                     "not part of a new game: post moves one by one, figures at /settle",
                     name,
                 )
-        if body.get("format", FORMAT_TAG) != FORMAT_TAG:
+        header = {"format": FORMAT_TAG, **body}
+        variant = variants.for_record(header)
+        if variant is None:
+            known = ", ".join(dict.fromkeys(v.record_format for v in variants.all_variants()))
             raise IngestError(
-                400, f"the ingest API takes 13-card games ({FORMAT_TAG}) only", "format"
+                400, f"{header['format']!r} is not a record format ({known})", "format"
             )
         try:
-            record = build_record(validated(GameHeader, body, "a game header"))
-            check_shuffle(record)
-            game = play_game(record.config, record.deal, [])
+            game = variant.start(record_object(header))
         except RecordError as error:
             raise _bad(error) from None
         except RuleViolation as error:
-            raise IngestError(422, str(error)) from None
+            raise IngestError(422, variant.live_error(error)) from None
         try:
             if self.operator is None:
                 self.ledger._save(game, creating=True)
             else:
                 save_owned_game(self.ledger, game, self.operator)
         except GameExists:
-            if not self._owns(record.game_id):
+            if not self._owns(game.game_id) or not self._same_header(variant, game):
                 # Someone else's game (or an imported one): the id is taken, and that is
                 # all this operator learns; never its header, state or owner.
                 raise IngestError(
                     409,
-                    f"a different game {record.game_id} is already recorded; it was left untouched",
+                    f"a different game {game.game_id} is already recorded; it was left untouched",
                     "game_id",
                 ) from None
-            stored = self._game(record.game_id)
-            if _header(record_of(stored).to_dict()) != _header(record.to_dict()):
-                raise IngestError(
-                    409,
-                    f"a different game {record.game_id} is already recorded; it was left untouched",
-                    "game_id",
-                ) from None
-            return 201, self._started(record.game_id)
+            stored, variant = self._game(game.game_id)
+            return 201, self._started(variant, stored)
         self._followed()
-        return 201, self._started(record.game_id)
+        return 201, self._started(variant, game)
 
-    def _started(self, game_id: str) -> dict:
-        return {"game_id": game_id, "seq": None, "next_seq": 0, "state": self._view(game_id, 0)}
+    def _same_header(self, variant: Variant, game: Any) -> bool:
+        stored, stored_variant = self._game(game.game_id)
+        if stored_variant is not variant:
+            return False
+        return _header(variant.record_of(stored).to_dict()) == _header(
+            variant.record_of(game).to_dict()
+        )
+
+    def _started(self, variant: Variant, game: Any) -> dict:
+        return {
+            "game_id": game.game_id,
+            "seq": None,
+            "next_seq": 0,
+            "state": self._view(variant, game, 0),
+        }
 
     # -- POST /games/<id>/moves ------------------------------------------------------------
     def post_move(self, game_id: str, body: Any) -> tuple[int, dict]:
         if not isinstance(body, Mapping):
             raise IngestError(400, "the body must be a JSON object (one move and its seq)")
+        seq = body.get("seq")
+        if seq is None:
+            raise IngestError(400, "missing: the move's 0-based index in the game", "seq")
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+            raise IngestError(400, f"{seq!r} is not a move index (0, 1, 2, ...)", "seq")
+        game, variant = self._game(game_id)
         try:
-            posted = MOVE_BODY.validate_python(body)
-        except ValidationError as error:
-            seq = body.get("seq")
-            index = seq if type(seq) is int and seq >= 0 else None  # "move 4, field 'card'"
-            raise _bad(refusal(error, body, "a move", move=index)) from None
-        game = self._game(game_id)
-        unseated = posted.unseated(game.config.players)
-        if unseated is not None:
-            raise _bad(RecordError(unseated[1], move=posted.seq, field=unseated[0]))
-        seq, move = posted.seq, Move.of(posted)
+            move = variant.parse_move(game, {k: v for k, v in body.items() if k != "seq"}, seq)
+        except RecordError as error:
+            raise _bad(error) from None
         for _attempt in range(3):
-            recorded = game.move_count
+            recorded = variant.moves_played(game)
             if seq < recorded:
-                return self._replayed(game, seq, move)
+                return self._replayed(variant, game, seq, move)
             if seq > recorded:
                 raise IngestError(
                     409, f"seq {seq} is ahead of the game: the next move is seq {recorded}", "seq"
                 )
             try:
-                self.ledger.play(game_id, move.to_dict(), expected_version=game.version)
+                game = self.ledger.change(
+                    game_id,
+                    lambda current, variant=variant: variant.play(current, move),
+                    expected_version=game.version,
+                )
             except RuleViolation as error:
-                raise IngestError(422, str(error)) from None
+                raise IngestError(422, variant.live_error(error)) from None
             except ConcurrentWrite:
-                game = self._game(game_id)  # another writer got there first: judge again
+                game, variant = self._game(game_id)  # another writer got there first: again
                 continue
             self._followed()
-            return 201, self._moved(game_id, seq)
+            return 201, self._moved(variant, game, seq)
         raise IngestError(409, f"game {game_id} is busy: retry seq {seq}", "seq")
 
-    def _replayed(self, game: Game, seq: int, move: Move) -> tuple[int, dict]:
-        stored = Move.from_dict(game.moves[seq], index=seq)
-        if stored.to_dict() != move.to_dict():
+    def _replayed(self, variant: Variant, game: Any, seq: int, move: dict) -> tuple[int, dict]:
+        stored = variant.move_at(game, seq)
+        if stored != move:
             raise IngestError(
                 409,
-                f"seq {seq} is already recorded as {stored.describe()}; this body differs",
+                f"seq {seq} is already recorded as {variant.describe_move(stored, seq)}; "
+                "this body differs",
                 "seq",
             )
-        return 201, self._moved(game.game_id, seq)
+        return 201, self._moved(variant, game, seq)
 
-    def _moved(self, game_id: str, seq: int) -> dict:
+    def _moved(self, variant: Variant, game: Any, seq: int) -> dict:
         return {
-            "game_id": game_id,
+            "game_id": game.game_id,
             "seq": seq,
             "next_seq": seq + 1,  # as it was when the move was recorded: a retry gets the same
-            "state": self._view(game_id, seq + 1),
+            "state": self._view(variant, game, seq + 1),
         }
 
     # -- POST /games/<id>/settle -----------------------------------------------------------
     def settle(self, game_id: str, body: Any) -> tuple[int, dict]:
-        """Close a finished game (losers who have not shown are scored on their best
-        grouping) and keep the operator's ``reported`` figures when given."""
+        """Close a finished game (13-card: losers who have not shown are scored on their
+        best grouping) and keep the operator's ``reported`` figures when given."""
         body = {} if body is None else body
         if not isinstance(body, Mapping):
             raise IngestError(400, "the body must be a JSON object (optional 'reported')")
-        try:
-            request = SettleRequest.model_validate(body)
-        except ValidationError as error:
-            raise _bad(refusal(error, body, "a settle request")) from None
-        game = self._game(game_id)
+        for name in body:
+            if name != "reported":
+                raise IngestError(400, "not a field of a settle request", name)
+        game, variant = self._game(game_id)
         reported = None
-        if request.reported is not None:
-            unseated = request.reported.unseated(game.config.players)
-            if unseated is not None:
-                raise _bad(RecordError(unseated[1], field=f"reported.{unseated[0]}"))
-            reported = Reported.of(request.reported).to_dict()
-        wrote = False
         try:
-            if game.phase != "settled":
-                self.ledger.settle(game_id, expected_version=game.version)
-                wrote = True
-            if reported is not None:
-                stored = self._game(game_id).reported
-                if stored is None:
-                    self.ledger.report(game_id, reported)
-                    wrote = True
-                elif stored != reported:
-                    raise IngestError(
-                        409, "other reported figures are already recorded for this game", "reported"
-                    )
+            if "reported" in body:
+                reported = variant.parse_reported(game, body["reported"])
+        except RecordError as error:
+            raise _bad(error) from None
         except RuleViolation as error:
-            raise IngestError(422, str(error)) from None
+            raise IngestError(422, variant.live_error(error)) from None
+        wrote = []
+        try:
+            self.ledger.change(
+                game_id,
+                lambda current: wrote.append(variant.settle_live(current, reported)),
+                expected_version=game.version,
+            )
+        except ReportedAlready as error:
+            raise IngestError(409, str(error), "reported") from None
+        except RuleViolation as error:
+            raise IngestError(422, variant.live_error(error)) from None
         except ConcurrentWrite as error:
             raise IngestError(409, str(error)) from None
-        if wrote:
+        if any(wrote):
             self._followed()
         return 200, self.view(game_id)
 
     # -- GET /games/<id> ---------------------------------------------------------------------
     def view(self, game_id: str) -> dict:
-        game = self._game(game_id)
-        state = game.table_state().for_seat(None).to_dict()
+        game, variant = self._game(game_id)
         return {
             "game_id": game_id,
             "seq": None,
-            "next_seq": game.move_count,
-            "state": state,
-            "settlement": None if game.settlement is None else game.settlement.summary(),
+            "next_seq": variant.moves_played(game),
+            "state": variant.view(game),
+            "settlement": variant.settlement_view(game),
         }
 
     # -- helpers ---------------------------------------------------------------------------
     def _owns(self, game_id: str) -> bool:
         return self.operator is None or owner_of(game_id, url=self.ledger.url) == self.operator
 
-    def _game(self, game_id: str) -> Game:
+    def _game(self, game_id: str) -> tuple[Any, Variant]:
         if not self._owns(game_id):
             # The same answer as for a game that does not exist: 403 would say it does.
             raise IngestError(404, str(GameNotFound(game_id)))
@@ -243,14 +244,14 @@ class Ingest:
             game = self.ledger.get_game(game_id)
         except GameNotFound as error:
             raise IngestError(404, str(error)) from None
-        if not isinstance(game, Game):
-            raise IngestError(
-                422, f"{game_id} is not a 13-card game: the ingest API takes those only"
-            )
-        return game
+        return game, variants.for_game(game)
 
-    def _view(self, game_id: str, moves: int) -> dict:
-        return self.ledger.state_at(game_id, moves).for_seat(None).to_dict()
+    def _view(self, variant: Variant, game: Any, moves: int) -> dict:
+        """The table after ``moves`` steps (the game in hand when that is its latest)."""
+        version = variant.version_after(game, moves)
+        if version != game.version:
+            game = self.ledger.get_game(game.game_id, version=version)
+        return variant.view(game)
 
     def _followed(self) -> None:
         if self.after_write is not None:
@@ -258,4 +259,4 @@ class Ingest:
 
 
 def _header(record: dict) -> dict:
-    return {k: v for k, v in record.items() if k not in ("moves", "reported")}
+    return {k: v for k, v in record.items() if k not in _NOT_HEADER}

@@ -12,22 +12,21 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 
+from domain import variants
 from replays.integrity_store import IntegrityError, progress_bar
 from replays.integrity_verify import UNSEALED, verify_game
 from replays.models import GameRow
-from replays.red3_projection import FINISHED
-from replays.reports import PeriodFilter, PeriodVerification, _period_conditions, period_game_ids
+from replays.reports import PeriodFilter, PeriodVerification, ended_in, period_game_ids
 
 
 def period_verified_ids(connection: sa.Connection, period: PeriodFilter) -> list[str]:
     """The games whose verification the report states: those its figures are summed from,
-    and the Red 3 matches that finished in the period (no money, but their rows are read
-    models all the same, and a forged total must not pass unnoticed)."""
+    and the games of variants without money that ended in the period (no money, but their
+    rows are read models all the same, and a forged total must not pass unnoticed)."""
     g = GameRow.__table__.c
-    red3 = [g.status == FINISHED, g.variant == "red3"]
-    # The period's conditions, with Red 3's end status in place of a settlement's.
-    conditions = [red3[0], *_period_conditions(period)[1:], red3[1]]
-    query = sa.select(g.game_id).where(*conditions).order_by(g.game_id)
+    points_only = [v.name for v in variants.all_variants() if not v.has_money]
+    query = sa.select(g.game_id).where(*ended_in(period), g.variant.in_(points_only))
+    query = query.order_by(g.game_id)
     return sorted({*period_game_ids(connection, period), *connection.execute(query).scalars()})
 
 

@@ -36,7 +36,7 @@ CSV_COLUMNS = [
 
 
 def by_variant(session, f: PeriodFilter) -> list[tuple[str, Totals]]:
-    """Games, gross, fees and net paid per variant (points, raise, red3 ...)."""
+    """Games, gross, fees and net paid per variant (every registered variant)."""
     g = GameRow.__table__.c
     rows = session.execute(
         sa.select(

@@ -26,26 +26,12 @@ from typing import Any
 import sqlalchemy as sa
 from eventsourcing.persistence import Notification
 
-from domain.game import MOVE_OF_EVENT
+from domain import variants
+from domain.variants.base import SETTLEMENT_KIND, GameRows
 from replays.dispute_projection import adjustment_rows
 from replays.integrity_store import StoredRow, _stored, id_param
 from replays.integrity_verify import UNREADABLE, Report
-from replays.models import SETTLED
-from replays.projections import (
-    ENTRIES,
-    GAME_TOPICS,
-    GAMES,
-    MOVES,
-    NAME,
-    RESULTS,
-    SETTLEMENT_KIND,
-    GameProjection,
-    _move_row,
-    _progress_row,
-    _started_row,
-    settlement_rows,
-)
-from replays.red3_projection import RED3_TOPICS
+from replays.projections import ENTRIES, GAMES, MOVES, NAME, RESULTS
 
 READ_MODEL = "read_model"
 BATCH_GAMES = 200
@@ -105,90 +91,46 @@ def _unreplayable(row: StoredRow, error: Exception) -> Unreplayable:
     )
 
 
-def expected_red3_rows(ledger, rows: list[StoredRow]) -> Expected:
-    """Replay one Red 3 match's stored events into the rows
-    :mod:`replays.red3_projection` would have written for them (with its own builders)."""
-    from replays import red3_projection as red3
-
+def expected_rows(ledger, rows: list[StoredRow]) -> Expected:
+    """Replay one game's stored events (versions 1..n, in order) into the rows the
+    projection would have written for them, with its variant's own row builders."""
+    variant = variants.for_topic(rows[0].topic) if rows else None
+    if variant is None:
+        raise Unreplayable(1, "the game has no first event of a known variant")
     to_domain_event = ledger.mapper.to_domain_event
-    match = None
-    events, moves = [], []
+    game = None
+    events, moves, closing = [], [], GameRows()
+    audit, settled_version = False, None
     for row in rows:
         notification = _notification(row)
         try:
             event = to_domain_event(notification)
-            if match is not None and type(event).__name__ in red3._MOVE_EVENTS:
-                moves.append(red3._move_row(match, event))
-            match = event.mutate(match)
+            move = variant.move_row(game, event)
+            if move is not None:
+                moves.append(move)
+            game = event.mutate(game)
             events.append(event)
+            closed = variant.closing_rows(game, event)
+            if closed is not None:
+                settled_version = row.version  # results and entries name this event
+                closing.game.update(closed.game)
+                closing.results += closed.results
+                closing.entries += closed.entries
+            audit = audit or variant.audits_after(game, event)
         except Exception as error:  # any way an event fails to decode or apply is a finding
             raise _unreplayable(row, error) from None
-    if match is None:
-        raise Unreplayable(1, "the match has no first event")
-    columns = red3._started_row(match) | red3._progress_row(match)
-    expected = Expected(match.game_id, columns)
-    if match.phase == red3.FINISHED:
+    if game is None:
+        raise Unreplayable(1, "the game has no first event")
+    columns = {**variant.started_row(game), **variant.progress_row(game), **closing.game}
+    if audit:
         try:
-            columns.update(red3.ending_row(match, events))
+            columns.update(variant.audit_columns(game, events))
         except Exception as error:  # the audit replays the rules: a failure is a finding
             raise _unreplayable(rows[-1], error) from None
-        expected.results = {r["player"]: r for r in red3._results(match)}
-    expected.moves = {m["move_index"]: m for m in moves}
-    return expected
-
-
-def expected_rows(ledger, rows: list[StoredRow]) -> Expected:
-    """Replay one game's stored events (versions 1..n, in order) into the rows the
-    projection would have written for them."""
-    if rows and rows[0].topic.startswith(RED3_TOPICS):
-        return expected_red3_rows(ledger, rows)
-    to_domain_event = ledger.mapper.to_domain_event
-    game = started = settled = settled_version = None
-    moves, audit = [], False
-    for row in rows:
-        if row.defect is not None:
-            raise Unreplayable(row.version, f"stored row {row.notification_id}: {row.defect}")
-        notification = Notification(
-            id=row.notification_id,
-            originator_id=uuid.UUID(bytes=row.originator),
-            originator_version=row.version,
-            topic=row.topic,
-            state=row.state,
-        )
-        try:
-            event = to_domain_event(notification)
-            before = game
-            move_type = MOVE_OF_EVENT.get(type(event).__name__)
-            if before is not None and move_type not in (None, "deal", "settle", "report"):
-                moves.append(_move_row(before, event, move_type))
-            game = event.mutate(before)
-            if before is None:
-                started = _started_row(game)
-            elif move_type == "settle":
-                settled = settlement_rows(
-                    game.config, event.settlement, event.timestamp, game.round
-                )
-                settled_version = row.version
-            if move_type in ("settle", "report") and game.phase == SETTLED:
-                audit = True
-        except Exception as error:  # any way an event fails to decode or apply is a finding
-            raise Unreplayable(
-                row.version,
-                f"stored row {row.notification_id} ({row.topic}) cannot be replayed: "
-                f"{type(error).__name__}: {error}",
-            ) from None
-    if game is None or started is None:
-        raise Unreplayable(1, "the game has no first event")
-    columns = {**started, **_progress_row(game)}
     expected = Expected(game.game_id, columns)
-    if settled is not None:
-        settlement, results, entries = settled
-        columns.update(settlement)
-        expected.results = {r["player"]: r for r in results}
-        expected.entries = {tuple(e[k] for k in _ENTRY_KEY): e for e in entries}
-        expected.settled_version = settled_version
-    if audit:
-        columns.update(GameProjection(ledger)._audit_row(game))
+    expected.results = {r["player"]: r for r in closing.results}
+    expected.entries = {tuple(e[k] for k in _ENTRY_KEY): e for e in closing.entries}
+    expected.settled_version = settled_version
     expected.moves = {m["move_index"]: m for m in moves}
     return expected
 
@@ -347,10 +289,10 @@ def compare_game(report: Report, expected: Expected, stored: _StoredRows) -> Non
 
 # -- the passes ------------------------------------------------------------------------------
 def _events_by_aggregate(
-    connection: sa.Connection, position: int, events: str, topics: str = GAME_TOPICS
+    connection: sa.Connection, position: int, events: str, topics: str
 ) -> Iterator[list[StoredRow]]:
-    """Every aggregate's events (those whose topic starts with ``topics``: 13-card games by
-    default) that the projection has reached, one aggregate at a time."""
+    """Every aggregate's events (those whose topic starts with ``topics``: one variant's)
+    that the projection has reached, one aggregate at a time."""
     query = sa.text(
         "SELECT id, originator_id, originator_version, topic, state FROM "
         f"{events} WHERE id <= :position AND topic LIKE :topics "
@@ -431,9 +373,9 @@ def check_read_models(
             compare_game(report, expected, stored)
         batch.clear()
 
-    aggregates = itertools.chain(
-        _events_by_aggregate(connection, position, events),
-        _events_by_aggregate(connection, position, events, RED3_TOPICS),
+    aggregates = itertools.chain.from_iterable(
+        _events_by_aggregate(connection, position, events, prefix)
+        for prefix in variants.topic_prefixes()
     )
     for rows in aggregates:
         if bar is not None:
@@ -596,7 +538,7 @@ def check_game_read_models(
             query, {"o": id_param(connection, originator), "position": position}
         )
     ]
-    rows = [row for row in rows if row.topic.startswith((GAME_TOPICS, RED3_TOPICS))]
+    rows = [row for row in rows if row.topic.startswith(variants.topic_prefixes())]
     check_adjustments(connection, ledger, report, position, events, game_id=game_id)
     if not rows:
         stored = _stored_rows(connection, [game_id])

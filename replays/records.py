@@ -29,6 +29,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from domain import variants
 from domain.cards import Card
 from domain.errors import RuleViolation
 from domain.game import Game
@@ -277,10 +278,14 @@ class GameRecord:
 def parse_record(obj: Any) -> GameRecord:
     """Read one record (a dict, or its JSON text) into a :class:`GameRecord`."""
     obj = record_object(obj)
-    if obj.get("format") == "rummy-ledger/red3@1":  # Red 3 matches: docs/red3-format.md
-        from replays.red3_records import parse_red3_record
+    variant = variants.for_record(obj)  # each family parses its own record shape
+    if variant is None:  # no registered format: the 13-card parser names the bad field
+        return parse_game_record(obj)
+    return variant.parse_record(obj)
 
-        return parse_red3_record(obj)
+
+def parse_game_record(obj: Mapping) -> GameRecord:
+    """A 13-card ``rummy-ledger/game@1`` record (docs/record-format.md)."""
     return parse_with_game_id(obj, _parse)
 
 
@@ -513,10 +518,11 @@ def record_of(game: Game) -> GameRecord:
     ``record_of(play_game(r.config, r.deal, r.move_dicts())) == r`` for any record ``r``
     without a ``reported`` block (that one is kept once the game is settled).
     """
-    if getattr(game, "variant", None) == "red3":
-        from replays.red3_records import red3_record_of
+    return variants.for_game(game).record_of(game)
 
-        return red3_record_of(game)
+
+def game_record_of(game: Game) -> GameRecord:
+    """The record of a stored 13-card game."""
     if game.dealt is None:
         raise RecordError(
             "the game has not been dealt yet: there is no record to write", game_id=game.game_id
@@ -532,10 +538,13 @@ def explain(error: Exception, record: GameRecord | None = None) -> str:
     Rule violations name the move by its 0-based index and ``player type card`` (the finish
     card for a declaration); format errors name the field.
     """
-    if getattr(record, "variant", None) == "red3":
-        from replays.red3_records import explain as explain_red3
+    if record is None:
+        return explain_game(error, record)
+    return variants.for_parsed(record).explain(error, record)
 
-        return explain_red3(error)
+
+def explain_game(error: Exception, record: GameRecord | None = None) -> str:
+    """Why a 13-card record was refused (see :func:`explain`)."""
     if isinstance(error, RecordError):
         return error.detail
     if isinstance(error, RuleViolation):

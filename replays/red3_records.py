@@ -165,19 +165,24 @@ def _config_field(reason: str) -> str:
 
 
 def _round(played: schema.Red3Round, index: int, config: Red3Config) -> Red3Round:
-    deal = played.deal
+    parsed = deal_of(played.deal, config, index + 1, field=f"rounds[{index}].deal")
+    moves = tuple(move.canonical() for move in played.moves)
+    return Red3Round(deal=parsed, moves=moves, at=played.at)
+
+
+def deal_of(deal: schema.Red3Deal, config: Red3Config, number: int, *, field: str) -> Red3Deal:
+    """Round ``number``'s deal from its validated block (the rotation's first player when
+    none is named); a deal the table cannot hold is a :class:`RecordError` at ``field``."""
     try:
-        parsed = Red3Deal(
-            first=config.first_player_of(index + 1) if deal.first is None else deal.first,
+        return Red3Deal(
+            first=config.first_player_of(number) if deal.first is None else deal.first,
             hands={player: tuple(cards) for player, cards in deal.hands.items()},
             second_hands={player: tuple(cards) for player, cards in deal.second_hands.items()},
             pile=tuple(deal.pile),
             stock=None if deal.stock is None else tuple(deal.stock),
         )
     except BadDeal as error:
-        raise RecordError(error.reason, field=f"rounds[{index}].deal") from None
-    moves = tuple(move.canonical() for move in played.moves)
-    return Red3Round(deal=parsed, moves=moves, at=played.at)
+        raise RecordError(error.reason, field=field) from None
 
 
 # -- writing -----------------------------------------------------------------------------

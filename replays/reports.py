@@ -25,11 +25,12 @@ from decimal import Decimal
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from domain import variants
 from domain.settlement import FEE_ACCOUNT
+from domain.variants.base import SETTLEMENT_KIND
 from replays.models import SETTLED, GameRow, LedgerEntryRow, Money, PlayerResultRow
 
 ZERO = Decimal("0.00")
-SETTLEMENT_KIND = "settlement"
 ADJUSTMENT_KIND = "adjustment"  # dispute decisions (replays.dispute_projection)
 
 
@@ -85,6 +86,19 @@ class PlayerLine:
     @property
     def net(self) -> Decimal:
         return self.received - self.paid
+
+
+@dataclass(frozen=True)
+class PointsLine:
+    """A game type without stakes (``Variant.has_money`` False; Red 3 today) over the
+    period: how many of its games ended then, and each player's points in them."""
+
+    variant: str
+    games: int
+    points: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"variant": self.variant, "games": self.games, "points": dict(self.points)}
 
 
 @dataclass(frozen=True)
@@ -160,6 +174,7 @@ class PeriodReport:
     reconciliation: Reconciliation | None = None
     adjustments: list[AdjustmentLine] = field(default_factory=list)
     verification: PeriodVerification | None = None
+    points_only: list[PointsLine] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-ready: money as 2-decimal strings, dates as ISO text."""
@@ -219,6 +234,7 @@ class PeriodReport:
                 for d in self.discrepancies
             ],
             "verification": None if self.verification is None else self.verification.to_dict(),
+            "points_only": [line.to_dict() for line in self.points_only],
         }
 
 
@@ -228,8 +244,14 @@ def _sum(column) -> sa.ColumnElement:
 
 def _period_conditions(f: PeriodFilter) -> list[sa.ColumnElement]:
     """Which games rows are in the period (settled then, at the table, with the player)."""
+    return [GameRow.__table__.c.status == SETTLED, *ended_in(f)]
+
+
+def ended_in(f: PeriodFilter) -> list[sa.ColumnElement]:
+    """Which games rows ended in the period, at the table, with the player (any variant:
+    a game's ``ended_on`` is set when it is over, settled or finished)."""
     g = GameRow.__table__.c
-    conditions = [g.status == SETTLED, g.ended_on >= f.date_from, g.ended_on <= f.date_to]
+    conditions = [g.ended_on >= f.date_from, g.ended_on <= f.date_to]
     if f.table is not None:
         conditions.append(g.table_id == f.table)
     if f.player is not None:
@@ -294,7 +316,33 @@ def period_report(session: Session | sa.Connection, f: PeriodFilter) -> PeriodRe
         discrepancies,
         reconciliation,
         adjustments=_adjustments(session, in_period),
+        points_only=points_only(session, f),
     )
+
+
+def points_only(session: Session | sa.Connection, f: PeriodFilter) -> list[PointsLine]:
+    """Each game type without money: games that ended in the period, and the points each
+    player scored in them (the money totals above leave these games out)."""
+    names = [v.name for v in variants.all_variants() if not v.has_money]
+    if not names:
+        return []
+    g = GameRow.__table__.c
+    r = PlayerResultRow.__table__.c
+    ended = sa.and_(*ended_in(f), g.variant.in_(names))
+    counts = session.execute(
+        sa.select(g.variant, sa.func.count()).where(ended).group_by(g.variant).order_by(g.variant)
+    ).all()
+    points: dict[str, dict[str, int]] = {}
+    rows = session.execute(
+        sa.select(g.variant, r.player, sa.func.sum(r.points))
+        .join(PlayerResultRow.__table__, r.game_id == g.game_id)
+        .where(ended)
+        .group_by(g.variant, r.player)
+        .order_by(g.variant, r.player)
+    )
+    for variant, player, total in rows:
+        points.setdefault(variant, {})[player] = int(total or 0)
+    return [PointsLine(variant, count, points.get(variant, {})) for variant, count in counts]
 
 
 def _adjustments(session, in_period) -> list[AdjustmentLine]:

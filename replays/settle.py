@@ -12,33 +12,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from domain import variants
 from domain.errors import RuleViolation
 from domain.game import Game
 from domain.moves import play_game
+from domain.rummy13.variant import NotOver
 from replays.records import GameRecord, RecordError, explain, read_records
 
 
-class NotOver(RuleViolation):
-    """A record that stops before the game has a winner: nothing to settle yet."""
-
-
 def play_record(record: GameRecord, *, settle: bool = True) -> Game:
-    """The record's game built in memory (``settle``: settle it if it is over)."""
+    """The record's 13-card game built in memory (``settle``: settle it if it is over)."""
     return play_game(record.config, record.deal, record.move_dicts(), settle=settle)
 
 
-def settle_record(record: GameRecord) -> dict[str, Any]:
-    """The settlement summary of one whole record; raises if a rule is broken or the game
-    is not over."""
-    if getattr(record, "variant", None) == "red3":
-        return record.settle()  # per-round scores and totals, also for a running match
-    game = play_record(record)
-    if game.settlement is None:
-        waiting = f", {game.current_player} to move" if game.current_player else ""
-        raise NotOver(
-            f"the record ends before the game is over ({game.phase}{waiting}): nothing to settle"
-        )
-    return game.settlement.summary()
+def settle_record(record: Any) -> dict[str, Any]:
+    """The settlement outcome of one whole record, from its variant; raises if a rule is
+    broken or (13-card) the game is not over."""
+    return variants.for_parsed(record).settle(record)
 
 
 def settle_outcomes(lines: Iterable[str | bytes]) -> Iterator[dict[str, Any]]:
@@ -55,3 +45,6 @@ def settle_outcomes(lines: Iterable[str | bytes]) -> Iterator[dict[str, Any]]:
 
 def settle_lines(lines: Iterable[str | bytes]) -> list[dict[str, Any]]:
     return list(settle_outcomes(lines))
+
+
+__all__ = ["NotOver", "play_record", "settle_lines", "settle_outcomes", "settle_record"]

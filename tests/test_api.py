@@ -244,11 +244,18 @@ def test_the_operator_closes_a_game_and_reports_figures(api, app):
     assert bad.status_code == 400 and bad.get_json()["field"] == "reported.gross"
 
 
-def test_a_red3_match_is_not_taken_by_the_13_card_api(api):
+def test_a_red3_record_with_its_rounds_is_not_a_live_header(api):
+    # Red 3 matches are taken since issue 14 (tests/test_api_red3_http.py), one step at a
+    # time: a header that carries the whole match's rounds is refused, naming them.
     from red3_factory import example_record
 
     header = {k: v for k, v in example_record().items() if k not in ("moves", "reported")}
     answer = api.start(header)
+    assert answer.status_code == 400 and answer.get_json()["field"] == "rounds"
+
+
+def test_an_unknown_record_format_is_refused_naming_the_field(api):
+    answer = api.start({"format": "rummy-ledger/pool@1", "game_id": "P-1"})
     assert answer.status_code == 400 and answer.get_json()["field"] == "format"
 
 

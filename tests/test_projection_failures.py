@@ -16,6 +16,7 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
+from domain.rummy13 import rows as rows13  # where the 13-card rows are built
 from replays import projections
 from replays.application import Ledger
 from replays.db import engine_for
@@ -108,7 +109,7 @@ def test_a_game_failing_mid_way_leaves_no_half_written_rows(ledger, database_url
             raise ValueError("settlement body not understood")
         return real(config, *args)
 
-    monkeypatch.setattr(projections, "settlement_rows", broken)
+    monkeypatch.setattr(rows13, "settlement_rows", broken)
     # Small batches: the victim's first events are committed before its Settled fails.
     projections.runner(database_url, ledger=ledger, batch_size=5).catch_up()
 
@@ -126,7 +127,7 @@ def test_a_game_failing_mid_way_leaves_no_half_written_rows(ledger, database_url
 
     # Fixed: retry projects the whole game and clears the failure; the tables then equal
     # a clean rebuild's.
-    monkeypatch.setattr(projections, "settlement_rows", real)
+    monkeypatch.setattr(rows13, "settlement_rows", real)
     cleared, failing = projections.retry(database_url, ledger=ledger)
     assert [f.game_id for f in cleared] == [victim] and failing == []
     assert failures(database_url) == []
@@ -145,12 +146,12 @@ def test_events_after_the_failure_are_skipped_until_retry(ledger, database_url, 
             raise ValueError("boom")
         return real(config, *args)
 
-    monkeypatch.setattr(projections, "settlement_rows", broken)
+    monkeypatch.setattr(rows13, "settlement_rows", broken)
     store(ledger, records[:1])
     projections.catch_up(database_url, ledger=ledger)
     store(ledger, records[1:])
     projections.catch_up(database_url, ledger=ledger)
-    monkeypatch.setattr(projections, "settlement_rows", real)
+    monkeypatch.setattr(rows13, "settlement_rows", real)
     projections.catch_up(database_url, ledger=ledger)
     assert victim not in game_ids(database_url)  # still set aside: no gap-built rows
     projections.retry(database_url, ledger=ledger)
@@ -224,7 +225,7 @@ def test_a_rebuild_meeting_a_new_failure_rolls_back(ledger, database_url, monkey
             raise ValueError("a rules change broke this game")
         return real(config, *args)
 
-    monkeypatch.setattr(projections, "settlement_rows", broken)
+    monkeypatch.setattr(rows13, "settlement_rows", broken)
     with pytest.raises(RebuildAbandoned, match=f"game {victim} event"):
         projections.rebuild(database_url, ledger=ledger)
     assert dump(database_url) == before
@@ -237,7 +238,7 @@ def test_a_rebuild_meeting_a_new_failure_rolls_back(ledger, database_url, monkey
     assert out.exit_code == 1 and "the read models are unchanged" in out.output
     assert "Traceback" not in out.output
 
-    monkeypatch.setattr(projections, "settlement_rows", real)
+    monkeypatch.setattr(rows13, "settlement_rows", real)
     projections.rebuild(database_url, ledger=ledger)
     assert dump(database_url) == before
     assert failures(database_url) == []
@@ -255,7 +256,7 @@ def test_rebuild_keep_failed_commits_without_the_failing_game(ledger, database_u
             raise ValueError("a rules change broke this game")
         return real(config, *args)
 
-    monkeypatch.setattr(projections, "settlement_rows", broken)
+    monkeypatch.setattr(rows13, "settlement_rows", broken)
     projections.rebuild(database_url, ledger=ledger, keep_failed=True)
     assert game_ids(database_url) == {r.config.game_id for r in records} - {victim}
     assert [f.projection for f in projections.projection_status(database_url).failures] == [
@@ -318,7 +319,7 @@ def test_the_importer_warns_about_a_game_it_stored_but_could_not_project(
             raise ValueError("not understood")
         return real(config, *args)
 
-    monkeypatch.setattr(projections, "settlement_rows", broken)
+    monkeypatch.setattr(rows13, "settlement_rows", broken)
     warnings: list[str] = []
     summary = import_lines(ledger, [json.dumps(r) for r in records], warn=warnings.append)
     assert summary.ok

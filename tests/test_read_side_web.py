@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import sqlalchemy as sa
 
+from domain.rummy13 import rows as rows13  # where the 13-card rows are built
 from replays import projections
 from replays.application import Ledger
 from replays.db import engine_for
@@ -73,10 +74,10 @@ def test_healthz_is_ok_again_after_a_successful_retry(app, ledger, database_url,
             raise ValueError("not understood")
         return real(config, *args)
 
-    monkeypatch.setattr(projections, "settlement_rows", broken_rows)
+    monkeypatch.setattr(rows13, "settlement_rows", broken_rows)
     projections.catch_up(database_url, ledger=ledger)
     assert app.test_client().get("/healthz").status_code == 503
-    monkeypatch.setattr(projections, "settlement_rows", real)
+    monkeypatch.setattr(rows13, "settlement_rows", real)
     projections.retry(database_url, ledger=ledger)
     assert app.test_client().get("/healthz").status_code == 200
 

@@ -14,9 +14,10 @@ from decimal import Decimal
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from domain import variants
 from replays.models import GameRow, LedgerEntryRow, MoveRow, PlayerResultRow
 
-VARIANTS = ("points", "raise", "red3")
+VARIANTS = variants.names()  # every registered game type (domain.variants)
 RESULTS = ("won", "lost", "deal_show", "first_drop", "middle_drop", "auto_drop", "wrong_show")
 
 

@@ -1,7 +1,8 @@
 """The replay viewer for a Red 3 match: the table after any move, in full or as one seat saw it.
 
-The replay routes (:mod:`web.views.replays`) hand a game over to :func:`replay_page` and its
-siblings when the stored game is a Red 3 match, so the permalink is the same as a 13-card
+The replay, audit and summary routes (:mod:`web.views`) hand a game over to
+:func:`replay_page` and its siblings when the stored game's variant names this module as its
+pages (``Variant.web_pages``, :mod:`web.variant_pages`), so the permalink is the same as a 13-card
 game's: ``/games/<id>/replay?move=17&seat=p2``. ``move`` counts the steps after the first
 deal (0 is the table just dealt); later deals are steps of their own, so every round starts
 with its fresh table. Everything comes from the match's events (``replays.red3_ledger``);
@@ -30,13 +31,6 @@ PHASE_WORDS = {
     "round_over": "round over",
     "finished": "match over",
 }
-
-
-def is_red3_game(game_id: str) -> bool:
-    """Whether ``game_id`` is a stored Red 3 match (one read of its first event)."""
-    from replays.red3_ledger import is_red3
-
-    return is_red3(get_ledger(), game_id)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from domain.record_schema.api import MOVE_BODY, GameHeader, SettleRequest
 from domain.record_schema.common import CARD_EXPECTED, CARD_PATTERN
 from domain.record_schema.game13 import GameRecord
-from domain.red3.record_schema import Red3Record
+from domain.red3.record_schema import RED3_STEP_BODY, Red3GameHeader, Red3Record
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -63,6 +63,16 @@ SCHEMAS: dict[str, tuple[TypeAdapter, str, str]] = {
         "POST /api/v1/games/{game_id}/moves",
         "One move of a game record and its 0-based index, seq (docs/operator-api.md).",
     ),
+    "api-red3-game": (
+        TypeAdapter(Red3GameHeader),
+        "POST /api/v1/games (Red 3)",
+        "A Red 3 match record's header, without rounds (docs/operator-api.md).",
+    ),
+    "api-red3-step": (
+        RED3_STEP_BODY,
+        "POST /api/v1/games/{game_id}/moves (Red 3)",
+        "One step of a Red 3 match, a round's deal or a move, and its seq (docs/operator-api.md).",
+    ),
     "api-settle": (
         TypeAdapter(SettleRequest),
         "POST /api/v1/games/{game_id}/settle",
@@ -83,7 +93,13 @@ def _without_title(schema: dict) -> dict:
 
 
 # The request bodies of /api/v1/openapi.json, by the names its paths refer to.
-OPENAPI_BODIES = {"GameHeader": "api-game", "Move": "api-move", "SettleRequest": "api-settle"}
+OPENAPI_BODIES = {
+    "GameHeader": "api-game",
+    "Move": "api-move",
+    "SettleRequest": "api-settle",
+    "Red3GameHeader": "api-red3-game",
+    "Red3Step": "api-red3-step",
+}
 
 
 def openapi_components() -> dict[str, Any]:

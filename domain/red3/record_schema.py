@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, TypeAdapter, create_model, model_validator
 
 from domain.profiles import UnknownProfile
 from domain.record_schema.common import (
@@ -241,3 +241,46 @@ class Red3Record(Red3Header):
             if problem is not None:
                 raise refuse(problem[1], field=f"reported.{problem[0]}")
         return self
+
+
+# -- the live API's bodies (docs/operator-api.md) -------------------------------------------
+# Built from the record's own models: a new match is its header, and each step is a round's
+# deal or one of its moves, with ``seq``, the step's 0-based index in the match.
+
+
+class Red3GameHeader(Red3Header):
+    """``POST /api/v1/games`` for a Red 3 match: the record's header without rounds; each
+    round's deal is then posted as a step, followed by its moves."""
+
+    rounds: Annotated[list, Field(max_length=0)] = Field(default_factory=list)
+
+
+class Red3NextDeal(Block):
+    """The next round's deal (hands, second hands, the two-card pile and the stock)."""
+
+    type: Literal["deal"]
+    deal: Red3Deal
+    at: Timestamp | None = None
+
+
+Red3Seq = Annotated[
+    count(0, RED3_ROUNDS_MAX * (RED3_ROUND_MOVES_MAX + 1) - 1),
+    Field(description="The step's 0-based index in the match (a retry sends the same seq)."),
+]
+
+
+def _with_seq(name: str, model: type[Block]) -> type[Block]:
+    return create_model(name, __base__=model, __doc__=model.__doc__, seq=(Red3Seq, ...))
+
+
+RED3_STEP_MODELS = (
+    _with_seq("Red3DealStep", Red3NextDeal),
+    _with_seq("Red3PickStep", Red3Pick),
+    _with_seq("Red3LayDownStep", Red3LayDown),
+    _with_seq("Red3DiscardStep", Red3Discard),
+)
+Red3StepBody = Annotated[
+    RED3_STEP_MODELS[0] | RED3_STEP_MODELS[1] | RED3_STEP_MODELS[2] | RED3_STEP_MODELS[3],
+    Field(discriminator="type"),
+]
+RED3_STEP_BODY = TypeAdapter(Red3StepBody)

@@ -10,7 +10,7 @@ from replays.simulation.batch import Simulation
 from replays.simulation.output import StoreSummary, store_games, write_records
 from replays.simulation.tables import Floor, Table
 from replays.simulation.tally import Tally
-from replays.simulation.variants import VARIANTS, UnknownVariant, check_variants, register
+from replays.simulation.variants import VARIANTS, UnknownVariant, check_variants
 
 __all__ = [
     "VARIANTS",
@@ -21,7 +21,6 @@ __all__ = [
     "Tally",
     "UnknownVariant",
     "check_variants",
-    "register",
     "store_games",
     "write_records",
 ]

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
+from domain import variants as registry
+
 PAISA = Decimal("0.01")
 POINT_VALUES = tuple(Decimal(v) for v in ("0.05", "0.10", "0.25", "0.50", "1.00", "2.00", "5.00"))
 FEE_PERCENTS = tuple(Decimal(v) for v in ("10", "12.5", "15"))
@@ -111,11 +113,9 @@ class Floor:
 
     def table(self, number: int) -> Table:
         """Table ``T<number>``: its variant by rotation, the rest from the table's own seed."""
-        from replays.simulation.variants import variant
-
         rng = random.Random(f"table:{self.seed}:{number}")
         name = self.variants[number % len(self.variants)]
-        return variant(name).setup_table(self, number, rng)
+        return registry.get(name).bot.setup_table(self, number, rng)
 
     def player_ids(self, rng: random.Random, table: Table) -> list[str]:
         """Distinct pseudonymous ids for ``table``'s seats, in seat order.

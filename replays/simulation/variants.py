@@ -1,9 +1,11 @@
-"""Which games the simulator can play: one entry per variant, so a new game plugs in here.
+"""Which games the simulator can play: every registered variant that brings a bot.
 
-A variant brings three functions: ``setup_table(floor, number, rng)`` fixes a table's
-seats, packs and stakes; ``play(rng, floor, table, game_id)`` plays one game at it and
-returns the game's record (a docs/record-format.md object, or the variant's own record shape); and
+A variant's bot (``Variant.bot``, see :mod:`domain.variants`) is three functions:
+``setup_table(floor, number, rng)`` fixes a table's seats, packs and stakes;
+``play(rng, floor, table, game_id)`` plays one game at it and returns the game's record (a
+docs/record-format.md object, or the variant's own record shape); and
 ``report(record, rng, discrepancy_rate)`` gives the operator's ``reported`` block for it.
+Nothing here names a variant: a new one plugs in by registering.
 
 >>> sorted(name for name in VARIANTS if name in ("points", "raise"))
 ['points', 'raise']
@@ -12,11 +14,10 @@ returns the game's record (a docs/record-format.md object, or the variant's own 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import partial
 
-from replays.simulation import red3, reported, rummy13
+from domain import variants as registry
 from replays.simulation.tables import Floor, Table
 
 
@@ -32,36 +33,35 @@ class Variant:
     report: Callable[[dict, random.Random, float], dict | None]
 
 
-VARIANTS: dict[str, Variant] = {}
+class _Playable(Mapping[str, Variant]):
+    """The registered variants that have a bot, looked up when asked (a variant registered
+    later, such as a test's, is seen too)."""
+
+    def __getitem__(self, name: str) -> Variant:
+        try:
+            bot = registry.get(name).bot
+        except registry.UnknownVariant:
+            bot = None
+        if bot is None:
+            raise KeyError(name)
+        return Variant(name, bot.setup_table, bot.play, bot.report)
+
+    def __iter__(self) -> Iterator[str]:
+        return (v.name for v in registry.all_variants() if v.bot is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
-def register(variant: Variant) -> Variant:
-    VARIANTS[variant.name] = variant
-    return variant
+VARIANTS: Mapping[str, Variant] = _Playable()
 
 
 def variant(name: str) -> Variant:
     try:
         return VARIANTS[name]
     except KeyError:
-        known = ", ".join(sorted(VARIANTS))
+        known = ", ".join(VARIANTS)
         raise UnknownVariant(f"no simulated play for variant {name!r} (known: {known})") from None
-
-
-for _name in ("points", "raise"):
-    register(
-        Variant(
-            name=_name,
-            setup_table=partial(rummy13.setup_table, variant=_name),
-            play=rummy13.play,
-            report=reported.reported_block,
-        )
-    )
-
-
-register(
-    Variant(name="red3", setup_table=red3.setup_table, play=red3.play, report=red3.reported_block)
-)
 
 
 def check_variants(names) -> None:

@@ -111,6 +111,16 @@ def _print_table(report) -> None:
         keys = ["games", "wins", "points", "paid", "received", "net"]
         rows = [[p["player"], *(p[k] for k in keys)] for p in data["by_player"]]
         click.echo("\nPer player\n" + _grid(["player", *keys], rows))
+    if data["points_only"]:
+        rows = [
+            [line["variant"], line["games"], player, points]
+            for line in data["points_only"]
+            for player, points in line["points"].items()
+        ]
+        click.echo(
+            "\nGames without stakes (points only)\n"
+            + _grid(["variant", "games", "player", "points"], rows)
+        )
     if data["adjustments"]:
         rows = [
             [

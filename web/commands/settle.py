@@ -7,7 +7,9 @@ import sys
 
 import click
 
+from domain import variants
 from replays.importer import progress_wanted
+from replays.records import FORMAT_TAG
 from replays.settle import settle_outcomes
 
 
@@ -37,17 +39,9 @@ def command(file, as_json: bool) -> None:
 def _for_people(outcome: dict) -> str:
     if "error" in outcome:
         return f"{outcome['game_id'] or '?'}: REJECTED {outcome['error']}"
-    if outcome.get("variant") == "red3":
-        from replays.red3_records import describe_settlement
-
-        return describe_settlement(outcome)
-    lines = [
-        f"{outcome['game_id']}: {outcome['winner']} wins {outcome['net_to_winner']} "
-        f"(gross {outcome['gross']}, fee {outcome['fee']})"
-    ]
-    for player, line in outcome["players"].items():
-        lines.append(
-            f"  {player:<12} {line['result']:<12} {line['points']:>3} pts "
-            f"x {line['point_value']:>6} = {line['amount']:>9}"
-        )
-    return "\n".join(lines)
+    # An outcome names its variant unless it is the record format's default (13-card).
+    if "variant" in outcome:
+        variant = variants.get(outcome["variant"])
+    else:
+        variant = variants.for_record({"format": FORMAT_TAG})
+    return variant.describe_settlement(outcome)

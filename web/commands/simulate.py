@@ -6,7 +6,9 @@ import time
 
 import click
 
-VARIANT_NAMES = ("points", "raise", "red3")
+from domain import variants
+
+VARIANT_NAMES = variants.names()  # every registered game type (domain.variants)
 
 
 def parse_seats(text: str) -> tuple[int, ...]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, abort, current_app, render_template
 
-from web import red3_replay
 from web.ledger import read_session
+from web.variant_pages import pages_for
 
 bp = Blueprint("audit", __name__)
 
@@ -24,16 +24,16 @@ def _report(game_id: str):
 
 @bp.get("/games/<game_id>/audit")
 def audit(game_id: str):
-    if red3_replay.is_red3_game(game_id):
-        return red3_replay.audit_page(game_id)
+    if (pages := pages_for(game_id)) is not None:
+        return pages.audit_page(game_id)
     report = _report(game_id)
     return render_template("audit/audit.html", report=report, game=report.header)
 
 
 @bp.get("/games/<game_id>/audit.json")
 def audit_json(game_id: str):
-    if red3_replay.is_red3_game(game_id):
-        return red3_replay.audit_json(game_id)
+    if (pages := pages_for(game_id)) is not None:
+        return pages.audit_json(game_id)
     report = _report(game_id)
     response = current_app.response_class(report.to_json(), mimetype="application/json")
     response.headers["Content-Disposition"] = f'attachment; filename="audit-{game_id}.json"'
@@ -42,8 +42,8 @@ def audit_json(game_id: str):
 
 @bp.get("/games/<game_id>/audit.csv")
 def audit_csv(game_id: str):
-    if red3_replay.is_red3_game(game_id):
-        return red3_replay.audit_csv(game_id)
+    if (pages := pages_for(game_id)) is not None:
+        return pages.audit_csv(game_id)
     report = _report(game_id)
     response = Response(report.to_csv(), mimetype="text/csv")
     response.headers["Content-Disposition"] = f'attachment; filename="audit-{game_id}.csv"'

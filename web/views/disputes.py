@@ -17,6 +17,7 @@ from flask_wtf import FlaskForm
 from wtforms import IntegerField, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 
+from domain import variants
 from domain.dispute import DECISIONS, MAX_LABEL, MAX_LINK, MAX_TEXT, DisputeError
 from replays.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER, PLAYER, ROLES
 from replays.disputes import CaseNotFound, Disputes, GameUnknown, NotAllowed, case_age, list_cases
@@ -184,7 +185,8 @@ def _case_page(case, forms: dict | None = None, status: int = 200):
     seat = viewer_seat()
     with read_session() as session:
         game = session.get(GameRow, case.game_id)
-        total = game.moves_count if game is not None and game.variant != "red3" else None
+        listed = game is not None and variants.get(game.variant).steps_are_moves
+        total = game.moves_count if listed else None
         move = _move_arg(case, total)
         around = []
         if total is not None:

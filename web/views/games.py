@@ -5,10 +5,11 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, render_template, request
 
 from domain.seat_view import table_for_view
-from web import queries, red3_replay
+from web import queries
 from web.auth import viewer_seat
 from web.ledger import read_session
 from web.replay_page import final_hands, load_game, outcomes_of, point_value_chart, state_after
+from web.variant_pages import pages_for
 
 bp = Blueprint("games", __name__)
 
@@ -36,8 +37,8 @@ def index():
 @bp.get("/games/<game_id>")
 def game(game_id: str):
     """One game at a glance: how it ended, everyone's final hand, the money."""
-    if red3_replay.is_red3_game(game_id):
-        return red3_replay.summary_redirect(game_id)
+    if (pages := pages_for(game_id)) is not None:
+        return pages.summary_redirect(game_id)
     with read_session() as session:
         view = load_game(session, game_id)
     if view is None:

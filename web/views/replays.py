@@ -13,7 +13,7 @@ from urllib.parse import quote
 from flask import Blueprint, Response, abort, render_template, request, url_for
 
 from domain.seat_view import table_for_view
-from web import red3_replay, svg
+from web import svg
 from web.hand_views import chance_moments
 from web.ledger import read_session
 from web.replay_page import (
@@ -25,6 +25,7 @@ from web.replay_page import (
     seat_views,
     state_after,
 )
+from web.variant_pages import pages_for
 
 bp = Blueprint("replays", __name__)
 
@@ -110,8 +111,8 @@ def marked_move_list(game, context) -> str:
 
 @bp.get("/games/<game_id>/replay")
 def replay(game_id: str):
-    if red3_replay.is_red3_game(game_id):
-        return red3_replay.replay_page(game_id)
+    if (pages := pages_for(game_id)) is not None:
+        return pages.replay_page(game_id)
     game, context = _table_context(game_id)
     return render_template(
         "replays/replay.html",
@@ -134,8 +135,8 @@ def replay(game_id: str):
 @bp.get("/games/<game_id>/replay/table")
 def table_fragment(game_id: str):
     """The table panel alone, for replay.js to swap in without reloading the page."""
-    if red3_replay.is_red3_game(game_id):
-        return red3_replay.table_fragment(game_id)
+    if (pages := pages_for(game_id)) is not None:
+        return pages.table_fragment(game_id)
     _game, context = _table_context(game_id)
     return render_template("replays/_table.html", **context)
 
@@ -143,7 +144,7 @@ def table_fragment(game_id: str):
 @bp.get("/games/<game_id>/replay/table.svg")
 def table_image(game_id: str):
     """The table after a move as one standalone SVG image (same ``move`` and ``seat``)."""
-    if red3_replay.is_red3_game(game_id):
-        return red3_replay.table_image(game_id)
+    if (pages := pages_for(game_id)) is not None:
+        return pages.table_image(game_id)
     _game, context = _table_context(game_id)
     return Response(svg.table(context["state"]), mimetype="image/svg+xml")

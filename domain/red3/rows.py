@@ -1,0 +1,138 @@
+"""Red 3 matches' read-model rows, as plain dicts, so pages and reports find them beside
+13-card games (``replays.projections`` writes them, one writer for every variant).
+
+Like the 13-card rows, each event is applied to the match aggregate itself; nothing about
+the rules is repeated here.
+
+Rows written:
+
+- ``games``: one per match, ``variant`` ``red3``; ``status`` ``dealing``, ``playing`` or
+  ``finished``; ``round``, ``moves_count``, ``winner`` (only when one player has the top
+  total); no money (RULES.md §2 has no stakes): ``point_value`` and ``fee_percent`` 0,
+  ``gross``/``fee``/``net_to_winner`` empty. At the end of the match the audit
+  (:func:`domain.red3.audit.audit_events`) sets ``discrepancy`` and its note.
+- ``player_results`` at the end of the match: ``won`` for each player on the top total,
+  ``lost`` for the others, ``points`` the player's total, amount 0.
+- ``moves``: one row per pick, lay-down and discard, ``move_index`` counting the match's
+  moves over all rounds, ``round`` the round it was played in, books in ``groups``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import Decimal
+
+from domain.red3 import audit as red3_audit
+from domain.red3.game import Red3Match
+from domain.timestamps import parse_time
+from domain.variants.base import MAX_NOTE, UNSETTLED_COLUMNS
+
+FINISHED = "finished"
+ZERO = Decimal("0")
+MOVE_EVENTS = ("Picked", "LaidDown", "Discarded")
+
+
+def status_of(match: Red3Match) -> str:
+    if match.phase == "finished":
+        return FINISHED
+    return "dealing" if match.round == 0 else "playing"
+
+
+def started_row(match: Red3Match) -> dict:
+    config = match.config
+    return {
+        "game_id": match.game_id,
+        "originator_id": str(match.id),
+        "variant": "red3",
+        "rules": config.rules,
+        "table_id": config.table_id,
+        "currency": "",
+        "players": list(config.players),
+        "player_count": len(config.players),
+        "dealer": None,
+        "started_at": match.started_at or match.created_on,
+        "ended_at": None,
+        "ended_on": None,
+        "point_value": ZERO,
+        "fee_percent": ZERO,
+        **UNSETTLED_COLUMNS,
+    }
+
+
+def progress_row(match: Red3Match) -> dict:
+    return {
+        "status": status_of(match),
+        "round": match.round,
+        "moves_count": len(match.moves),
+        "version": match.version,
+        "winner": match.winners[0] if len(match.winners) == 1 else None,
+        "final_point_value": ZERO,
+    }
+
+
+def ended_row(match: Red3Match) -> dict:
+    """The ``games`` columns a finished match sets, beside its audit columns."""
+    ended_at = match.modified_on
+    return {"ended_at": ended_at, "ended_on": ended_at.date() if ended_at else None}
+
+
+def audit_row(events: Iterable) -> dict:
+    """The audit columns of a finished match, from its events (all of them, in order)."""
+    report = red3_audit.audit_events(events)
+    note = "; ".join(d.note() for d in report.discrepancies)
+    return {"discrepancy": bool(report.discrepancies), "discrepancy_note": note[:MAX_NOTE] or None}
+
+
+def ending_row(match: Red3Match, events) -> dict:
+    """The ``games`` columns a finished match sets, its audit over ``events`` (all of the
+    match's, in order) included; ``verify`` rebuilds them with this too."""
+    return ended_row(match) | audit_row(events)
+
+
+def results(match: Red3Match) -> list[dict]:
+    return [
+        {
+            "game_id": match.game_id,
+            "player": player,
+            "seat": match.config.seat_of(player),
+            "result": "won" if player in match.winners else "lost",
+            "points": match.totals[player],
+            "point_value": ZERO,
+            "amount": ZERO,
+            "hand_score": None,
+            "min_score": None,
+            "scoring_case": None,
+            "ended_at_round": match.round,
+        }
+        for player in match.players
+    ]
+
+
+def move_row(before: Red3Match, domain_event) -> dict:
+    kind = type(domain_event).__name__
+    player = domain_event.player
+    card = source = groups = None
+    if kind == "Picked":
+        source = domain_event.source
+        card = domain_event.cards[0] if source == "stock" else None
+        move_type = "pick"
+    elif kind == "Discarded":
+        card = domain_event.card
+        move_type = "discard"
+    else:
+        move_type = "lay_down"
+        groups = [list(book) for book in domain_event.books]
+        groups += [list(added["cards"]) for added in domain_event.additions]
+    return {
+        "game_id": before.game_id,
+        "move_index": len(before.moves),
+        "version": domain_event.originator_version,
+        "player": player,
+        "move_type": move_type,
+        "card": card,
+        "source": source,
+        "groups": groups,
+        "round": before.round,
+        "point_value": ZERO,
+        "at": parse_time(getattr(domain_event, "at", None)),
+    }

@@ -1,0 +1,207 @@
+"""The read-model rows of a 13-card game, as plain dicts (``replays.projections`` writes them).
+
+Every value comes from the game aggregate and its recorded settlement: round, point value
+and outcome from the domain, never from rules copied into the projection. The audit
+columns recompute the settlement (:func:`domain.rummy13.audit.audit_game`) and compare it
+with the recorded one and the operator's report, so period reports stay pure SQL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from decimal import Decimal
+
+from domain.game import Game, TableConfig
+from domain.raise_schedule import point_value_for_round
+from domain.rummy13 import audit as audit13
+from domain.settlement import account_of
+from domain.timestamps import parse_time
+from domain.variants.base import MAX_NOTE, SETTLEMENT_KIND, UNSETTLED_COLUMNS
+
+PLAYER_ACCOUNT = account_of("")
+
+
+def canonical_settlement(settlement: Mapping) -> dict:
+    """A settlement body with each player's groups in a fixed order (by their cards).
+
+    The solver may return the same grouping in another order depending on what it has
+    cached in the process, so an audit over the groups as returned depended on how the
+    game happened to be loaded; the order of a player's groups carries no meaning.
+    """
+    body = dict(settlement)
+    players = body.get("players")
+    if isinstance(players, Mapping):
+        body["players"] = {
+            player: {**line, "groups": sorted(line["groups"], key=_group_key)}
+            if isinstance(line, Mapping) and isinstance(line.get("groups"), list)
+            else line
+            for player, line in players.items()
+        }
+    return body
+
+
+def _group_key(group) -> tuple:
+    return tuple(str(card) for card in group) if isinstance(group, list | tuple) else (str(group),)
+
+
+def settlement_hash(settlement: dict) -> str:
+    """sha256 of a settlement body's canonical JSON (sorted keys, no spaces, each player's
+    groups in :func:`canonical_settlement` order)."""
+    settlement = canonical_settlement(settlement)
+    text = json.dumps(settlement, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _decimal(text: str | None) -> Decimal | None:
+    return None if text is None else Decimal(text)
+
+
+def settlement_rows(
+    config: TableConfig, recorded: dict, ended_at: datetime | None, final_round: int
+) -> tuple[dict, list[dict], list[dict]]:
+    """The rows a recorded settlement gives: the games row's settlement columns, one
+    ``player_results`` row per player (the winner credited ``net_to_winner``) and the
+    settlement's ``ledger_entries`` lines, in order."""
+    game_id = config.game_id
+    columns = {
+        "ended_at": ended_at,
+        "ended_on": ended_at.date() if ended_at else None,
+        "gross": _decimal(recorded["gross"]),
+        "fee": _decimal(recorded["fee"]),
+        "net_to_winner": _decimal(recorded["net_to_winner"]),
+        "settlement_hash": settlement_hash(recorded),
+    }
+    seats = dict(zip(config.players, config.seats or range(1, 99), strict=False))
+    winner = recorded["winner"]
+    results = [
+        {
+            "game_id": game_id,
+            "player": winner,
+            "seat": seats.get(winner, 0),
+            "result": "won",
+            "points": 0,
+            "point_value": point_value_for_round(config, final_round),
+            "amount": _decimal(recorded["net_to_winner"]),
+            "hand_score": None,
+            "min_score": None,
+            "scoring_case": None,
+            "ended_at_round": final_round,
+        }
+    ]
+    for player, line in recorded["players"].items():
+        results.append(
+            {
+                "game_id": game_id,
+                "player": player,
+                "seat": seats.get(player, 0),
+                "result": line["result"],
+                "points": int(line["points"]),
+                "point_value": _decimal(line["point_value"]),
+                "amount": _decimal(line["amount"]),
+                "hand_score": line.get("hand_score"),
+                "min_score": line.get("min_score"),
+                "scoring_case": line.get("case"),
+                "ended_at_round": line.get("ended_at_round"),
+            }
+        )
+    entries = []
+    for number, entry in enumerate(recorded.get("ledger_entries", ()), 1):
+        account = entry["account"]
+        entries.append(
+            {
+                "game_id": game_id,
+                "dispute_id": None,
+                "kind": SETTLEMENT_KIND,
+                "line": number,
+                "account": account,
+                "player": account[len(PLAYER_ACCOUNT) :]
+                if account.startswith(PLAYER_ACCOUNT)
+                else None,
+                "debit": _decimal(entry["debit"]),
+                "credit": _decimal(entry["credit"]),
+                "currency": recorded.get("currency", config.currency),
+                "posted_at": ended_at,
+                "posted_on": ended_at.date() if ended_at else None,
+            }
+        )
+    return columns, results, entries
+
+
+def started_row(config: TableConfig, originator_id: str, started_at: datetime | None) -> dict:
+    """The games row of a game just started (settlement columns empty)."""
+    return {
+        "game_id": config.game_id,
+        "originator_id": originator_id,
+        "variant": config.variant,
+        "rules": config.rules,
+        "table_id": config.table_id,
+        "currency": config.currency,
+        "players": list(config.players),
+        "player_count": len(config.players),
+        "dealer": config.dealer_player,
+        "started_at": started_at,
+        "ended_at": None,
+        "ended_on": None,
+        "point_value": config.point_value,
+        "fee_percent": config.fee_percent,
+        **UNSETTLED_COLUMNS,
+    }
+
+
+def started_row_of(game: Game) -> dict:
+    return started_row(game.config, str(game.id), parse_time(game.started_at) or game.created_on)
+
+
+def progress_row(game: Game) -> dict:
+    return {
+        "game_id": game.game_id,
+        "status": game.phase,
+        "round": game.round,
+        "moves_count": game.move_count,
+        "version": game.version,
+        "winner": game.winner,
+        "final_point_value": point_value_for_round(game.config, game.round),
+    }
+
+
+def move_row(before: Game, domain_event, move_type: str) -> dict:
+    """The move as the event states it, with the round and point value in force before it."""
+    card = getattr(domain_event, "card", None) or getattr(domain_event, "finish", None)
+    groups = getattr(domain_event, "groups", None)
+    return {
+        "game_id": before.game_id,
+        "move_index": before.move_count,
+        "version": domain_event.originator_version,
+        "player": getattr(domain_event, "player", None),
+        "move_type": move_type,
+        "card": card,
+        "source": getattr(domain_event, "source", None),
+        "groups": None if groups is None else [list(group) for group in groups],
+        "round": before.round,
+        "point_value": point_value_for_round(before.config, before.round),
+        "at": parse_time(getattr(domain_event, "at", None)),
+    }
+
+
+def audit_row(game: Game, *, verify: bool = True) -> dict:
+    """The audit columns of a settled game: the recomputed settlement's hash and whether it,
+    or the operator's report, differs from what was recorded."""
+    if not verify:
+        return {"recomputed_hash": None, "discrepancy": False, "discrepancy_note": None}
+    report = audit13.audit_game(game)
+    computed = canonical_settlement(report.computed.to_dict())
+    found = [d for d in report.discrepancies if d.source != audit13.RECORDED]
+    if game.recorded_settlement is not None:
+        # Both sides in canonical order: a grouping recorded in another order is the
+        # same grouping, whatever order the solver returned this time.
+        recorded = canonical_settlement(game.recorded_settlement)
+        found = audit13._compare_recorded(recorded, computed) + found
+    note = "; ".join(d.note() for d in found)
+    return {
+        "recomputed_hash": settlement_hash(computed),
+        "discrepancy": bool(found),
+        "discrepancy_note": note[:MAX_NOTE] or None,
+    }

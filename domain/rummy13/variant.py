@@ -1,0 +1,252 @@
+"""13-card rummy as a variant: Points Rummy and Raise Rummy, two instances of one class.
+
+Both play the same :class:`~domain.game.Game` aggregate; they differ only in the money
+profile the record's ``variant`` selects (RULES.md §1, docs/rules.md). The 13-card modules
+(``domain/game.py``, ``moves.py``, ``settlement.py`` ...) still live at the top of
+``domain/``; only this module lives in ``domain/rummy13`` so far.
+
+The record parser still lives in :mod:`replays.records` (the record-schema work moves it
+into ``domain/``); until then the methods that need it import it when called, so nothing
+here loads ``replays`` at import time.
+
+>>> POINTS.name, RAISE.name, POINTS.record_format
+('points', 'raise', 'rummy-ledger/game@1')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from domain import game as game13
+from domain import moves as moves13
+from domain.errors import RuleViolation
+from domain.rummy13 import audit as audit13
+from domain.rummy13 import rows as rows13
+from domain.variants.base import GameRows, ReportedAlready, SimulatedPlay, Variant
+
+FORMAT = "rummy-ledger/game@1"
+SETTLED = "settled"
+
+
+class NotOver(RuleViolation):
+    """A record that stops before the game has a winner: nothing to settle yet."""
+
+
+class Rummy13(Variant):
+    """13-card Indian rummy; ``name`` picks the money profile (points or raise)."""
+
+    record_format = FORMAT
+    aggregate = game13.Game
+    snapshot_interval = 20
+    has_money = True
+    web_pages = None  # the 13-card pages are the views' own (web/views/)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def owns(self, game: Any) -> bool:
+        return isinstance(game, game13.Game)
+
+    # -- records -----------------------------------------------------------------------
+    def parse_record(self, obj: Mapping[str, Any]) -> Any:
+        from replays.records import parse_game_record  # moves to domain with the schema work
+
+        return parse_game_record(obj)
+
+    def record_of(self, game: game13.Game) -> Any:
+        from replays.records import game_record_of  # moves to domain with the schema work
+
+        return game_record_of(game)
+
+    def explain(self, error: Exception, record: Any = None) -> str:
+        from replays.records import explain_game  # moves to domain with the schema work
+
+        return explain_game(error, record)
+
+    def export(self, game: game13.Game) -> dict[str, Any]:
+        out = self.record_of(game).to_dict()
+        if game.recorded_settlement is not None:
+            out["settlement"] = game.recorded_settlement
+        return out
+
+    # -- the aggregate -----------------------------------------------------------------
+    def build(self, record: Any) -> game13.Game:
+        """Played and settled in memory; a ``reported`` block needs a settled game."""
+        from replays.records import RecordError  # moves to domain with the schema work
+
+        reported = record.reported.to_dict() if record.reported is not None else None
+        game = moves13.play_game(record.config, record.deal, record.move_dicts(), settle=True)
+        if reported is not None:
+            if game.phase != SETTLED:
+                raise RecordError(
+                    "a running game cannot carry settled figures yet", field="reported"
+                )
+            game.report(reported)
+        return game
+
+    def start(self, header: Mapping[str, Any]) -> game13.Game:
+        """The header is a whole record without moves: parsed, its deal checked against a
+        revealed seed, then dealt."""
+        record = self.parse_record({**header, "moves": []})
+        self.check_deals(record)
+        return moves13.play_game(record.config, record.deal, [])
+
+    def parse_move(self, game: game13.Game, body: Mapping[str, Any], seq: int) -> dict:
+        """One live move checked for shape (a ``RecordError`` names the field)."""
+        from replays.records import Move  # moves to domain with the schema work
+
+        return Move.from_dict(body, index=seq, players=game.config.players).to_dict()
+
+    def describe_move(self, move: Mapping[str, Any], seq: int) -> str:
+        from replays.records import Move  # moves to domain with the schema work
+
+        return Move.from_dict(move, index=seq).describe()
+
+    def play(self, game: game13.Game, move: Mapping[str, Any]) -> None:
+        moves13.apply_move(game, move)
+
+    def is_over(self, game: game13.Game) -> bool:
+        return game.phase == SETTLED
+
+    def moves_played(self, game: game13.Game) -> int:
+        return game.move_count
+
+    def move_at(self, game: game13.Game, seq: int) -> dict[str, Any]:
+        return self.parse_move(game, game.moves[seq], seq)
+
+    def view(self, game: game13.Game) -> dict[str, Any]:
+        return game.table_state().for_seat(None).to_dict()
+
+    def settlement_view(self, game: game13.Game) -> dict[str, Any] | None:
+        return None if game.settlement is None else game.settlement.summary()
+
+    def parse_reported(self, game: game13.Game, value: Any) -> dict:
+        from replays.records import Reported  # moves to domain with the schema work
+
+        return Reported.from_dict(value, game.config.players).to_dict()
+
+    def settle_live(self, game: game13.Game, reported: Mapping[str, Any] | None) -> bool:
+        """Settle a game whose winner is known and keep the operator's figures once; a
+        different second report is refused."""
+        wrote = False
+        if game.phase != SETTLED:
+            game.settle()
+            wrote = True
+        if reported is not None:
+            if game.reported is None:
+                game.report(reported)
+                wrote = True
+            elif game.reported != reported:
+                raise ReportedAlready("other reported figures are already recorded for this game")
+        return wrote
+
+    # -- settlement ----------------------------------------------------------------------
+    def settle(self, record: Any) -> dict[str, Any]:
+        game = moves13.play_game(record.config, record.deal, record.move_dicts(), settle=True)
+        if game.settlement is None:
+            waiting = f", {game.current_player} to move" if game.current_player else ""
+            raise NotOver(
+                f"the record ends before the game is over ({game.phase}{waiting}): "
+                "nothing to settle"
+            )
+        return game.settlement.summary()
+
+    def describe_settlement(self, outcome: Mapping[str, Any]) -> str:
+        lines = [
+            f"{outcome['game_id']}: {outcome['winner']} wins {outcome['net_to_winner']} "
+            f"(gross {outcome['gross']}, fee {outcome['fee']})"
+        ]
+        for player, line in outcome["players"].items():
+            lines.append(
+                f"  {player:<12} {line['result']:<12} {line['points']:>3} pts "
+                f"x {line['point_value']:>6} = {line['amount']:>9}"
+            )
+        return "\n".join(lines)
+
+    # -- deals ---------------------------------------------------------------------------
+    def check_deals(self, record: Any) -> None:
+        """The deal against a revealed seed (docs/integrity.md); only a commitment passes."""
+        shuffle = record.shuffle
+        if not shuffle or not shuffle.get("seed"):
+            return  # only a commitment: the seed is revealed when the game ends
+        from domain.errors import BadDeal
+        from domain.shuffle import ShuffleError, verify_deal
+        from replays.records import RecordError  # moves to domain with the schema work
+
+        config = record.config
+        try:
+            mismatch = verify_deal(
+                record.deal,
+                shuffle,
+                config.players,
+                dealer=config.dealer_player,
+                decks=config.decks,
+                jokers_per_deck=config.jokers_per_deck,
+                moves=record.move_dicts(),
+            )
+        except ShuffleError as error:
+            raise RecordError(str(error), field="shuffle") from None
+        if mismatch is not None:
+            raise BadDeal(
+                f"the deal does not come from its shuffle seed: {mismatch}", move_type="deal"
+            )
+
+    # -- audit ---------------------------------------------------------------------------
+    def audit(self, game: game13.Game, events: Iterable[Any]) -> audit13.AuditReport:
+        return audit13.audit_game(game)
+
+    # -- read models ---------------------------------------------------------------------
+    def started_row(self, game: game13.Game) -> dict[str, Any]:
+        return rows13.started_row_of(game)
+
+    def progress_row(self, game: game13.Game) -> dict[str, Any]:
+        return rows13.progress_row(game)
+
+    def move_row(self, before: Any, domain_event: Any) -> dict[str, Any] | None:
+        move_type = game13.MOVE_OF_EVENT.get(type(domain_event).__name__)
+        if before is None or move_type in (None, "deal", "settle", "report"):
+            return None
+        return rows13.move_row(before, domain_event, move_type)
+
+    def closing_rows(self, game: game13.Game, domain_event: Any) -> GameRows | None:
+        if not isinstance(domain_event, game13.Game.Settled):
+            return None
+        columns, results, entries = rows13.settlement_rows(
+            game.config, domain_event.settlement, domain_event.timestamp, game.round
+        )
+        return GameRows(game=columns, results=results, entries=entries)
+
+    def audits_after(self, game: game13.Game, domain_event: Any) -> bool:
+        return (
+            isinstance(domain_event, game13.Game.Settled | game13.Game.Reported)
+            and game.phase == SETTLED
+        )
+
+    def audit_columns(self, game: game13.Game, events: Iterable[Any], *, verify: bool = True):
+        return rows13.audit_row(game, verify=verify)
+
+    # -- replay --------------------------------------------------------------------------
+    def timeline(self, game: game13.Game) -> list[dict[str, Any]]:
+        return game.moves
+
+    def version_after(self, game: game13.Game, step: int) -> int:
+        # Versions: 1 Started, 2 Dealt, then one event per move, then Settled/Reported.
+        return game.version if step >= game.move_count else step + 2
+
+    # -- simulator -----------------------------------------------------------------------
+    @property
+    def bot(self) -> Any:
+        from functools import partial
+
+        from replays.simulation import reported, rummy13  # the bots stay in replays
+
+        return SimulatedPlay(
+            partial(rummy13.setup_table, variant=self.name),
+            rummy13.play,
+            reported.reported_block,
+        )
+
+
+POINTS = Rummy13("points")
+RAISE = Rummy13("raise")
