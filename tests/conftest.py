@@ -8,42 +8,8 @@ tests; with ``CI=true`` it fails them, because CI must prove both engines.
 
 from __future__ import annotations
 
-import os
-import uuid
-
 import pytest
-
-POSTGRES_BASE_URL = os.environ.get(
-    "RUMMY_LEDGER_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def _postgres_schema_url():
-    """Create a throwaway schema; return (url bound to it, dropper)."""
-    import sqlalchemy as sa
-
-    schema = "t_" + uuid.uuid4().hex[:16]
-    try:
-        engine = sa.create_engine(POSTGRES_BASE_URL, isolation_level="AUTOCOMMIT")
-        with engine.connect() as conn:
-            conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    except Exception as error:  # the server is down or unreachable
-        if IN_CI:
-            pytest.fail(f"PostgreSQL is required in CI and is not reachable: {error}")
-        pytest.skip(f"PostgreSQL not reachable at {POSTGRES_BASE_URL}: {error}")
-
-    def drop() -> None:
-        # A session a test forgot to close holds its connection in a transaction until
-        # it is collected; DROP SCHEMA would wait on its locks forever.
-        import gc
-
-        gc.collect()
-        with engine.connect() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        engine.dispose()
-
-    return f"{POSTGRES_BASE_URL}?options=-csearch_path%3D{schema}", drop
+from pg_support import postgres_schema_url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
@@ -54,7 +20,7 @@ def database_url(request, tmp_path, monkeypatch):
         monkeypatch.setenv("RUMMY_LEDGER_DATABASE_URL", url)
         yield url
         return
-    url, drop = _postgres_schema_url()
+    url, drop = postgres_schema_url()
     monkeypatch.setenv("RUMMY_LEDGER_DATABASE_URL", url)
     try:
         yield url
@@ -71,7 +37,7 @@ def sqlite_url(tmp_path, monkeypatch):
 
 @pytest.fixture
 def postgres_url(monkeypatch):
-    url, drop = _postgres_schema_url()
+    url, drop = postgres_schema_url()
     monkeypatch.setenv("RUMMY_LEDGER_DATABASE_URL", url)
     try:
         yield url

@@ -61,10 +61,10 @@ def ledgers_on(engine: str, tmp_path: Path, monkeypatch):
         monkeypatch.setenv("RUMMY_LEDGER_DATABASE_URL", url)
         yield LedgerUnderTest(url, f"sqlite:///{tmp_path / 'again.sqlite3'}", tmp_path)
         return
-    from conftest import _postgres_schema_url
+    from pg_support import postgres_schema_url
 
-    url, drop = _postgres_schema_url()
-    again, drop_again = _postgres_schema_url()
+    url, drop = postgres_schema_url()
+    again, drop_again = postgres_schema_url()
     monkeypatch.setenv("RUMMY_LEDGER_DATABASE_URL", url)
     try:
         yield LedgerUnderTest(url, again, tmp_path)

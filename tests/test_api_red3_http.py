@@ -90,7 +90,7 @@ def test_red3_refusals_name_the_round_the_move_and_the_field(server):  # noqa: F
 
     bad_deal = {"type": "deal", "deal": {**deal["deal"], "pile": ["4C", "ZZ"]}}
     status, answer = post_step(base, token, game_id, 0, bad_deal)
-    assert status == 400 and answer["field"] == "deal"
+    assert status == 400 and answer["field"] == "deal.pile[1]"
     assert "ZZ" in answer["error"]
 
     early = post_step(base, token, game_id, 0, moves[0])  # a move before the first deal

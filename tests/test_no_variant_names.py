@@ -14,9 +14,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN = re.compile(r"^(replays/red3_[^/]*|web/red3_[^/]*|replays/simulation/red3)\.py$")
-# replays/record_bounds.py is being rewritten by the record-schema work (its Red 3 bounds
-# move into domain/red3 with the schema); until then its lines are the only ones allowed.
-KNOWN_FILES = {"replays/record_bounds.py"}
+# Files allowed to name a variant, each with the work that removes it (none left: the
+# record bounds moved into domain/red3/record_schema.py with the declared schema).
+KNOWN_FILES: set[str] = set()
 
 
 def naming_lines() -> list[str]:
@@ -42,6 +42,6 @@ def test_the_registry_list_names_every_family():
 
 
 def test_the_known_files_still_name_it():
-    # When the schema work lands these lines go: take the file off KNOWN_FILES then.
+    # A file whose lines went comes off KNOWN_FILES.
     for relative in KNOWN_FILES:
         assert "red3" in (ROOT / relative).read_text().lower(), relative

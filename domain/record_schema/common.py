@@ -345,10 +345,16 @@ def _path(loc: tuple, data: Any) -> tuple[str, str, Any]:
         elif isinstance(step, str) and isinstance(current, Mapping) and step in current:
             parent_path, parent = path, current
             current, path = current[step], f"{path}.{step}" if path else step
-        elif last and isinstance(step, str) and step != "[key]":
+        elif last and isinstance(step, str) and step != "[key]" and not _is_tag(step, current):
             parent_path, parent = path, current
             path = f"{path}.{step}" if path else step
     return path, parent_path, parent
+
+
+def _is_tag(step: str, value: Any) -> bool:
+    """Whether ``step`` is the union member pydantic named after the value's ``type`` (a
+    move's model validator reports at ``('drop',)``), not a field."""
+    return isinstance(value, Mapping) and value.get("type") == step
 
 
 _NOUNS = {

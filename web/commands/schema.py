@@ -15,7 +15,7 @@ def command(name: str | None, write: bool, check: bool) -> None:
     """Generate the record and API JSON Schemas (docs/schema/) and the OpenAPI request bodies
     from the models the ledger validates with.
 
-    With NAME, print that schema (game, red3, api-game, api-move, api-settle); with neither
+    With NAME, print that schema (one per record format and per API body); with neither
     NAME nor an option, list them.
     """
     from web.api import contract
