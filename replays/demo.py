@@ -267,7 +267,7 @@ def seed_dispute_cases(url: str | None = None) -> list[str]:
     case = open_case(game, player, game.moves_count, "The winner's declaration looks wrong to me.")
     disputes.close_case(
         officer, case.case_id, "rejected",
-        reason="The declaration holds two sequences, one pure: valid under RULES.md.",
+        reason="The declaration holds two sequences, one pure: valid under docs/rules.md.",
         at=when(game, 240),
     )  # fmt: skip
     # 3. Closed, adjusted with an amount: the house refunds a middle drop forced by an outage.

@@ -1,4 +1,4 @@
-"""Export stored games as FORMAT.md records, one JSON line each.
+"""Export stored games as docs/record-format.md records, one JSON line each.
 
 The record is rebuilt from the game's events by its variant (``Variant.export``), so
 importing an export into a fresh store gives the same events and the same settlement.

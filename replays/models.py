@@ -42,7 +42,7 @@ class Fixed(sa.types.TypeDecorator):
 
     Read back with at least ``places`` decimals (``1.10``, ``0.075``). A value with more
     than ``scale`` places is refused rather than rounded: rounding belongs to the
-    computation that produced the figure (RULES.md, Money).
+    computation that produced the figure (docs/rules.md, Money).
     """
 
     impl = sa.BigInteger

@@ -1,4 +1,4 @@
-"""Game records (FORMAT.md, ``rummy-ledger/game@1``) read into typed values and written back.
+"""Game records (docs/record-format.md, ``rummy-ledger/game@1``) read into typed values and written back.
 
 One module reads and writes records, apart from the rules (the aggregate checks every move).
 The *shape* (known fields, card text, decimal strings and every bound, who is at the table)
@@ -45,7 +45,7 @@ _MOVE = TypeAdapter(game13.Move)
 
 
 class RecordError(ValueError):
-    """A record that does not follow FORMAT.md; says which game, move and field.
+    """A record that does not follow docs/record-format.md; says which game, move and field.
 
     ``str(error)`` is ``"GAME: move 4, field 'card': reason"``; :attr:`detail` is the same
     without the game id (the ``settle`` output carries the game id in its own key).
@@ -87,7 +87,7 @@ class RecordError(ValueError):
 
 @dataclass(frozen=True)
 class Move:
-    """One move in FORMAT.md's vocabulary.
+    """One move in docs/record-format.md's vocabulary.
 
     >>> move = Move.from_dict({"player": "p3", "type": "discard", "card": "9c"})
     >>> move.describe(), move.to_dict()
@@ -96,7 +96,7 @@ class Move:
 
     type: str
     player: str | None = None
-    source: str | None = None  # pick: "open" or "closed" (FORMAT.md's `from`)
+    source: str | None = None  # pick: "open" or "closed" (docs/record-format.md's `from`)
     card: Card | None = None
     finish: Card | None = None
     groups: tuple[tuple[Card, ...], ...] | None = None
@@ -203,7 +203,7 @@ class Reported:
 
 @dataclass(frozen=True)
 class GameRecord:
-    """One whole game as FORMAT.md describes it."""
+    """One whole game as docs/record-format.md describes it."""
 
     config: TableConfig
     deal: Deal
@@ -223,7 +223,7 @@ class GameRecord:
         return [move.to_dict() for move in self.moves]
 
     def to_dict(self) -> dict:
-        """The canonical FORMAT.md object (key order fixed, cards and times normalised)."""
+        """The canonical docs/record-format.md object (key order fixed, cards and times normalised)."""
         config = self.config
         table: dict[str, Any] = {}
         if config.table_id is not None:

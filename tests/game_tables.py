@@ -26,7 +26,7 @@ def complete_deal(
     jokers_per_deck: int = 1,
     known_stock: bool = True,
 ) -> dict:
-    """A FORMAT.md deal block: ``stock_top`` first, then the rest of the deck in deck order."""
+    """A docs/record-format.md deal block: ``stock_top`` first, then the rest of the deck in deck order."""
     parsed = {player: parse_cards(cards) for player, cards in hands.items()}
     used = Counter(card for cards in parsed.values() for card in cards)
     used[Card.parse(wild)] += 1

@@ -1,13 +1,13 @@
 """A deliberately simple brute-force oracle for the best grouping of a 13-card hand.
 
 It shares nothing with ``domain.solver`` except :func:`domain.melds.classify` (itself pinned
-down by the unit tests) and the card points. It works straight from RULES.md:
+down by the unit tests) and the card points. It works straight from docs/rules.md:
 
 1. Candidate groups: every sub-multiset of the hand with 3+ cards that ``classify`` calls
    valid. Only one filter is applied before asking ``classify``, and it follows from the
    definitions: a valid group's non-joker cards all share one suit (a sequence) or one rank
    (a set). So the candidates are (non-jokers of one suit, or of one rank) x (any jokers).
-2. Scores per case (RULES.md §1): all cards; all cards less the best pure group; and, over
+2. Scores per case (docs/rules.md §1): all cards; all cards less the best pure group; and, over
    every packing of disjoint candidate groups with two sequences, one pure, the points left
    outside the groups. Packings are enumerated as a memoised recursion on the set of cards
    still free: the lowest free card is either loose or in a candidate group of free cards.

@@ -244,7 +244,7 @@ def build(game_id: str, players: list[str], hands: dict[str, str], **options) ->
 
 
 def format_example() -> dict:
-    """FORMAT.md's example made whole: p2 first drop @1.00, p1 declares in round 1 @1.10."""
+    """docs/record-format.md's example made whole: p2 first drop @1.00, p1 declares in round 1 @1.10."""
     b = build(
         "T7-000123",
         ["p1", "p2", "p3"],

@@ -1,4 +1,4 @@
-"""The worked examples of the seed texts and FORMAT.md, played as whole games.
+"""The worked examples of the seed texts and docs/record-format.md, played as whole games.
 
 Each is a real deal from two decks with printed jokers (all 106 cards), played move by move
 through the aggregate; the payout then comes out of the events, not out of the test.
@@ -136,7 +136,7 @@ def test_raise_rummy_seed_example_pays_122():
 
 
 def test_format_example_settles_to_the_reported_figures():
-    """FORMAT.md's example: p2 first drop 20 @ 1.00, p1 declares in round 1 @ 1.10,
+    """docs/record-format.md's example: p2 first drop 20 @ 1.00, p1 declares in round 1 @ 1.10,
     p3 shows and is charged 27 @ 1.10 → gross 49.70, fee 4.97, net 44.73."""
     config = config_for(
         variant="raise",

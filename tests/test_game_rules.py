@@ -1,4 +1,4 @@
-"""Every rule the game aggregate enforces (RULES.md §1), and every named domain error.
+"""Every rule the game aggregate enforces (docs/rules.md §1), and every named domain error.
 
 Each illegal command must raise its own error class with a message that says who, what and
 why, and must record nothing (the game's version and pending events are unchanged).

@@ -1,4 +1,4 @@
-"""Groups and the scoring of a submitted grouping: every rule and example of RULES.md §1 and
+"""Groups and the scoring of a submitted grouping: every rule and example of docs/rules.md §1 and
 the seed texts (seeds/001 and seeds/003 carry the group examples, seeds/000 and 004 the
 scoring cases)."""
 
@@ -39,7 +39,7 @@ def reason(cards, wild, profile=None):
         ("3S 4S 5S 6S", "2C", PURE),
         # seeds/001: 3♠ 4♠ 5♠ is a pure sequence
         ("3S 4S 5S", "9D", PURE),
-        # Ace low and Ace high (RULES.md, seeds/003)
+        # Ace low and Ace high (docs/rules.md, seeds/003)
         ("AS 2S 3S", "9D", PURE),
         ("QS KS AS", "9D", PURE),
         ("KS AS QS", "9D", PURE),  # order of submission does not matter
@@ -66,7 +66,7 @@ def test_sequences(cards, wild, expected):
 
 
 def test_wild_card_in_its_own_place_keeps_a_sequence_pure():
-    # RULES.md: `6S 7S 8S` with 7s wild is pure (option wild_natural_is_pure, default true).
+    # docs/rules.md: `6S 7S 8S` with 7s wild is pure (option wild_natural_is_pure, default true).
     assert kind("6S 7S 8S", "7D") is PURE
     assert kind("6S 7S 8S", "7D", "deccan") is PURE
     assert kind("6S 7S 8S", "7D", STRICT) is IMPURE
@@ -114,7 +114,7 @@ def test_invalid_sequences_say_why(cards, wild, why):
         ("9D QS 9S 9H", "QS"),
         ("5D 5C 5S JK", "QS"),
         ("5D 5C QS JK", "QS"),
-        ("5D 5C JK QH QS", "QS"),  # RULES.md: 5 cards with jokers added
+        ("5D 5C JK QH QS", "QS"),  # docs/rules.md: 5 cards with jokers added
         ("JS JH JD", "2C"),
         ("7S 7H JK", "2C"),
     ],
@@ -124,7 +124,7 @@ def test_sets(cards, wild):
 
 
 def test_identical_cards_never_share_a_set():
-    # RULES.md and seeds/000, 001, 004: 7♠ 7♠ 7♥ (and 6♠ 6♠ 6♥) are not sets.
+    # docs/rules.md and seeds/000, 001, 004: 7♠ 7♠ 7♥ (and 6♠ 6♠ 6♥) are not sets.
     assert reason("7S 7S 7H", "2C") == "7S appears twice in a set"
     assert reason("6S 6S 6H", "2C") == "6S appears twice in a set"
     assert reason("6S 6H 6S JK", "2C") == "6S appears twice in a set"
@@ -142,7 +142,7 @@ def test_group_sizes():
 
 
 def test_every_group_needs_a_card_standing_as_itself():
-    # RULES.md: `7C JK JK` with 7s wild is valid (7C stands for itself), `JK JK JK` is not.
+    # docs/rules.md: `7C JK JK` with 7s wild is valid (7C stands for itself), `JK JK JK` is not.
     assert kind("7C JK JK", "7D") is IMPURE
     assert "only printed jokers" in reason("JK JK JK", "7D")
     # Three wild-rank cards: one stands as itself, the others run on from it.
@@ -193,7 +193,7 @@ def test_case_three_example_from_seed_001():
 
 def test_case_two_pure_sequence_only_excludes_that_sequence():
     # seeds/001 Case 2: only a pure sequence (K♣ Q♣ J♣): the other 10 cards count.
-    # Sets do not help without a second sequence (RULES.md).
+    # Sets do not help without a second sequence (docs/rules.md).
     result = evaluate(groups_of("KC QC JC | 6H 6D 6C"), parse_cards("2D 3D 4D JK TS 8H 3C"), "5H")
     assert result.case is ScoringCase.PURE_ONLY
     assert result.hand_score == 18 + 2 + 3 + 4 + 10 + 8 + 3
@@ -232,7 +232,7 @@ def test_card_points_and_jokers_score_zero():
 
 
 def test_valid_declaration_from_format_example():
-    # FORMAT.md's declaration, wild 7D.
+    # docs/record-format.md's declaration, wild 7D.
     result = evaluate(
         [parse_cards(g) for g in ("AS 2S 3S", "4H 5H JK", "9D 9H 9S", "KS KD KC KH")], [], "7D"
     )
@@ -279,7 +279,7 @@ def test_joker_only_group_counts_as_a_sequence():
 
 
 def test_an_invalid_group_counts_as_loose_and_says_why():
-    # FORMAT.md's show: ["QD", "2H", "8S"] is no group; cards not listed are loose.
+    # docs/record-format.md's show: ["QD", "2H", "8S"] is no group; cards not listed are loose.
     result = evaluate(groups_of("5C 6C 7C | QD 2H 8S | TH JH QH"), parse_cards("4S 4D 9S 9H"), "3D")
     assert result.kinds == ["pure", None, "pure"]
     assert result.groups[1].reason.startswith("mixes suits")

@@ -125,7 +125,7 @@ def test_sample_games_project_to_the_recorded_figures(ledger, database_url):
             .where(LedgerEntryRow.game_id == "T7-000123")
             .order_by(LedgerEntryRow.line)
         ).all()
-    # FORMAT.md's example: p2 first drop 20 @ 1.00, p1 declares in round 1 @ 1.10, p3 27 @ 1.10.
+    # docs/record-format.md's example: p2 first drop 20 @ 1.00, p1 declares in round 1 @ 1.10, p3 27 @ 1.10.
     assert (game.status, game.winner, game.variant, game.table_id) == (
         "settled",
         "p1",

@@ -1,4 +1,4 @@
-"""FORMAT.md records: parsing, clear errors naming game/move/field, canonical writing."""
+"""docs/record-format.md records: parsing, clear errors naming game/move/field, canonical writing."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from web.cli import main
 DATA = Path(__file__).parent / "data"
 EXAMPLE = DATA / "red3_example.jsonl"
 MATCHES = DATA / "red3_matches.jsonl"
-GAMES = DATA / "games.jsonl"  # 13-card games (FORMAT.md), imported beside the matches
+GAMES = DATA / "games.jsonl"  # 13-card games (docs/record-format.md), imported beside the matches
 
 
 def run(*args, input=None):

@@ -1,4 +1,4 @@
-"""The Red 3 match aggregate: every rule of RULES.md §2 enforced, scored, and replayable."""
+"""The Red 3 match aggregate: every rule of docs/rules.md §2 enforced, scored, and replayable."""
 
 import doctest
 import random

@@ -1,4 +1,4 @@
-"""Red 3 Rummy books and card values (RULES.md §2), one test per rule."""
+"""Red 3 Rummy books and card values (docs/rules.md §2), one test per rule."""
 
 import doctest
 from dataclasses import replace

@@ -1,4 +1,4 @@
-"""The best grouping of a hand: worked examples, the hard corners of RULES.md §1, bad input."""
+"""The best grouping of a hand: worked examples, the hard corners of docs/rules.md §1, bad input."""
 
 import doctest
 import importlib

@@ -2,7 +2,7 @@
 
 The games go through the real path: ``migrate`` builds the schema, the importer stores each
 record through the aggregate, the projection fills the read models. One extra record is the
-FORMAT.md example with the operator's reported gross changed, so the audit has a
+docs/record-format.md example with the operator's reported gross changed, so the audit has a
 discrepancy to find.
 """
 

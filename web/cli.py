@@ -39,7 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hand": ("hand", "Evaluate a 13-card hand: best grouping, score and whether it can declare."),
     "import": (
         "import_records",
-        "Import the game records of FILE (JSON Lines, FORMAT.md) into the ledger.",
+        "Import the game records of FILE (JSON Lines, docs/record-format.md) into the ledger.",
     ),
     "keys": (
         "keys",

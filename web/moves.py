@@ -1,6 +1,6 @@
 """Moves in words for the move list, and the moments of a game worth jumping to.
 
-A move here is a row of the move timeline (:class:`replays.models.MoveRow`) or a FORMAT.md
+A move here is a row of the move timeline (:class:`replays.models.MoveRow`) or a docs/record-format.md
 move dict; both name the same things (player, type, card, source).
 
 >>> describe({"player": "p1", "type": "pick", "from": "closed", "card": "4H"})
@@ -37,7 +37,7 @@ def move_type(move) -> str:
 
 
 def as_move(move) -> dict:
-    """A timeline row (or a move dict) as a FORMAT.md move dict."""
+    """A timeline row (or a move dict) as a docs/record-format.md move dict."""
     if isinstance(move, dict):
         return move
     found = {

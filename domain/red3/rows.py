@@ -8,7 +8,7 @@ Rows written:
 
 - ``games``: one per match, ``variant`` ``red3``; ``status`` ``dealing``, ``playing`` or
   ``finished``; ``round``, ``moves_count``, ``winner`` (only when one player has the top
-  total); no money (RULES.md §2 has no stakes): ``point_value`` and ``fee_percent`` 0,
+  total); no money (docs/rules.md §2 has no stakes): ``point_value`` and ``fee_percent`` 0,
   ``gross``/``fee``/``net_to_winner`` empty. At the end of the match the audit
   (:func:`domain.red3.audit.audit_events`) sets ``discrepancy`` and its note.
 - ``player_results`` at the end of the match: ``won`` for each player on the top total,

@@ -1,7 +1,7 @@
 """13-card rummy as a variant: Points Rummy and Raise Rummy, two instances of one class.
 
 Both play the same :class:`~domain.game.Game` aggregate; they differ only in the money
-profile the record's ``variant`` selects (RULES.md §1, docs/rules.md). The 13-card modules
+profile the record's ``variant`` selects (docs/rules.md §1, docs/rules.md). The 13-card modules
 (``domain/game.py``, ``moves.py``, ``settlement.py`` ...) still live at the top of
 ``domain/``; only this module lives in ``domain/rummy13`` so far.
 

@@ -1,4 +1,4 @@
-"""`rummy-ledger export GAME_ID... | --all`: write stored games as FORMAT.md records."""
+"""`rummy-ledger export GAME_ID... | --all`: write stored games as docs/record-format.md records."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from web.commands.store import open_ledger
     help="Games stored per transaction.",
 )
 def command(file, batch: int) -> None:
-    """Import the game records of FILE (JSON Lines, FORMAT.md) into the ledger.
+    """Import the game records of FILE (JSON Lines, docs/record-format.md) into the ledger.
 
     Every move is checked against the rules; a record that breaks a rule or the format is
     reported as `GAME_ID: move N (player type card): reason` and stores nothing, while the

@@ -67,7 +67,7 @@ def parse_seats(text: str) -> tuple[int, ...]:
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, allow_dash=True),
-    help="Write FORMAT.md records as JSON Lines here ('-': stdout) instead of storing.",
+    help="Write docs/record-format.md records as JSON Lines here ('-': stdout) instead of storing.",
 )
 @click.option(
     "--jobs",
