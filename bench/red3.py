@@ -108,13 +108,24 @@ def first_view(quick: bool = False) -> dict[str, Any]:
         with_s = _first_views(url, red3_views)
         without_s = _first_views(url, red3_views, no_snapshots)
         baseline_s = _first_views(url, thirteen_views)
+        page = _page_first_views(url, steps, moves)
     return {
         "long_matches": count,
         "long_match_events_mean": round(events / count),
         "first_view_ms": round(1000 * with_s, 1),
         "first_view_without_snapshots_ms": round(1000 * without_s, 1),
         "thirteen_card_first_view_ms": round(1000 * baseline_s, 1),
+        **page,
         "rows": [
+            {
+                "benchmark": "red3: replay page, first view of a 10-round match's last move (ms)",
+                "figure": page["page_first_view_ms"],
+                "baseline": page["page_thirteen_card_first_view_ms"],
+                "baseline_is": "the same page's first view of a 13-card game's last move",
+                "ratio": round(
+                    page["page_thirteen_card_first_view_ms"] / page["page_first_view_ms"], 3
+                ),
+            },
             {
                 "benchmark": "red3: first view, last move of a 10-round match, snapshots (ms)",
                 "figure": round(1000 * with_s, 1),
@@ -130,6 +141,53 @@ def first_view(quick: bool = False) -> dict[str, Any]:
                 "ratio": round(baseline_s / without_s, 3),
             },
         ],
+    }
+
+
+def _page_first_views(url: str, steps: dict, moves: dict) -> dict[str, float]:
+    """Server time of ``/games/<id>/replay?move=<last>`` the first time a running site shows
+    each game (its ledger warm, nothing of the game cached), over Flask's test client signed
+    in as an auditor; and the second view of the same match, which builds its timeline."""
+    import re
+
+    from replays import accounts
+    from replays.projections import catch_up
+    from replays.schema import migrate
+    from web import create_app
+
+    migrate(url)  # the site's own tables (accounts, read models), as `rummy-ledger run` has
+    catch_up(url)
+    app = create_app({"DATABASE_URL": url})
+    if accounts.find_user("bench-auditor", url=url) is None:
+        accounts.add_user("bench-auditor", "auditor", "bench-password-1", url=url)
+    client = app.test_client()
+    form = client.get("/login").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', form).group(1)
+    client.post(
+        "/login",
+        data={"csrf_token": token, "username": "bench-auditor", "password": "bench-password-1"},
+    )
+
+    def view(game_id: str, last: int) -> float:
+        start = time.perf_counter()
+        response = client.get(f"/games/{game_id}/replay?move={last}")
+        elapsed = time.perf_counter() - start
+        assert response.status_code == 200, response.status_code
+        return elapsed
+
+    thirteen = list(moves.items())
+    view(*thirteen[0])  # the app's first request (templates compiled) is not measured
+    first, second, baseline = [], [], []
+    for game_id, count in steps.items():
+        app.extensions.pop("red3_timelines", None)  # the ledger stays, as a server's does
+        first.append(view(game_id, count - 1))
+        second.append(view(game_id, count - 1))
+    for game_id, count in thirteen[1:]:  # each game shown for the first time
+        baseline.append(view(game_id, count))
+    return {
+        "page_first_view_ms": round(1000 * _median(first), 1),
+        "page_second_view_ms": round(1000 * _median(second), 1),
+        "page_thirteen_card_first_view_ms": round(1000 * _median(baseline), 1),
     }
 
 

@@ -191,3 +191,37 @@ def test_a_player_sees_a_match_only_from_their_own_seat(tmp_path):
     html = player.get(REPLAY + "?move=1&seat=p1").get_data(as_text=True)
     assert cards_in(seat(html, "p2")) == [] and cards_in(seat(html, "p1"))
     assert player.get(REPLAY + "?move=1&seat=p2").status_code == 403
+
+
+def test_a_first_view_shows_what_the_whole_timeline_shows_at_every_move(tmp_path):
+    """A first view reads only the move it shows (the match from its snapshot, the table
+    from the events up to that step); a second view builds every state. Both must draw the
+    same table, full view and seat view, at every step of a 3-player, 3-round match."""
+    from red3_factory import random_record
+
+    record = random_record(5, players=3, rounds=2)
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    load_games(url, [record])
+    app = create_app({"DATABASE_URL": url, "TESTING": True})
+    client = signed_in(app)
+    base = f"/games/{record['game_id']}/replay"
+    steps = sum(1 + len(r["moves"]) for r in record["rounds"])
+    assert steps > 30
+    starts = [0]
+    for played in record["rounds"][:-1]:
+        starts.append(starts[-1] + 1 + len(played["moves"]))
+    # Each round's deal, the steps either side of it, the last steps, and one in nine between.
+    shown = {m + d for m in starts for d in (-1, 0, 1)} | {steps - 2, steps - 1}
+    for move in sorted(m for m in shown | set(range(0, steps, 9)) if 0 <= m < steps):
+        for query in (f"?move={move}", f"?move={move}&seat=p5-2"):
+            app.extensions.pop("red3_timelines", None)  # a process that never saw the match
+            first = client.get(base + query)
+            second = client.get(base + query)  # the whole timeline, built now
+            assert first.status_code == second.status_code == 200
+            assert "red3_timelines" in app.extensions
+            assert drawn(first) == drawn(second), query
+
+
+def drawn(response) -> str:
+    """The page without its per-request sign-out token."""
+    return re.sub(r'name="csrf_token" value="[^"]*"', "", response.get_data(as_text=True))

@@ -106,36 +106,74 @@ def _seat_arg(game_id: str, players) -> str | None:
 CACHED_MATCHES = 32
 
 
-def _timeline(game_id: str) -> tuple[Red3Match, list[Red3TableState]]:
-    from collections import OrderedDict
+class _Timelines:
+    """What the pages of one process know of each match, keyed by its latest version.
 
-    from flask import current_app
+    A first view reads only what it shows: the latest match (from its snapshot) and the
+    table at the move asked for (``state_at``: the events up to that step). Someone who
+    comes back to the same match is stepping through it, so the second view builds every
+    table state from one read of its events and later views look them up."""
 
-    from replays.red3_ledger import latest_version, replay_states
+    def __init__(self):
+        from collections import OrderedDict
 
-    ledger = get_ledger()
-    if not current_app.config.get("REPLAY_CACHE", True):
-        return replay_states(ledger, game_id)
-    cache = current_app.extensions.setdefault("red3_timelines", OrderedDict())
-    key = (game_id, latest_version(ledger, game_id))
-    found = cache.get(key)
-    if found is None:
-        found = replay_states(ledger, game_id)
-        cache[key] = found
+        self.states: OrderedDict = OrderedDict()  # key -> (match, every state)
+        self.matches: OrderedDict = OrderedDict()  # key -> the match, before its states
+        self.shown: OrderedDict = OrderedDict()  # keys whose one table state was drawn
+
+    def match(self, ledger, game_id: str) -> Red3Match:
+        key = self._key(ledger, game_id)
+        if key in self.states:
+            return self.states[key][0]
+        if key not in self.matches:
+            from replays.red3_ledger import get_match
+
+            self._keep(self.matches, key, get_match(ledger, game_id))
+        return self.matches[key]
+
+    def state(self, ledger, game_id: str, move: int) -> Red3TableState:
+        """The table after step ``move`` (0: the first deal); ``match`` asked first."""
+        from replays.red3_ledger import replay_states, state_at
+
+        key = self._key(ledger, game_id)
+        if key not in self.states:
+            if key not in self.shown:
+                self._keep(self.shown, key, True)
+                return state_at(ledger, game_id, move + 1, match=self.matches.get(key))
+            self._keep(self.states, key, replay_states(ledger, game_id))
+        self.states.move_to_end(key)
+        return self.states[key][1][move]
+
+    @staticmethod
+    def _key(ledger, game_id: str) -> tuple:
+        from replays.red3_ledger import latest_version
+
+        return game_id, latest_version(ledger, game_id)
+
+    @staticmethod
+    def _keep(cache, key, value) -> None:
+        cache[key] = value
         while len(cache) > CACHED_MATCHES:
             cache.popitem(last=False)
-    cache.move_to_end(key)
-    return found
+
+
+def _timelines() -> _Timelines:
+    from flask import current_app
+
+    if not current_app.config.get("REPLAY_CACHE", True):
+        return _Timelines()  # nothing kept: every view is a first view
+    return current_app.extensions.setdefault("red3_timelines", _Timelines())
 
 
 def _context(game_id: str) -> dict:
-    match, states = _timeline(game_id)
+    ledger, timelines = get_ledger(), _timelines()
+    match = timelines.match(ledger, game_id)
     if not match.steps:
         abort(404, f"Match {game_id} has not been dealt yet: there is nothing to replay.")
     total = len(match.steps) - 1
     move = _move_arg(game_id, total)
     seat = _seat_arg(game_id, match.players)
-    full = states[move]
+    full = timelines.state(ledger, game_id, move)
     state = table_for_view(full, seat)
     step = match.steps[move]
     return {
@@ -151,8 +189,16 @@ def _context(game_id: str) -> dict:
         "seat_views": [_seat_view(state, s, seat) for s in state.seats],
         "pile_drawing": _pile(state),
         "stock_drawing": svg.stock(state.stock_count, known=state.stock_known),
-        "url": lambda n: url_for("replays.replay", game_id=game_id, move=n, seat=seat),
+        "url": _move_urls(game_id, seat),
     }
+
+
+def _move_urls(game_id: str, seat: str | None):
+    """``url(n)``: the replay at step ``n``. A long match lists a thousand steps, so the URL
+    is built once by Flask and the step number put in by hand."""
+    marker = "MOVE-NUMBER"
+    template = url_for("replays.replay", game_id=game_id, move=marker, seat=seat)
+    return lambda n: template.replace(marker, str(int(n)))
 
 
 def _pile(state: Red3TableState) -> str:
@@ -231,7 +277,7 @@ def _move_items(match: Red3Match, seat: str | None) -> list[dict]:
 
 
 def replay_page(game_id: str) -> str:
-    match, _states = _timeline(game_id)
+    match = _timelines().match(get_ledger(), game_id)
     if not match.steps:
         return _undealt_page(game_id, match)
     context = _context(game_id)
