@@ -30,9 +30,9 @@ def run(quick: bool = False) -> dict[str, Any]:
     from sqlalchemy.orm import Session
 
     from bench.replay_page import fill_database, pick_long_game, simulated_records
-    from replays import hand_analysis
-    from replays.application import Ledger
-    from replays.db import engine_for
+    from replays.readmodels import hand_analysis
+    from replays.store.application import Ledger
+    from replays.store.db import engine_for
     from web import queries
 
     records = simulated_records(20 if quick else 60)

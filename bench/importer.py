@@ -30,11 +30,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from replays.application import Ledger
-from replays.importer import import_lines
-from replays.records import parse_record
-from replays.schema import migrate
-from replays.settle import play_record
+from replays.records.codec import parse_record
+from replays.records.importer import import_lines
+from replays.records.settle import play_record
+from replays.store.application import Ledger
+from replays.store.schema import migrate
 
 POSTGRES_URL = os.environ.get(
     "RUMMY_LEDGER_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"

@@ -30,9 +30,9 @@ import sqlalchemy as sa
 
 from domain.shuffle import commitment, deal_from_seeds
 from domain.table import TableConfig
-from replays import integrity
-from replays.application import Ledger
-from replays.signing import init_keys
+from replays.integrity import evidence as integrity
+from replays.integrity.signing import init_keys
+from replays.store.application import Ledger
 
 POSTGRES_URL = os.environ.get(
     "RUMMY_LEDGER_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -90,8 +90,8 @@ def measure_engine(url: str, count: int, key_dir: str) -> dict[str, Any]:
     checkpoint_s, _ = _timed(lambda: integrity.make_checkpoint(url, key_directory=key_dir))
     # The read models, projected as a live store has them (the projection's own cost is
     # bench/projections.py's); the event-only rows below leave them out.
-    from replays.db import Base
-    from replays.projections import catch_up
+    from replays.readmodels.projections import catch_up
+    from replays.store.db import Base
 
     Base.metadata.create_all(db)
     catch_up(url)
@@ -122,7 +122,7 @@ def measure_engine(url: str, count: int, key_dir: str) -> dict[str, Any]:
         1000 * _timed(lambda a=a: raw_game(a))[0] for a in aggregate_ids
     )
     public_key_dir = key_dir
-    from replays.signing import load_public_key
+    from replays.integrity.signing import load_public_key
 
     public_key = load_public_key(public_key_dir)
     verdict_ms = statistics.median(

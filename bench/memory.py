@@ -43,10 +43,6 @@ def _peak_mib() -> float:
 
 def _import_project() -> None:
     import domain.solver  # noqa: F401
-    import replays.application
-    import replays.exporter
-    import replays.importer
-    import replays.simulation  # noqa: F401
     import web
 
     web.create_app({"TESTING": True})
@@ -64,11 +60,11 @@ def _stage(stage: str, games: int, folder: Path) -> dict[str, Any]:
 
         written = write_records(Simulation(Floor(seed=SEED)).games(games), str(records))
         return {"records": written}
-    from replays.application import Ledger
+    from replays.store.application import Ledger
 
     if stage == "import":
-        from replays.importer import import_lines
-        from replays.schema import migrate
+        from replays.records.importer import import_lines
+        from replays.store.schema import migrate
 
         migrate(url)
         with records.open("rb") as lines:
@@ -79,7 +75,7 @@ def _stage(stage: str, games: int, folder: Path) -> dict[str, Any]:
         rebuilt = sum(1 for game_id in ledger.iter_game_ids() if ledger.get_game(game_id))
         return {"rebuilt": rebuilt}
     if stage == "export":
-        from replays.exporter import export_lines
+        from replays.records.exporter import export_lines
 
         with open(os.devnull, "w") as sink:
             exported = sum(1 for line in export_lines(ledger) if sink.write(line + "\n"))

@@ -53,7 +53,7 @@ def scratch_databases() -> Iterator[dict[str, str]]:
             yield urls
         finally:
             if "postgresql" in urls:
-                from replays.db import engine_for
+                from replays.store.db import engine_for
 
                 engine_for(urls["postgresql"]).dispose()
                 with admin.connect() as connection:
@@ -71,9 +71,9 @@ def simulated_lines(count: int, seed: int = 17, jobs: int = 1) -> list[str]:
 
 def store(url: str, lines: list[str]):
     """Migrate and import ``lines`` (no followers); return the Ledger."""
-    from replays.application import Ledger
-    from replays.importer import import_lines
-    from replays.schema import migrate
+    from replays.records.importer import import_lines
+    from replays.store.application import Ledger
+    from replays.store.schema import migrate
 
     migrate(url)
     ledger = Ledger(url, env={"CREATE_TABLE": "no"})
@@ -85,8 +85,8 @@ def store(url: str, lines: list[str]):
 
 def raw_read(url: str) -> tuple[int, float]:
     """Every notification through the DB-API cursor, in id order, batch by batch."""
-    from replays.db import engine_for
-    from replays.schema import EVENTS_TABLE
+    from replays.store.db import engine_for
+    from replays.store.schema import EVENTS_TABLE
 
     engine = engine_for(url)
     mark = "%s" if engine.dialect.name == "postgresql" else "?"
@@ -107,7 +107,7 @@ def raw_read(url: str) -> tuple[int, float]:
 
 
 def catch_up_rate(url: str, ledger, verify: bool) -> tuple[int, float]:
-    from replays import projections
+    from replays.readmodels import projections
 
     runner = projections.runner(url, ledger=ledger, verify=verify)
     runner.projection.forget()  # no aggregate kept from an earlier run
@@ -118,8 +118,8 @@ def catch_up_rate(url: str, ledger, verify: bool) -> tuple[int, float]:
 
 def idle_catch_up_ms(url: str, repeats: int = 50) -> tuple[float, float]:
     """``catch_up`` with nothing new, and a bare ``SELECT 1`` round trip, in ms."""
-    from replays import projections
-    from replays.db import engine_for
+    from replays.readmodels import projections
+    from replays.store.db import engine_for
 
     engine = engine_for(url)
     samples, probes = [], []

@@ -23,7 +23,7 @@ from bench.projections import scratch_databases, simulated_lines, store
 
 def batched_rebuild(runner) -> int:
     """The rebuild before issue 13: clear and reset committed first, then a catch-up."""
-    from replays.projection_runner import POSITIONS
+    from replays.readmodels.projection_runner import POSITIONS
 
     runner._ensure_position_row()
     with runner.engine.begin() as connection:
@@ -46,7 +46,7 @@ def timed(function, runner) -> tuple[int, float]:
 
 
 def measure(url: str, lines: list[str], repeats: int) -> dict[str, Any]:
-    from replays import projections
+    from replays.readmodels import projections
 
     ledger = store(url, lines)
     runner = projections.runner(url, ledger=ledger)

@@ -27,11 +27,11 @@ import tempfile
 import time
 from typing import Any
 
-from replays.application import Ledger
-from replays.red3_ledger import record_match, replay_states, state_at
-from replays.red3_records import parse_red3_record
+from replays.records.red3_ledger import record_match, replay_states, state_at
+from replays.records.red3_records import parse_red3_record
 from replays.simulation.red3 import play, setup_table
 from replays.simulation.tables import Floor
+from replays.store.application import Ledger
 
 
 def matches(count: int) -> list[dict]:
@@ -150,9 +150,9 @@ def _page_first_views(url: str, steps: dict, moves: dict) -> dict[str, float]:
     in as an auditor; and the second view of the same match, which builds its timeline."""
     import re
 
-    from replays import accounts
-    from replays.projections import catch_up
-    from replays.schema import migrate
+    from replays.access import accounts
+    from replays.readmodels.projections import catch_up
+    from replays.store.schema import migrate
     from web import create_app
 
     migrate(url)  # the site's own tables (accounts, read models), as `rummy-ledger run` has

@@ -70,10 +70,10 @@ def pick_long_game(records: list[dict], moves: int = TARGET_MOVES) -> dict:
 
 def fill_database(url: str, records: list[dict], total: int) -> int:
     """Import ``total`` games (the records, then clones of them under new ids) and project."""
-    from replays.application import Ledger
-    from replays.importer import import_lines
-    from replays.projections import catch_up
-    from replays.schema import migrate
+    from replays.readmodels.projections import catch_up
+    from replays.records.importer import import_lines
+    from replays.store.application import Ledger
+    from replays.store.schema import migrate
 
     migrate(url)
     ledger = Ledger(url, env={"CREATE_TABLE": "no"})
@@ -150,7 +150,7 @@ BENCH_PASSWORD = "bench-password-1"
 def _sign_in(port: int, url: str, role: str = "auditor", player: str | None = None) -> str:
     import re
 
-    from replays import accounts
+    from replays.access import accounts
 
     username = f"bench-{role}" + (f"-{player}" if player else "")
     if accounts.find_user(username, url=url) is None:
@@ -311,7 +311,7 @@ def measure(
 
 def state_at_ms(url: str, game_id: str, moves: int, count: int = 60) -> float:
     """Median time of ``Ledger.state_at`` alone for random moves of the game, in this process."""
-    from replays.application import Ledger
+    from replays.store.application import Ledger
 
     ledger = Ledger(url, env={"CREATE_TABLE": "no"})
     rng = random.Random(1)

@@ -3,8 +3,8 @@
 Two ways to fill the read models, chosen with ``RUMMY_BENCH_REPORT_SOURCE``:
 
 - ``synthetic`` (default): read-model rows written directly, shaped exactly as the
-  projection writes them (:func:`replays.projections.started_row` and
-  :func:`~replays.projections.settlement_rows` over a real
+  projection writes them (:func:`replays.readmodels.projections.started_row` and
+  :func:`~replays.readmodels.projections.settlement_rows` over a real
   :func:`~domain.settlement.compute_settlement`), for games on the simulator's floor (its
   tables, stakes and player pool) spread over one month. Losers are dropped, auto-dropped
   or wrong-showed (flat points; no 13-card hands to solve), and 1 % of the games are
@@ -49,7 +49,7 @@ def _synthetic_games(count: int, seed: int = 2025):
     """(games rows, player_results rows, ledger_entries rows) for ``count`` settled games."""
     from domain.game import Game, TableConfig
     from domain.settlement import PlayerEnd, compute_settlement
-    from replays.projections import settlement_hash, settlement_rows, started_row
+    from replays.readmodels.projections import settlement_hash, settlement_rows, started_row
     from replays.simulation.tables import Floor
 
     floor = Floor(seed=seed, month=MONTH)
@@ -103,9 +103,9 @@ def _synthetic_games(count: int, seed: int = 2025):
 
 def fill_synthetic(url: str, count: int) -> float:
     """Write ``count`` synthetic games' rows; return the seconds it took."""
-    from replays.db import engine_for
-    from replays.models import GameRow, LedgerEntryRow, PlayerResultRow
-    from replays.schema import migrate
+    from replays.readmodels.models import GameRow, LedgerEntryRow, PlayerResultRow
+    from replays.store.db import engine_for
+    from replays.store.schema import migrate
 
     migrate(url)
     engine = engine_for(url)
@@ -149,11 +149,11 @@ def simulated_file(count: int, folder: str) -> tuple[str, float]:
 
 def fill_simulated(url: str, records: str) -> dict[str, Any]:
     """Import the records as events, then time the projection's catch-up of all of them."""
-    from replays import projections
-    from replays.application import Ledger
-    from replays.db import engine_for
-    from replays.importer import import_lines
-    from replays.schema import migrate
+    from replays.readmodels import projections
+    from replays.records.importer import import_lines
+    from replays.store.application import Ledger
+    from replays.store.db import engine_for
+    from replays.store.schema import migrate
 
     migrate(url)
     ledger = Ledger(url, env={"CREATE_TABLE": "no"})
@@ -198,9 +198,9 @@ def _median_seconds(action) -> float:
 
 
 def time_reports(url: str) -> dict[str, Any]:
-    from replays.db import engine_for
-    from replays.models import GameRow, PlayerResultRow
-    from replays.reports import PeriodFilter, period_report
+    from replays.readmodels.models import GameRow, PlayerResultRow
+    from replays.readmodels.reports import PeriodFilter, period_report
+    from replays.store.db import engine_for
 
     engine = engine_for(url)
     first = date.fromisoformat(f"{MONTH}-01")

@@ -5,7 +5,7 @@ a plain DB-API ``executemany`` insert of exactly the serialized rows the ledger 
 transaction per game, like one ``save`` per game), and a plain ``SELECT`` of those rows per
 game. Goals (issue 3): appends at least half the raw ceiling; a 60-move game rebuilt in
 under 2 ms. A ledger append includes its integrity seals, written in the same transaction
-(``replays/integrity_append.py``); the raw ceiling stores the events alone.
+(``replays/integrity/append.py``); the raw ceiling stores the events alone.
 
 Run: ``python -m bench store`` (or ``python -m bench.store``); ``quick=True`` for a smoke run.
 """
@@ -28,8 +28,8 @@ from domain.cards import full_deck
 from domain.game import Game
 from domain.moves import apply_move, play_game
 from domain.table import TableConfig
-from replays.application import Ledger
-from replays.integrity_models import INTEGRITY_TABLES
+from replays.integrity.models import INTEGRITY_TABLES
+from replays.store.application import Ledger
 
 POSTGRES_URL = os.environ.get(
     "RUMMY_LEDGER_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -150,7 +150,7 @@ def measure_engine(url: str, games: list[Game], repeats: int) -> dict[str, Any]:
         with fresh.recorder.transaction() as session:  # empty the ledger's tables
             session.execute(sa.text("DELETE FROM ledger_events"))
             session.execute(sa.text("DELETE FROM ledger_snapshots"))
-            # Saves seal their events (replays/integrity_append.py): the tree starts over too.
+            # Saves seal their events (replays/integrity/append.py): the tree starts over too.
             for table in INTEGRITY_TABLES:
                 session.execute(table.delete())
         connection = engine.raw_connection()

@@ -60,7 +60,7 @@ def _load() -> float:
 
 def measure(url: str) -> dict[str, Any]:
     """One pass of each, in this process, on the store at ``url``."""
-    from replays import integrity
+    from replays.integrity import evidence as integrity
 
     db = integrity.engine(url)
 

@@ -1,6 +1,6 @@
 """Alembic environment: the project's database URL and every table we and the store own.
 
-``replays.schema.migrate(url)`` hands in a live connection; the ``alembic`` command line
+``replays.store.schema.migrate(url)`` hands in a live connection; the ``alembic`` command line
 builds one from RUMMY_LEDGER_DATABASE_URL.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import context
 
-from replays.models import Fixed
-from replays.schema import target_metadata
-from replays.settings import database_url
+from replays.readmodels.models import Fixed
+from replays.store.schema import target_metadata
+from replays.store.settings import database_url
 
 config = context.config
 metadata = target_metadata()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from replays.settings import database_url
+from replays.store.settings import database_url
 
 DEMO_GAMES = 300
 DEMO_SEED = 2025
@@ -46,8 +46,8 @@ class DemoAccount:
 
 def stored_games(url: str | None = None) -> int:
     """How many games the ledger holds (every game's first event), 0 for a new database."""
-    from replays.db import engine_for
-    from replays.schema import EVENTS_TABLE
+    from replays.store.db import engine_for
+    from replays.store.schema import EVENTS_TABLE
 
     url = database_url(url)
     engine = engine_for(url)
@@ -77,8 +77,8 @@ def prepare_demo(
     echo: Callable[[str], None] = print,
 ) -> DemoSetup:
     """Migrate the database at ``url`` and make sure it holds at least ``games`` games."""
-    from replays.schema import migrate
     from replays.simulation import Floor, Simulation, store_games
+    from replays.store.schema import migrate
 
     url = database_url(url)
     migrate(url)
@@ -109,7 +109,8 @@ def checkpoint_demo(setup: DemoSetup) -> str | None:
     and signs when there is no checkpoint yet or this run stored new games. Returns a line
     for the console, or None when nothing was signed.
     """
-    from replays import integrity, signing
+    from replays.integrity import evidence as integrity
+    from replays.integrity import signing
 
     if not (signing.key_dir() / signing.PRIVATE_KEY_FILE).exists():
         signing.init_keys()
@@ -134,9 +135,9 @@ def create_demo_accounts(url: str | None = None) -> list[DemoAccount]:
     """
     import importlib.util
 
-    if importlib.util.find_spec("replays.accounts") is None:
+    if importlib.util.find_spec("replays.access.accounts") is None:
         return []
-    from replays import accounts
+    from replays.access import accounts
 
     url = database_url(url)
     made = []
@@ -153,7 +154,7 @@ def create_demo_accounts(url: str | None = None) -> list[DemoAccount]:
 
 
 def _demo_player(url: str) -> str | None:
-    from replays.application import Ledger
+    from replays.store.application import Ledger
 
     ledger = Ledger(url)
     for game_id in ledger.iter_game_ids(batch=1):
@@ -184,13 +185,13 @@ def seed_dispute_cases(url: str | None = None) -> list[str]:
 
     Idempotent: nothing is added once the ledger holds any case. Returns the case ids made.
     """
-    from replays.application import Ledger
-    from replays.dispute_projection import CASES
-    from replays.disputes import OFFICER, PLAYER, Disputes
-    from replays.models import GameRow, PlayerResultRow
+    from replays.disputes.cases import OFFICER, PLAYER, Disputes
+    from replays.disputes.projection import CASES
+    from replays.readmodels.models import GameRow, PlayerResultRow
+    from replays.store.application import Ledger
 
     url = database_url(url)
-    from replays.db import engine_for
+    from replays.store.db import engine_for
 
     engine = engine_for(url)
     with engine.connect() as connection:

@@ -23,9 +23,9 @@ from typing import Any
 from domain import variants
 from domain.errors import RuleViolation
 from domain.variants import ReportedAlready, Variant
-from replays.application import ConcurrentWrite, GameExists, GameNotFound, Ledger
-from replays.ownership import owner_of, save_owned_game
-from replays.records import FORMAT_TAG, RecordError, record_object
+from replays.access.ownership import owner_of, save_owned_game
+from replays.records.codec import FORMAT_TAG, RecordError, record_object
+from replays.store.application import ConcurrentWrite, GameExists, GameNotFound, Ledger
 
 HEADER_FIELDS_REFUSED = ("moves", "reported", "settlement")
 # What a header leaves out when a retried start is compared with the stored game's.
@@ -54,7 +54,7 @@ class Ingest:
     (read-model projections and integrity seals).
 
     With an ``operator`` (the API always gives the token's), games are that operator's
-    alone (:mod:`replays.ownership`): a new game is recorded as theirs, and any other game,
+    alone (:mod:`replays.access.ownership`): a new game is recorded as theirs, and any other game,
     another operator's or an imported one, is answered as if it did not exist."""
 
     def __init__(

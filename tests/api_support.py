@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def ensure_schema(url: str) -> None:
     """Build every table (the event store, read models, ``api_tokens``) by the migrations."""
-    from replays import schema
+    from replays.store import schema
 
     schema.migrate(url)
 

@@ -18,7 +18,7 @@ CSRF = re.compile(r'name="csrf_token" type="hidden" value="([^"]+)"')
 
 def ensure_account(url: str, role: str = "auditor", *, player: str | None = None) -> str:
     """The username of a test account with ``role`` (created on first use)."""
-    from replays import accounts
+    from replays.access import accounts
 
     username = f"test-{role.replace('_', '-')}" + (f"-{player.lower()}" if player else "")
     if accounts.find_user(username, url=url) is None:

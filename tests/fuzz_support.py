@@ -175,8 +175,8 @@ def mutated_lines(draw, records: list[dict], *, fresh_ids: bool = True) -> str:
 
 def store_fingerprint(url: str) -> dict[str, tuple[int, str]]:
     """Per stored aggregate: (events, sha256 over its events' versions, topics and states)."""
-    from replays.db import engine_for
-    from replays.schema import EVENTS_TABLE
+    from replays.store.db import engine_for
+    from replays.store.schema import EVENTS_TABLE
 
     prints: dict[str, hashlib._Hash] = {}
     counts: dict[str, int] = {}

@@ -7,7 +7,7 @@ seals, no read rows), the refusal names the game and where, and the good records
 in the same file are stored all the same.
 
 Records go through the CLI's own code path: a JSON Lines file opened as ``import`` opens it,
-read by :func:`replays.importer.import_lines`.
+read by :func:`replays.records.importer.import_lines`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from replays.db import engine_for
-from replays.importer import ALREADY, CONFLICT, IMPORTED, REJECTED, import_lines
+from replays.records.importer import ALREADY, CONFLICT, IMPORTED, REJECTED, import_lines
+from replays.store.db import engine_for
 
 # A refusal says where: a field, a move (of a round), the deal or the shuffle.
 LOCATION = re.compile(r"field '[^']+'|move \d+|round \d+|\bdeal\b|shuffle")
@@ -89,8 +89,8 @@ class LedgerUnderTest:
         from api_support import make_app
         from auth_support import signed_in
 
-        from replays.application import Ledger
-        from replays.schema import migrate
+        from replays.store.application import Ledger
+        from replays.store.schema import migrate
 
         self.url = url
         self.app = make_app(url, API_FOLLOW_WRITES=False)
@@ -184,7 +184,7 @@ class LedgerUnderTest:
         """Project every accepted record, then render, export and re-import each (with
         ``per_shape``, one of each shape: ``moves[3].at`` removed stands for
         ``moves[9].at`` removed); what went wrong."""
-        from replays.projections import catch_up
+        from replays.readmodels.projections import catch_up
 
         if not entries:
             return []
@@ -210,7 +210,7 @@ class LedgerUnderTest:
         return problems
 
     def check_one(self, entry: Entry) -> None:
-        from replays.exporter import export_record
+        from replays.records.exporter import export_record
 
         game_id = entry.game_id
         with engine_for(self.url).connect() as connection:

@@ -20,7 +20,7 @@ import pytest
 from auth_support import PASSWORD, ensure_account, log_in, signed_in
 from web_support import load_games
 
-from replays.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER, PLAYER
+from replays.access.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER, PLAYER
 from web import create_app
 
 ANON, PLAYER_P1 = "anonymous", "player"
@@ -282,15 +282,15 @@ API_ROUTES_ELSEWHERE = {"api.post_move", "api.settle"}
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    from replays.application import Ledger
-    from replays.disputes import Disputes
+    from replays.disputes.cases import Disputes
+    from replays.store.application import Ledger
 
     url = f"sqlite:///{tmp_path_factory.mktemp('matrix') / 'ledger.sqlite3'}"
     load_games(url)
     app = create_app({"DATABASE_URL": url, "TESTING": True})
     ensure_account(url, "auditor", player=None)
     ensure_account(url, "admin")
-    from replays import accounts
+    from replays.access import accounts
 
     accounts.add_user("victim", "auditor", "victim-password-1", url=url)
     officer = accounts.find_user(ensure_account(url, DISPUTE_OFFICER), url=url)
@@ -326,7 +326,7 @@ def client_for(app, role: str):
 
 def own_account_client(app, role: str):
     """Signed in with an account of its own (made for this one test)."""
-    from replays import accounts
+    from replays.access import accounts
 
     name = f"own-{role.replace('_', '-')}"
     url = app.config["DATABASE_URL"]

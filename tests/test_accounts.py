@@ -15,9 +15,9 @@ from auth_support import PASSWORD, csrf_token, ensure_account, log_in, signed_in
 from click.testing import CliRunner
 from web_support import load_games
 
-from replays import access_log, accounts
-from replays.db import engine_for
-from replays.schema import migrate
+from replays.access import access_log, accounts
+from replays.store.db import engine_for
+from replays.store.schema import migrate
 from web import create_app
 from web.cli import main
 
@@ -267,7 +267,7 @@ def test_security_headers_on_every_response(site, path):
 
 
 def test_the_api_keeps_its_tokens_and_needs_no_csrf(site):
-    from replays import tokens
+    from replays.access import tokens
 
     token = tokens.create_token("acme", url=site.config["DATABASE_URL"]).token
     client = signed_in(site, "admin")

@@ -14,9 +14,9 @@ import pytest
 from api_support import check_request, check_response, header_of, make_app, openapi_document
 from openapi_spec_validator import validate
 
-from replays import tokens
-from replays.application import Ledger
-from replays.settle import settle_lines
+from replays.access import tokens
+from replays.records.settle import settle_lines
+from replays.store.application import Ledger
 
 DATA = Path(__file__).parent / "data"
 

@@ -13,12 +13,12 @@ import pytest
 from api_support import check_response, header_of, make_app
 from werkzeug.serving import make_server
 
-from replays import tokens
-from replays.application import Ledger
-from replays.db import session_factory
-from replays.importer import import_lines
-from replays.models import GameRow
-from replays.schema import migrate
+from replays.access import tokens
+from replays.readmodels.models import GameRow
+from replays.records.importer import import_lines
+from replays.store.application import Ledger
+from replays.store.db import session_factory
+from replays.store.schema import migrate
 
 DATA = Path(__file__).parent / "data"
 

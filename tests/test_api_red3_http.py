@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from test_api_http import call, events, server  # noqa: F401 - the live server fixture
 
-from replays import tokens
-from replays.application import Ledger
-from replays.importer import import_lines
-from replays.schema import migrate
+from replays.access import tokens
+from replays.records.importer import import_lines
+from replays.store.application import Ledger
+from replays.store.schema import migrate
 
 DATA = Path(__file__).parent / "data"
 

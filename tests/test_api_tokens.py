@@ -6,8 +6,8 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
-from replays import tokens
-from replays.db import engine_for
+from replays.access import tokens
+from replays.store.db import engine_for
 from web.cli import main
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import sqlalchemy as sa
 from click.testing import CliRunner
 
-from replays.application import Ledger
-from replays.audit import audit
-from replays.db import engine_for
-from replays.schema import EVENTS_TABLE
+from replays.records.audit import audit
+from replays.store.application import Ledger
+from replays.store.db import engine_for
+from replays.store.schema import EVENTS_TABLE
 from web.cli import main
 
 DATA = Path(__file__).parent / "data"

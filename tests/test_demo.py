@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from replays.application import Ledger
 from replays.demo import create_demo_accounts, prepare_demo, stored_games
+from replays.store.application import Ledger
 from web.cli import main
 
 
@@ -72,7 +72,7 @@ def test_demo_command_prepares_then_serves(sqlite_url, monkeypatch, tmp_path):
 
 def test_demo_signs_a_checkpoint_so_its_games_verify(sqlite_url, monkeypatch, tmp_path):
     from replays.demo import checkpoint_demo
-    from replays.integrity import VERIFIED, integrity_verdict
+    from replays.integrity.evidence import VERIFIED, integrity_verdict
 
     monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(tmp_path / "keys"))
     setup = prepare_demo(sqlite_url, games=3, echo=lambda _: None)
@@ -85,7 +85,7 @@ def test_demo_signs_a_checkpoint_so_its_games_verify(sqlite_url, monkeypatch, tm
 
 
 def test_demo_accounts_one_per_role_linked_and_idempotent(sqlite_url):
-    from replays import accounts
+    from replays.access import accounts
 
     prepare_demo(sqlite_url, games=3, echo=lambda _: None)
     made = create_demo_accounts(sqlite_url)
@@ -108,9 +108,9 @@ def test_demo_accounts_one_per_role_linked_and_idempotent(sqlite_url):
 def test_demo_seeds_dispute_cases_once(sqlite_url):
     import sqlalchemy as sa
 
-    from replays.db import engine_for
     from replays.demo import seed_dispute_cases
-    from replays.dispute_projection import CASES
+    from replays.disputes.projection import CASES
+    from replays.store.db import engine_for
 
     prepare_demo(sqlite_url, games=40, echo=lambda _: None)
     made = seed_dispute_cases(sqlite_url)
@@ -122,7 +122,7 @@ def test_demo_seeds_dispute_cases_once(sqlite_url):
     assert any(row["decision"] == "rejected" for row in rows)
     adjusted = [row for row in rows if row["decision"] == "adjusted"]
     assert adjusted and all(row["amount"] is not None for row in adjusted)
-    from replays.models import PlayerResultRow
+    from replays.readmodels.models import PlayerResultRow
 
     with engine_for(sqlite_url).connect() as connection:
         wrong_shows = connection.execute(

@@ -15,12 +15,12 @@ from auth_support import csrf_token, signed_in
 from web_support import load_games
 
 import domain.dispute
-import replays.disputes
+import replays.disputes.cases
 from domain.dispute import ADJUSTMENT_ACCOUNT, DisputeCase, DisputeError, adjustment_entries
-from replays import accounts
-from replays.db import session_factory
-from replays.dispute_projection import DisputeCaseRow
-from replays.models import LedgerEntryRow
+from replays.access import accounts
+from replays.disputes.projection import DisputeCaseRow
+from replays.readmodels.models import LedgerEntryRow
+from replays.store.db import session_factory
 from web import create_app
 
 GAME = "T7-000123"  # p1 wins; p2 drops; p3 shows
@@ -44,7 +44,7 @@ def new_case(**changes) -> DisputeCase:
 
 
 def test_documented_examples_hold():
-    for module in (domain.dispute, replays.disputes):
+    for module in (domain.dispute, replays.disputes.cases):
         assert doctest.testmod(module).failed == 0, module.__name__
 
 
@@ -141,7 +141,7 @@ def test_adjustments_balance_and_name_the_house_when_one_side_is_missing():
 
 
 def test_the_case_is_its_events(tmp_path):
-    from replays.application import Ledger
+    from replays.store.application import Ledger
 
     ledger = Ledger(f"sqlite:///{tmp_path / 'case.sqlite3'}")
     case = new_case()
@@ -167,7 +167,7 @@ def test_the_case_is_its_events(tmp_path):
 
 @pytest.fixture
 def ledger_with_games(database_url):
-    from replays.application import Ledger
+    from replays.store.application import Ledger
 
     load_games(database_url)
     staff = {
@@ -203,10 +203,10 @@ def case_rows(url: str) -> list[tuple]:
 
 
 def test_a_case_from_opening_to_an_adjustment(ledger_with_games, database_url):
-    from replays.disputes import Disputes, list_cases
-    from replays.integrity import verify_store
-    from replays.projections import rebuild
-    from replays.reports import PeriodFilter, period_report
+    from replays.disputes.cases import Disputes, list_cases
+    from replays.integrity.evidence import verify_store
+    from replays.readmodels.projections import rebuild
+    from replays.readmodels.reports import PeriodFilter, period_report
 
     ledger, staff, players = ledger_with_games
     officer = staff["dispute_officer"]
@@ -252,7 +252,7 @@ def test_a_case_from_opening_to_an_adjustment(ledger_with_games, database_url):
 
 
 def test_who_may_take_each_step(ledger_with_games):
-    from replays.disputes import CaseNotFound, Disputes, GameUnknown, NotAllowed
+    from replays.disputes.cases import CaseNotFound, Disputes, GameUnknown, NotAllowed
 
     ledger, staff, players = ledger_with_games
     disputes = Disputes(ledger, after_write=lambda: None)
@@ -282,7 +282,7 @@ def test_who_may_take_each_step(ledger_with_games):
 
 
 def test_officers_working_one_case_at_once_lose_no_step(ledger_with_games):
-    from replays.disputes import Disputes
+    from replays.disputes.cases import Disputes
 
     ledger, staff, _players = ledger_with_games
     disputes = Disputes(ledger, after_write=lambda: None)
@@ -349,7 +349,7 @@ def test_a_player_opens_a_case_and_an_officer_closes_it_on_the_site(site):
         and "seat=" not in page.split("case-table")[1].split("</figure>")[0]
     )
     assert "p2 drops (contested)" in text_of(page)
-    from replays.db import engine_for
+    from replays.store.db import engine_for
 
     with engine_for(site.config["DATABASE_URL"]).connect() as connection:
         logged = connection.execute(
@@ -380,8 +380,8 @@ def test_a_player_opens_a_case_and_an_officer_closes_it_on_the_site(site):
 
 
 def test_the_list_shows_open_cases_oldest_first_with_their_age(site):
-    from replays.application import Ledger
-    from replays.disputes import Disputes
+    from replays.disputes.cases import Disputes
+    from replays.store.application import Ledger
 
     url = site.config["DATABASE_URL"]
     officer_name = "age-officer"

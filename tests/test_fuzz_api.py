@@ -21,7 +21,7 @@ from fuzz_support import (
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from replays import tokens
+from replays.access import tokens
 
 RECORDS = sample_records()
 LIVE_GAMES = itertools.count(1)
@@ -135,7 +135,7 @@ def test_a_live_game_fed_mutated_moves(api, record, plan, noise):
     view = client.get(f"/api/v1/games/{header['game_id']}", headers=headers)
     assert view.status_code == 200
     check_response("GET", "/games/{game_id}", 200, view.get_json())
-    from replays.application import Ledger
+    from replays.store.application import Ledger
 
     stored = Ledger(url).get_game(header["game_id"]).moves
     assert len(stored) == len(accepted)

@@ -42,8 +42,8 @@ from hypothesis import strategies as st
 from werkzeug.serving import make_server
 
 from domain.record_schema.common import LINE_BYTES_MAX
-from replays import tokens
-from replays.application import Ledger
+from replays.access import tokens
+from replays.store.application import Ledger
 
 GAMES = itertools.count(1)
 TEMPLATES = {
@@ -121,7 +121,7 @@ class Api:
     def projection_failures(self) -> list:
         import sqlalchemy as sa
 
-        from replays.db import engine_for
+        from replays.store.db import engine_for
 
         with engine_for(self.url).connect() as connection:
             return connection.execute(

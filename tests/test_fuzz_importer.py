@@ -18,8 +18,8 @@ from fuzz_support import (
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from replays.importer import build_game, import_lines
-from replays.records import parse_record
+from replays.records.codec import parse_record
+from replays.records.importer import build_game, import_lines
 from web.cli import main
 
 RECORDS = sample_records() + red3_records()
@@ -29,7 +29,7 @@ RECORDS = sample_records() + red3_records()
 def store(tmp_path_factory):
     from web_support import load_games
 
-    from replays.application import Ledger
+    from replays.store.application import Ledger
 
     url = f"sqlite:///{tmp_path_factory.mktemp('fuzz-import') / 'ledger.sqlite3'}"
     load_games(url, RECORDS)

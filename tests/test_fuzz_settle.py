@@ -12,8 +12,8 @@ from fuzz_support import FUZZ_SETTINGS, mutated_lines, red3_records, sample_reco
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from replays.records import RecordError, parse_record
-from replays.settle import settle_lines
+from replays.records.codec import RecordError, parse_record
+from replays.records.settle import settle_lines
 from web.cli import main
 
 RECORDS = sample_records() + red3_records()

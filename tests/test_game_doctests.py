@@ -16,8 +16,8 @@ MODULES = [
     "domain.settlement",
     "domain.table",
     "domain.timestamps",
-    "replays.application",
-    "replays.transcodings",
+    "replays.store.application",
+    "replays.store.transcodings",
     "web.period_chart",
 ]
 

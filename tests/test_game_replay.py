@@ -15,8 +15,8 @@ from test_game_examples import raise_example
 from domain.cards import full_deck
 from domain.game import Game
 from domain.moves import apply_move, play_game
-from replays.application import project_game
-from replays.transcodings import ledger_transcoder
+from replays.store.application import project_game
+from replays.store.transcodings import ledger_transcoder
 
 MAPPER = Mapper(transcoder=ledger_transcoder())
 
@@ -121,7 +121,7 @@ def test_every_event_class_has_its_own_explicit_topic():
 
 
 def test_the_ledgers_mapper_writes_exactly_the_libraries_bytes():
-    from replays.transcodings import LedgerMapper
+    from replays.store.transcodings import LedgerMapper
 
     config, deal, moves = raise_example()
     game = play_game(config, deal, moves, settle=True)

@@ -1,5 +1,5 @@
 """Hand analysis and missed chances: the rules (domain.analysis), the stored-game walk and its
-caches (replays.hand_analysis), and what the replay and player pages show to whom.
+caches (replays.readmodels.hand_analysis), and what the replay and player pages show to whom.
 
 The sample game T7-000123 (tests/data/games.jsonl) has a missed declaration built in: p1
 picks 4H at move 1 and holds AS 2S 3S | 4H 5H JK | 9D 9H 9S | KS KD KC KH plus TC, a valid
@@ -17,7 +17,7 @@ from web_support import load_games
 from domain.analysis import Solver, Turn, analyse_hand, best_keep, missed_chances
 from domain.cards import parse_cards
 from domain.solver import min_hand_score
-from replays import hand_analysis
+from replays.readmodels import hand_analysis
 from web import create_app
 
 WILD = parse_cards("7D")[0]
@@ -129,8 +129,8 @@ def test_a_stored_game_is_walked_from_its_events(database_url):
     load_games(database_url)
     from sqlalchemy.orm import Session
 
-    from replays.application import Ledger
-    from replays.db import engine_for
+    from replays.store.application import Ledger
+    from replays.store.db import engine_for
     from web import queries
 
     with Session(engine_for(database_url)) as session:
@@ -196,7 +196,7 @@ def test_missed_chances_are_moments_for_staff_and_for_the_player_who_missed_them
 
 
 def test_the_player_history_has_a_missed_chance_line_per_game(site):
-    from replays.application import Ledger
+    from replays.store.application import Ledger
 
     with signed_in(site, "auditor") as client:
         html = client.get("/players/p3").get_data(as_text=True)
@@ -231,9 +231,9 @@ def test_the_player_history_has_a_missed_chance_line_per_game(site):
 def test_deccans_two_point_charge_says_why_on_the_replay_and_the_audit(database_url):
     from game_tables import THREE_HANDS, complete_deal, config_for
 
-    from replays.application import Ledger
-    from replays.projections import catch_up
-    from replays.schema import migrate
+    from replays.readmodels.projections import catch_up
+    from replays.store.application import Ledger
+    from replays.store.schema import migrate
 
     migrate(database_url)
     # p1 declares on the first turn; p2's dealt hand already made a valid declaration.

@@ -10,10 +10,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from domain.shuffle import commitment, deal_from_order, derive_deck_order
-from replays.application import Ledger
-from replays.exporter import export_record
-from replays.importer import CONFLICT, IMPORTED, REJECTED, Importer, import_lines
-from replays.records import parse_record
+from replays.records.codec import parse_record
+from replays.records.exporter import export_record
+from replays.records.importer import CONFLICT, IMPORTED, REJECTED, Importer, import_lines
+from replays.store.application import Ledger
 from web.cli import main
 
 DATA = Path(__file__).parent / "data"
@@ -237,7 +237,7 @@ def test_import_batches_are_equivalent_to_one_by_one(database_url):
 
 
 def ledger_for_migrated(url: str) -> Ledger:
-    from replays.schema import migrate
+    from replays.store.schema import migrate
 
     migrate(url)
     return ledger_for(url)

@@ -1,6 +1,6 @@
 """Tamper evidence over the real store, on SQLite and PostgreSQL.
 
-Games are stored through the real :class:`~replays.application.Ledger`, whose saves seal
+Games are stored through the real :class:`~replays.store.application.Ledger`, whose saves seal
 their own events; tampering is done the way an insider would, with SQL straight into the
 database, and must be detected with the game id and the event number (the aggregate
 version: 1 Started, 2 Dealt, 3... moves). ``tests/test_integrity_in_save.py`` covers the
@@ -18,11 +18,9 @@ from click.testing import CliRunner
 
 from domain.shuffle import commitment, deal_from_seeds
 from domain.table import TableConfig
-from replays import integrity
-from replays.application import Ledger
-from replays.canonical import event_bytes
-from replays.db import engine_for
-from replays.integrity import (
+from replays.integrity import evidence as integrity
+from replays.integrity.canonical import event_bytes
+from replays.integrity.evidence import (
     ALTERED,
     CHECKPOINT,
     DELETED,
@@ -35,8 +33,10 @@ from replays.integrity import (
     seal_new_events,
     verify_store,
 )
-from replays.proofs import verify_proof
-from replays.signing import Checkpoint, init_keys, load_public_key
+from replays.integrity.proofs import verify_proof
+from replays.integrity.signing import Checkpoint, init_keys, load_public_key
+from replays.store.application import Ledger
+from replays.store.db import engine_for
 from web.cli import main
 
 PLAYERS = ("p1", "p2", "p3")
@@ -337,7 +337,7 @@ def test_a_tampered_proof_or_a_foreign_checkpoint_fails(ledger, database_url, ke
     forged["checkpoint"]["size"] += 1
     assert "signature is not valid" in verify_proof(forged, public_key).failure
     older = Checkpoint.sign(
-        __import__("replays.signing", fromlist=["x"]).load_private_key(keys), 3, bytes(32)
+        __import__("replays.integrity.signing", fromlist=["x"]).load_private_key(keys), 3, bytes(32)
     )
     assert "not a checkpoint you gave" in verify_proof(document, public_key, [older]).failure
 
@@ -575,14 +575,14 @@ def test_game_and_audit_pages_show_the_verdict(sqlite_url, keys):
 def test_documented_examples_hold():
     import doctest
 
-    import replays.canonical
+    import replays.integrity.canonical
 
-    assert doctest.testmod(replays.canonical).failed == 0
+    assert doctest.testmod(replays.integrity.canonical).failed == 0
 
 
 def test_checkpoint_files_are_checked_field_by_field(tmp_path):
     init_keys(tmp_path)
-    from replays.signing import SigningError, load_private_key
+    from replays.integrity.signing import SigningError, load_private_key
 
     checkpoint = Checkpoint.sign(
         load_private_key(tmp_path), 7, bytes(range(32)), "2025-03-01T18:30:00Z"

@@ -19,10 +19,10 @@ import sqlalchemy as sa
 from test_integrity import PLAYERS, insert_row, kinds, old_ledger, record, row_id, sql
 
 from domain.table import TableConfig
-from replays import merkle
-from replays.application import ConcurrentWrite, GameExists, Ledger
-from replays.canonical import chain_hash, event_leaf
-from replays.integrity import (
+from replays.integrity import merkle
+from replays.integrity.append import SealingError
+from replays.integrity.canonical import chain_hash, event_leaf
+from replays.integrity.evidence import (
     INSERTED,
     TREE,
     UNSEALED,
@@ -34,12 +34,12 @@ from replays.integrity import (
     seal_new_events,
     verify_store,
 )
-from replays.integrity_append import SealingError
-from replays.integrity_store import raw_id
-from replays.proofs import verify_proof
-from replays.red3_ledger import record_match
-from replays.red3_records import parse_red3_record
-from replays.signing import init_keys, load_public_key
+from replays.integrity.proofs import verify_proof
+from replays.integrity.signing import init_keys, load_public_key
+from replays.integrity.store import raw_id
+from replays.records.red3_ledger import record_match
+from replays.records.red3_records import parse_red3_record
+from replays.store.application import ConcurrentWrite, GameExists, Ledger
 
 FORGED = b'{"player":"p1","card":"JK","at":null}'
 
@@ -443,7 +443,7 @@ def test_concurrent_processes_build_one_consistent_tree(database_url):
 def test_the_core_insert_path_seals_too(database_url, monkeypatch):
     """The driver path (a pipeline on PostgreSQL) and the Core fallback both seal, and
     one continues the other's tree and chains."""
-    from replays.recorders import LedgerApplicationRecorder
+    from replays.store.recorders import LedgerApplicationRecorder
 
     record(Ledger(database_url), "P1")  # driver path
     monkeypatch.setattr(LedgerApplicationRecorder, "driver_inserts", False)
@@ -495,7 +495,7 @@ def test_an_old_store_with_seals_gets_its_tree_head(database_url, keys):
 
 @pytest.mark.parametrize("driver_inserts", [True, False])
 def test_a_store_without_integrity_tables_refuses_saves(database_url, monkeypatch, driver_inserts):
-    from replays.recorders import LedgerApplicationRecorder
+    from replays.store.recorders import LedgerApplicationRecorder
 
     monkeypatch.setattr(LedgerApplicationRecorder, "driver_inserts", driver_inserts)
     old_ledger(database_url)  # the event tables only

@@ -14,7 +14,7 @@ import pytest
 from auth_support import csrf_token, signed_in
 from web_support import load_games, sample_records
 
-from replays import access_log
+from replays.access import access_log
 from web import charts, create_app
 
 DATA = Path(__file__).parent / "data"

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import replays.merkle
-from replays.merkle import (
+import replays.integrity.merkle
+from replays.integrity.merkle import (
     EMPTY_ROOT,
     ProofError,
     TreeBuilder,
@@ -89,7 +89,7 @@ def data(n):
 
 
 def test_docstring_examples():
-    assert doctest.testmod(replays.merkle).failed == 0
+    assert doctest.testmod(replays.integrity.merkle).failed == 0
 
 
 def test_certificate_transparency_reference_roots():
@@ -199,7 +199,7 @@ def test_builder_emits_every_complete_subtree_and_ranges_rebuild_from_them(size)
     for index in range(size):
         assert [
             range_hash(a, b, lambda lv, ix: stored[(lv, ix)])
-            for a, b in replays.merkle.inclusion_ranges(index, size)
+            for a, b in replays.integrity.merkle.inclusion_ranges(index, size)
         ] == inclusion_proof(index, leaves)
     for old in range(1, size + 1):
         assert [
@@ -233,7 +233,7 @@ def test_multi_leaf_root_from_known_leaves_and_stored_subtrees(size, draw):
         for level, index, value in builder.append(leaf):
             stored[(level, index)] = value
     known_positions = sorted(draw.draw(st.sets(st.integers(0, size - 1), max_size=12)))
-    needed = replays.merkle.needed_subtrees(size, known_positions)
+    needed = replays.integrity.merkle.needed_subtrees(size, known_positions)
     asked = []
 
     def lookup(level, index):
@@ -241,14 +241,14 @@ def test_multi_leaf_root_from_known_leaves_and_stored_subtrees(size, draw):
         return stored[(level, index)]
 
     known = {p: leaves[p] for p in known_positions}
-    root = replays.merkle.root_from_known(size, known, lookup)
+    root = replays.integrity.merkle.root_from_known(size, known, lookup)
     assert root == tree_hash(leaves)
     assert sorted(asked) == sorted(needed)
     # Known leaves are never looked up: they are what is being checked.
     assert not {(0, p) for p in known_positions} & set(asked)
     if known_positions:
         forged = {**known, known_positions[0]: leaf_hash(b"forged")}
-        assert replays.merkle.root_from_known(size, forged, lookup) != root
+        assert replays.integrity.merkle.root_from_known(size, forged, lookup) != root
 
 
 @pytest.mark.parametrize("size", [0, 1, 5, 16, 17, 100])

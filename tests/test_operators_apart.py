@@ -19,12 +19,12 @@ from click.testing import CliRunner
 from werkzeug.serving import make_server
 
 from domain.moves import play_game
-from replays import tokens
-from replays.application import GameExists, Ledger
-from replays.db import session_factory
-from replays.importer import import_lines
-from replays.ownership import GameOwner, owner_of, save_owned_game
-from replays.records import parse_record
+from replays.access import tokens
+from replays.access.ownership import GameOwner, owner_of, save_owned_game
+from replays.records.codec import parse_record
+from replays.records.importer import import_lines
+from replays.store.application import GameExists, Ledger
+from replays.store.db import session_factory
 from web.cli import main
 
 DATA = Path(__file__).parent / "data"

@@ -17,12 +17,12 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 
 from domain.rummy13 import rows as rows13  # where the 13-card rows are built
-from replays import projections
-from replays.application import Ledger
-from replays.db import engine_for
-from replays.models import ProjectionFailure, ProjectionPosition
-from replays.projection_runner import ProjectionCrash, RebuildAbandoned
-from replays.schema import migrate
+from replays.readmodels import projections
+from replays.readmodels.models import ProjectionFailure, ProjectionPosition
+from replays.readmodels.projection_runner import ProjectionCrash, RebuildAbandoned
+from replays.store.application import Ledger
+from replays.store.db import engine_for
+from replays.store.schema import migrate
 from tests.test_projections import dump, head, sample_records
 from web.cli import main
 
@@ -307,7 +307,7 @@ def test_status_exits_zero_when_all_is_well(ledger, database_url):
 def test_the_importer_warns_about_a_game_it_stored_but_could_not_project(
     ledger, database_url, monkeypatch
 ):
-    from replays.importer import import_lines
+    from replays.records.importer import import_lines
     from tests.web_support import sample_records as sample_lines
 
     real = projections.settlement_rows

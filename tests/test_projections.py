@@ -23,16 +23,22 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
-from replays import projections
-from replays.application import Ledger
-from replays.db import engine_for
-from replays.models import GameRow, LedgerEntryRow, MoveRow, PlayerResultRow, ProjectionPosition
-from replays.projection_runner import ProjectionCrash
-from replays.records import parse_record, read_records
-from replays.reports import PeriodFilter, period_report
-from replays.schema import EVENTS_TABLE, migrate
+from replays.readmodels import projections
+from replays.readmodels.models import (
+    GameRow,
+    LedgerEntryRow,
+    MoveRow,
+    PlayerResultRow,
+    ProjectionPosition,
+)
+from replays.readmodels.projection_runner import ProjectionCrash
+from replays.readmodels.reports import PeriodFilter, period_report
+from replays.records.codec import parse_record, read_records
 from replays.simulation.batch import Simulation
 from replays.simulation.tables import Floor
+from replays.store.application import Ledger
+from replays.store.db import engine_for
+from replays.store.schema import EVENTS_TABLE, migrate
 from web.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -314,7 +320,7 @@ def test_settled_games_leave_the_projection_s_memory(ledger, database_url):
 
 WORKER = """
 import sys, time
-from replays import projections
+from replays.readmodels import projections
 url, batch = sys.argv[1], int(sys.argv[2])
 def slow(stage, number):
     time.sleep(0.01)  # widen the window between applying a batch and committing it
@@ -456,7 +462,7 @@ def test_the_period_report_over_projected_games(ledger, database_url):
 
 
 def _reported_differs(game) -> bool:
-    from replays.audit import audit_game
+    from replays.records.audit import audit_game
 
     return bool(audit_game(game).discrepancies)
 

@@ -13,9 +13,9 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
-from replays.db import engine_for
-from replays.integrity import make_checkpoint, verify_store
-from replays.integrity_verify import verify_read_models
+from replays.integrity.evidence import make_checkpoint, verify_store
+from replays.integrity.verify import verify_read_models
+from replays.store.db import engine_for
 from web.cli import main
 
 
@@ -35,9 +35,9 @@ def games(database_url):
 
 
 def store_simulated(database_url):
-    from replays.projections import catch_up
-    from replays.schema import migrate
+    from replays.readmodels.projections import catch_up
     from replays.simulation import Floor, Simulation, store_games
+    from replays.store.schema import migrate
 
     migrate(database_url)
     records = list(Simulation(Floor(seed=11, tables=3, players=12)).games(6))
@@ -63,7 +63,7 @@ def forge_consistently(url, game_id, winner):
         g=game_id,
         w=winner,
     ).scalar_one()
-    from replays.models import GameRow, LedgerEntryRow, PlayerResultRow
+    from replays.readmodels.models import GameRow, LedgerEntryRow, PlayerResultRow
 
     five = Decimal("5.00")
     with engine_for(url).begin() as connection:
@@ -161,7 +161,7 @@ def test_rows_without_events_and_missing_rows_are_found(games, database_url):
 
 def test_a_state_stored_as_text_is_a_finding_not_a_crash(games, database_url):
     game_id = games[2]
-    from replays.application import Ledger
+    from replays.store.application import Ledger
 
     originator = Ledger.aggregate_id(game_id)
     if database_url.startswith("sqlite"):
@@ -196,7 +196,7 @@ def pages(game_id):
 
 @pytest.fixture
 def keys(tmp_path, monkeypatch):
-    from replays.signing import init_keys
+    from replays.integrity.signing import init_keys
 
     directory = tmp_path / "keys"
     init_keys(directory)
@@ -241,7 +241,7 @@ def test_a_forged_read_row_is_named_on_the_game_pages(games, database_url, keys)
 def test_a_game_with_a_text_state_still_answers_200(sqlite_url, keys):
     from auth_support import signed_in
 
-    from replays.application import Ledger
+    from replays.store.application import Ledger
     from web import create_app
 
     # SQLite only: a PostgreSQL bytea column cannot hold text.
@@ -290,11 +290,11 @@ def test_a_report_says_its_period_does_not_verify(games, database_url, keys):
 def test_a_forged_adjustment_line_is_found(database_url):
     from web_support import load_games
 
-    from replays import accounts
-    from replays.application import Ledger
-    from replays.disputes import Disputes
-    from replays.integrity_verify import verify_read_models
-    from replays.projections import catch_up
+    from replays.access import accounts
+    from replays.disputes.cases import Disputes
+    from replays.integrity.verify import verify_read_models
+    from replays.readmodels.projections import catch_up
+    from replays.store.application import Ledger
 
     load_games(database_url)
     officer = accounts.add_user("officer-1", "dispute_officer", "password-123", url=database_url)
@@ -397,10 +397,10 @@ def test_one_games_adjustment_lines_are_checked_with_the_game(database_url, keys
     from auth_support import signed_in
     from web_support import load_games
 
-    from replays import accounts
-    from replays.application import Ledger
-    from replays.disputes import Disputes
-    from replays.projections import catch_up
+    from replays.access import accounts
+    from replays.disputes.cases import Disputes
+    from replays.readmodels.projections import catch_up
+    from replays.store.application import Ledger
     from web import create_app
 
     load_games(database_url)
@@ -442,7 +442,7 @@ def test_one_games_adjustment_lines_are_checked_with_the_game(database_url, keys
 
 
 def test_an_unknown_game_is_an_error_in_every_verify_form(games, database_url):
-    import replays.integrity as integrity
+    import replays.integrity.evidence as integrity
 
     with pytest.raises(integrity.UnknownGame, match="NO-SUCH-GAME"):
         verify_read_models(database_url, game_id="NO-SUCH-GAME")
@@ -457,8 +457,8 @@ def test_the_audit_does_not_depend_on_the_order_of_a_players_groups(
     games, database_url, monkeypatch
 ):
     from domain.game import Game
-    from replays.application import Ledger
-    from replays.projections import GameProjection, settlement_hash
+    from replays.readmodels.projections import GameProjection, settlement_hash
+    from replays.store.application import Ledger
 
     game_id, _ = settled_game(database_url, games)
     game = Ledger(database_url).get_game(game_id)

@@ -9,11 +9,11 @@ import pytest
 import sqlalchemy as sa
 
 from domain.rummy13 import rows as rows13  # where the 13-card rows are built
-from replays import projections
-from replays.application import Ledger
-from replays.db import engine_for
-from replays.models import ProjectionPosition
-from replays.schema import migrate
+from replays.readmodels import projections
+from replays.readmodels.models import ProjectionPosition
+from replays.store.application import Ledger
+from replays.store.db import engine_for
+from replays.store.schema import migrate
 from tests.auth_support import signed_in
 from tests.test_projection_failures import BAD, store, store_bad_game
 from tests.test_projections import sample_records

@@ -15,9 +15,9 @@ import pytest
 from api_support import check_response, ensure_schema, header_of, make_app
 from click.testing import CliRunner
 
-from replays import tokens
-from replays.application import Ledger
-from replays.projections import catch_up
+from replays.access import tokens
+from replays.readmodels.projections import catch_up
+from replays.store.application import Ledger
 from web.cli import main
 
 DATA = Path(__file__).parent / "data"
@@ -90,7 +90,7 @@ def test_import_refuses_an_out_of_bounds_field_and_keeps_the_good_records_around
 def test_a_crash_while_building_one_game_costs_only_that_game(database_url, monkeypatch):
     """Any exception from building a game becomes that record's rejection; the batch of
     good records waiting with it is stored all the same."""
-    from replays import importer
+    from replays.records import importer
 
     real = importer.build_game
 

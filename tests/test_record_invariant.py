@@ -15,11 +15,11 @@ from auth_support import signed_in
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replays.application import Ledger
-from replays.exporter import export_record
-from replays.importer import REJECTED, import_lines
-from replays.models import GameRow
-from replays.projections import catch_up
+from replays.readmodels.models import GameRow
+from replays.readmodels.projections import catch_up
+from replays.records.exporter import export_record
+from replays.records.importer import REJECTED, import_lines
+from replays.store.application import Ledger
 
 DATA = Path(__file__).parent / "data"
 BASE = json.loads((DATA / "games.jsonl").read_text().splitlines()[1])  # seed-points-200
@@ -125,7 +125,7 @@ def test_what_the_ledger_accepts_it_stores_projects_renders_and_exports(database
 def _game_row(url: str, game_id: str) -> GameRow:
     from sqlalchemy.orm import Session
 
-    from replays.db import engine_for
+    from replays.store.db import engine_for
 
     with Session(engine_for(url)) as session:
         return session.get(GameRow, game_id)

@@ -13,7 +13,7 @@ import record_factory
 
 from domain.cards import full_deck, parse_cards
 from domain.moves import play_game
-from replays.records import (
+from replays.records.codec import (
     GameRecord,
     Move,
     RecordError,
@@ -192,7 +192,7 @@ def test_rule_violations_are_explained_with_the_move():
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from replays.settle import settle_lines  # noqa: E402
+from replays.records.settle import settle_lines  # noqa: E402
 
 _JUNK = st.one_of(
     st.none(),

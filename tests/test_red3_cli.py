@@ -6,7 +6,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from replays.application import Ledger
+from replays.store.application import Ledger
 from web.cli import main
 
 DATA = Path(__file__).parent / "data"

@@ -9,10 +9,10 @@ import re
 import pytest
 
 from domain.red3.shuffle import commitment
-from replays.application import Ledger
-from replays.importer import import_lines
+from replays.records.importer import import_lines
 from replays.simulation.red3 import play, setup_table
 from replays.simulation.tables import Floor
+from replays.store.application import Ledger
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def simulated(index: int = 0, game_id: str = "R3-W0") -> dict:
 
 
 def stored(ledger: Ledger, game_id: str = "R3-W0") -> bool:
-    from replays.red3_ledger import is_red3
+    from replays.records.red3_ledger import is_red3
 
     return is_red3(ledger, game_id)
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from replays.application import GameExists, Ledger
-from replays.red3_ledger import (
+from replays.records.red3_ledger import (
     NotARed3Match,
     StepOutOfRange,
     audit_events,
@@ -20,7 +19,8 @@ from replays.red3_ledger import (
     replay_states,
     state_at,
 )
-from replays.red3_records import parse_red3_record, red3_record_of
+from replays.records.red3_records import parse_red3_record, red3_record_of
+from replays.store.application import GameExists, Ledger
 
 DATA = Path(__file__).parent / "data"
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from replays.application import Ledger
-from replays.db import engine_for
-from replays.importer import import_lines
-from replays.models import GameRow, MoveRow, PlayerResultRow
-from replays.projections import catch_up, rebuild
-from replays.schema import migrate
+from replays.readmodels.models import GameRow, MoveRow, PlayerResultRow
+from replays.readmodels.projections import catch_up, rebuild
+from replays.records.importer import import_lines
+from replays.store.application import Ledger
+from replays.store.db import engine_for
+from replays.store.schema import migrate
 
 DATA = Path(__file__).parent / "data"
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from replays.application import Ledger
-from replays.db import engine_for
-from replays.integrity import create_tables, make_checkpoint, verify_store
-from replays.red3_ledger import get_match, record_match, state_at
-from replays.red3_records import parse_red3_record
+from replays.integrity.evidence import create_tables, make_checkpoint, verify_store
+from replays.records.red3_ledger import get_match, record_match, state_at
+from replays.records.red3_records import parse_red3_record
 from replays.simulation.red3 import play, setup_table
 from replays.simulation.tables import Floor
+from replays.store.application import Ledger
+from replays.store.db import engine_for
 from tests.red3_factory import random_record
 
 LIBRARY = ("_id", "_version", "_pending_events")
@@ -72,7 +72,7 @@ def test_a_short_match_under_the_interval_has_no_snapshot(database_url):
 
 
 def test_verify_checks_red3_snapshots_and_finds_an_altered_one(database_url, tmp_path, monkeypatch):
-    from replays.signing import init_keys
+    from replays.integrity.signing import init_keys
 
     init_keys(tmp_path / "keys")
     monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(tmp_path / "keys"))

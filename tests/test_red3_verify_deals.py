@@ -7,14 +7,14 @@ from __future__ import annotations
 from test_red3_deal_wiring import simulated
 
 from domain.red3.shuffle import commitment
-from replays.application import Ledger
-from replays.integrity import create_tables, make_checkpoint, verify_store
-from replays.red3_ledger import record_match
-from replays.red3_records import parse_red3_record
+from replays.integrity.evidence import create_tables, make_checkpoint, verify_store
+from replays.records.red3_ledger import record_match
+from replays.records.red3_records import parse_red3_record
+from replays.store.application import Ledger
 
 
 def _keys(tmp_path, monkeypatch) -> None:
-    from replays.signing import init_keys
+    from replays.integrity.signing import init_keys
 
     init_keys(tmp_path / "keys")
     monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(tmp_path / "keys"))

@@ -15,10 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from domain.settlement import FEE_ACCOUNT
-from replays.db import session_factory
-from replays.models import GameRow, LedgerEntryRow, PlayerResultRow
-from replays.reports import PeriodFilter, ReportError, period_report
-from replays.schema import migrate
+from replays.readmodels.models import GameRow, LedgerEntryRow, PlayerResultRow
+from replays.readmodels.reports import PeriodFilter, ReportError, period_report
+from replays.store.db import session_factory
+from replays.store.schema import migrate
 from web.cli import main
 
 D = Decimal
@@ -295,7 +295,7 @@ def test_cli_on_an_unmigrated_database(tmp_path):
 
 
 def test_money_and_rates_are_exact_scaled_integers(database_url):
-    from replays.models import Fixed, Money, Rate
+    from replays.readmodels.models import Fixed, Money, Rate
 
     assert Money.process_bind_param(D("49.70"), None) == 4970
     assert Money.process_result_value(4970, None) == D("49.70")

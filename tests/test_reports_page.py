@@ -1,6 +1,6 @@
 """``/reports``: the period report as a page, with its downloads, for auditors and admins.
 
-The figures are the report's own (replays.reports, tested in test_reports.py); these tests
+The figures are the report's own (replays.readmodels.reports, tested in test_reports.py); these tests
 check the page shows them, links each discrepancy to its audit, answers bad periods in
 words, and that the downloads carry the same numbers.
 """
@@ -16,8 +16,8 @@ import pytest
 from auth_support import signed_in
 from web_support import MISREPORTED, load_games
 
-from replays.db import engine_for
-from replays.reports import PeriodFilter, period_report
+from replays.readmodels.reports import PeriodFilter, period_report
+from replays.store.db import engine_for
 from web import create_app
 
 PERIOD = "from=2025-03-01&to=2025-03-31"

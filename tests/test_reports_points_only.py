@@ -8,13 +8,13 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from replays.application import Ledger
-from replays.db import session_factory
-from replays.importer import import_lines
-from replays.period_views import by_variant
-from replays.projections import catch_up
-from replays.reports import PeriodFilter, period_report
-from replays.schema import migrate
+from replays.readmodels.period_views import by_variant
+from replays.readmodels.projections import catch_up
+from replays.readmodels.reports import PeriodFilter, period_report
+from replays.records.importer import import_lines
+from replays.store.application import Ledger
+from replays.store.db import session_factory
+from replays.store.schema import migrate
 from web.cli import main
 
 DATA = Path(__file__).parent / "data"

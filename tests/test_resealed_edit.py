@@ -26,19 +26,19 @@ from click.testing import CliRunner
 from test_integrity import forget_seals, record, row_id, sql
 from test_integrity import keys as signing_keys  # noqa: F401 (a fixture, used by name)
 
-from replays import merkle
-from replays.application import Ledger
-from replays.canonical import GENESIS, chain_hash, event_leaf
-from replays.checkpoint_blocks import Blocks, block_level
-from replays.integrity import (
+from replays.integrity import merkle
+from replays.integrity.canonical import GENESIS, chain_hash, event_leaf
+from replays.integrity.checkpoint_blocks import Blocks, block_level
+from replays.integrity.evidence import (
     CHECKPOINT,
     RESEALED,
     create_tables,
     seal_new_events,
     verify_store,
 )
-from replays.projections import catch_up
-from replays.signing import Checkpoint
+from replays.integrity.signing import Checkpoint
+from replays.readmodels.projections import catch_up
+from replays.store.application import Ledger
 from web.cli import main
 
 GAMES = ("G1", "G2", "G3", "G4")
@@ -50,7 +50,7 @@ def store(database_url, request):
     """Four games, stored, sealed and projected (the read rows as first written), and the
     ledger's signing key (test_integrity's ``keys`` fixture)."""
     request.getfixturevalue("signing_keys")
-    from replays.schema import migrate
+    from replays.store.schema import migrate
 
     migrate(database_url)
     create_tables(database_url)

@@ -11,15 +11,15 @@ from __future__ import annotations
 import pytest
 from test_integrity import insert_row, record, sql
 
-from replays.application import Ledger
-from replays.integrity import create_tables, verify_store
+from replays.integrity.evidence import create_tables, verify_store
+from replays.store.application import Ledger
 
 TOP = 2**63 - 1
 
 
 @pytest.fixture
 def keys(tmp_path, monkeypatch):
-    from replays.signing import init_keys
+    from replays.integrity.signing import init_keys
 
     directory = tmp_path / "keys"
     init_keys(directory)
@@ -70,7 +70,7 @@ def test_a_forged_row_at_the_next_sequence_id_makes_the_save_refuse(postgres_url
 def test_a_resealed_edit_is_located_and_untouched_games_are_not_blamed(database_url, keys):
     from test_integrity import flip_byte, forget_seals
 
-    from replays.integrity import make_checkpoint, seal_new_events
+    from replays.integrity.evidence import make_checkpoint, seal_new_events
 
     create_tables(database_url)
     ledger = Ledger(database_url)

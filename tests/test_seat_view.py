@@ -40,12 +40,12 @@ def site(database_url):
 
 def _stock_draws_by_others(game_id: str, viewer: str) -> list[tuple[int, str]]:
     """(table position after the move, who drew) for every other player's stock draw."""
-    from replays.application import Ledger
+    from replays.store.application import Ledger
 
     ledger = Ledger()
     found = []
     if game_id.startswith("R3-"):
-        from replays.red3_ledger import get_match
+        from replays.records.red3_ledger import get_match
 
         steps = get_match(ledger, game_id).steps
         for index, step in enumerate(steps):

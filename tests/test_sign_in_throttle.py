@@ -14,9 +14,9 @@ import pytest
 import sqlalchemy as sa
 from auth_support import csrf_token
 
-from replays import accounts
-from replays.db import session_factory
-from replays.schema import migrate
+from replays.access import accounts
+from replays.store.db import session_factory
+from replays.store.schema import migrate
 from web import create_app
 from web.auth import trusted_proxies
 

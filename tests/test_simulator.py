@@ -17,11 +17,11 @@ from click.testing import CliRunner
 from domain.cards import Card, parse_cards
 from domain.profiles import get_profile
 from domain.shuffle import verify_deal
-from replays.application import Ledger
-from replays.records import parse_record
+from replays.records.codec import parse_record
 from replays.simulation import Floor, Simulation, Tally, store_games
 from replays.simulation.bots import Bot, Temper, links
 from replays.simulation.reported import MISTAKES, misreport, settle
+from replays.store.application import Ledger
 from web.cli import main
 
 BATCH_SEED = 11
@@ -337,7 +337,7 @@ def test_simulate_out_writes_records_that_import_and_settle_identically(tmp_path
     assert settled.exit_code == 0, settled.output
     by_settle = {s["game_id"]: s for s in map(json.loads, settled.stdout.splitlines())}
 
-    from replays.schema import migrate
+    from replays.store.schema import migrate
 
     migrate(sqlite_url)
     imported = runner.invoke(main, ["import", str(out)])
@@ -351,7 +351,7 @@ def test_simulate_out_writes_records_that_import_and_settle_identically(tmp_path
 
 
 def test_simulate_stores_games_and_says_what_happened(sqlite_url):
-    from replays.schema import migrate
+    from replays.store.schema import migrate
 
     migrate(sqlite_url)
     result = CliRunner().invoke(

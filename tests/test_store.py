@@ -11,7 +11,7 @@ from test_game_examples import raise_example
 from domain.errors import CardNotHeld, GameOver
 from domain.moves import play_game
 from domain.table import TableConfig
-from replays.application import (
+from replays.store.application import (
     ConcurrentWrite,
     GameExists,
     GameNotFound,
@@ -227,7 +227,7 @@ def test_game_ids_are_listed_in_the_order_games_started(ledger):
 
 
 def test_the_core_insert_path_stores_the_same_rows(database_url, monkeypatch):
-    from replays.recorders import LedgerApplicationRecorder
+    from replays.store.recorders import LedgerApplicationRecorder
 
     config, deal, moves = raise_example()
     fast = Ledger(database_url)

@@ -27,14 +27,14 @@ from domain.cards import Card, CardError
 from domain.errors import BadMove, NotYourTurn
 from domain.game import Game
 from domain.variants import RECORDED, Discrepancy, GameRows, Variant
-from replays.application import Ledger
-from replays.exporter import export_lines
-from replays.importer import import_lines
-from replays.models import GameRow, MoveRow, PlayerResultRow
-from replays.projections import catch_up
-from replays.records import RecordError
-from replays.schema import migrate
-from replays.settle import settle_lines
+from replays.readmodels.models import GameRow, MoveRow, PlayerResultRow
+from replays.readmodels.projections import catch_up
+from replays.records.codec import RecordError
+from replays.records.exporter import export_lines
+from replays.records.importer import import_lines
+from replays.records.settle import settle_lines
+from replays.store.application import Ledger
+from replays.store.schema import migrate
 from web import create_app
 
 FORMAT = "test/toy@1"

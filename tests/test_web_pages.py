@@ -319,8 +319,8 @@ def test_audit_page_highlights_what_the_operator_got_wrong(client):
 
 
 def test_audit_downloads(client):
-    from replays.application import Ledger
-    from replays.audit import audit
+    from replays.records.audit import audit
+    from replays.store.application import Ledger
 
     response = client.get(f"/games/{MISREPORTED}/audit.json")
     assert response.mimetype == "application/json"

@@ -29,10 +29,10 @@ def sample_records() -> list[dict]:
 
 def load_games(url: str, records: list[dict] | None = None) -> dict[str, dict]:
     """Migrate ``url``, import ``records`` (default: the samples) and project them."""
-    from replays.application import Ledger
-    from replays.importer import import_lines
-    from replays.projections import catch_up
-    from replays.schema import migrate
+    from replays.readmodels.projections import catch_up
+    from replays.records.importer import import_lines
+    from replays.store.application import Ledger
+    from replays.store.schema import migrate
 
     records = sample_records() if records is None else records
     migrate(url)

@@ -1,4 +1,4 @@
-"""The audit page's figures: :func:`replays.audit.audit` laid out for people and spreadsheets.
+"""The audit page's figures: :func:`replays.records.audit.audit` laid out for people and spreadsheets.
 
 The recomputation, the recorded ``Settled`` event and the operator's reported figures come
 from the audit use case; this module only lines them up (one row per figure, three columns)
@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from domain.settlement import Settlement
-from replays.models import GameRow, LedgerEntryRow
+from replays.readmodels.models import GameRow, LedgerEntryRow
 from web import queries
 
 RESULT_FORMULA = {
@@ -180,8 +180,8 @@ def _key(discrepancy: dict) -> tuple[str | None, str] | None:
 
 def build(session: Session, game_id: str) -> AuditReport | None:
     """The audit of ``game_id``, or None when the ledger has no such game."""
-    from replays.application import GameNotFound
-    from replays.audit import NothingToAudit, audit
+    from replays.records.audit import NothingToAudit, audit
+    from replays.store.application import GameNotFound
     from web.ledger import get_ledger
 
     header = queries.game_header(session, game_id)

@@ -15,7 +15,7 @@ registration it sets up Flask-Login and Flask-WTF's CSRF protection for the whol
   answer as for a game that does not exist) and only their own seat: a replay without
   ``seat`` is redirected to theirs, another seat is refused.
 - Every privileged opening of a game by staff (full view, another seat, the audit) is
-  appended to the access log (:mod:`replays.access_log`) once the page was built; if the
+  appended to the access log (:mod:`replays.access.access_log`) once the page was built; if the
   log cannot be written the page is withheld.
 
 Cookies: the session cookie is HttpOnly, SameSite=Lax, and Secure unless
@@ -52,8 +52,8 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from wtforms import HiddenField, PasswordField, StringField
 from wtforms.validators import DataRequired, Length
 
-from replays import accounts
-from replays.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER, PLAYER, ROLES
+from replays.access import accounts
+from replays.access.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER, PLAYER, ROLES
 
 bp = Blueprint("auth", __name__)
 login_manager = LoginManager()
@@ -138,7 +138,7 @@ def cookie_settings() -> dict:
 
 
 class SignedIn(UserMixin):
-    """Flask-Login's view of an :class:`~replays.accounts.Account`."""
+    """Flask-Login's view of an :class:`~replays.access.accounts.Account`."""
 
     def __init__(self, account: accounts.Account):
         self.account = account
@@ -322,7 +322,7 @@ def _player_scope(account: accounts.Account, endpoint: str):
 
 
 def _players_of(game_id: str) -> list[str] | None:
-    from replays.disputes import game_players
+    from replays.disputes.cases import game_players
     from web.ledger import read_session
 
     with read_session() as session:
@@ -370,7 +370,7 @@ def _log_privileged_view(response):
         move = int(move_text) if move_text.isdecimal() and len(move_text) < 9 else None
         if move is None and request.endpoint in SEAT_ENDPOINTS:
             move = 0  # the replay opens at the deal
-    from replays.access_log import record_access
+    from replays.access.access_log import record_access
 
     try:
         record_access(

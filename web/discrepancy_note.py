@@ -1,7 +1,7 @@
 """A game's discrepancy note as one viewer may read it.
 
 The projection keeps one note per game, ``"reported points.p0004: 62 != computed 52; ..."``
-(``replays.projections``). Staff read it whole; a player reads only the parts about the
+(``replays.readmodels.projections``). Staff read it whole; a player reads only the parts about the
 table's totals and their own figures: another player's reported or computed points tell of
 cards that player never showed.
 

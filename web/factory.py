@@ -14,7 +14,7 @@ from decimal import Decimal
 from flask import Flask, g, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from replays.settings import database_url
+from replays.store.settings import database_url
 from web import read_side
 from web.auth import cookie_settings
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from domain.analysis import HandAnalysis, MissedChance
-from replays.hand_analysis import GameChances, analyse, game_chances
+from replays.readmodels.hand_analysis import GameChances, analyse, game_chances
 from web import svg
 from web.moves import Moment
 

@@ -1,6 +1,6 @@
 """The integrity badge shown on game and audit pages (the slot in the layout's header).
 
-The verdict itself belongs to ``replays.integrity.integrity_verdict(url, game_id)``; this
+The verdict itself belongs to ``replays.integrity.evidence.integrity_verdict(url, game_id)``; this
 module only turns it into words for the page and stays quiet while that module is absent.
 """
 
@@ -35,7 +35,7 @@ class Badge:
 
 def _verdict_function():
     try:
-        module = importlib.import_module("replays.integrity")
+        module = importlib.import_module("replays.integrity.evidence")
     except ImportError:
         return None
     return getattr(module, "integrity_verdict", None)

@@ -1,4 +1,4 @@
-"""The app's handles on the ledger: one :class:`~replays.application.Ledger` per app (the
+"""The app's handles on the ledger: one :class:`~replays.store.application.Ledger` per app (the
 library's Application is thread-safe, and building one per request would cost more than
 the page), and read-model sessions on the same database.
 """
@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from flask import current_app
 from sqlalchemy.orm import Session
 
-from replays.db import session_factory
+from replays.store.db import session_factory
 
 _lock = threading.Lock()
 
@@ -24,7 +24,7 @@ def get_ledger():
         with _lock:
             ledger = extensions.get("rummy_ledger")
             if ledger is None:
-                from replays.application import Ledger
+                from replays.store.application import Ledger
 
                 ledger = Ledger(current_app.config["DATABASE_URL"])
                 extensions["rummy_ledger"] = ledger

@@ -1,6 +1,6 @@
 """Moves in words for the move list, and the moments of a game worth jumping to.
 
-A move here is a row of the move timeline (:class:`replays.models.MoveRow`) or a docs/record-format.md
+A move here is a row of the move timeline (:class:`replays.readmodels.models.MoveRow`) or a docs/record-format.md
 move dict; both name the same things (player, type, card, source).
 
 >>> describe({"player": "p1", "type": "pick", "from": "closed", "card": "4H"})

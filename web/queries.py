@@ -1,4 +1,4 @@
-"""What the pages read from the read-model tables (:mod:`replays.models`).
+"""What the pages read from the read-model tables (:mod:`replays.readmodels.models`).
 
 Plain SQL over the projected tables: the list, the header of a game, its move timeline and a
 player's history never replay a game. Each function takes a SQLAlchemy ``Session``.
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from domain import variants
-from replays.models import GameRow, LedgerEntryRow, MoveRow, PlayerResultRow
+from replays.readmodels.models import GameRow, LedgerEntryRow, MoveRow, PlayerResultRow
 
 VARIANTS = variants.names()  # every registered game type (domain.variants)
 RESULTS = ("won", "lost", "deal_show", "first_drop", "middle_drop", "auto_drop", "wrong_show")

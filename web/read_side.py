@@ -2,7 +2,7 @@
 
 The read models are projected from the events (docs/read-models.md). When a projection
 could not apply an event it sets that game aside and records why
-(:mod:`replays.projection_runner`); until someone retries it, the pages and reports are
+(:mod:`replays.readmodels.projection_runner`); until someone retries it, the pages and reports are
 missing that game. Nothing about that may be silent:
 
 - ``/healthz`` answers 503 with a JSON body naming each failure (game, event, type; the
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from flask import Flask, current_app, g
 
-from replays.projection_failures import Failure
-from replays.projection_runner import Status
+from replays.readmodels.projection_failures import Failure
+from replays.readmodels.projection_runner import Status
 
 STUCK_AFTER_SECONDS = 300.0
 
@@ -106,7 +106,7 @@ def read_side(url: str | None = None) -> ReadSide:
         if kept is not None and time.monotonic() - kept[0] < max_age:
             g.read_side = kept[1]
             return kept[1]
-    from replays.projections import projection_status
+    from replays.readmodels.projections import projection_status
 
     try:
         found = ReadSide(projection_status(url))

@@ -5,7 +5,7 @@ The replay, audit and summary routes (:mod:`web.views`) hand a game over to
 pages (``Variant.web_pages``, :mod:`web.variant_pages`), so the permalink is the same as a 13-card
 game's: ``/games/<id>/replay?move=17&seat=p2``. ``move`` counts the steps after the first
 deal (0 is the table just dealt); later deals are steps of their own, so every round starts
-with its fresh table. Everything comes from the match's events (``replays.red3_ledger``);
+with its fresh table. Everything comes from the match's events (``replays.records.red3_ledger``);
 nothing here decides a rule: books, values and scores come from ``domain.red3``.
 """
 
@@ -126,14 +126,14 @@ class _Timelines:
         if key in self.states:
             return self.states[key][0]
         if key not in self.matches:
-            from replays.red3_ledger import get_match
+            from replays.records.red3_ledger import get_match
 
             self._keep(self.matches, key, get_match(ledger, game_id))
         return self.matches[key]
 
     def state(self, ledger, game_id: str, move: int) -> Red3TableState:
         """The table after step ``move`` (0: the first deal); ``match`` asked first."""
-        from replays.red3_ledger import replay_states, state_at
+        from replays.records.red3_ledger import replay_states, state_at
 
         key = self._key(ledger, game_id)
         if key not in self.states:
@@ -146,7 +146,7 @@ class _Timelines:
 
     @staticmethod
     def _key(ledger, game_id: str) -> tuple:
-        from replays.red3_ledger import latest_version
+        from replays.records.red3_ledger import latest_version
 
         return game_id, latest_version(ledger, game_id)
 
@@ -342,7 +342,7 @@ def _stack(drawings: list[str], label: str) -> str:
 
 
 def _audit(game_id: str):
-    from replays.red3_ledger import audit_match
+    from replays.records.red3_ledger import audit_match
 
     return audit_match(get_ledger(), game_id)
 
@@ -429,7 +429,7 @@ def summary_redirect(game_id: str):
     """A match's summary is its replay at the last move: the final table and the scores."""
     from flask import redirect
 
-    from replays.red3_ledger import get_match
+    from replays.records.red3_ledger import get_match
 
     match = get_match(get_ledger(), game_id)
     last = max(len(match.steps) - 1, 0)

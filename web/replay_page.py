@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from domain.cards import Card
 from domain.melds import ScoringCase
-from replays.models import GameRow, MoveRow, PlayerResultRow
+from replays.readmodels.models import GameRow, MoveRow, PlayerResultRow
 from web import charts, queries, svg
 from web.moves import Moment, describe, moments
 

@@ -1,7 +1,7 @@
 """The constrained values every record field is built from, each bound declared once.
 
 A record the ledger accepts must be one it can store, project, render and export again, so
-each bound here is what the read models (``replays/models.py``), the pages or the rules can
+each bound here is what the read models (``replays/readmodels/models.py``), the pages or the rules can
 hold, never more (docs/record-format.md, "Bounds"). The same declaration does three jobs:
 pydantic enforces it, the published JSON Schema is generated from it, and
 :func:`problems` turns a refusal into ``(field path, what was expected)``.

@@ -1,5 +1,5 @@
 """Red 3 matches' read-model rows, as plain dicts, so pages and reports find them beside
-13-card games (``replays.projections`` writes them, one writer for every variant).
+13-card games (``replays.readmodels.projections`` writes them, one writer for every variant).
 
 Like the 13-card rows, each event is applied to the match aggregate itself; nothing about
 the rules is repeated here.

@@ -73,7 +73,7 @@ def _deal_in(data: Mapping) -> Red3Deal:
 
 def _time_out(moment: datetime | None) -> str | None:
     # Text, not the store's datetime envelope: a snapshot without envelopes decodes in one
-    # pass (see replays.transcodings.OrjsonTranscoder.decode).
+    # pass (see replays.store.transcodings.OrjsonTranscoder.decode).
     return None if moment is None else moment.isoformat()
 
 

@@ -42,12 +42,12 @@ class Red3(Variant):
 
     # -- records -----------------------------------------------------------------------
     def parse_record(self, obj: Mapping[str, Any]) -> Any:
-        from replays.red3_records import parse_red3_record  # moves to domain (schema work)
+        from replays.records.red3_records import parse_red3_record  # moves to domain (schema work)
 
         return parse_red3_record(obj)
 
     def record_of(self, game: red3_game.Red3Match) -> Any:
-        from replays.red3_records import red3_record_of  # moves to domain (schema work)
+        from replays.records.red3_records import red3_record_of  # moves to domain (schema work)
 
         return red3_record_of(game)
 
@@ -64,7 +64,7 @@ class Red3(Variant):
     # -- the live API --------------------------------------------------------------------
     def start(self, header: Mapping[str, Any]) -> red3_game.Red3Match:
         """A match from its record header without rounds: deals are posted as steps."""
-        from replays.records import RecordError  # moves to domain (schema work)
+        from replays.records.codec import RecordError  # moves to domain (schema work)
 
         if header.get("rounds") not in (None, []):
             raise RecordError("post each round's deal as a step, not in the header", field="rounds")
@@ -79,8 +79,8 @@ class Red3(Variant):
         from pydantic import ValidationError  # not at import: the CLI starts without it
 
         from domain.red3.record_schema import RED3_STEP_BODY
-        from replays.records import refusal
-        from replays.red3_records import deal_of  # moves to domain with the records
+        from replays.records.codec import refusal
+        from replays.records.red3_records import deal_of  # moves to domain with the records
 
         try:
             step = RED3_STEP_BODY.validate_python({**body, "seq": seq})
@@ -162,7 +162,7 @@ class Red3(Variant):
         return self.build(record).settlement().to_dict()
 
     def describe_settlement(self, outcome: Mapping[str, Any]) -> str:
-        from replays.red3_records import describe_settlement  # moves with the record schema
+        from replays.records.red3_records import describe_settlement  # moves with the record schema
 
         return describe_settlement(outcome)
 
@@ -172,7 +172,7 @@ class Red3(Variant):
 
         Only a commitment passes (the seed is revealed when the match ends); a seed that
         breaks its commitment is refused, as for 13-card records."""
-        from replays.records import RecordError  # moves to domain (schema work)
+        from replays.records.codec import RecordError  # moves to domain (schema work)
 
         shuffle = record.config.shuffle
         if not shuffle or not shuffle.get("seed"):

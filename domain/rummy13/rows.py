@@ -1,4 +1,4 @@
-"""The read-model rows of a 13-card game, as plain dicts (``replays.projections`` writes them).
+"""The read-model rows of a 13-card game, as plain dicts (``replays.readmodels.projections`` writes them).
 
 Every value comes from the game aggregate and its recorded settlement: round, point value
 and outcome from the domain, never from rules copied into the projection. The audit

@@ -6,7 +6,7 @@ variant" from :mod:`domain.variants.registry` and never asks which one it is
 (docs/adding-a-variant.md §2 has the whole interface and a walk through Red 3).
 
 Everything here is pure: no I/O, no SQL, no Flask. The read models are plain ``dict`` rows
-(:class:`GameRows`) that ``replays.projections`` writes; the audit is a value with
+(:class:`GameRows`) that ``replays.readmodels.projections`` writes; the audit is a value with
 ``to_dict()`` and ``for_people()``.
 
 >>> Discrepancy("gross", "49.00", "49.70", REPORTED).to_dict()

@@ -5,7 +5,7 @@ Revises: 0001
 Create Date: 2025-03-01
 
 Money columns are BIGINT in the smallest unit (paise; ``fee_percent`` in 1/10000 %),
-mapped to Decimal by ``replays.models.Fixed``: exact sums on SQLite and PostgreSQL.
+mapped to Decimal by ``replays.readmodels.models.Fixed``: exact sums on SQLite and PostgreSQL.
 """
 
 from __future__ import annotations

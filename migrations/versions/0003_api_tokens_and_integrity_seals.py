@@ -1,4 +1,4 @@
-"""API tokens (replays/tokens.py) and integrity seals (replays/integrity_models.py)
+"""API tokens (replays/access/tokens.py) and integrity seals (replays/integrity/models.py)
 
 Revision ID: 0003
 Revises: 0002

@@ -4,7 +4,7 @@ Revision ID: 0004
 Revises: 0003
 Create Date: 2025-03-01
 
-The columns stay BIGINT; what changes is the scale ``replays.models.Rate`` stores them at:
+The columns stay BIGINT; what changes is the scale ``replays.readmodels.models.Rate`` stores them at:
 millionths instead of hundredths (fee percent: ten-thousandths before). Rows already
 projected are rescaled in place, so no rebuild is needed.
 """

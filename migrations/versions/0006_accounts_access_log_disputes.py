@@ -1,5 +1,5 @@
-"""Accounts and sign-in attempts (replays/accounts.py), the append-only access log
-(replays/access_log.py) and the dispute case read model (replays/dispute_projection.py)
+"""Accounts and sign-in attempts (replays/access/accounts.py), the append-only access log
+(replays/access/access_log.py) and the dispute case read model (replays/disputes/projection.py)
 
 Revision ID: 0006
 Revises: 0005

@@ -1,4 +1,4 @@
-"""The integrity tree head (replays/integrity_models.py): sealing moved into the save
+"""The integrity tree head (replays/integrity/models.py): sealing moved into the save
 
 Revision ID: 0007
 Revises: 0006

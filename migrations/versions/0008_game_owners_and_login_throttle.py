@@ -1,5 +1,5 @@
-"""Games owned by the operator that created them (replays/ownership.py) and the sign-in
-throttle's atomic counters (replays/accounts.py)
+"""Games owned by the operator that created them (replays/access/ownership.py) and the sign-in
+throttle's atomic counters (replays/access/accounts.py)
 
 Revision ID: 0008
 Revises: 0007

@@ -1,4 +1,4 @@
-"""projection_failures: events a projection could not apply (replays/models.py)
+"""projection_failures: events a projection could not apply (replays/readmodels/models.py)
 
 Revision ID: 0009
 Revises: 0008

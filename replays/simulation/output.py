@@ -59,10 +59,10 @@ def store_games(
     A game already stored (same id, same record) counts as already recorded, so an
     interrupted run can simply be repeated.
     """
-    from replays.application import Ledger
-    from replays.followers import catch_up_followers
-    from replays.importer import Importer, Outcome
-    from replays.records import RecordError, parse_record
+    from replays.records.codec import RecordError, parse_record
+    from replays.records.importer import Importer, Outcome
+    from replays.store.application import Ledger
+    from replays.store.followers import catch_up_followers
 
     ledger = Ledger(url)
     importer = Importer(ledger)

@@ -16,9 +16,9 @@ def case_site(tmp_path_factory):
     from conftest import LiveServer
     from web_support import load_games
 
-    from replays import accounts
-    from replays.application import Ledger
-    from replays.disputes import Disputes
+    from replays.access import accounts
+    from replays.disputes.cases import Disputes
+    from replays.store.application import Ledger
     from web import create_app
 
     url = f"sqlite:///{tmp_path_factory.mktemp('accounts-browser') / 'ledger.sqlite3'}"

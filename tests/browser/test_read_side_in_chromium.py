@@ -13,9 +13,9 @@ def broken_site(tmp_path, live_server):
     from test_projection_failures import BAD, store, store_bad_game
     from test_projections import sample_records
 
-    from replays import projections
-    from replays.application import Ledger
-    from replays.schema import migrate
+    from replays.readmodels import projections
+    from replays.store.application import Ledger
+    from replays.store.schema import migrate
     from web import create_app
 
     url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"

@@ -35,7 +35,7 @@ def _ingest() -> Ingest:
     url = current_app.config["DATABASE_URL"]
     after_write = None
     if mode == "sync":
-        from replays.followers import catch_up_followers
+        from replays.store.followers import catch_up_followers
 
         logger = current_app.logger
 
@@ -53,7 +53,7 @@ def _background_follower():
     if "rummy_ledger_followers" not in extensions:
         with _lock:
             if "rummy_ledger_followers" not in extensions:
-                from replays.followers import BackgroundFollower
+                from replays.store.followers import BackgroundFollower
 
                 extensions["rummy_ledger_followers"] = BackgroundFollower(
                     current_app.config["DATABASE_URL"]
@@ -79,7 +79,7 @@ def _authenticate():
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return _error(401, "an operator token is required: Authorization: Bearer <token>")
-    from replays import tokens
+    from replays.access import tokens
 
     info = tokens.authenticate(token.strip(), url=current_app.config["DATABASE_URL"])
     if info is None:

@@ -21,8 +21,8 @@ def command(game_id: str, as_json: bool) -> None:
     Exit status: 0 when everything agrees, 2 when any discrepancy is listed, 1 for an
     unknown game or a game without a winner yet.
     """
-    from replays.application import GameNotFound
-    from replays.audit import NothingToAudit, audit
+    from replays.records.audit import NothingToAudit, audit
+    from replays.store.application import GameNotFound
 
     ledger = open_ledger(migrate=False)
     try:

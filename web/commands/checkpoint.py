@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 import sqlalchemy as sa
 
-from replays import integrity, signing
+from replays.integrity import evidence as integrity
+from replays.integrity import signing
 
 
 @click.command("checkpoint")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from replays.settings import database_url
+from replays.store.settings import database_url
 
 
 @click.group("db")
@@ -17,7 +17,7 @@ def command() -> None:
 @click.option("--url", help="Database URL (default: RUMMY_LEDGER_DATABASE_URL).")
 def upgrade(revision: str, url: str | None) -> None:
     """Apply the migrations up to REVISION (alembic upgrade head)."""
-    from replays.schema import current_revision, migrate
+    from replays.store.schema import current_revision, migrate
 
     try:
         migrate(url, revision)
@@ -30,7 +30,7 @@ def upgrade(revision: str, url: str | None) -> None:
 @click.option("--url", help="Database URL (default: RUMMY_LEDGER_DATABASE_URL).")
 def current(url: str | None) -> None:
     """Show the database's revision and the newest one the code knows."""
-    from replays.schema import current_revision, head_revision
+    from replays.store.schema import current_revision, head_revision
 
     try:
         revision = current_revision(url)

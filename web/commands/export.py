@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from replays.importer import progress_wanted
+from replays.records.importer import progress_wanted
 from web.commands.store import open_ledger
 
 
@@ -23,8 +23,8 @@ def command(game_ids: tuple[str, ...], everything: bool, output) -> None:
 
     Each record is rebuilt from the stored events and carries the recorded `settlement`.
     """
-    from replays.application import GameNotFound
-    from replays.exporter import export_record
+    from replays.records.exporter import export_record
+    from replays.store.application import GameNotFound
 
     if everything == bool(game_ids):
         raise click.UsageError("give GAME_IDS or --all")

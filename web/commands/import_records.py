@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from replays.importer import import_lines, progress_wanted
+from replays.records.importer import import_lines, progress_wanted
 from web.commands.store import open_ledger
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from replays import signing
+from replays.integrity import signing
 
 
 @click.group("keys")

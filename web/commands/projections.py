@@ -24,8 +24,8 @@ def command() -> None:
 
 def _runner(url: str | None, batch_size: int | None = None):
     """Migrate (idempotent) and build the runner; one-line errors instead of tracebacks."""
-    from replays.projections import runner
-    from replays.schema import migrate
+    from replays.readmodels.projections import runner
+    from replays.store.schema import migrate
 
     try:
         migrate(url)
@@ -98,7 +98,7 @@ def rebuild(batch_size: int | None, keep_failed: bool, url: str | None) -> None:
     The old rows stay readable, and unchanged, until the new ones are complete. An event
     that fails anew rolls the rebuild back (exit 1) unless --keep-failed.
     """
-    from replays.projection_runner import RebuildAbandoned
+    from replays.readmodels.projection_runner import RebuildAbandoned
 
     projector = _runner(url, batch_size)
     started = time.monotonic()
@@ -139,7 +139,7 @@ def retry(url: str | None) -> None:
 def status(as_json: bool, url: str | None) -> None:
     """How far the read models have read the event store, how far behind they are, and
     which events failed to project (exit 1 when any did)."""
-    from replays.projections import projection_status
+    from replays.readmodels.projections import projection_status
 
     try:
         current = projection_status(url)

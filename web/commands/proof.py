@@ -8,7 +8,8 @@ import json
 import click
 import sqlalchemy as sa
 
-from replays import integrity, signing
+from replays.integrity import evidence as integrity
+from replays.integrity import signing
 
 
 @click.group("proof")

@@ -40,9 +40,9 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
     whether the period's games verify."""
     from dataclasses import replace
 
-    from replays.db import engine_for
-    from replays.period_verify import period_verified_ids
-    from replays.reports import PeriodFilter, ReportError, period_report
+    from replays.readmodels.period_verify import period_verified_ids
+    from replays.readmodels.reports import PeriodFilter, ReportError, period_report
+    from replays.store.db import engine_for
 
     try:
         period = PeriodFilter(date_from.date(), date_to.date(), table, player)
@@ -55,7 +55,7 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
             game_ids = period_verified_ids(connection, period) if verify else None
         lag = _lag(engine)
         if game_ids is not None:
-            from replays.period_verify import verify_period
+            from replays.readmodels.period_verify import verify_period
 
             checked = verify_period(url, game_ids, progress=output == "table")
             report = replace(report, verification=checked)
@@ -77,7 +77,7 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
 
 
 def _lag(engine) -> int:
-    from replays.projections import projection_status
+    from replays.readmodels.projections import projection_status
 
     return projection_status(engine=engine).lag
 
@@ -87,7 +87,7 @@ def _print_json(report) -> None:
 
 
 def _print_csv(report) -> None:
-    from replays.period_views import write_csv
+    from replays.readmodels.period_views import write_csv
 
     write_csv(report, sys.stdout)
 
@@ -159,7 +159,7 @@ def _print_table(report) -> None:
         click.echo("\nVerification: not run (--no-verify).")
         return
     word = "verified" if v["verified"] else "NOT VERIFIED"
-    from replays.period_views import verification_words
+    from replays.readmodels.period_views import verification_words
 
     click.echo(f"\nVerification: {word}: {verification_words(v)}")
     if v["failed"]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 import sqlalchemy as sa
 
-from replays import integrity
+from replays.integrity import evidence as integrity
 
 
 @click.command("seal")

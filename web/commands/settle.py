@@ -8,9 +8,9 @@ import sys
 import click
 
 from domain import variants
-from replays.importer import progress_wanted
-from replays.records import FORMAT_TAG
-from replays.settle import settle_outcomes
+from replays.records.codec import FORMAT_TAG
+from replays.records.importer import progress_wanted
+from replays.records.settle import settle_outcomes
 
 
 @click.command("settle")

@@ -159,8 +159,8 @@ def _check_migrated() -> None:
     """Games go only into a database whose schema is up to date (read models included)."""
     from sqlalchemy.engine import make_url
 
-    from replays.schema import current_revision, head_revision
-    from replays.settings import database_url
+    from replays.store.schema import current_revision, head_revision
+    from replays.store.settings import database_url
 
     url = database_url()
     current, head = current_revision(url), head_revision()

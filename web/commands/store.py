@@ -6,19 +6,19 @@ import click
 
 
 def open_ledger(url: str | None = None, *, migrate: bool = True):
-    """A :class:`~replays.application.Ledger` on ``url`` (default: the project setting).
+    """A :class:`~replays.store.application.Ledger` on ``url`` (default: the project setting).
 
     ``migrate`` brings the schema up to date first (idempotent), so a command that writes
     also builds the read-model and integrity tables its followers need. A database that
     cannot be reached is a one-line error, not a traceback.
     """
-    from replays.application import Ledger
-    from replays.settings import database_url
+    from replays.store.application import Ledger
+    from replays.store.settings import database_url
 
     url = database_url(url)
     try:
         if migrate:
-            from replays.schema import migrate as run_migrations
+            from replays.store.schema import migrate as run_migrations
 
             run_migrations(url)
         return Ledger(url, env={"CREATE_TABLE": "no"} if migrate else None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 import sqlalchemy as sa
 
-from replays import tokens
+from replays.access import tokens
 
 
 @click.group("tokens")
@@ -69,8 +69,8 @@ def owner(game_id: str, operator: str | None) -> None:
 
     Games created through the API belong to the operator whose token created it; imported
     games belong to no operator (no token reaches them) until handed to one."""
-    from replays.application import GameNotFound
-    from replays.ownership import hand_over, owner_of
+    from replays.access.ownership import hand_over, owner_of
+    from replays.store.application import GameNotFound
 
     if operator is None:
         found = _storage_errors(lambda: owner_of(game_id))

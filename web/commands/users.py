@@ -8,7 +8,7 @@ import sys
 import click
 import sqlalchemy as sa
 
-from replays import accounts
+from replays.access import accounts
 
 
 @click.group("users")

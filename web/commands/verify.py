@@ -8,7 +8,8 @@ import json
 import click
 import sqlalchemy as sa
 
-from replays import integrity, proofs, signing
+from replays.integrity import evidence as integrity
+from replays.integrity import proofs, signing
 
 
 def _checkpoints(paths: tuple[str, ...]) -> list[signing.Checkpoint]:

@@ -2,7 +2,7 @@
 (list, add, disable, enable). Admins only.
 
 The access log is read here and never changed: there is no edit or delete anywhere
-(:mod:`replays.access_log`).
+(:mod:`replays.access.access_log`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from flask_wtf import FlaskForm
 from wtforms import PasswordField, SelectField, StringField
 from wtforms.validators import DataRequired, Length, Optional
 
-from replays import access_log, accounts
-from replays.accounts import ADMIN, ROLES
+from replays.access import access_log, accounts
+from replays.access.accounts import ADMIN, ROLES
 from web.auth import current_account, role_required
 from web.ledger import read_session
 

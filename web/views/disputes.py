@@ -3,7 +3,7 @@ and the case page (its timeline beside the table at the contested move, and the 
 forms for notes, evidence and the decision).
 
 Thin handlers: each form is checked for shape by Flask-WTF (with its CSRF token), then one
-use case of :class:`replays.disputes.Disputes` decides; a refused step comes back as the
+use case of :class:`replays.disputes.cases.Disputes` decides; a refused step comes back as the
 domain's message beside the field it concerns, and nothing is recorded.
 """
 
@@ -19,9 +19,16 @@ from wtforms.validators import DataRequired, InputRequired, Length, NumberRange,
 
 from domain import variants
 from domain.dispute import DECISIONS, MAX_LABEL, MAX_LINK, MAX_TEXT, DisputeError
-from replays.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER, PLAYER, ROLES
-from replays.disputes import CaseNotFound, Disputes, GameUnknown, NotAllowed, case_age, list_cases
-from replays.models import GameRow, MoveRow
+from replays.access.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER, PLAYER, ROLES
+from replays.disputes.cases import (
+    CaseNotFound,
+    Disputes,
+    GameUnknown,
+    NotAllowed,
+    case_age,
+    list_cases,
+)
+from replays.readmodels.models import GameRow, MoveRow
 from web.auth import current_account, opened_in_full, role_required, viewer_seat
 from web.ledger import get_ledger, read_session
 from web.moves import describe

@@ -1,4 +1,4 @@
-"""``/reports``: the period report (:mod:`replays.reports`, the CLI's `rummy-ledger report`)
+"""``/reports``: the period report (:mod:`replays.readmodels.reports`, the CLI's `rummy-ledger report`)
 as a page for auditors and admins, with its form, chart, integrity answer, and the same
 figures as JSON and CSV downloads."""
 
@@ -9,9 +9,9 @@ from datetime import date, timedelta
 
 from flask import Blueprint, Response, abort, current_app, render_template, request
 
-from replays.accounts import ADMIN, AUDITOR
-from replays.period_views import by_variant, csv_text, period_game_ids
-from replays.reports import PeriodFilter, ReportError, period_report
+from replays.access.accounts import ADMIN, AUDITOR
+from replays.readmodels.period_views import by_variant, csv_text, period_game_ids
+from replays.readmodels.reports import PeriodFilter, ReportError, period_report
 from web.auth import role_required
 from web.ledger import read_session
 from web.period_chart import gross_and_fees_chart

@@ -1,0 +1,309 @@
+"""The access log: who opened which game, at which move, in which view, and when.
+
+Every opening of a game in a privileged view (the full table, another player's seat, the
+audit page and its downloads) by an auditor, dispute officer or admin is written here by
+the site (:mod:`web.auth`). The log is append-only: this module has no update or delete,
+and the migration adds database triggers that refuse ``UPDATE``, ``DELETE`` (and on
+PostgreSQL ``TRUNCATE``) on the table, so not even a stray SQL statement can rewrite it.
+
+Admins browse it with filters (:func:`browse`) and export it as CSV (:func:`csv_lines`).
+
+>>> record_access(url, username="ana", role="auditor", game_id="T7-000123", move=17,
+...               view="full", page="replay")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from replays.store.db import Base, engine_for
+
+BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+CSV_COLUMNS = ("id", "at", "username", "role", "game_id", "move", "view", "page", "remote_addr")
+
+
+class AccessLogError(ValueError):
+    """A filter that cannot be understood; the message names the field."""
+
+
+class AccessLogRow(Base):
+    __tablename__ = "access_log"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
+    username: Mapped[str] = mapped_column(sa.String(64))
+    role: Mapped[str] = mapped_column(sa.String(16))
+    game_id: Mapped[str] = mapped_column(sa.String(64))
+    move: Mapped[int | None] = mapped_column(sa.Integer)
+    # full, seat:<player>, audit, audit.json, audit.csv, case
+    view: Mapped[str] = mapped_column(sa.String(80))
+    page: Mapped[str] = mapped_column(sa.String(64))
+    remote_addr: Mapped[str | None] = mapped_column(sa.String(64))
+
+    __table_args__ = (
+        sa.Index("ix_access_log_at", "at"),
+        sa.Index("ix_access_log_game_id_at", "game_id", "at"),
+        sa.Index("ix_access_log_username_at", "username", "at"),
+    )
+
+
+TABLE = AccessLogRow.__table__
+
+
+def record_access(
+    url: str | None,
+    *,
+    username: str,
+    role: str,
+    game_id: str,
+    move: int | None,
+    view: str,
+    page: str,
+    remote_addr: str | None = None,
+    at: datetime | None = None,
+) -> None:
+    """Append one line (its own short transaction: the log does not wait for the page)."""
+    with engine_for(url).begin() as connection:
+        connection.execute(
+            TABLE.insert().values(
+                at=at or datetime.now(UTC),
+                username=username[:64],
+                role=role[:16],
+                game_id=game_id[:64],
+                move=move,
+                view=view[:80],
+                page=page[:64],
+                remote_addr=(remote_addr or "")[:64] or None,
+            )
+        )
+
+
+@dataclass(frozen=True)
+class AccessFilter:
+    """What an admin narrows the log to; every field optional.
+
+    >>> AccessFilter.from_args({"user": "ana", "from": "2025-03-01"}).date_from
+    datetime.date(2025, 3, 1)
+    """
+
+    username: str | None = None
+    game_id: str | None = None
+    view: str | None = None
+    date_from: date | None = None
+    date_to: date | None = None
+
+    @classmethod
+    def from_args(cls, args) -> AccessFilter:
+        def text(name: str, limit: int = 80) -> str | None:
+            value = (args.get(name) or "").strip()
+            if len(value) > limit:
+                raise AccessLogError(f"'{name}' is longer than {limit} characters")
+            return value or None
+
+        def day(name: str) -> date | None:
+            value = text(name)
+            if value is None:
+                return None
+            try:
+                return date.fromisoformat(value)
+            except ValueError:
+                raise AccessLogError(
+                    f"'{name}' must be a date like 2025-03-01, not {value!r}"
+                ) from None
+
+        found = cls(
+            username=(text("user", 64) or "").lower() or None,
+            game_id=text("game", 64),
+            view=text("view"),
+            date_from=day("from"),
+            date_to=day("to"),
+        )
+        if found.date_from and found.date_to and found.date_from > found.date_to:
+            raise AccessLogError("'from' is after 'to'")
+        return found
+
+    def as_args(self) -> dict[str, str]:
+        args = {
+            "user": self.username,
+            "game": self.game_id,
+            "view": self.view,
+            "from": self.date_from.isoformat() if self.date_from else None,
+            "to": self.date_to.isoformat() if self.date_to else None,
+        }
+        return {name: value for name, value in args.items() if value}
+
+    def query(self) -> sa.Select:
+        c = TABLE.c
+        query = sa.select(TABLE)
+        if self.username:
+            query = query.where(c.username == self.username)
+        if self.game_id:
+            query = query.where(c.game_id == self.game_id)
+        if self.view:
+            query = query.where(c.view == self.view)
+        if self.date_from:
+            query = query.where(c.at >= datetime.combine(self.date_from, time.min, tzinfo=UTC))
+        if self.date_to:
+            end = datetime.combine(self.date_to + timedelta(days=1), time.min, tzinfo=UTC)
+            query = query.where(c.at < end)
+        return query
+
+
+@dataclass
+class AccessPage:
+    rows: list
+    total: int
+    page: int
+    pages: int
+
+
+def browse(
+    session: Session | sa.Connection, filters: AccessFilter, page: int = 1, per_page: int = 50
+) -> AccessPage:
+    """One page of the log, newest first."""
+    query = filters.query()
+    total = session.execute(sa.select(sa.func.count()).select_from(query.subquery())).scalar()
+    pages = max(1, -(-(total or 0) // per_page))
+    page = min(max(1, page), pages)
+    rows = session.execute(
+        query.order_by(TABLE.c.id.desc()).limit(per_page).offset((page - 1) * per_page)
+    ).all()
+    return AccessPage(list(rows), total or 0, page, pages)
+
+
+def csv_lines(url: str | None, filters: AccessFilter, *, batch: int = 1000) -> Iterator[str]:
+    """The filtered log as CSV text, header first, oldest first, streamed in batches."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+
+    def flush() -> str:
+        text = out.getvalue()
+        out.seek(0)
+        out.truncate()
+        return text
+
+    writer.writerow(CSV_COLUMNS)
+    yield flush()
+    after = 0
+    query = filters.query()
+    while True:
+        with engine_for(url).connect() as connection:
+            rows = connection.execute(
+                query.where(TABLE.c.id > after).order_by(TABLE.c.id).limit(batch)
+            ).all()
+        for row in rows:
+            writer.writerow(
+                [
+                    row.id,
+                    _aware(row.at).isoformat(),
+                    _safe(row.username),
+                    row.role,
+                    _safe(row.game_id),
+                    "" if row.move is None else row.move,
+                    _safe(row.view),
+                    row.page,
+                    row.remote_addr or "",
+                ]
+            )
+        if rows:
+            after = rows[-1].id
+            yield flush()
+        if len(rows) < batch:
+            return
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _safe(text: str | None) -> str:
+    """Keep a spreadsheet from reading a cell as a formula (CSV injection)."""
+    text = text or ""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+# -- viewing sessions ----------------------------------------------------------------------
+
+# Pages as the people reading the log know them; rows written before the log named pages
+# this way hold the endpoint, and read the same through :func:`page_name`.
+PAGE_NAMES = {
+    "games.game": "game summary",
+    "replays.replay": "replay",
+    "replays.table_fragment": "replay",  # a step of the replay fetched by its script
+    "replays.table_image": "table picture",
+    "audit.audit": "audit page",
+    "audit.audit_json": "audit download (JSON)",
+    "audit.audit_csv": "audit download (CSV)",
+    "disputes.case": "dispute case",
+    "disputes.close": "dispute case",
+    "disputes.add_note": "dispute case",
+    "disputes.add_evidence": "dispute case",
+}
+# Steps through one game further apart than this start a new viewing session.
+SESSION_GAP = timedelta(minutes=30)
+
+
+def page_name(page: str) -> str:
+    """``replays.table_fragment`` → ``replay``; a name already in words stays."""
+    return PAGE_NAMES.get(page, page)
+
+
+@dataclass
+class ViewingSession:
+    """One person's run of requests on one game in one view: a replay stepped through with
+    the arrow keys is one session, however many moves it showed."""
+
+    username: str
+    role: str
+    game_id: str
+    view: str
+    first_at: datetime
+    last_at: datetime
+    first_id: int
+    last_id: int
+    requests: int
+    moves: list[int]
+    pages: list[str]
+    remote_addr: str | None
+
+    @property
+    def moves_text(self) -> str:
+        if not self.moves:
+            return "—"
+        seen = sorted(set(self.moves))
+        if len(seen) == 1:
+            return str(seen[0])
+        return f"{seen[0]}–{seen[-1]} ({len(seen)} moves)"
+
+
+def sessions(rows) -> list[ViewingSession]:
+    """Group log rows (any order) into viewing sessions, newest first. Consecutive rows of
+    the same user, game and view no more than :data:`SESSION_GAP` apart are one session."""
+    grouped: list[ViewingSession] = []
+    open_by_key: dict[tuple, ViewingSession] = {}
+    for row in sorted(rows, key=lambda r: r.id):
+        at = _aware(row.at)
+        key = (row.username, row.game_id, row.view)
+        current = open_by_key.get(key)
+        if current is None or at - current.last_at > SESSION_GAP:
+            current = ViewingSession(
+                row.username, row.role, row.game_id, row.view, at, at, row.id, row.id,
+                0, [], [], row.remote_addr,
+            )  # fmt: skip
+            grouped.append(current)
+            open_by_key[key] = current
+        current.last_at, current.last_id = at, row.id
+        current.requests += 1
+        if row.move is not None:
+            current.moves.append(row.move)
+        name = page_name(row.page)
+        if name not in current.pages:
+            current.pages.append(name)
+    return sorted(grouped, key=lambda s: s.last_id, reverse=True)

@@ -1,0 +1,136 @@
+"""Operator API tokens: issued once, stored only as a hash, revocable.
+
+A token reads ``rlk_<token_id>_<secret>``. The ``token_id`` is public (it names the token in
+listings and revocations); the whole text is shown once when created and only its SHA-256
+is stored, so a copy of the database cannot be used to call the API. The secret carries
+256 random bits, which is why a fast hash is enough (no password stretching needed).
+
+>>> token_hash("rlk_0123456789ab_secret")[:16]
+'304275616be2c594'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Mapped, mapped_column
+
+from replays.store.db import Base, session_factory
+
+TOKEN_PREFIX = "rlk"
+OPERATOR_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$")
+
+
+class TokenError(ValueError):
+    """A bad operator name or an unknown token id."""
+
+
+class ApiToken(Base):
+    __tablename__ = "api_tokens"
+
+    token_id: Mapped[str] = mapped_column(sa.String(16), primary_key=True)
+    operator: Mapped[str] = mapped_column(sa.String(64), index=True)
+    token_hash: Mapped[str] = mapped_column(sa.String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    token_id: str
+    operator: str
+    token: str  # shown once, never stored
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    token_id: str
+    operator: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_token(operator: str, *, url: str | None = None) -> IssuedToken:
+    """Issue a new token for ``operator``; the returned text is the only copy."""
+    if not isinstance(operator, str) or not OPERATOR_PATTERN.match(operator):
+        raise TokenError(
+            f"{operator!r} is not an operator name (1-64 letters, digits, '_', '.', ':', '@', '-')"
+        )
+    token_id = secrets.token_hex(6)
+    token = f"{TOKEN_PREFIX}_{token_id}_{secrets.token_urlsafe(32)}"
+    with session_factory(url).begin() as session:
+        session.add(
+            ApiToken(
+                token_id=token_id,
+                operator=operator,
+                token_hash=token_hash(token),
+                created_at=datetime.now(UTC),
+            )
+        )
+    return IssuedToken(token_id=token_id, operator=operator, token=token)
+
+
+def authenticate(token: str | None, *, url: str | None = None) -> TokenInfo | None:
+    """The active token matching ``token``, or None (unknown, malformed or revoked)."""
+    if not token or not token.startswith(TOKEN_PREFIX + "_") or len(token) > 200:
+        return None
+    with session_factory(url)() as session:
+        row = session.scalar(sa.select(ApiToken).where(ApiToken.token_hash == token_hash(token)))
+        if row is None or row.revoked_at is not None:
+            return None
+        return _info(row)
+
+
+def revoke_token(token_id: str, *, url: str | None = None) -> TokenInfo:
+    """Revoke one token by its id (or its full text); revoking twice is harmless."""
+    if token_id.startswith(TOKEN_PREFIX + "_"):
+        token_id = token_id.split("_")[1]
+    with session_factory(url).begin() as session:
+        row = session.get(ApiToken, token_id)
+        if row is None:
+            raise TokenError(f"no token with id {token_id!r}")
+        if row.revoked_at is None:
+            row.revoked_at = datetime.now(UTC)
+        return _info(row)
+
+
+def revoke_operator(operator: str, *, url: str | None = None) -> list[TokenInfo]:
+    """Revoke every active token of ``operator``; returns those revoked."""
+    now = datetime.now(UTC)
+    with session_factory(url).begin() as session:
+        rows = session.scalars(
+            sa.select(ApiToken).where(ApiToken.operator == operator, ApiToken.revoked_at.is_(None))
+        ).all()
+        for row in rows:
+            row.revoked_at = now
+        return [_info(row) for row in rows]
+
+
+def list_tokens(*, url: str | None = None, operator: str | None = None) -> list[TokenInfo]:
+    query = sa.select(ApiToken).order_by(ApiToken.created_at, ApiToken.token_id)
+    if operator is not None:
+        query = query.where(ApiToken.operator == operator)
+    with session_factory(url)() as session:
+        return [_info(row) for row in session.scalars(query)]
+
+
+def _info(row: ApiToken) -> TokenInfo:
+    return TokenInfo(
+        token_id=row.token_id,
+        operator=row.operator,
+        created_at=row.created_at,
+        revoked_at=row.revoked_at,
+    )

@@ -1,0 +1,132 @@
+"""Checking stored snapshots against the events they summarise.
+
+Snapshots are not sealed (they are derived data), yet the application loads games from
+them, so pages and audits show what a snapshot says. A snapshot someone edited in the
+database would therefore change what everyone sees while every event still matches its
+seal. Each snapshot at version *v* is compared with the snapshot the aggregate rebuilt
+from its events 1..*v* would give (both encoded by the application's own transcoder).
+A mismatch is reported as ``snapshot`` at event *v*; deleting the snapshots is always a
+safe repair, since the application then rebuilds the game from its events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+import sqlalchemy as sa
+from eventsourcing.persistence import StoredEvent
+
+from replays.integrity.store import has_table, id_param, progress_bar, raw_id
+from replays.store.schema import SNAPSHOTS_TABLE
+from replays.store.settings import database_url
+
+if TYPE_CHECKING:
+    from replays.integrity.verify import Report
+
+SNAPSHOT = "snapshot"
+
+
+@lru_cache(maxsize=4)
+def _ledger(url: str) -> Any:
+    from replays.store.application import Ledger
+
+    return Ledger(url, env={"CREATE_TABLE": "no"})
+
+
+def _snapshot_rows(
+    connection: sa.Connection, originators: Iterable[bytes] | None
+) -> Iterator[tuple[bytes, list[StoredEvent]]]:
+    """Stored snapshots grouped by aggregate, versions ascending."""
+    columns = "originator_id, originator_version, topic, state"
+    if originators is None:
+        query = sa.text(
+            f"SELECT {columns} FROM {SNAPSHOTS_TABLE} ORDER BY originator_id, originator_version"
+        )
+        rows = connection.execute(query)
+    else:
+        query = sa.text(
+            f"SELECT {columns} FROM {SNAPSHOTS_TABLE} WHERE originator_id = :o "
+            "ORDER BY originator_version"
+        )
+        rows = (
+            r
+            for o in originators
+            for r in connection.execute(query, {"o": id_param(connection, o)})
+        )
+    current, group = None, []
+    for originator, version, topic, state in rows:
+        originator = raw_id(originator)
+        if originator != current and group:
+            yield current, group
+            group = []
+        current = originator
+        group.append(StoredEvent(UUID(bytes=originator), version, topic, bytes(state)))
+    if group:
+        yield current, group
+
+
+def check_snapshots(
+    connection: sa.Connection,
+    url: str | None,
+    report: Report,
+    names: dict[bytes, str],
+    *,
+    originators: Iterable[bytes] | None = None,
+    skip: frozenset[bytes] = frozenset(),
+    progress: bool = False,
+) -> int:
+    """Compare the snapshots of ``originators`` (default: all) with their events; add a
+    problem per snapshot that does not match. Returns how many snapshots were checked."""
+    if not has_table(connection, SNAPSHOTS_TABLE):
+        return 0
+    ledger = _ledger(database_url(url))
+    total = None
+    if progress and originators is None:
+        total = connection.execute(sa.text(f"SELECT count(*) FROM {SNAPSHOTS_TABLE}")).scalar()
+    checked = 0
+    with progress_bar(total, "snapshots", progress) as bar:
+        for originator, snapshots in _snapshot_rows(connection, originators):
+            bar.update(len(snapshots))
+            if originator in skip:
+                continue
+            checked += len(snapshots)
+            mismatch = _first_mismatch(ledger, snapshots)
+            if mismatch is not None:
+                version, why = mismatch
+                report.add(
+                    SNAPSHOT,
+                    f"the stored snapshot at event {version} {why}: it was altered (deleting "
+                    "the game's snapshots is a safe repair; the game then loads from its "
+                    "events)",
+                    names.get(originator, str(UUID(bytes=originator))),
+                    version,
+                )
+    return checked
+
+
+def _first_mismatch(ledger: Any, snapshots: list[StoredEvent]) -> tuple[int, str] | None:
+    from replays.store.application import project_game
+
+    events = iter(ledger.events.get(snapshots[0].originator_id))
+    aggregate, version = None, 0
+    encode = ledger.mapper.transcoder.encode
+    for stored in snapshots:
+        target = stored.originator_version
+        for event in events:
+            aggregate = project_game(aggregate, [event])
+            version = event.originator_version
+            if version >= target:
+                break
+        if aggregate is None or version != target:
+            return target, f"is beyond the game's {version} events"
+        try:
+            snapshot = ledger.mapper.to_domain_event(stored)
+        except Exception as error:  # a snapshot that no longer decodes was changed
+            return target, f"cannot be read ({error})"
+        expected = type(snapshot).take(aggregate)
+        if encode(expected.state) != encode(snapshot.state) or snapshot.topic != expected.topic:
+            return target, "does not match the game rebuilt from its events"
+    return None

@@ -1,0 +1,1015 @@
+"""Verification: everything recomputed from the stored events and compared with the seals,
+the stored tree, the checkpoints, and (for seeded games) the committed shuffles.
+
+:func:`verify_store` is one streaming pass in notification order over the events and the
+seals side by side; memory grows with the number of games (a chain value each), never
+with the number of events. :func:`verify_game` does the same for one game and proves its
+events against a checkpoint through the stored tree, in ``O(log n)`` lookups per event.
+
+Every finding is a :class:`Problem` naming the game (the record's game id) and the event
+number (the aggregate version: 1 is the game's first event).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+import sqlalchemy as sa
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from replays.integrity import locate as locating
+from replays.integrity import merkle
+from replays.integrity.append import Head, stored_head
+from replays.integrity.canonical import GENESIS, chain_hash
+from replays.integrity.models import NODE_MIN_LEVEL, CheckpointRow, GameChainHead, TreeNode
+from replays.integrity.signing import (
+    PUBLIC_KEY_FILE,
+    Checkpoint,
+    SigningError,
+    key_dir,
+    load_public_key,
+)
+from replays.integrity.store import (
+    IntegrityError,
+    SealRow,
+    StoredRow,
+    StoredTree,
+    UnknownGame,
+    chunks,
+    count_events,
+    engine,
+    event_rows,
+    game_id_from_state,
+    game_rows,
+    game_seals,
+    has_table,
+    progress_bar,
+    require_tables,
+    seal_head,
+    seal_rows,
+    sealed_up_to,
+)
+from replays.store.schema import EVENTS_TABLE
+
+# Kinds of problem. Every one makes `verify` fail. Saves seal their own events, so a row
+# without a seal is "inserted"; only on a store written before that (no tree head yet) is
+# a row after the last seal merely "unsealed": waiting for `rummy-ledger seal`.
+ALTERED, DELETED, INSERTED, UNSEALED = "altered", "deleted", "inserted", "unsealed"
+CHAIN, TREE, CHECKPOINT = "chain", "tree", "checkpoint"
+# An event edited with its seal and chain rewritten to match, located by the tree hashes
+# that still hold the old one (replays.integrity.locate): at its game and event when a
+# witness names it, else at the block of events it lies in.
+RESEALED = locating.RESEALED
+# A row the ledger cannot have written in that form (state as TEXT or NULL, a NULL topic):
+# reported with its game and event; its bytes are still compared as far as they go.
+UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str
+    message: str
+    game_id: str | None = None
+    event: int | None = None
+
+    def __str__(self) -> str:
+        where = ", ".join(
+            part
+            for part in (
+                None if self.game_id is None else f"game {self.game_id}",
+                None if self.event is None else f"event {self.event}",
+            )
+            if part
+        )
+        return f"{where}: {self.kind}: {self.message}" if where else f"{self.kind}: {self.message}"
+
+
+@dataclass
+class Report:
+    problems: list[Problem] = field(default_factory=list)
+    events: int = 0
+    sealed: int = 0
+    games: int = 0
+    root: bytes | None = None
+    checkpoints: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # For one game: the latest checkpoint issued and the game's last tree position.
+    latest: Checkpoint | None = None
+    last_position: int = -1
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def add(self, kind: str, message: str, game_id: str | None = None, event: int | None = None):
+        self.problems.append(Problem(kind, message, game_id, event))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "events": self.events,
+            "sealed": self.sealed,
+            "games": self.games,
+            "root": None if self.root is None else self.root.hex(),
+            "checkpoints_checked": self.checkpoints,
+            "problems": [asdict(p) for p in self.problems],
+            "notes": self.notes,
+        }
+
+
+def default_public_key() -> Ed25519PublicKey | None:
+    """The key directory's public key, or None; read once per file version (pages ask
+    for it on every view)."""
+    path = key_dir() / PUBLIC_KEY_FILE
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    return _public_key_at(str(path), stamp)
+
+
+@lru_cache(maxsize=8)
+def _public_key_at(path: str, _stamp: int) -> Ed25519PublicKey | None:
+    try:
+        return load_public_key(path)
+    except SigningError:
+        return None
+
+
+def checkpoint_of(row: Any) -> Checkpoint:
+    return Checkpoint(
+        row.size, bytes.fromhex(row.root), row.time, row.key_id, bytes.fromhex(row.signature)
+    )
+
+
+def stored_checkpoints(connection: sa.Connection) -> list[Checkpoint]:
+    rows = connection.execute(sa.select(CheckpointRow.__table__).order_by(CheckpointRow.id))
+    return [checkpoint_of(row) for row in rows]
+
+
+def latest_stored(connection: sa.Connection) -> Checkpoint | None:
+    table = CheckpointRow.__table__
+    row = connection.execute(sa.select(table).order_by(table.c.id.desc()).limit(1)).first()
+    return None if row is None else checkpoint_of(row)
+
+
+def signed_checkpoints(
+    checkpoints: Iterable[Checkpoint], public_key: Ed25519PublicKey | None, report: Report
+) -> list[Checkpoint]:
+    """Checkpoints whose signatures hold (all of them, with a note, when no key is known)."""
+    good, seen = [], set()
+    for checkpoint in checkpoints:
+        key = (checkpoint.size, checkpoint.root, checkpoint.signature)
+        if key in seen:
+            continue
+        seen.add(key)
+        reason = None if public_key is None else checkpoint.verify(public_key)
+        if reason:
+            report.add(
+                CHECKPOINT, f"checkpoint of {checkpoint.size} events ({checkpoint.time}): {reason}"
+            )
+            continue
+        if checkpoint.blocks is not None and checkpoint.blocks.root(checkpoint.size) != (
+            checkpoint.root
+        ):
+            report.add(
+                CHECKPOINT,
+                f"checkpoint of {checkpoint.size} events ({checkpoint.time}): its file's block "
+                "hashes do not give its signed root: they were altered (the signed tree head "
+                "itself is still checked, without them)",
+            )
+            checkpoint = replace(checkpoint, blocks=None)
+        good.append(checkpoint)
+    if public_key is None and seen:
+        report.notes.append("no public key: checkpoint signatures were not checked")
+    return good
+
+
+def _snapshot(connection: sa.Connection) -> sa.Connection:
+    """One consistent view for the whole read while saves carry on: events and their seals
+    commit together, so a view taken in one piece never shows one without the other."""
+    if connection.dialect.name == "postgresql":
+        connection.execution_options(isolation_level="REPEATABLE READ")
+    elif connection.dialect.name == "sqlite":
+        # The driver would run each SELECT on its own; in WAL mode a read transaction sees
+        # the database as of its first read.
+        connection.exec_driver_sql("BEGIN")
+    return connection
+
+
+_UNSEALED_IN_SAVE = (
+    "is not sealed, although every save seals its events in the transaction that stores "
+    "them: it was inserted directly"
+)
+
+
+def _missing_head(sealed: int) -> str:
+    return (
+        f"the tree head (integrity_head) is missing although {sealed} events are sealed: "
+        "either the store predates sealing in the save (run `rummy-ledger seal` once) or "
+        "the row was deleted"
+    )
+
+
+# -- the whole store -------------------------------------------------------------------------
+def verify_store(
+    url: str | None = None,
+    *,
+    game_id: str | None = None,
+    checkpoints: Iterable[Checkpoint] = (),
+    public_key: Ed25519PublicKey | None = None,
+    progress: bool = False,
+    events: str = EVENTS_TABLE,
+    check_deals: bool = True,
+    check_snapshots: bool = True,
+    check_read_models: bool = True,
+) -> Report:
+    """Recompute leaves, chains and the tree from the stored events; compare them with all
+    seals, stored tree nodes, stored checkpoints and the ``checkpoints`` given; check
+    seeded deals against their shuffles, stored snapshots and the read models against
+    their events."""
+    if game_id is not None:
+        return verify_game(
+            url,
+            game_id,
+            checkpoints=checkpoints,
+            public_key=public_key,
+            events=events,
+            check_deals=check_deals,
+            check_snapshots=check_snapshots,
+            check_read_models=check_read_models,
+        )
+    public_key = public_key or default_public_key()
+    report = Report()
+    with engine(url).connect() as connection:
+        _snapshot(connection)
+        require_tables(connection)
+        # The files given first: a kept file may carry block hashes its stored copy lacks.
+        wanted = signed_checkpoints(
+            [*checkpoints, *stored_checkpoints(connection)], public_key, report
+        )
+        has_events = has_table(connection, events)
+        total = count_events(connection, events) if has_events and progress else None
+        checker = _deal_checker(report) if check_deals and has_events else None
+        store_pass = _StorePass(connection, report, wanted, checker)
+        rows = event_rows(connection, events) if has_events else iter(())
+        with progress_bar(total, "verifying", progress) as bar:
+            store_pass.run(seal_rows(connection), rows, bar)
+        store_pass.finish()
+        if checker is not None:
+            checker.finish()
+        # A located edit's game is still replayed: its read rows are what names the event.
+        troubled = {p.game_id for p in report.problems if p.kind not in _LOCATING}
+        skip = frozenset(o for o, g in store_pass.names.items() if g in troubled)
+        if check_snapshots and has_events:
+            _snapshots(connection, url, report, store_pass.names, skip=skip, progress=progress)
+        if check_read_models and has_events:
+            read_models(connection, url, report, store_pass.names, skip=skip, progress=progress)
+        locating.name_events(report, store_pass.located)
+    return report
+
+
+# Findings about the tree as a whole, which do not make a game's own rows suspect.
+_LOCATING = (RESEALED, CHECKPOINT, TREE)
+
+
+def read_models(
+    connection: sa.Connection,
+    url: str | None,
+    report: Report,
+    names: dict[bytes, str],
+    *,
+    skip: frozenset[bytes] = frozenset(),
+    progress: bool = False,
+    events: str = EVENTS_TABLE,
+) -> None:
+    """The read-model step: every game's rows against its events (replays.readmodels.read_model_checks)."""
+    from replays.readmodels import read_model_checks as checks
+
+    if not checks.has_read_models(connection):
+        report.notes.append("no read-model tables: read models not checked")
+        return
+    total = count_events(connection, events) if progress else None
+    with progress_bar(total, "read models", progress) as bar:
+        checked = checks.check_read_models(
+            connection,
+            checks.ledger_for(url),
+            report,
+            names=names,
+            skip=skip,
+            events=events,
+            bar=bar,
+        )
+    report.notes.append(f"{checked} game(s)' read rows checked against their events")
+
+
+def verify_read_models(
+    url: str | None = None,
+    *,
+    game_id: str | None = None,
+    progress: bool = False,
+    events: str = EVENTS_TABLE,
+) -> Report:
+    """Only the read models against the events (``rummy-ledger verify --read-models``)."""
+    from replays.readmodels import read_model_checks as checks
+
+    report = Report()
+    with engine(url).connect() as connection:
+        _snapshot(connection)
+        require_tables(connection)
+        names = {
+            o.bytes: g
+            for o, g in connection.execute(
+                sa.select(GameChainHead.originator_id, GameChainHead.game_id)
+            )
+        }
+        if game_id is None:
+            report.games = len(names)
+            read_models(connection, url, report, names, progress=progress, events=events)
+            return report
+        report.games = 1
+        originators = list(game_heads(connection, game_id))
+        if not _known(connection, game_id, originators, events):
+            raise UnknownGame(f"no game {game_id} in the ledger")
+        if not checks.has_read_models(connection):
+            report.notes.append("no read-model tables: read models not checked")
+            return report
+        checks.check_game_read_models(
+            connection, checks.ledger_for(url), report, game_id, originators, events
+        )
+    return report
+
+
+def _known(connection: sa.Connection, game_id: str, originators, events: str) -> bool:
+    """Whether the ledger has the game: events, or at least read rows under its id."""
+    if has_table(connection, events) and game_rows(connection, originators, events):
+        return True
+    from replays.readmodels import read_model_checks as checks
+
+    if not checks.has_read_models(connection):
+        return False
+    games = checks.GAMES
+    found = connection.execute(sa.select(games.c.game_id).where(games.c.game_id == game_id))
+    return found.first() is not None
+
+
+def _snapshots(connection, url, report: Report, names, **kwargs) -> None:
+    from replays.integrity.snapshot_checks import check_snapshots
+
+    checked = check_snapshots(connection, url, report, names, **kwargs)
+    if checked:
+        report.notes.append(f"{checked} snapshot(s) checked against their events")
+
+
+def _deal_checker(report: Report):
+    from replays.integrity.deal_checks import DealChecker
+
+    return DealChecker(report)
+
+
+class _StorePass:
+    """The state of one verification pass: per-game chains, the tree, pending node checks."""
+
+    def __init__(
+        self, connection: sa.Connection, report: Report, checkpoints: list[Checkpoint], checker
+    ) -> None:
+        self.connection, self.report, self.checker = connection, report, checker
+        self.by_size: dict[int, list[Checkpoint]] = {}
+        for checkpoint in checkpoints:
+            self.by_size.setdefault(checkpoint.size, []).append(checkpoint)
+        self.seal_head = seal_head(connection)[1]
+        self.builder = merkle.TreeBuilder()
+        self.chains: dict[bytes, tuple[int, bytes]] = {}
+        # Game ids from the chain heads, so a row forged ahead of a game's seals is still
+        # named by the game's id.
+        self.names: dict[bytes, str] = {
+            o.bytes: g
+            for o, g in connection.execute(
+                sa.select(GameChainHead.originator_id, GameChainHead.game_id)
+            )
+        }
+        self.pending_nodes: list[tuple[int, int, bytes]] = []
+        self.last_nid: int | None = None
+        self.head: Head | None = stored_head(connection)
+        self.head_checked = False
+        self.held: set[int] = set()  # checkpoint sizes whose roots the tree still gives
+        self.failed: list[Checkpoint] = []
+        # Where the tree the events give differs from what is stored (for locating an
+        # edit): recomputed leaves that differ from their seals, recomputed subtrees of
+        # 16+ events that differ from the stored nodes. Only differences are kept.
+        self.leaf_differs: dict[int, bytes] = {}
+        self.node_differs: dict[tuple[int, int], bytes] = {}
+        self.head_differs = False
+        self.located: list[locating.Block] = []
+
+    def name(self, row: StoredRow) -> str:
+        known = self.names.get(row.originator)
+        if known is not None:
+            return known
+        found = game_id_from_state(row.state) if row.version == 1 else None
+        return found or str(row.originator_id)
+
+    def run(self, seals: Iterator[SealRow], rows: Iterator[StoredRow], bar) -> None:
+        seal, row = next(seals, None), next(rows, None)
+        while seal is not None or row is not None:
+            if row is not None and (seal is None or row.notification_id < seal.notification_id):
+                self.unsealed(row)
+                row = next(rows, None)
+                bar.update(1)
+            elif row is not None and row.notification_id == seal.notification_id:
+                self.sealed(seal, row)
+                seal, row = next(seals, None), next(rows, None)
+                bar.update(1)
+            else:
+                self.sealed(seal, None)
+                seal = next(seals, None)
+
+    def unsealed(self, row: StoredRow) -> None:
+        self.report.events += 1
+        if row.defect is not None:
+            self.report.add(UNREADABLE, _defect(row), self.name(row), row.version)
+        if self.checker is not None:
+            self.checker.skip(row.originator)
+        where = f"stored row {row.notification_id} ({row.topic})"
+        if self.head is not None:
+            self.report.add(INSERTED, f"{where} {_UNSEALED_IN_SAVE}", self.name(row), row.version)
+        elif row.notification_id < self.seal_head:
+            message = f"{where} was never sealed although later rows were: inserted directly"
+            self.report.add(INSERTED, message, self.name(row), row.version)
+        else:
+            message = (
+                f"{where} is not sealed: written without sealing or inserted directly "
+                "(`rummy-ledger seal` seals it if it is genuine)"
+            )
+            self.report.add(UNSEALED, message, self.name(row), row.version)
+
+    def sealed(self, seal: SealRow, row: StoredRow | None) -> None:
+        report = self.report
+        report.sealed += 1
+        name, version = seal.game_id, seal.version
+        if seal.position != self.builder.size:
+            report.add(
+                TREE,
+                f"seal positions jump from {self.builder.size} to {seal.position}: "
+                "seals were deleted",
+                name,
+                version,
+            )
+        if self.last_nid is not None and seal.notification_id <= self.last_nid:
+            report.add(TREE, "seals are out of notification order", name, version)
+        self.last_nid = seal.notification_id
+        if self.head is not None and seal.position >= self.head.size:
+            report.add(
+                INSERTED,
+                f"the seal at position {seal.position} (stored row {seal.notification_id}) "
+                f"lies beyond the tree head's {self.head.size} events: no save wrote it, "
+                "the seal was forged",
+                name,
+                version,
+            )
+        leaf = self._compare(seal, row)
+        if leaf != seal.leaf:
+            self.leaf_differs[seal.position] = leaf
+        previous_version, previous_chain = self.chains.get(seal.originator, (0, GENESIS))
+        if previous_version == 0:
+            report.games += 1
+        if version != previous_version + 1:
+            report.add(
+                DELETED,
+                f"sealed history goes from event {previous_version} to {version}: "
+                "events in between are missing",
+                name,
+                previous_version + 1,
+            )
+        chain = chain_hash(previous_chain, seal.leaf)
+        if chain != seal.chain:
+            report.add(CHAIN, _CHAIN_MESSAGE, name, version)
+        # The recomputed value carries on, so one altered link is reported once.
+        self.chains[seal.originator] = (version, chain)
+        for node in self.builder.append(leaf):
+            if node[0] >= NODE_MIN_LEVEL:
+                self.pending_nodes.append(node)
+        if len(self.pending_nodes) >= 2000:
+            self.check_nodes()
+        for checkpoint in self.by_size.get(self.builder.size, ()):
+            self.check_root(checkpoint)
+        if self.head is not None and self.builder.size == self.head.size:
+            self.check_head()
+
+    def check_head(self) -> None:
+        """The tree head the saves go on from must be the tree over the sealed events."""
+        self.head_checked = True
+        head, builder = self.head, self.builder
+        if (head.frontier, head.root) != (builder.frontier, builder.root()):
+            self.head_differs = True
+            self.report.add(
+                TREE,
+                f"the tree head (integrity_head) over {head.size} events does not match the "
+                "seals: it was changed outside the ledger",
+            )
+        elif head.notification_id != self.last_nid:
+            self.report.add(
+                TREE,
+                f"the tree head ends at stored row {head.notification_id}, but its last seal "
+                f"is for row {self.last_nid}: it was changed outside the ledger",
+            )
+
+    def _compare(self, seal: SealRow, row: StoredRow | None) -> bytes:
+        """The leaf to build the tree with: recomputed from the event when there is one."""
+        name, version = seal.game_id, seal.version
+        if row is None:
+            message = f"stored row {seal.notification_id} is missing: the sealed event was deleted"
+            self.report.add(DELETED, message, name, version)
+            if self.checker is not None:
+                self.checker.skip(seal.originator)
+            return seal.leaf
+        self.report.events += 1
+        leaf = row.leaf
+        if row.defect is not None:
+            self.report.add(UNREADABLE, _defect(row), name, version)
+        if (row.originator, row.version) != (seal.originator, version):
+            self.report.add(
+                ALTERED,
+                f"stored row {row.notification_id} now claims to be event {row.version} of "
+                f"{self.name(row)}: its identity was changed",
+                name,
+                version,
+            )
+        elif leaf != seal.leaf:
+            message = f"stored row {row.notification_id} ({row.topic}) does not match its seal"
+            self.report.add(ALTERED, message + ": its bytes were changed", name, version)
+        elif self.checker is not None and row.defect is None:
+            self.checker.feed(row, name)
+            return leaf
+        if self.checker is not None:
+            self.checker.skip(seal.originator)
+        return leaf
+
+    def check_root(self, checkpoint: Checkpoint) -> None:
+        self.report.checkpoints.append(checkpoint.size)
+        if self.builder.root() == checkpoint.root:
+            self.held.add(checkpoint.size)
+        else:
+            self.failed.append(checkpoint)
+
+    def anchors(self) -> list[locating.Anchor]:
+        """What still holds the tree as first written, where it differs from the events:
+        the signed checkpoints that fail (with their files' blocks), and the tree head."""
+        tree = StoredTree(self.connection)
+        stored = locating.stored_witness(tree)
+        found = [
+            _checkpoint_anchor(checkpoint, stored)
+            for checkpoint in self.failed
+            if checkpoint.size <= self.builder.size
+        ]
+        head = self.head
+        if self.head_differs and head.size <= self.builder.size and _head_holds(head):
+            found.append(
+                locating.Anchor(
+                    "the tree head",
+                    head.size,
+                    head.root,
+                    (locating.frontier_witness(head.size, head.frontier), stored),
+                    signed=False,
+                )
+            )
+        return found
+
+    def locate_edits(self) -> None:
+        """Bisect the events' tree against each anchor; report each block found once.
+        A block holding an event already found altered against its seal says nothing new."""
+        anchors = self.anchors()
+        if not anchors:
+            return
+        tree = StoredTree(self.connection)
+        view = locating.events_view(tree, self.node_differs, self.leaf_differs, self.builder.size)
+        seen: set[tuple[int, int]] = set()
+        for anchor in anchors:
+            for block in locating.locate(anchor, view):
+                span = (block.start, block.end)
+                if span in seen or any(block.start <= p < block.end for p in self.leaf_differs):
+                    continue
+                seen.add(span)
+                block = replace(block, games=tuple(_games_between(self.connection, *span)))
+                self.located.append(block)
+                self.report.add(RESEALED, locating.describe(block), locating.block_game(block))
+
+    def report_failed_checkpoints(self) -> None:
+        """Each checkpoint whose root the tree no longer gives, with where the rewrite lies:
+        after the largest smaller checkpoint that still holds, before its own size (and,
+        when the stored tree or the checkpoint's blocks could narrow it, the blocks found:
+        reported as ``resealed``)."""
+        for checkpoint in self.failed:
+            start = max((size for size in self.held if size < checkpoint.size), default=0)
+            games = _games_between(self.connection, start, checkpoint.size)
+            where = ", ".join(f"{g} events {lo}-{hi}" for g, lo, hi in games[:10])
+            if len(games) > 10:
+                where += f" and {len(games) - 10} more games"
+            inside = [b for b in self.located if start <= b.start and b.end <= checkpoint.size]
+            if inside:
+                where = "located at tree positions " + ", ".join(b.positions for b in inside)
+            self.report.add(
+                CHECKPOINT,
+                f"the tree over the first {checkpoint.size} events does not match the "
+                f"checkpoint signed {checkpoint.time}: history it covers was rewritten, at "
+                f"tree positions {start}-{checkpoint.size - 1} (the checkpoints before it "
+                f"still hold): {where or 'no sealed events there'}",
+                games[0][0] if len(games) == 1 and not inside else None,
+            )
+
+    def check_nodes(self) -> None:
+        nodes, self.pending_nodes = self.pending_nodes, []
+        stored: dict[tuple[int, int], bytes] = {}
+        for chunk in chunks([(level, index) for level, index, _ in nodes], 400):
+            rows = self.connection.execute(
+                sa.select(TreeNode.level, TreeNode.index, TreeNode.hash).where(
+                    sa.tuple_(TreeNode.level, TreeNode.index).in_(chunk)
+                )
+            )
+            stored.update(((level, index), bytes(value)) for level, index, value in rows)
+        for level, index, value in nodes:
+            if stored.get((level, index)) != value:
+                self.node_differs[(level, index)] = value
+                first, last = index << level, ((index + 1) << level) - 1
+                self.report.add(
+                    TREE,
+                    f"stored tree node (level {level}, index {index}) is missing or does not "
+                    f"match the events at positions {first}-{last}",
+                )
+
+    def finish(self) -> None:
+        self.check_nodes()
+        self.locate_edits()
+        self.report_failed_checkpoints()
+        report, size = self.report, self.builder.size
+        report.root = self.builder.root()
+        if self.head is None and size:
+            report.add(TREE, _missing_head(size))
+        elif self.head is not None and not self.head_checked and self.head.size:
+            report.add(
+                TREE,
+                f"the tree head counts {self.head.size} sealed events but only {size} seals "
+                "are stored: seals at the end were deleted",
+            )
+        for covered, checkpoints in self.by_size.items():
+            for checkpoint in checkpoints if covered > size else ():
+                report.add(
+                    CHECKPOINT,
+                    f"the checkpoint signed {checkpoint.time} covers {covered} events, but "
+                    f"only {size} are sealed: sealed events were removed",
+                )
+        tops = self.connection.execute(
+            sa.select(TreeNode.level, sa.func.max(TreeNode.index)).group_by(TreeNode.level)
+        )
+        for level, top in tops:
+            if (top + 1) << level > size:
+                report.add(
+                    TREE,
+                    f"stored tree node (level {level}, index {top}) lies beyond the {size} "
+                    "sealed events: seals at the end were deleted",
+                )
+        heads = self.connection.execute(
+            sa.select(GameChainHead.originator_id, GameChainHead.game_id, GameChainHead.version)
+        )
+        for originator, game_id, version in heads:
+            last = self.chains.get(originator.bytes, (0, GENESIS))[0]
+            if last != version:
+                report.add(*_head_problem(last, version), game_id, min(last, version) + 1)
+
+
+def _checkpoint_anchor(checkpoint: Checkpoint, stored: locating.Witness) -> locating.Anchor:
+    witnesses = (stored,)
+    if checkpoint.blocks is not None:
+        witnesses = (locating.blocks_witness(checkpoint), stored)
+    return locating.Anchor(
+        f"the checkpoint signed {checkpoint.time}", checkpoint.size, checkpoint.root, witnesses
+    )
+
+
+def _head_holds(head: Head) -> bool:
+    """Whether the tree head is at least consistent with itself (its frontier folds to
+    its root): only then can it vouch for the stored tree below it."""
+    try:
+        return merkle.TreeBuilder.from_frontier(head.size, head.frontier).root() == head.root
+    except merkle.ProofError:
+        return False
+
+
+def _defect(row: StoredRow) -> str:
+    return f"stored row {row.notification_id} cannot be read as the ledger wrote it: {row.defect}"
+
+
+def _games_between(connection: sa.Connection, start: int, end: int) -> list[tuple]:
+    """The games sealed at tree positions ``start``..``end - 1``, with their event range."""
+    rows = connection.execute(
+        sa.text(
+            "SELECT game_id, min(originator_version), max(originator_version), min(position) "
+            "FROM integrity_seals WHERE position >= :start AND position < :end "
+            "GROUP BY game_id ORDER BY min(position)"
+        ),
+        {"start": start, "end": end},
+    )
+    return [(g, lo, hi) for g, lo, hi, _ in rows]
+
+
+_CHAIN_MESSAGE = (
+    "the seal's chain value does not follow from the game's seals before it: the seal was altered"
+)
+
+
+def _head_problem(last: int, head: int) -> tuple[str, str]:
+    """A game's seals against its chain head: fewer were removed, more were added."""
+    if last < head:
+        message = (
+            f"the game's sealed events end at event {last}, but its chain head says {head}: "
+            "events and their seals were removed"
+        )
+        return DELETED, message
+    message = (
+        f"the game's seals go on to event {last}, but its chain head stops at {head}: no "
+        "save wrote the seals after it, they were added outside the ledger"
+    )
+    return INSERTED, message
+
+
+# -- one game ----------------------------------------------------------------------------------
+def game_heads(connection: sa.Connection, game_id: str) -> dict[bytes, int | None]:
+    """The aggregates (16-byte ids) a game id names, with their sealed chain head's version:
+    from the heads table, else the id the game would have (not sealed yet: None)."""
+    found = {
+        originator.bytes: version
+        for originator, version in connection.execute(
+            sa.select(GameChainHead.originator_id, GameChainHead.version).where(
+                GameChainHead.game_id == game_id
+            )
+        )
+    }
+    if found:
+        return found
+    from domain.game import Game
+
+    return {Game.create_id(game_id).bytes: None}
+
+
+def verify_game(
+    url: str | None,
+    game_id: str,
+    *,
+    checkpoints: Iterable[Checkpoint] = (),
+    public_key: Ed25519PublicKey | None = None,
+    events: str = EVENTS_TABLE,
+    latest: bool = True,
+    check_deals: bool = True,
+    check_snapshots: bool = True,
+    check_read_models: bool = True,
+) -> Report:
+    """One game's events against its seals and chain; its inclusion in the checkpoints
+    (the given ones, plus the latest stored one when ``latest``) through the stored tree;
+    and its deal against its shuffle seeds when the record carried them."""
+    public_key = public_key or default_public_key()
+    report = Report(games=1)
+    with engine(url).connect() as connection:
+        _snapshot(connection)
+        require_tables(connection)
+        found = game_heads(connection, game_id)
+        originators = list(found)
+        heads = [version for version in found.values() if version is not None]
+        seals = game_seals(connection, originators)
+        seal_top = sealed_up_to(connection)
+        tree_head = stored_head(connection)
+        rows = game_rows(connection, originators, events) if has_table(connection, events) else []
+        if not rows and not seals and not heads:
+            raise UnknownGame(f"no game {game_id} in the ledger")
+        leaves = _compare_game(game_id, rows, seals, heads, seal_top, report, tree_head)
+        if tree_head is None and seal_top:
+            report.add(TREE, _missing_head(seal_head(connection)[0]))
+        report.latest = latest_stored(connection)
+        report.last_position = max((seal.position for seal in seals), default=-1)
+        given = list(checkpoints)
+        if latest and report.latest is not None:
+            given.append(report.latest)
+        proven: set[int] = set()
+        mismatched: list[Checkpoint] = []
+        tree = StoredTree(connection)
+        for checkpoint in signed_checkpoints(given, public_key, report):
+            _check_game_in_tree(
+                connection, game_id, checkpoint, leaves, seals, report, proven, mismatched, tree
+            )
+        altered = {seal.position for seal in seals if leaves.get(seal.position) != seal.leaf}
+        located = _GameLocator(connection, game_id, leaves, tree, altered)
+        located.run(mismatched, tree_head)
+        _report_mismatches(game_id, report.last_position, mismatched, proven, report, located)
+        if check_snapshots and rows and not report.problems:
+            names = dict.fromkeys(originators, game_id)
+            _snapshots(connection, url, report, names, originators=originators)
+        # A located edit leaves the game's own rows to be read: they name the event.
+        settled = not [p for p in report.problems if p.kind not in _LOCATING]
+        if check_read_models and rows and settled:
+            from replays.readmodels import read_model_checks as checks
+
+            if checks.has_read_models(connection):
+                checks.check_game_read_models(
+                    connection, checks.ledger_for(url), report, game_id, originators, events
+                )
+    if check_deals and rows and settled:
+        checker = _deal_checker(report)
+        for row in rows:
+            checker.feed(row, game_id)
+        checker.finish()
+    locating.name_events(report, located.here)
+    return report
+
+
+class _GameLocator:
+    """Where one game's view of the tree (its events' leaves, the stored tree for the
+    rest) departs from a failing checkpoint or from the tree head: blocks holding this
+    game's events (``here``, reported against the game) or only others' (``elsewhere``)."""
+
+    def __init__(
+        self,
+        connection: sa.Connection,
+        game_id: str,
+        leaves: dict[int, bytes],
+        tree: StoredTree,
+        altered: set[int],
+    ):
+        self.connection, self.game_id, self.leaves, self.tree = connection, game_id, leaves, tree
+        self.altered = altered  # positions whose event no longer matches its seal
+        self.stored = locating.stored_witness(tree)
+        self.here: list[locating.Block] = []
+        self.elsewhere: dict[int, list[locating.Block]] = {}  # by checkpoint size
+
+    def view(self, size: int) -> locating.Lookup:
+        known = {p: leaf for p, leaf in self.leaves.items() if p < size}
+        self.tree.prefetch(merkle.needed_subtrees(size, sorted(known)))
+        return locating.with_leaves(known, self.stored.lookup)
+
+    def run(self, mismatched: list[Checkpoint], head: Head | None) -> None:
+        anchors = [(c.size, _checkpoint_anchor(c, self.stored)) for c in mismatched]
+        if head is not None and head.size and self.leaves and _head_holds(head):
+            view = self.view(head.size)
+            if locating.range_hash(view, 0, head.size) != head.root:
+                witnesses = (locating.frontier_witness(head.size, head.frontier), self.stored)
+                anchor = locating.Anchor("the tree head", head.size, head.root, witnesses, False)
+                anchors.append((None, anchor))
+        for size, anchor in anchors:
+            for block in locating.locate(anchor, self.view(anchor.size)):
+                self.add(size, block)
+
+    def add(self, size: int | None, block: locating.Block) -> None:
+        if any(block.start <= p < block.end for p in self.altered):
+            return  # found against its seal already: `altered`
+        block = replace(block, games=tuple(_games_between(self.connection, block.start, block.end)))
+        if any(block.start <= p < block.end for p in self.leaves):
+            if all((b.start, b.end) != (block.start, block.end) for b in self.here):
+                self.here.append(block)
+        elif size is not None:  # a head that differs elsewhere is the whole-store pass's
+            self.elsewhere.setdefault(size, []).append(block)
+
+    def report(self, report: Report) -> None:
+        for block in self.here:
+            message = locating.describe(block)
+            report.add(RESEALED, message, self.game_id)
+
+
+def _compare_game(
+    game_id: str,
+    rows: list[StoredRow],
+    seals: list[SealRow],
+    heads: list[int],
+    seal_top: int,
+    report: Report,
+    tree_head: Head | None,
+) -> dict[int, bytes]:
+    """Compare rows with seals by version; return recomputed leaves by tree position."""
+    by_version = {row.version: row for row in rows}
+    leaves: dict[int, bytes] = {}
+    previous_version, previous_chain = 0, GENESIS
+    for seal in seals:
+        version = seal.version
+        report.sealed += 1
+        row = by_version.pop(version, None)
+        if version != previous_version + 1:
+            message = f"sealed history goes from event {previous_version} to {version}"
+            report.add(DELETED, message, game_id, previous_version + 1)
+        if row is None:
+            message = f"stored row {seal.notification_id} is missing: the sealed event was deleted"
+            report.add(DELETED, message, game_id, version)
+            leaf = seal.leaf
+        else:
+            report.events += 1
+            leaf = row.leaf
+            if row.defect is not None:
+                report.add(UNREADABLE, _defect(row), game_id, version)
+            if row.notification_id != seal.notification_id:
+                message = (
+                    f"event moved from stored row {seal.notification_id} to {row.notification_id}"
+                )
+                report.add(ALTERED, message, game_id, version)
+            elif leaf != seal.leaf:
+                message = f"stored row {row.notification_id} ({row.topic}) does not match its seal"
+                report.add(ALTERED, message + ": its bytes were changed", game_id, version)
+        if tree_head is not None and seal.position >= tree_head.size:
+            message = (
+                f"the seal at position {seal.position} lies beyond the tree head's "
+                f"{tree_head.size} events: no save wrote it, the seal was forged"
+            )
+            report.add(INSERTED, message, game_id, version)
+        chain = chain_hash(previous_chain, seal.leaf)
+        if chain != seal.chain:
+            report.add(CHAIN, _CHAIN_MESSAGE, game_id, version)
+        leaves[seal.position] = leaf
+        previous_version, previous_chain = version, chain
+    for head in heads:
+        if head != previous_version:
+            kind, message = _head_problem(previous_version, head)
+            report.add(kind, message, game_id, min(previous_version, head) + 1)
+    for version, row in sorted(by_version.items()):
+        report.events += 1
+        where = f"stored row {row.notification_id} ({row.topic})"
+        if tree_head is not None:
+            report.add(INSERTED, f"{where} {_UNSEALED_IN_SAVE}", game_id, version)
+        elif row.notification_id < seal_top:
+            message = f"{where} was never sealed although later rows were: inserted directly"
+            report.add(INSERTED, message, game_id, version)
+        else:
+            report.add(UNSEALED, f"{where} is not sealed yet", game_id, version)
+    return leaves
+
+
+def _check_game_in_tree(
+    connection: sa.Connection,
+    game_id: str,
+    checkpoint: Checkpoint,
+    leaves: dict[int, bytes],
+    seals: list[SealRow],
+    report: Report,
+    proven: set[int],
+    mismatched: list[Checkpoint],
+    tree: StoredTree,
+) -> None:
+    covered = {p: leaf for p, leaf in leaves.items() if p < checkpoint.size}
+    if not covered:
+        return
+    report.checkpoints.append(checkpoint.size)
+    positions = sorted(covered)
+    tree.prefetch(merkle.needed_subtrees(checkpoint.size, positions))
+    try:
+        root = merkle.root_from_known(checkpoint.size, covered, tree.subtree)
+    except IntegrityError as error:
+        report.add(TREE, str(error), game_id)
+        return
+    if root == checkpoint.root:
+        proven.add(checkpoint.size)
+        return
+    # Every leaf here matches its seal, so the stored tree was rewritten, with its seals,
+    # somewhere under this checkpoint: from one game alone no event can be blamed. When
+    # another checkpoint covering all of the game's events still holds, the rewrite lies
+    # elsewhere, and the game is not named.
+    mismatched.append(checkpoint)
+
+
+def _report_mismatches(
+    game_id: str,
+    last_position: int,
+    mismatched: list[Checkpoint],
+    proven: set[int],
+    report: Report,
+    located: _GameLocator,
+) -> None:
+    """Each failing checkpoint, blaming this game only when the failure may lie in its
+    events: not when a checkpoint that still holds proves them, nor when the rewrite was
+    located in blocks without them (then those blocks are named instead)."""
+    cleared = any(size > last_position for size in proven)
+    located.report(report)
+    for checkpoint in mismatched:
+        elsewhere = located.elsewhere.get(checkpoint.size, [])
+        if located.here or elsewhere:
+            where = ", ".join(
+                f"{b.positions} ({', '.join(f'{g} events {lo}-{hi}' for g, lo, hi in b.games)})"
+                for b in located.here + elsewhere
+            )
+            message = (
+                f"the ledger's tree no longer matches the checkpoint of {checkpoint.size} "
+                f"events signed {checkpoint.time}: the rewrite lies at tree positions {where}"
+            )
+            report.add(CHECKPOINT, message)
+        elif cleared:
+            message = (
+                f"the ledger's tree no longer matches the checkpoint of {checkpoint.size} "
+                f"events signed {checkpoint.time}; this game's events are proven by a "
+                "checkpoint that still holds, so history elsewhere was rewritten (`rummy-ledger "
+                "verify --checkpoint` locates it)"
+            )
+            report.add(CHECKPOINT, message)
+        else:
+            message = (
+                f"the ledger's tree no longer matches the checkpoint of {checkpoint.size} "
+                f"events signed {checkpoint.time}: history it covers, this game's events or "
+                "others', was rewritten with its seals (`rummy-ledger verify --checkpoint` "
+                "locates it)"
+            )
+            report.add(CHECKPOINT, message, game_id)

@@ -1,0 +1,344 @@
+"""The game projection: stored game events → the read-model tables of :mod:`replays.readmodels.models`.
+
+Every game event is applied to its aggregate itself (the same event bodies that rebuild a
+game), and the game's variant (:mod:`domain.variants`, found by the event's topic) turns it
+into plain rows, so round, point value and outcome come from the domain, never from rules
+copied here; one writer below writes every variant's rows. Games seen recently stay in memory between batches; any other is loaded at
+the version before the event (a snapshot plus a few events).
+
+Per batch of notifications (see :mod:`replays.readmodels.projection_runner` for the exactly-once
+tracking), the projection writes:
+
+For a 13-card game (each family's row builders live in its package under ``domain/``):
+
+- one ``moves`` row per move event (pick, discard, drop, miss, declare, show, reshuffle),
+  with the round and point value in force when the move was made;
+- one ``games`` row per game: inserted at ``Started``, brought up to date at the end of
+  each batch that touched it;
+- at ``Settled``: ``player_results`` (each loser as the recorded settlement states it, and
+  the winner credited ``net_to_winner``), the settlement's ``ledger_entries``, and a hash
+  of the recorded settlement;
+- at ``Settled`` and ``Reported``: the audit (:func:`domain.rummy13.audit.audit_game`) recomputes
+  the settlement from the game's facts and compares it with the recorded settlement and
+  the operator's reported figures; a difference flags the game as a discrepancy, so period
+  reports stay pure SQL (docs/read-models.md explains the trade-off).
+
+Entry points: :func:`catch_up` (called by the importer, the ingest API and the simulator
+after they write), :func:`rebuild`, :func:`follow`, :func:`projection_status`.
+
+>>> catch_up("sqlite:///rummy-ledger.sqlite3")  # doctest: +SKIP
+0
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import sqlalchemy as sa
+from eventsourcing.persistence import Notification
+
+from domain import variants
+from domain.game import Game
+from domain.rummy13.rows import (  # re-exported: the 13-card rows' own home is domain
+    canonical_settlement,
+    settlement_hash,
+    settlement_rows,
+    started_row,
+)
+from domain.variants import Variant
+from replays.disputes.projection import (
+    DISPUTE_TOPICS,
+    clear_disputes,
+    discard_dispute,
+    dispute_case_of,
+    project_disputes,
+)
+from replays.readmodels.models import GameRow, LedgerEntryRow, MoveRow, PlayerResultRow
+from replays.readmodels.projection_runner import Failure, Projection, Runner, Status
+from replays.store.db import engine_for
+from replays.store.settings import database_url
+
+NAME = "read_models"
+GAME_TOPICS = Game.TOPIC + "."  # every Game event's topic starts so (explicit topics)
+# Games still in play, kept between batches so the next event needs no store read. A game
+# that is over leaves at the end of its batch (``_forget_finished``): an import streams
+# through games that all end, and memory stays flat in their number (bench/memory.py).
+CACHE_SIZE = 1024
+
+GAMES = GameRow.__table__
+MOVES = MoveRow.__table__
+RESULTS = PlayerResultRow.__table__
+ENTRIES = LedgerEntryRow.__table__
+
+
+@dataclass
+class _Batch:
+    """Row changes gathered over one batch, written together at its end."""
+
+    created: set[str] = field(default_factory=set)
+    touched: dict[str, Any] = field(default_factory=dict)  # game id -> game after its last event
+    variant: dict[str, Variant] = field(default_factory=dict)  # game id -> its variant
+    closing: dict[str, dict] = field(default_factory=dict)  # game id -> columns set on closing
+    audit: set[str] = field(default_factory=set)
+    moves: list[dict] = field(default_factory=list)
+    results: list[dict] = field(default_factory=list)
+    entries: list[dict] = field(default_factory=list)
+
+
+class GameProjection(Projection):
+    """Projects every registered variant's events with one writer: the variant gives plain
+    rows (:class:`~domain.variants.base.GameRows`), this writes them; dispute events go to
+    :mod:`replays.disputes.projection`, anything else is skipped.
+
+    ``verify=False`` leaves out the settlement recomputation (for measuring its cost).
+    """
+
+    name = NAME
+
+    def __init__(self, ledger, *, verify: bool = True, cache_size: int = CACHE_SIZE):
+        self.ledger = ledger
+        self.verify = verify
+        self.cache_size = cache_size
+        self._games: OrderedDict[Any, Any] = OrderedDict()
+
+    def forget(self) -> None:
+        self._games.clear()
+
+    # -- applying events ---------------------------------------------------------------
+    def process(self, connection: sa.Connection, notifications: Sequence[Notification]) -> None:
+        batch = _Batch()
+        to_domain_event = self.ledger.mapper.to_domain_event
+        disputes = []  # dispute cases and adjustments (replays.disputes.projection)
+        for notification in notifications:
+            if notification.topic.startswith(DISPUTE_TOPICS):
+                disputes.append(notification)
+                continue
+            variant = variants.for_topic(notification.topic)
+            if variant is None:
+                continue
+            self._apply(batch, variant, to_domain_event(notification))
+        self._write(connection, batch)
+        self._forget_finished(batch)
+        if disputes:  # after the games: a case's adjustment entries refer to its game's row
+            project_disputes(connection, disputes, to_domain_event)
+
+    def _game_before(self, domain_event) -> Any:
+        version = domain_event.originator_version
+        if version == 1:
+            return None
+        game = self._games.pop(domain_event.originator_id, None)
+        if game is None or game.version != version - 1:
+            game = self.ledger.get_game(domain_event.originator_id, version=version - 1)
+        return game
+
+    def _remember(self, game) -> None:
+        self._games[game.id] = game
+        if len(self._games) > self.cache_size:
+            self._games.popitem(last=False)
+
+    def _forget_finished(self, batch: _Batch) -> None:
+        """Drop the batch's finished games from the cache: no move follows the end, and a
+        later event (a report, rare: imported, it comes in the same batch) reads the game
+        back from the store."""
+        for game_id, game in batch.touched.items():
+            if batch.variant[game_id].is_over(game):
+                self._games.pop(game.id, None)
+
+    def _apply(self, batch: _Batch, variant: Variant, domain_event) -> None:
+        before = self._game_before(domain_event)
+        move = variant.move_row(before, domain_event)
+        if move is not None:
+            batch.moves.append(move)
+        game = domain_event.mutate(before)
+        self._remember(game)
+        batch.touched[game.game_id] = game
+        batch.variant[game.game_id] = variant
+        if before is None:
+            batch.created.add(game.game_id)
+        closing = variant.closing_rows(game, domain_event)
+        if closing is not None:
+            batch.closing.setdefault(game.game_id, {}).update(closing.game)
+            batch.results += closing.results
+            batch.entries += closing.entries
+        if variant.audits_after(game, domain_event):
+            batch.audit.add(game.game_id)
+
+    # -- writing rows ------------------------------------------------------------------
+    def _write(self, connection: sa.Connection, batch: _Batch) -> None:
+        inserts, updates = [], {}
+        for game_id, game in batch.touched.items():
+            variant = batch.variant[game_id]
+            row = {"game_id": game_id, **variant.progress_row(game)}
+            row.update(batch.closing.get(game_id, {}))
+            if game_id in batch.audit:
+                row.update(self._audit_row(game, variant))
+            if game_id in batch.created:
+                inserts.append({**variant.started_row(game), **row})
+            else:
+                updates.setdefault(tuple(row), []).append(row)
+        if inserts:
+            connection.execute(GAMES.insert(), inserts)
+        for columns, rows in updates.items():
+            statement = (
+                GAMES.update()
+                .where(GAMES.c.game_id == sa.bindparam("b_game_id"))
+                .values({column: sa.bindparam(f"b_{column}") for column in columns})
+            )
+            connection.execute(
+                statement, [{f"b_{key}": value for key, value in row.items()} for row in rows]
+            )
+        for table, rows in (
+            (MOVES, batch.moves),
+            (RESULTS, batch.results),
+            (ENTRIES, batch.entries),
+        ):
+            if rows:
+                connection.execute(table.insert(), rows)
+
+    def _audit_row(self, game, variant: Variant | None = None) -> dict:
+        """The audit columns of ``game`` as it stands (its events read only if needed)."""
+        variant = variant or variants.for_game(game)
+        return variant.audit_columns(game, self.ledger.events_of(game), verify=self.verify)
+
+    def discard(self, connection: sa.Connection, originator_id) -> None:
+        """Remove a set-aside game's (or match's, or case's) rows: none half-written stay."""
+        key = str(originator_id)
+        game_id = connection.execute(
+            sa.select(GAMES.c.game_id).where(GAMES.c.originator_id == key)
+        ).scalar()
+        if game_id is not None:
+            for table in (ENTRIES, MOVES, RESULTS, GAMES):
+                connection.execute(table.delete().where(table.c.game_id == game_id))
+        discard_dispute(connection, key)
+        self._games.pop(originator_id, None)
+
+    def game_of(self, connection: sa.Connection, notification: Notification) -> str | None:
+        key = str(notification.originator_id)
+        game_id = connection.execute(
+            sa.select(GAMES.c.game_id).where(GAMES.c.originator_id == key)
+        ).scalar()
+        if game_id is not None:
+            return game_id
+        case = dispute_case_of(connection, key)
+        if case is not None:
+            return case
+        # Not projected yet (its first event failed): the event itself names the game.
+        domain_event = self.ledger.mapper.to_domain_event(notification)
+        config = getattr(domain_event, "config", None)
+        for source in (config, domain_event):
+            if isinstance(source, dict):
+                found = source.get("game_id") or source.get("case_id")
+            else:
+                found = getattr(source, "game_id", None) or getattr(source, "case_id", None)
+            if found:
+                return str(found)
+        return None
+
+    def clear(self, connection: sa.Connection) -> None:
+        # Children first: the rows go even where foreign keys are not enforced.
+        clear_disputes(connection)
+        connection.execute(ENTRIES.delete())
+        connection.execute(MOVES.delete())
+        connection.execute(RESULTS.delete())
+        connection.execute(GAMES.delete())
+
+
+# -- entry points ----------------------------------------------------------------------
+
+
+@lru_cache(maxsize=8)
+def _ledger(url: str):
+    from replays.store.application import Ledger
+
+    return Ledger(url, env={"CREATE_TABLE": "no"})
+
+
+def runner(
+    url: str | None = None,
+    *,
+    ledger=None,
+    batch_size: int | None = None,
+    verify: bool = True,
+    hook: Callable[[str, int], None] | None = None,
+) -> Runner:
+    """The read-model runner for the database at ``url`` (default: the project setting)."""
+    url = database_url(url if ledger is None else ledger.url)
+    projection = GameProjection(ledger or _ledger(url), verify=verify)
+    options = {} if batch_size is None else {"batch_size": batch_size}
+    return Runner(engine_for(url), projection, hook=hook, **options)
+
+
+class _StatusOnly(Projection):
+    name = NAME
+
+    def process(self, connection, notifications):  # pragma: no cover - never run
+        raise NotImplementedError
+
+    def clear(self, connection):  # pragma: no cover - never run
+        raise NotImplementedError
+
+
+def projection_status(
+    url: str | None = None, *, engine: sa.Engine | None = None, failures: bool = True
+) -> Status:
+    """Position, head of the store, lag and recorded failures of the read models (no
+    Ledger needed); ``failures=False`` skips reading the failures (the idle catch-up)."""
+    return Runner(engine or engine_for(database_url(url)), _StatusOnly()).status(failures=failures)
+
+
+def retry(url: str | None = None, *, ledger=None) -> tuple[list[Failure], list[Failure]]:
+    """Project every set-aside game again, whole; (cleared, still failing)."""
+    return runner(url, ledger=ledger).retry()
+
+
+def catch_up(
+    url: str | None = None, *, limit: int | None = None, progress: bool = False, ledger=None
+) -> int:
+    """Project every new event (at most ``limit``); return how many were applied.
+
+    Called after writing by the importer, the API and the simulator. When nothing is new
+    it costs two indexed reads and no write, and no Ledger is built.
+    """
+    url = database_url(url if ledger is None else ledger.url)
+    if projection_status(url, failures=False).lag == 0:
+        return 0
+    return runner(url, ledger=ledger).catch_up(limit=limit, progress=progress)
+
+
+def rebuild(
+    url: str | None = None, *, progress: bool = False, ledger=None, keep_failed: bool = False
+) -> int:
+    """Project every stored event again into empty read models, in one transaction: the old
+    rows stay until it commits (see :meth:`Runner.rebuild` for failures)."""
+    return runner(url, ledger=ledger).rebuild(progress=progress, keep_failed=keep_failed)
+
+
+def follow(
+    url: str | None = None,
+    *,
+    interval: float = 1.0,
+    stop: Callable[[], bool] = lambda: False,
+    ledger=None,
+) -> int:
+    """Keep the read models current until ``stop()``; poll every ``interval`` seconds."""
+    return runner(url, ledger=ledger).follow(interval=interval, stop=stop)
+
+
+__all__ = [
+    "GAME_TOPICS",
+    "GameProjection",
+    "canonical_settlement",
+    "catch_up",
+    "follow",
+    "projection_status",
+    "rebuild",
+    "retry",
+    "runner",
+    "settlement_hash",
+    "settlement_rows",
+    "started_row",
+]

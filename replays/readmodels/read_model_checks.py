@@ -1,0 +1,558 @@
+"""The read models checked against the events: every 13-card game's rows in ``games``,
+``player_results``, ``moves`` and ``ledger_entries`` (its settlement lines) recomputed
+from its stored events and compared field by field with what is stored.
+
+The rows are rebuilt with the projection's own row builders (:mod:`replays.readmodels.projections`),
+so this check and the projection cannot drift apart. Only events the projection has
+reached (up to its position, read in the same snapshot as the rows) are replayed: a
+game the projection has not caught up with yet is not a finding.
+
+Findings are :class:`~replays.integrity.verify.Problem` of kind ``read_model`` (the rows
+differ, are missing or have no events) or ``unreadable`` (an event that cannot be decoded
+or replayed, so its game's rows cannot be checked), each naming the game; for example
+``player_results[p2].amount: stored 12.00, from events 10.00``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import sqlalchemy as sa
+from eventsourcing.persistence import Notification
+
+from domain import variants
+from domain.variants.base import SETTLEMENT_KIND, GameRows
+from replays.disputes.projection import adjustment_rows
+from replays.integrity.store import StoredRow, _stored, id_param
+from replays.integrity.verify import UNREADABLE, Report
+from replays.readmodels.projections import ENTRIES, GAMES, MOVES, NAME, RESULTS
+
+READ_MODEL = "read_model"
+BATCH_GAMES = 200
+# Row keys: what names a row of each table within its game.
+_ENTRY_KEY = ("kind", "line")
+_IGNORED = {"id"}
+
+
+@dataclass
+class Expected:
+    """The rows one game's events give."""
+
+    game_id: str
+    game: dict[str, Any]
+    results: dict[str, dict] = field(default_factory=dict)
+    moves: dict[int, dict] = field(default_factory=dict)
+    entries: dict[tuple, dict] = field(default_factory=dict)
+    # The event the settlement rows (results, settlement lines) come from, so a finding
+    # on them names it (a move row carries its own event, in its ``version`` column).
+    settled_version: int | None = None
+
+
+class Unreplayable(Exception):
+    """A game's events cannot be decoded or replayed; ``version`` says which one."""
+
+    def __init__(self, version: int, message: str):
+        super().__init__(message)
+        self.version = version
+
+
+def projection_position(connection: sa.Connection) -> int:
+    table = sa.table("projection_positions", sa.column("name"), sa.column("position"))
+    found = connection.execute(
+        sa.select(table.c.position).where(table.c.name == NAME)
+    ).scalar_one_or_none()
+    return found or 0
+
+
+# -- rebuilding one game's rows ----------------------------------------------------------------
+def _notification(row: StoredRow) -> Notification:
+    if row.defect is not None:
+        raise Unreplayable(row.version, f"stored row {row.notification_id}: {row.defect}")
+    return Notification(
+        id=row.notification_id,
+        originator_id=uuid.UUID(bytes=row.originator),
+        originator_version=row.version,
+        topic=row.topic,
+        state=row.state,
+    )
+
+
+def _unreplayable(row: StoredRow, error: Exception) -> Unreplayable:
+    return Unreplayable(
+        row.version,
+        f"stored row {row.notification_id} ({row.topic}) cannot be replayed: "
+        f"{type(error).__name__}: {error}",
+    )
+
+
+def expected_rows(ledger, rows: list[StoredRow]) -> Expected:
+    """Replay one game's stored events (versions 1..n, in order) into the rows the
+    projection would have written for them, with its variant's own row builders."""
+    variant = variants.for_topic(rows[0].topic) if rows else None
+    if variant is None:
+        raise Unreplayable(1, "the game has no first event of a known variant")
+    to_domain_event = ledger.mapper.to_domain_event
+    game = None
+    events, moves, closing = [], [], GameRows()
+    audit, settled_version = False, None
+    for row in rows:
+        notification = _notification(row)
+        try:
+            event = to_domain_event(notification)
+            move = variant.move_row(game, event)
+            if move is not None:
+                moves.append(move)
+            game = event.mutate(game)
+            events.append(event)
+            closed = variant.closing_rows(game, event)
+            if closed is not None:
+                settled_version = row.version  # results and entries name this event
+                closing.game.update(closed.game)
+                closing.results += closed.results
+                closing.entries += closed.entries
+            audit = audit or variant.audits_after(game, event)
+        except Exception as error:  # any way an event fails to decode or apply is a finding
+            raise _unreplayable(row, error) from None
+    if game is None:
+        raise Unreplayable(1, "the game has no first event")
+    columns = {**variant.started_row(game), **variant.progress_row(game), **closing.game}
+    if audit:
+        try:
+            columns.update(variant.audit_columns(game, events))
+        except Exception as error:  # the audit replays the rules: a failure is a finding
+            raise _unreplayable(rows[-1], error) from None
+    expected = Expected(game.game_id, columns)
+    expected.results = {r["player"]: r for r in closing.results}
+    expected.entries = {tuple(e[k] for k in _ENTRY_KEY): e for e in closing.entries}
+    expected.settled_version = settled_version
+    expected.moves = {m["move_index"]: m for m in moves}
+    return expected
+
+
+# -- comparing -------------------------------------------------------------------------------
+def _normal(value: Any) -> Any:
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value
+    if isinstance(value, tuple):
+        return [_normal(v) for v in value]
+    if isinstance(value, list):
+        return [_normal(v) for v in value]
+    return value
+
+
+def _same(stored: Any, computed: Any) -> bool:
+    stored, computed = _normal(stored), _normal(computed)
+    if isinstance(stored, Decimal) or isinstance(computed, Decimal):
+        if stored is None or computed is None:
+            return stored is computed
+        try:
+            return Decimal(str(stored)) == Decimal(str(computed))
+        except InvalidOperation:
+            return False
+    if isinstance(stored, date) and isinstance(computed, date):
+        return stored == computed
+    return stored == computed
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return str(value)
+
+
+def _compare_row(
+    report: Report,
+    game_id: str,
+    where: str,
+    stored: dict,
+    computed: dict,
+    event: int | None = None,
+) -> None:
+    for column, value in computed.items():
+        if column in _IGNORED or column not in stored:
+            continue
+        if not _same(stored[column], value):
+            report.add(
+                READ_MODEL,
+                f"{where}.{column}: stored {_show(stored[column])}, from events {_show(value)}",
+                game_id,
+                event,
+            )
+
+
+def _no_event(row: dict) -> int | None:
+    return None
+
+
+def _row_event(row: dict) -> int | None:
+    """The event a move row was projected from (its ``version`` column)."""
+    version = row.get("version")
+    return version if isinstance(version, int) else None
+
+
+def _compare_table(
+    report: Report,
+    game_id: str,
+    table: str,
+    stored: dict,
+    computed: dict,
+    label,
+    event_of=_no_event,
+) -> None:
+    """Rows keyed alike, field by field; ``event_of(row)`` names the event a row comes
+    from where one does (so that a resealed edit can be named: replays.integrity.locate)."""
+    for key, row in computed.items():
+        where = f"{table}[{label(key)}]"
+        if key not in stored:
+            report.add(READ_MODEL, f"{where}: missing, the events give one", game_id, event_of(row))
+        else:
+            _compare_row(report, game_id, where, stored[key], row, event_of(row))
+    for key in stored.keys() - computed.keys():
+        report.add(
+            READ_MODEL,
+            f"{table}[{label(key)}]: stored, but the game's events give no such row",
+            game_id,
+            event_of(stored[key]),
+        )
+
+
+@dataclass
+class _StoredRows:
+    games: dict[str, dict] = field(default_factory=dict)
+    results: dict[str, dict] = field(default_factory=dict)
+    moves: dict[str, dict] = field(default_factory=dict)
+    entries: dict[str, dict] = field(default_factory=dict)
+
+
+def _stored_rows(connection: sa.Connection, game_ids: list[str]) -> _StoredRows:
+    found = _StoredRows()
+    for row in connection.execute(sa.select(GAMES).where(GAMES.c.game_id.in_(game_ids))):
+        found.games[row.game_id] = row._asdict()
+    for row in connection.execute(sa.select(RESULTS).where(RESULTS.c.game_id.in_(game_ids))):
+        found.results.setdefault(row.game_id, {})[row.player] = row._asdict()
+    for row in connection.execute(sa.select(MOVES).where(MOVES.c.game_id.in_(game_ids))):
+        found.moves.setdefault(row.game_id, {})[row.move_index] = row._asdict()
+    entries = sa.select(ENTRIES).where(
+        ENTRIES.c.game_id.in_(game_ids), ENTRIES.c.dispute_id.is_(None)
+    )
+    for row in connection.execute(entries):
+        data = row._asdict()
+        found.entries.setdefault(row.game_id, {})[tuple(data[k] for k in _ENTRY_KEY)] = data
+    return found
+
+
+def compare_game(report: Report, expected: Expected, stored: _StoredRows) -> None:
+    game_id = expected.game_id
+    row = stored.games.get(game_id)
+    if row is None:
+        report.add(
+            READ_MODEL, "games: no row, although the projection has reached its events", game_id
+        )
+    else:
+        _compare_row(report, game_id, "games", row, expected.game)
+
+    def settled(row: dict) -> int | None:
+        return expected.settled_version
+
+    _compare_table(
+        report,
+        game_id,
+        "player_results",
+        stored.results.get(game_id, {}),
+        expected.results,
+        str,
+        settled,
+    )
+    _compare_table(
+        report, game_id, "moves", stored.moves.get(game_id, {}), expected.moves, str, _row_event
+    )
+    _compare_table(
+        report,
+        game_id,
+        "ledger_entries",
+        stored.entries.get(game_id, {}),
+        expected.entries,
+        lambda key: f"{key[0]} line {key[1]}",
+        settled,
+    )
+
+
+# -- the passes ------------------------------------------------------------------------------
+def _events_by_aggregate(
+    connection: sa.Connection, position: int, events: str, topics: str
+) -> Iterator[list[StoredRow]]:
+    """Every aggregate's events (those whose topic starts with ``topics``: one variant's)
+    that the projection has reached, one aggregate at a time."""
+    query = sa.text(
+        "SELECT id, originator_id, originator_version, topic, state FROM "
+        f"{events} WHERE id <= :position AND topic LIKE :topics "
+        "ORDER BY originator_id, originator_version"
+    )
+    result = connection.execution_options(yield_per=2000).execute(
+        query, {"position": position, "topics": topics + "%"}
+    )
+    current: list[StoredRow] = []
+    for raw in result:
+        row = _stored(raw)
+        if current and row.originator != current[0].originator:
+            yield current
+            current = []
+        current.append(row)
+    if current:
+        yield current
+
+
+_READ_MODELS_SEEN: set[str] = set()
+
+
+def has_read_models(connection: sa.Connection) -> bool:
+    """Whether the read-model tables exist (once found, remembered per database: pages
+    ask on every view)."""
+    url = connection.engine.url.render_as_string(hide_password=False)
+    if url in _READ_MODELS_SEEN:
+        return True
+    inspector = sa.inspect(connection)
+    found = all(inspector.has_table(t.name) for t in (GAMES, RESULTS, MOVES, ENTRIES))
+    if found:
+        _READ_MODELS_SEEN.add(url)
+    return found
+
+
+def ledger_for(url: str | None):
+    """The application that decodes stored events (one per database, cached)."""
+    from replays.readmodels.projections import _ledger
+    from replays.store.settings import database_url
+
+    return _ledger(database_url(url))
+
+
+def _name(ledger, rows: list[StoredRow], names: dict[bytes, str]) -> str:
+    from replays.integrity.store import game_id_from_state
+
+    known = names.get(rows[0].originator)
+    if known:
+        return known
+    if rows[0].version == 1:
+        found = game_id_from_state(rows[0].state)
+        if found:
+            return found
+    return str(uuid.UUID(bytes=rows[0].originator))
+
+
+def check_read_models(
+    connection: sa.Connection,
+    ledger,
+    report: Report,
+    *,
+    names: dict[bytes, str] | None = None,
+    skip: frozenset[bytes] = frozenset(),
+    events: str = "ledger_events",
+    bar=None,
+) -> int:
+    """Every game's read rows against its events (the whole store). Returns the number of
+    games checked. ``names`` maps aggregate ids to game ids where known (the chain heads)."""
+    names = names or {}
+    position = projection_position(connection)
+    seen: set[str] = set()
+    batch: list[Expected] = []
+    checked = 0
+
+    def flush() -> None:
+        stored = _stored_rows(connection, [e.game_id for e in batch])
+        for expected in batch:
+            compare_game(report, expected, stored)
+        batch.clear()
+
+    aggregates = itertools.chain.from_iterable(
+        _events_by_aggregate(connection, position, events, prefix)
+        for prefix in variants.topic_prefixes()
+    )
+    for rows in aggregates:
+        if bar is not None:
+            bar.update(len(rows))
+        if rows[0].originator in skip:
+            # Its events already failed their seals: rows replayed from them say nothing.
+            seen.add(_name(ledger, rows, names))
+            continue
+        if rows[0].version != 1:
+            # The game's first events are gone: the event checks report that.
+            seen.add(_name(ledger, rows, names))
+            continue
+        try:
+            expected = expected_rows(ledger, rows)
+        except Unreplayable as error:
+            game_id = _name(ledger, rows, names)
+            seen.add(game_id)
+            report.add(UNREADABLE, f"read rows cannot be checked: {error}", game_id, error.version)
+            continue
+        seen.add(expected.game_id)
+        batch.append(expected)
+        checked += 1
+        if len(batch) >= BATCH_GAMES:
+            flush()
+    if batch:
+        flush()
+    _orphans(connection, report, seen)
+    check_adjustments(connection, ledger, report, position, events)
+    return checked
+
+
+# -- dispute adjustments -----------------------------------------------------------------------
+def _adjustments_of(ledger, rows: list[StoredRow]) -> tuple[str, str, list[dict]]:
+    """A dispute case's game id, case id and the adjustment lines its events give (the
+    same lines :mod:`replays.disputes.projection` writes)."""
+    from domain.dispute import adjustment_entries
+    from replays.disputes.projection import _when
+
+    to_domain_event = ledger.mapper.to_domain_event
+    case_id = game_id = currency = None
+    lines: list[dict] = []
+    for row in rows:
+        if row.defect is not None:
+            raise Unreplayable(row.version, f"stored row {row.notification_id}: {row.defect}")
+        try:
+            event = to_domain_event(
+                Notification(
+                    id=row.notification_id,
+                    originator_id=uuid.UUID(bytes=row.originator),
+                    originator_version=row.version,
+                    topic=row.topic,
+                    state=row.state,
+                )
+            )
+            kind = type(event).__name__
+            if kind == "CaseOpened":
+                case_id, game_id, currency = event.case_id, event.game, event.currency
+            elif kind == "CaseClosed":
+                when = _when(getattr(event, "at", None), event)
+                entries = adjustment_entries(event.amount, event.credited, event.debited)
+                lines = adjustment_rows(game_id, case_id, currency, when, entries)
+        except Exception as error:  # any way an event fails to decode or apply is a finding
+            raise Unreplayable(
+                row.version,
+                f"stored row {row.notification_id} ({row.topic}) cannot be replayed: "
+                f"{type(error).__name__}: {error}",
+            ) from None
+    return game_id or "", case_id or "", lines
+
+
+def check_adjustments(
+    connection: sa.Connection,
+    ledger,
+    report: Report,
+    position: int,
+    events: str,
+    *,
+    game_id: str | None = None,
+) -> None:
+    """Each dispute adjustment line in ``ledger_entries`` against its case's events (only
+    ``game_id``'s cases and lines when given)."""
+    from replays.disputes.projection import DISPUTE_TOPICS
+
+    expected: dict[str, tuple[str, list[dict]]] = {}
+    unreadable = False
+    for rows in _events_by_aggregate(connection, position, events, DISPUTE_TOPICS):
+        try:
+            case_game, case_id, lines = _adjustments_of(ledger, rows)
+        except Unreplayable as error:
+            unreadable = True
+            if game_id is None:
+                message = f"dispute adjustments cannot be checked: {error}"
+                report.add(UNREADABLE, message, None, error.version)
+            continue
+        if case_id and game_id in (None, case_game):
+            expected[case_id] = (case_game, lines)
+    stored: dict[str, dict] = {}
+    query = sa.select(ENTRIES).where(ENTRIES.c.dispute_id.is_not(None))
+    if game_id is not None:
+        query = query.where(ENTRIES.c.game_id == game_id)
+    for row in connection.execute(query):
+        data = row._asdict()
+        stored.setdefault(row.dispute_id, {})[row.line] = data
+    for case_id, (case_game, lines) in expected.items():
+        computed = {line["line"]: line for line in lines}
+        _compare_table(
+            report,
+            case_game,
+            f"ledger_entries[dispute {case_id}]",
+            stored.pop(case_id, {}),
+            computed,
+            lambda key: f"line {key}",
+        )
+    if game_id is not None and unreadable:
+        # A case whose events cannot be read might be this game's: its lines are not
+        # "without events" (the whole-store pass names the unreadable case).
+        return
+    for case_id, lines in stored.items():
+        report.add(
+            READ_MODEL,
+            f"ledger_entries[dispute {case_id}]: adjustment lines for a dispute case with no "
+            "events",
+            next(iter(lines.values()))["game_id"],
+        )
+
+
+def _orphans(connection: sa.Connection, report: Report, seen: set[str]) -> None:
+    """Rows of games that have no events (within the projection's reach)."""
+    for table, label in ((GAMES, "games"), (RESULTS, "player_results"), (MOVES, "moves")):
+        for (game_id,) in connection.execute(sa.select(table.c.game_id).distinct()):
+            if game_id not in seen:
+                report.add(READ_MODEL, f"{label}: rows stored for a game with no events", game_id)
+    settlement = sa.select(ENTRIES.c.game_id).where(ENTRIES.c.kind == SETTLEMENT_KIND).distinct()
+    for (game_id,) in connection.execute(settlement):
+        if game_id not in seen:
+            report.add(
+                READ_MODEL, "ledger_entries: settlement lines for a game with no events", game_id
+            )
+
+
+def check_game_read_models(
+    connection: sa.Connection,
+    ledger,
+    report: Report,
+    game_id: str,
+    originators: Iterable[bytes],
+    events: str = "ledger_events",
+) -> bool:
+    """One game's read rows against its events (for ``verify --game`` and the pages).
+    Returns False when its rows could not be checked."""
+    position = projection_position(connection)
+    query = sa.text(
+        "SELECT id, originator_id, originator_version, topic, state FROM "
+        f"{events} WHERE originator_id = :o AND id <= :position ORDER BY originator_version"
+    )
+    rows = [
+        _stored(raw)
+        for originator in originators
+        for raw in connection.execute(
+            query, {"o": id_param(connection, originator), "position": position}
+        )
+    ]
+    rows = [row for row in rows if row.topic.startswith(variants.topic_prefixes())]
+    check_adjustments(connection, ledger, report, position, events, game_id=game_id)
+    if not rows:
+        stored = _stored_rows(connection, [game_id])
+        if stored.games or stored.results or stored.moves or stored.entries:
+            report.add(
+                READ_MODEL, "read rows are stored for a game with no projected events", game_id
+            )
+        return True
+    if rows[0].version != 1:
+        return False
+    try:
+        expected = expected_rows(ledger, rows)
+    except Unreplayable as error:
+        report.add(UNREADABLE, f"read rows cannot be checked: {error}", game_id, error.version)
+        return False
+    compare_game(report, expected, _stored_rows(connection, [expected.game_id]))
+    return True

@@ -1,0 +1,235 @@
+"""Import game records into the ledger: each record becomes its game's events, all or nothing.
+
+Every record is parsed (:mod:`replays.records.codec`), played through the aggregate in memory
+(every move checked against the rules) and, when its shuffle seed is revealed, its deal is
+checked against the seed; only then are its events stored, in one save. So a rejected
+record stores nothing.
+
+Re-importing is idempotent: a game id already in the store is compared with the incoming
+record in canonical form (the stored game exported as a record): identical is *already
+recorded*; anything else is a *conflict*, and the stored game is left untouched.
+
+Games are saved in batches (one transaction per batch, see ``bench``); a batch that meets
+an existing game falls back to saving its games one at a time to find which.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from eventsourcing.persistence import IntegrityError
+
+from domain import variants
+from domain.errors import RuleViolation
+from domain.game import Game
+from replays.records.codec import (
+    GameRecord,
+    RecordError,
+    bounded_lines,
+    explain,
+    read_records,
+    record_of,
+)
+from replays.store.application import GameExists, GameNotFound, Ledger
+
+IMPORTED = "imported"
+ALREADY = "already recorded"
+REJECTED = "rejected"
+CONFLICT = "conflict"
+
+BATCH = 50
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one record; ``message`` is ``GAME: move N (player type card): why``."""
+
+    game_id: str | None
+    status: str
+    reason: str | None = None
+    line: int | None = None
+
+    @property
+    def message(self) -> str:
+        name = self.game_id or f"line {self.line}"
+        return f"{name}: {self.reason}" if self.reason else f"{name}: {self.status}"
+
+    @property
+    def failed(self) -> bool:
+        return self.status in (REJECTED, CONFLICT)
+
+
+@dataclass
+class ImportSummary:
+    imported: int = 0
+    already: int = 0
+    rejected: int = 0  # conflicts included
+    failures: list[Outcome] = field(default_factory=list)
+    followers: dict[str, int | None] = field(default_factory=dict)
+
+    def add(self, outcome: Outcome) -> None:
+        if outcome.status == IMPORTED:
+            self.imported += 1
+        elif outcome.status == ALREADY:
+            self.already += 1
+        else:
+            self.rejected += 1
+            self.failures.append(outcome)
+
+    @property
+    def ok(self) -> bool:
+        return self.rejected == 0
+
+    def line(self) -> str:
+        conflicts = sum(1 for outcome in self.failures if outcome.status == CONFLICT)
+        return (
+            f"{self.imported} imported, {self.already} already recorded, "
+            f"{self.rejected} rejected" + (f" ({conflicts} conflicts)" if conflicts else "")
+        )
+
+
+class RecordConflict(Exception):
+    """A different record under a game id that is already stored."""
+
+
+def build_game(record: GameRecord) -> Game:
+    """The record's game, played (and settled) in memory by its variant, after its deals
+    are checked against a revealed shuffle seed; raises on any broken rule."""
+    variant = variants.for_parsed(record)
+    variant.check_deals(record)
+    return variant.build(record)
+
+
+def check_shuffle(record: GameRecord) -> None:
+    """A record's deals against its revealed seed (refused as ``BadDeal``/``RecordError``)."""
+    variants.for_parsed(record).check_deals(record)
+
+
+def compare_with_stored(ledger: Ledger, record: GameRecord) -> str:
+    """ALREADY when the stored game is exactly this record; raises RecordConflict if not."""
+    stored = record_of(ledger.get_game(record.game_id)).canonical()
+    if stored == record.canonical():
+        return ALREADY
+    raise RecordConflict(
+        f"conflict: a different game {record.game_id} is already recorded; "
+        "the stored game was left untouched"
+    )
+
+
+class Importer:
+    """Feeds records to a :class:`Ledger`, a batch of games per save."""
+
+    def __init__(self, ledger: Ledger, *, batch: int = BATCH):
+        self.ledger = ledger
+        self.batch = batch
+        self._pending: list[tuple[GameRecord, Game, int | None]] = []
+
+    def add(self, record: GameRecord, line: int | None = None) -> list[Outcome]:
+        """Check one record; returns the outcomes now known (a batch may be flushed)."""
+        try:
+            game = build_game(record)
+        except (RecordError, RuleViolation) as error:
+            return [Outcome(record.game_id, REJECTED, explain(error, record), line)]
+        except Exception as error:  # one record's crash never costs the batch
+            reason = f"could not be played ({type(error).__name__}: {error})"
+            return [Outcome(record.game_id, REJECTED, reason, line)]
+        if any(pending.game_id == record.game_id for pending, _, _ in self._pending):
+            # The same id twice in one batch: settle the first before judging the second.
+            outcomes = self.flush()
+            return outcomes + self._save_one(record, game, line)
+        self._pending.append((record, game, line))
+        return self.flush() if len(self._pending) >= self.batch else []
+
+    def flush(self) -> list[Outcome]:
+        pending, self._pending = self._pending, []
+        if not pending:
+            return []
+        try:
+            self.ledger.save(*(game for _, game, _ in pending))
+        except IntegrityError:
+            # Some game of the batch exists already; nothing of the batch was stored, and the
+            # failed save has taken the games' pending events, so each is built again.
+            outcomes: list[Outcome] = []
+            for record, _, line in pending:
+                outcomes.extend(self._save_one(record, build_game(record), line))
+            return outcomes
+        return [Outcome(record.game_id, IMPORTED, line=line) for record, _, line in pending]
+
+    def _save_one(self, record: GameRecord, game: Game, line: int | None) -> list[Outcome]:
+        try:
+            self.ledger.save(game)
+        except IntegrityError:
+            try:
+                return [
+                    Outcome(record.game_id, compare_with_stored(self.ledger, record), line=line)
+                ]
+            except RecordConflict as conflict:
+                return [Outcome(record.game_id, CONFLICT, str(conflict), line)]
+            except (GameNotFound, RecordError, RuleViolation) as error:
+                return [Outcome(record.game_id, CONFLICT, f"conflict: {error}", line)]
+        return [Outcome(record.game_id, IMPORTED, line=line)]
+
+
+def import_record(ledger: Ledger, record: GameRecord) -> Outcome:
+    """Import one parsed record (the ingest API and tests use this directly)."""
+    importer = Importer(ledger, batch=1)
+    outcomes = importer.add(record) or importer.flush()
+    return outcomes[0]
+
+
+def import_lines(
+    ledger: Ledger,
+    lines: Iterable[str | bytes],
+    *,
+    batch: int = BATCH,
+    on_outcome: Callable[[Outcome], None] | None = None,
+    follow: bool = True,
+    warn: Callable[[str], None] | None = None,
+    progress: bool = False,
+) -> ImportSummary:
+    """Import every record of a JSON Lines stream; returns the counts and the failures."""
+    summary = ImportSummary()
+    importer = Importer(ledger, batch=batch)
+    if hasattr(lines, "readline"):  # a file: never read an unbounded line into memory
+        lines = bounded_lines(lines)
+
+    def report(outcomes: list[Outcome]) -> None:
+        for outcome in outcomes:
+            summary.add(outcome)
+            if on_outcome is not None:
+                on_outcome(outcome)
+
+    for number, parsed in read_records(lines):
+        if isinstance(parsed, RecordError):
+            report([Outcome(parsed.game_id, REJECTED, parsed.detail, number)])
+            continue
+        report(importer.add(parsed, number))
+    report(importer.flush())
+    if follow and summary.imported:
+        from replays.store.followers import catch_up_followers
+
+        summary.followers = catch_up_followers(ledger.url, warn, progress=progress)
+    return summary
+
+
+def progress_wanted(stream=sys.stderr) -> bool:
+    """Progress bars only on a terminal: piped output and CI logs stay clean."""
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+__all__ = [
+    "ALREADY",
+    "CONFLICT",
+    "IMPORTED",
+    "REJECTED",
+    "GameExists",
+    "ImportSummary",
+    "Importer",
+    "Outcome",
+    "build_game",
+    "check_shuffle",
+    "import_lines",
+    "import_record",
+]

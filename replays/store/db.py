@@ -1,0 +1,55 @@
+"""The SQLAlchemy side of the ledger database: one declarative base for every table we own.
+
+Tables the project owns (read models, tokens, integrity seals, accounts, access log) are
+declared on :class:`Base` in their own modules and built by the Alembic migrations in
+`migrations/`; the event store's own tables belong to eventsourcing-sqlalchemy.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sqlalchemy as sa
+from sqlalchemy.orm import DeclarativeBase, sessionmaker
+
+from replays.store.settings import database_url
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def engine_for(url: str | None = None) -> sa.Engine:
+    """One engine per database URL per process (SQLite gets foreign keys and WAL).
+
+    The URL is resolved before the cache is consulted, so ``engine_for()`` follows
+    ``RUMMY_LEDGER_DATABASE_URL`` when it changes (tests switch databases per test).
+    """
+    return _engine(database_url(url))
+
+
+@lru_cache(maxsize=16)
+def _engine(url: str) -> sa.Engine:
+    engine = sa.create_engine(url, future=True)
+    if url.startswith("sqlite"):
+
+        @sa.event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection, _record):
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.close()
+
+    return engine
+
+
+def session_factory(url: str | None = None) -> sessionmaker:
+    return sessionmaker(engine_for(database_url(url)), expire_on_commit=False)

@@ -1,0 +1,123 @@
+"""The whole database schema, built by Alembic: our tables and the event store's.
+
+``migrate(url)`` runs ``alembic upgrade head`` programmatically (the CLI's ``db upgrade``,
+tests and the demo call it), so one command builds every table on SQLite or PostgreSQL
+and the :class:`~replays.store.application.Ledger` can run with ``CREATE_TABLE=no``.
+
+Tables are declared in the modules listed in :data:`MODEL_MODULES`; Alembic's ``env.py``
+imports them through :func:`target_metadata`. A new module declaring tables on
+:class:`replays.store.db.Base` is added to that list and gets a migration (see
+``migrations/README.md``).
+
+>>> migrate("sqlite:///:memory:")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from functools import lru_cache
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from replays.store.db import Base, engine_for
+from replays.store.settings import database_url
+
+ROOT = Path(__file__).resolve().parents[2]  # the project: replays/store/schema.py
+ALEMBIC_INI = ROOT / "alembic.ini"
+
+# Every module that declares tables on replays.store.db.Base. Modules not written yet are
+# skipped; one that exists but fails to import is an error.
+MODEL_MODULES = (
+    "replays.readmodels.models",
+    "replays.access.tokens",
+    "replays.access.ownership",
+    "replays.integrity.models",
+    "replays.access.accounts",
+    "replays.access.access_log",
+    "replays.disputes.projection",
+)
+
+# eventsourcing-sqlalchemy names its tables after the application (Ledger.name.lower()):
+# <prefix>_events (with the notification ids), <prefix>_snapshots, <prefix>_tracking.
+EVENT_STORE_PREFIX = "ledger"
+EVENTS_TABLE = f"{EVENT_STORE_PREFIX}_events"
+SNAPSHOTS_TABLE = f"{EVENT_STORE_PREFIX}_snapshots"
+TRACKING_TABLE = f"{EVENT_STORE_PREFIX}_tracking"
+
+
+def load_models() -> list[str]:
+    """Import every model module that exists; return the names imported."""
+    loaded = []
+    for name in MODEL_MODULES:
+        if importlib.util.find_spec(name) is None:
+            continue
+        importlib.import_module(name)
+        loaded.append(name)
+    return loaded
+
+
+@lru_cache(maxsize=1)
+def event_store_metadata() -> sa.MetaData:
+    """The event store's tables exactly as eventsourcing-sqlalchemy declares them.
+
+    Built from the library's own record classes (copied into a private MetaData so that
+    other applications declared in the same process do not leak in).
+    """
+    from eventsourcing_sqlalchemy.datastore import SQLAlchemyDatastore
+
+    metadata = sa.MetaData()
+    for table_name, base_cls in (
+        (EVENTS_TABLE, SQLAlchemyDatastore.base_stored_event_record_cls),
+        (SNAPSHOTS_TABLE, SQLAlchemyDatastore.base_snapshot_record_cls),
+        (TRACKING_TABLE, SQLAlchemyDatastore.base_notification_tracking_record_cls),
+    ):
+        record_cls = SQLAlchemyDatastore.define_record_class(
+            cls_name="".join(part.capitalize() for part in table_name.split("_")),
+            table_name=table_name,
+            schema_name=None,
+            base_cls=base_cls,
+        )
+        record_cls.__table__.to_metadata(metadata)
+    return metadata
+
+
+def target_metadata() -> list[sa.MetaData]:
+    """What Alembic compares the database with: our models and the event store."""
+    load_models()
+    return [Base.metadata, event_store_metadata()]
+
+
+def alembic_config(url: str | None = None):
+    from alembic.config import Config
+
+    config = Config(str(ALEMBIC_INI))
+    config.set_main_option("script_location", str(ROOT / "migrations"))
+    # Passed as an attribute, not an ini option: URLs may hold '%' (configparser syntax).
+    config.attributes["url"] = database_url(url)
+    return config
+
+
+def migrate(url: str | None = None, revision: str = "head") -> None:
+    """Bring the database at ``url`` (default: the project setting) up to ``revision``."""
+    from alembic import command
+
+    url = database_url(url)
+    config = alembic_config(url)
+    with engine_for(url).begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+
+
+def current_revision(url: str | None = None) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
+    with engine_for(database_url(url)).connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
