@@ -27,8 +27,8 @@ import tempfile
 import time
 from typing import Any
 
+from domain.red3.records import parse_red3_record
 from replays.records.red3_ledger import record_match, replay_states, state_at
-from replays.records.red3_records import parse_red3_record
 from replays.simulation.red3 import play, setup_table
 from replays.simulation.tables import Floor
 from replays.store.application import Ledger

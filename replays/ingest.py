@@ -22,9 +22,9 @@ from typing import Any
 
 from domain import variants
 from domain.errors import RuleViolation
+from domain.records import FORMAT_TAG, RecordError, record_object
 from domain.variants import ReportedAlready, Variant
 from replays.access.ownership import owner_of, save_owned_game
-from replays.records.codec import FORMAT_TAG, RecordError, record_object
 from replays.store.application import ConcurrentWrite, GameExists, GameNotFound, Ledger
 
 HEADER_FIELDS_REFUSED = ("moves", "reported", "settlement")

@@ -153,7 +153,7 @@ def conserved(match):
 def example_record():
     """The worked example as a complete ``rummy-ledger/red3@1`` record, with move times."""
     from domain.red3.moves import play_match
-    from replays.records.red3_records import red3_record_of
+    from domain.red3.records import red3_record_of
 
     rounds, minute = [], 0
     for played in EXAMPLE_ROUNDS:
@@ -190,8 +190,8 @@ def random_record(seed, *, players=2, rounds=2, stock_known=True, passive_rounds
     import random
 
     from domain.cards import deck_order as order_of
+    from domain.red3.records import red3_record_of
     from domain.red3.table import deal_from_order
-    from replays.records.red3_records import red3_record_of
 
     rng = random.Random(seed)
     seats = tuple(f"p{seed}-{i}" for i in range(1, players + 1))

@@ -12,7 +12,8 @@ from fuzz_support import FUZZ_SETTINGS, mutated_lines, red3_records, sample_reco
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from replays.records.codec import RecordError, parse_record
+from domain.records import RecordError
+from replays.records.codec import parse_record
 from replays.records.settle import settle_lines
 from web.cli import main
 

@@ -21,22 +21,13 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("domain", "replays")
 
 KNOWN = {
-    # The record schema work (pydantic) moves the shared header checks and RecordError to
-    # domain/ and Red 3's record schema into domain/red3: then nothing imports back.
-    (
-        "replays.records.red3_records",
-        "replays.records.codec",
-    ): "records <-> red3_records (schema work)",
-    ("domain.rummy13.variant", "replays.records.codec"): "13-card record parser (schema work)",
-    ("domain.red3.variant", "replays.records.codec"): "RecordError (schema work)",
-    ("domain.red3.variant", "replays.records.red3_records"): "Red 3 record parser (schema work)",
     # The simulator's bots stay in replays/simulation for now; a variant reaches its bot
-    # lazily (Variant.bot). They move to each family's package with the replays/ layout.
+    # lazily (Variant.bot), the one place domain/ reaches into replays/.
     ("domain.rummy13.variant", "replays.simulation.rummy13"): "13-card bot",
     ("domain.rummy13.variant", "replays.simulation.reported"): "13-card reported block",
     ("domain.red3.variant", "replays.simulation.red3"): "Red 3 bot",
-    # integrity_verify calls the read-model check, which reports with its Report and
-    # problem kinds; the integrity split (integrity/verify/report.py) removes it.
+    # integrity's verify calls the read-model check, which reports with its Report and
+    # problem kinds; moving Report into its own module removes it.
     (
         "replays.readmodels.read_model_checks",
         "replays.integrity.verify",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 import sqlalchemy as sa
 from test_integrity import PLAYERS, insert_row, kinds, old_ledger, record, row_id, sql
 
+from domain.red3.records import parse_red3_record
 from domain.table import TableConfig
 from replays.integrity import merkle
 from replays.integrity.append import SealingError
@@ -38,7 +40,6 @@ from replays.integrity.proofs import verify_proof
 from replays.integrity.signing import init_keys, load_public_key
 from replays.integrity.store import raw_id
 from replays.records.red3_ledger import record_match
-from replays.records.red3_records import parse_red3_record
 from replays.store.application import ConcurrentWrite, GameExists, Ledger
 
 FORGED = b'{"player":"p1","card":"JK","at":null}'
@@ -353,6 +354,13 @@ def test_concurrent_writers_build_one_consistent_tree(database_url, keys):
     checkpoints = []
     done = threading.Event()
 
+    def signed(count: int) -> None:
+        """Wait until the signer has signed ``count`` checkpoints (the interleaving this
+        test is about must happen however loaded the machine is)."""
+        deadline = time.monotonic() + 60
+        while len(checkpoints) < count and not errors and time.monotonic() < deadline:
+            time.sleep(0.01)
+
     def write(n: int) -> None:
         ledger = Ledger(database_url)
         try:
@@ -360,6 +368,8 @@ def test_concurrent_writers_build_one_consistent_tree(database_url, keys):
                 game_id = f"C{n}-{r}"
                 record(ledger, game_id, turns=2 + (n + r) % 3)  # one save, 6-10 events
                 next_turn(ledger, game_id)  # two saves of one event
+                if n == 0 and r == 0:
+                    signed(2)  # at least one checkpoint between saves
         except BaseException as error:  # reported below
             errors.append(error)
         finally:

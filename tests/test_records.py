@@ -13,16 +13,8 @@ import record_factory
 
 from domain.cards import full_deck, parse_cards
 from domain.moves import play_game
-from replays.records.codec import (
-    GameRecord,
-    Move,
-    RecordError,
-    dump_record,
-    explain,
-    parse_record,
-    read_records,
-    record_of,
-)
+from domain.records import GameRecord, Move, RecordError, dump_record
+from replays.records.codec import explain, parse_record, read_records, record_of
 
 DATA = Path(__file__).parent / "data"
 

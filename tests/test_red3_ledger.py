@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from domain.red3.records import parse_red3_record, red3_record_of
 from replays.records.red3_ledger import (
     NotARed3Match,
     StepOutOfRange,
@@ -19,7 +20,6 @@ from replays.records.red3_ledger import (
     replay_states,
     state_at,
 )
-from replays.records.red3_records import parse_red3_record, red3_record_of
 from replays.store.application import GameExists, Ledger
 
 DATA = Path(__file__).parent / "data"

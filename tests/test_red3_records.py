@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from red3_factory import random_record, write_data_files
 
-import replays.records.red3_records
+import domain.red3.records
 from domain.errors import BadDeal, CardNotHeld
+from domain.records import RecordError
 from domain.red3.errors import OpeningTooLow
-from replays.records.codec import RecordError
-from replays.records.red3_records import (
+from domain.red3.records import (
     RED3_FORMAT,
     dump_red3,
     explain,
@@ -31,7 +31,7 @@ def lines(name):
 
 
 def test_docstring_examples():
-    result = doctest.testmod(replays.records.red3_records)
+    result = doctest.testmod(domain.red3.records)
     assert result.failed == 0 and result.attempted > 0
 
 

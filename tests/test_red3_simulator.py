@@ -5,7 +5,7 @@ from collections import Counter
 
 from click.testing import CliRunner
 
-from replays.records.red3_records import parse_red3_record
+from domain.red3.records import parse_red3_record
 from replays.simulation import Floor, Simulation
 from replays.simulation.red3 import reported_block
 from web.cli import main

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from domain.red3.records import parse_red3_record
 from replays.integrity.evidence import create_tables, make_checkpoint, verify_store
 from replays.records.red3_ledger import get_match, record_match, state_at
-from replays.records.red3_records import parse_red3_record
 from replays.simulation.red3 import play, setup_table
 from replays.simulation.tables import Floor
 from replays.store.application import Ledger

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from test_red3_deal_wiring import simulated
 
+from domain.red3.records import parse_red3_record
 from domain.red3.shuffle import commitment
 from replays.integrity.evidence import create_tables, make_checkpoint, verify_store
 from replays.records.red3_ledger import record_match
-from replays.records.red3_records import parse_red3_record
 from replays.store.application import Ledger
 
 

@@ -26,10 +26,10 @@ from domain import variants
 from domain.cards import Card, CardError
 from domain.errors import BadMove, NotYourTurn
 from domain.game import Game
+from domain.records import RecordError
 from domain.variants import RECORDED, Discrepancy, GameRows, Variant
 from replays.readmodels.models import GameRow, MoveRow, PlayerResultRow
 from replays.readmodels.projections import catch_up
-from replays.records.codec import RecordError
 from replays.records.exporter import export_lines
 from replays.records.importer import import_lines
 from replays.records.settle import settle_lines

@@ -5,9 +5,9 @@ round, each from its own key of the match's shuffle seed: :mod:`domain.red3.shuf
 steps that are deals or moves. Over the live API a step is posted like a move: a deal is
 ``{"type": "deal", "deal": {...}}``, the rest are the record's moves (docs/red3-format.md).
 
-The record parser and the simulator's bot still live in ``replays/`` (the record-schema
-work moves the parser into ``domain/``); the methods that need them import them when
-called, so nothing here loads ``replays`` at import time.
+The record reader is :mod:`domain.red3.records`; the methods that need it import it when
+called, so the command line starts without pydantic. The simulator's bot lives in
+``replays/simulation`` and is reached only through :attr:`Red3.bot`.
 
 >>> RED3.name, RED3.record_format, RED3.has_money
 ('red3', 'rummy-ledger/red3@1', False)
@@ -42,12 +42,12 @@ class Red3(Variant):
 
     # -- records -----------------------------------------------------------------------
     def parse_record(self, obj: Mapping[str, Any]) -> Any:
-        from replays.records.red3_records import parse_red3_record  # moves to domain (schema work)
+        from domain.red3.records import parse_red3_record  # not at import: pydantic loads with the first record
 
         return parse_red3_record(obj)
 
     def record_of(self, game: red3_game.Red3Match) -> Any:
-        from replays.records.red3_records import red3_record_of  # moves to domain (schema work)
+        from domain.red3.records import red3_record_of  # not at import: pydantic loads with the first record
 
         return red3_record_of(game)
 
@@ -64,7 +64,7 @@ class Red3(Variant):
     # -- the live API --------------------------------------------------------------------
     def start(self, header: Mapping[str, Any]) -> red3_game.Red3Match:
         """A match from its record header without rounds: deals are posted as steps."""
-        from replays.records.codec import RecordError  # moves to domain (schema work)
+        from domain.records import RecordError  # not at import: pydantic loads with the first record
 
         if header.get("rounds") not in (None, []):
             raise RecordError("post each round's deal as a step, not in the header", field="rounds")
@@ -78,9 +78,9 @@ class Red3(Variant):
         (whose turn, which cards are held) are the match's to judge in :meth:`play`."""
         from pydantic import ValidationError  # not at import: the CLI starts without it
 
+        from domain.records import refusal
         from domain.red3.record_schema import RED3_STEP_BODY
-        from replays.records.codec import refusal
-        from replays.records.red3_records import deal_of  # moves to domain with the records
+        from domain.red3.records import deal_of  # not at import: pydantic loads with the first record
 
         try:
             step = RED3_STEP_BODY.validate_python({**body, "seq": seq})
@@ -162,7 +162,7 @@ class Red3(Variant):
         return self.build(record).settlement().to_dict()
 
     def describe_settlement(self, outcome: Mapping[str, Any]) -> str:
-        from replays.records.red3_records import describe_settlement  # moves with the record schema
+        from domain.red3.records import describe_settlement  # moves with the record schema
 
         return describe_settlement(outcome)
 
@@ -172,7 +172,7 @@ class Red3(Variant):
 
         Only a commitment passes (the seed is revealed when the match ends); a seed that
         breaks its commitment is refused, as for 13-card records."""
-        from replays.records.codec import RecordError  # moves to domain (schema work)
+        from domain.records import RecordError  # not at import: pydantic loads with the first record
 
         shuffle = record.config.shuffle
         if not shuffle or not shuffle.get("seed"):

@@ -1,13 +1,13 @@
 """13-card rummy as a variant: Points Rummy and Raise Rummy, two instances of one class.
 
 Both play the same :class:`~domain.game.Game` aggregate; they differ only in the money
-profile the record's ``variant`` selects (docs/rules.md §1, docs/rules.md). The 13-card modules
+profile the record's ``variant`` selects (docs/rules.md §1). The 13-card modules
 (``domain/game.py``, ``moves.py``, ``settlement.py`` ...) still live at the top of
 ``domain/``; only this module lives in ``domain/rummy13`` so far.
 
-The record parser still lives in :mod:`replays.records.codec` (the record-schema work moves it
-into ``domain/``); until then the methods that need it import it when called, so nothing
-here loads ``replays`` at import time.
+The record reader is :mod:`domain.records`; the methods that need it import it when called,
+so the command line starts without pydantic. The simulator's bot lives in
+``replays/simulation`` and is reached only through :attr:`Rummy13.bot`.
 
 >>> POINTS.name, RAISE.name, POINTS.record_format
 ('points', 'raise', 'rummy-ledger/game@1')
@@ -50,17 +50,17 @@ class Rummy13(Variant):
 
     # -- records -----------------------------------------------------------------------
     def parse_record(self, obj: Mapping[str, Any]) -> Any:
-        from replays.records.codec import parse_game_record  # moves to domain with the schema work
+        from domain.records import parse_game_record  # not at import: pydantic loads with the first record
 
         return parse_game_record(obj)
 
     def record_of(self, game: game13.Game) -> Any:
-        from replays.records.codec import game_record_of  # moves to domain with the schema work
+        from domain.records import game_record_of  # not at import: pydantic loads with the first record
 
         return game_record_of(game)
 
     def explain(self, error: Exception, record: Any = None) -> str:
-        from replays.records.codec import explain_game  # moves to domain with the schema work
+        from domain.records import explain_game  # not at import: pydantic loads with the first record
 
         return explain_game(error, record)
 
@@ -73,7 +73,7 @@ class Rummy13(Variant):
     # -- the aggregate -----------------------------------------------------------------
     def build(self, record: Any) -> game13.Game:
         """Played and settled in memory; a ``reported`` block needs a settled game."""
-        from replays.records.codec import RecordError  # moves to domain with the schema work
+        from domain.records import RecordError  # not at import: pydantic loads with the first record
 
         reported = record.reported.to_dict() if record.reported is not None else None
         game = moves13.play_game(record.config, record.deal, record.move_dicts(), settle=True)
@@ -94,12 +94,12 @@ class Rummy13(Variant):
 
     def parse_move(self, game: game13.Game, body: Mapping[str, Any], seq: int) -> dict:
         """One live move checked for shape (a ``RecordError`` names the field)."""
-        from replays.records.codec import Move  # moves to domain with the schema work
+        from domain.records import Move  # not at import: pydantic loads with the first record
 
         return Move.from_dict(body, index=seq, players=game.config.players).to_dict()
 
     def describe_move(self, move: Mapping[str, Any], seq: int) -> str:
-        from replays.records.codec import Move  # moves to domain with the schema work
+        from domain.records import Move  # not at import: pydantic loads with the first record
 
         return Move.from_dict(move, index=seq).describe()
 
@@ -122,7 +122,7 @@ class Rummy13(Variant):
         return None if game.settlement is None else game.settlement.summary()
 
     def parse_reported(self, game: game13.Game, value: Any) -> dict:
-        from replays.records.codec import Reported  # moves to domain with the schema work
+        from domain.records import Reported  # not at import: pydantic loads with the first record
 
         return Reported.from_dict(value, game.config.players).to_dict()
 
@@ -171,8 +171,8 @@ class Rummy13(Variant):
         if not shuffle or not shuffle.get("seed"):
             return  # only a commitment: the seed is revealed when the game ends
         from domain.errors import BadDeal
+        from domain.records import RecordError  # not at import: pydantic loads with the first record
         from domain.shuffle import ShuffleError, verify_deal
-        from replays.records.codec import RecordError  # moves to domain with the schema work
 
         config = record.config
         try:

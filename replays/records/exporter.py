@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from domain import variants
-from replays.records.codec import dump_record
+from domain.records import dump_record
 from replays.store.application import Ledger
 
 

@@ -24,14 +24,8 @@ from eventsourcing.persistence import IntegrityError
 from domain import variants
 from domain.errors import RuleViolation
 from domain.game import Game
-from replays.records.codec import (
-    GameRecord,
-    RecordError,
-    bounded_lines,
-    explain,
-    read_records,
-    record_of,
-)
+from domain.records import GameRecord, RecordError
+from replays.records.codec import bounded_lines, explain, read_records, record_of
 from replays.store.application import GameExists, GameNotFound, Ledger
 
 IMPORTED = "imported"

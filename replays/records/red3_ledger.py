@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from domain.red3.audit import Red3Audit, audit_events
 from domain.red3.game import Red3Match
+from domain.red3.records import Red3Record
 from domain.red3.state import Red3TableState
-from replays.records.red3_records import Red3Record
 
 
 class NotARed3Match(LookupError):

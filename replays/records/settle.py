@@ -16,8 +16,9 @@ from domain import variants
 from domain.errors import RuleViolation
 from domain.game import Game
 from domain.moves import play_game
+from domain.records import GameRecord, RecordError
 from domain.rummy13.variant import NotOver
-from replays.records.codec import GameRecord, RecordError, explain, read_records
+from replays.records.codec import explain, read_records
 
 
 def play_record(record: GameRecord, *, settle: bool = True) -> Game:

@@ -59,7 +59,8 @@ def store_games(
     A game already stored (same id, same record) counts as already recorded, so an
     interrupted run can simply be repeated.
     """
-    from replays.records.codec import RecordError, parse_record
+    from domain.records import RecordError
+    from replays.records.codec import parse_record
     from replays.records.importer import Importer, Outcome
     from replays.store.application import Ledger
     from replays.store.followers import catch_up_followers

@@ -23,9 +23,9 @@ from decimal import Decimal
 from domain.cards import Card
 from domain.red3.game import Red3Config, Red3Match
 from domain.red3.hints import fitting_cards, related, suggest_books
+from domain.red3.records import red3_record_of
 from domain.red3.rules import held_penalty, is_red_three, is_wild, lay_down_value
 from domain.red3.shuffle import commitment, derive_red3_deal
-from replays.records.red3_records import red3_record_of
 from replays.simulation.tables import SEAT_COUNT_WEIGHTS, Floor, Table, timestamp
 
 ROUNDS = (2, 3, 4)  # rounds a simulated match is agreed to last
@@ -196,7 +196,7 @@ def _one_card_per_book(fits: list[tuple[int, Card]]) -> list[tuple[int, list[Car
 
 def settle(record: dict) -> dict:
     """The ``settle`` summary of a Red 3 record, through the aggregate."""
-    from replays.records.red3_records import parse_red3_record
+    from domain.red3.records import parse_red3_record
 
     return parse_red3_record(record).settle()
 

@@ -2,7 +2,7 @@
 
 The shape (known fields, card text, players, round numbers and every bound) is declared in
 :mod:`domain.red3.record_schema` and validated with it here; the rules are checked by playing the record through the match aggregate (:meth:`Red3Record.build`). Bad
-shape raises :class:`~replays.records.codec.RecordError` naming the game and the field, such as
+shape raises :class:`~domain.records.RecordError` naming the game and the field, such as
 ``rounds[1].moves[4].card``; a broken rule is a :class:`~domain.errors.RuleViolation` that
 :func:`explain` places as ``round 2 move 4 (p1 discard KS)``.
 
@@ -10,7 +10,7 @@ shape raises :class:`~replays.records.codec.RecordError` naming the game and the
 ...                    "players": [{"id": "p1", "seat": 1}], "round_count": 2, "rounds": []})
 Traceback (most recent call last):
 ...
-replays.records.codec.RecordError: R3-1: field 'players': 1 given: at least 2 needed
+domain.records.RecordError: R3-1: field 'players': 1 given: at least 2 needed
 
 Parsing and writing round-trip: ``parse_red3_record(record.to_dict()) == record``; the
 canonical form of a record is what its match exports (:meth:`Red3Record.canonical`), so the
@@ -26,13 +26,13 @@ from datetime import datetime
 from typing import Any
 
 from domain.errors import BadConfig, BadDeal, RuleViolation
+from domain.records import RecordError, parse_with_game_id, record_object, validated
 from domain.red3 import record_schema as schema
 from domain.red3.game import Red3Match
 from domain.red3.moves import play_match, where
 from domain.red3.record_schema import RED3_FORMAT, RED3_VARIANT
 from domain.red3.table import Red3Config, Red3Deal
 from domain.timestamps import format_time, parse_time
-from replays.records.codec import RecordError, parse_with_game_id, record_object, validated
 
 
 def is_red3_record(obj: Any) -> bool:
