@@ -26,12 +26,6 @@ KNOWN = {
     ("domain.rummy13.variant", "replays.simulation.rummy13"): "13-card bot",
     ("domain.rummy13.variant", "replays.simulation.reported"): "13-card reported block",
     ("domain.red3.variant", "replays.simulation.red3"): "Red 3 bot",
-    # integrity's verify calls the read-model check, which reports with its Report and
-    # problem kinds; moving Report into its own module removes it.
-    (
-        "replays.readmodels.read_model_checks",
-        "replays.integrity.verify",
-    ): "Report (integrity split)",
 }
 
 

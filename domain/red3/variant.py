@@ -42,12 +42,12 @@ class Red3(Variant):
 
     # -- records -----------------------------------------------------------------------
     def parse_record(self, obj: Mapping[str, Any]) -> Any:
-        from domain.red3.records import parse_red3_record  # not at import: pydantic loads with the first record
+        from domain.red3.records import parse_red3_record
 
         return parse_red3_record(obj)
 
     def record_of(self, game: red3_game.Red3Match) -> Any:
-        from domain.red3.records import red3_record_of  # not at import: pydantic loads with the first record
+        from domain.red3.records import red3_record_of
 
         return red3_record_of(game)
 
@@ -64,7 +64,7 @@ class Red3(Variant):
     # -- the live API --------------------------------------------------------------------
     def start(self, header: Mapping[str, Any]) -> red3_game.Red3Match:
         """A match from its record header without rounds: deals are posted as steps."""
-        from domain.records import RecordError  # not at import: pydantic loads with the first record
+        from domain.records import RecordError
 
         if header.get("rounds") not in (None, []):
             raise RecordError("post each round's deal as a step, not in the header", field="rounds")
@@ -80,7 +80,7 @@ class Red3(Variant):
 
         from domain.records import refusal
         from domain.red3.record_schema import RED3_STEP_BODY
-        from domain.red3.records import deal_of  # not at import: pydantic loads with the first record
+        from domain.red3.records import deal_of
 
         try:
             step = RED3_STEP_BODY.validate_python({**body, "seq": seq})
@@ -172,7 +172,7 @@ class Red3(Variant):
 
         Only a commitment passes (the seed is revealed when the match ends); a seed that
         breaks its commitment is refused, as for 13-card records."""
-        from domain.records import RecordError  # not at import: pydantic loads with the first record
+        from domain.records import RecordError
 
         shuffle = record.config.shuffle
         if not shuffle or not shuffle.get("seed"):

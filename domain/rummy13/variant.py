@@ -50,17 +50,17 @@ class Rummy13(Variant):
 
     # -- records -----------------------------------------------------------------------
     def parse_record(self, obj: Mapping[str, Any]) -> Any:
-        from domain.records import parse_game_record  # not at import: pydantic loads with the first record
+        from domain.records import parse_game_record
 
         return parse_game_record(obj)
 
     def record_of(self, game: game13.Game) -> Any:
-        from domain.records import game_record_of  # not at import: pydantic loads with the first record
+        from domain.records import game_record_of
 
         return game_record_of(game)
 
     def explain(self, error: Exception, record: Any = None) -> str:
-        from domain.records import explain_game  # not at import: pydantic loads with the first record
+        from domain.records import explain_game
 
         return explain_game(error, record)
 
@@ -73,7 +73,7 @@ class Rummy13(Variant):
     # -- the aggregate -----------------------------------------------------------------
     def build(self, record: Any) -> game13.Game:
         """Played and settled in memory; a ``reported`` block needs a settled game."""
-        from domain.records import RecordError  # not at import: pydantic loads with the first record
+        from domain.records import RecordError
 
         reported = record.reported.to_dict() if record.reported is not None else None
         game = moves13.play_game(record.config, record.deal, record.move_dicts(), settle=True)
@@ -94,12 +94,12 @@ class Rummy13(Variant):
 
     def parse_move(self, game: game13.Game, body: Mapping[str, Any], seq: int) -> dict:
         """One live move checked for shape (a ``RecordError`` names the field)."""
-        from domain.records import Move  # not at import: pydantic loads with the first record
+        from domain.records import Move
 
         return Move.from_dict(body, index=seq, players=game.config.players).to_dict()
 
     def describe_move(self, move: Mapping[str, Any], seq: int) -> str:
-        from domain.records import Move  # not at import: pydantic loads with the first record
+        from domain.records import Move
 
         return Move.from_dict(move, index=seq).describe()
 
@@ -122,7 +122,7 @@ class Rummy13(Variant):
         return None if game.settlement is None else game.settlement.summary()
 
     def parse_reported(self, game: game13.Game, value: Any) -> dict:
-        from domain.records import Reported  # not at import: pydantic loads with the first record
+        from domain.records import Reported
 
         return Reported.from_dict(value, game.config.players).to_dict()
 
@@ -171,7 +171,7 @@ class Rummy13(Variant):
         if not shuffle or not shuffle.get("seed"):
             return  # only a commitment: the seed is revealed when the game ends
         from domain.errors import BadDeal
-        from domain.records import RecordError  # not at import: pydantic loads with the first record
+        from domain.records import RecordError
         from domain.shuffle import ShuffleError, verify_deal
 
         config = record.config

@@ -37,8 +37,8 @@ from domain.table import TableConfig
 from replays.store.transcodings import ledger_transcoder
 
 if TYPE_CHECKING:
+    from replays.integrity.report import Report
     from replays.integrity.store import StoredRow
-    from replays.integrity.verify import Report
 
 DEAL = "deal"
 STARTED, DEALT, PICKED = Game.Started.TOPIC, Game.Dealt.TOPIC, Game.Picked.TOPIC

@@ -24,7 +24,7 @@ from replays.store.schema import SNAPSHOTS_TABLE
 from replays.store.settings import database_url
 
 if TYPE_CHECKING:
-    from replays.integrity.verify import Report
+    from replays.integrity.report import Report
 
 SNAPSHOT = "snapshot"
 

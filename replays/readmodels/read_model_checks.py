@@ -7,7 +7,7 @@ so this check and the projection cannot drift apart. Only events the projection 
 reached (up to its position, read in the same snapshot as the rows) are replayed: a
 game the projection has not caught up with yet is not a finding.
 
-Findings are :class:`~replays.integrity.verify.Problem` of kind ``read_model`` (the rows
+Findings are :class:`~replays.integrity.report.Problem` of kind ``read_model`` (the rows
 differ, are missing or have no events) or ``unreadable`` (an event that cannot be decoded
 or replayed, so its game's rows cannot be checked), each naming the game; for example
 ``player_results[p2].amount: stored 12.00, from events 10.00``.
@@ -29,8 +29,8 @@ from eventsourcing.persistence import Notification
 from domain import variants
 from domain.variants.base import SETTLEMENT_KIND, GameRows
 from replays.disputes.projection import adjustment_rows
+from replays.integrity.report import UNREADABLE, Report
 from replays.integrity.store import StoredRow, _stored, id_param
-from replays.integrity.verify import UNREADABLE, Report
 from replays.readmodels.projections import ENTRIES, GAMES, MOVES, NAME, RESULTS
 
 READ_MODEL = "read_model"
