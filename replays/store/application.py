@@ -87,6 +87,15 @@ class Ledger(Application):
         settings.update(env or {})
         self.url = settings["SQLALCHEMY_URL"]
         super().__init__(settings)
+        self._write_ahead_log()
+
+    def _write_ahead_log(self) -> None:
+        """Put a SQLite file in WAL mode now, not at its first transaction: the switch needs
+        the file to itself, so processes that open a fresh store and write at once would
+        otherwise race for it ("database is locked"). Once set, it stays with the file."""
+        datastore = getattr(self.recorder, "datastore", None)
+        if datastore is not None and datastore.is_sqlite_filedb:
+            datastore.init_sqlite_wal_mode()
 
     # -- wiring ----------------------------------------------------------------------------
     def construct_transcoder(self) -> Transcoder:
