@@ -76,31 +76,57 @@ class Red3Audit:
 def audit_events(events) -> Red3Audit:
     """Replay a match's events, recomputing each round's scores just before its
     ``RoundScored`` event from the books and hands as they stood then."""
+    auditor = MatchAuditor()
     match: Red3Match | None = None
-    computed: list[RoundScore] = []
-    recorded: list[RoundScore] = []
-    recorded_winners: tuple[str, ...] | None = None
     for domain_event in events:
-        if isinstance(domain_event, Red3Match.RoundScored):
-            held = {p: match.held(p) for p in match.players}
-            computed.append(
-                score_round(match.round, _out(match), match.players, match.books, held, match.rules)
-            )
-            recorded.append(RoundScore.from_dict(domain_event.score))
-        elif isinstance(domain_event, Red3Match.MatchEnded):
-            recorded_winners = tuple(domain_event.winners)
+        auditor.before(match, domain_event)
         match = domain_event.mutate(match)
-    found = _compare(match, computed, recorded, recorded_winners)
-    return Red3Audit(
-        game_id=match.game_id,
-        players=match.players,
-        rounds_planned=match.config.rounds,
-        computed=tuple(computed),
-        recorded=tuple(recorded),
-        recorded_winners=recorded_winners,
-        reported=match.reported,
-        discrepancies=tuple(found),
-    )
+    return auditor.report(match)
+
+
+class MatchAuditor:
+    """The audit fed by a replay someone already runs: ``before(match, event)`` just
+    before each event is applied, then ``report(match)`` with the match after the last.
+    Whatever fails while it watches fails in :meth:`report`, as it would have in
+    :func:`audit_events` (a replay for the read rows must not stop on an audit's error)."""
+
+    def __init__(self) -> None:
+        self.computed: list[RoundScore] = []
+        self.recorded: list[RoundScore] = []
+        self.recorded_winners: tuple[str, ...] | None = None
+        self.error: Exception | None = None
+
+    def before(self, match: Red3Match | None, domain_event: Any) -> None:
+        if self.error is not None:
+            return
+        try:
+            if isinstance(domain_event, Red3Match.RoundScored):
+                held = {p: match.held(p) for p in match.players}
+                self.computed.append(
+                    score_round(
+                        match.round, _out(match), match.players, match.books, held, match.rules
+                    )
+                )
+                self.recorded.append(RoundScore.from_dict(domain_event.score))
+            elif isinstance(domain_event, Red3Match.MatchEnded):
+                self.recorded_winners = tuple(domain_event.winners)
+        except Exception as error:  # raised again by report(), where audit_events raised
+            self.error = error
+
+    def report(self, match: Red3Match) -> Red3Audit:
+        if self.error is not None:
+            raise self.error
+        found = _compare(match, self.computed, self.recorded, self.recorded_winners)
+        return Red3Audit(
+            game_id=match.game_id,
+            players=match.players,
+            rounds_planned=match.config.rounds,
+            computed=tuple(self.computed),
+            recorded=tuple(self.recorded),
+            recorded_winners=self.recorded_winners,
+            reported=match.reported,
+            discrepancies=tuple(found),
+        )
 
 
 def _out(match: Red3Match) -> str | None:

@@ -78,7 +78,10 @@ def ended_row(match: Red3Match) -> dict:
 
 def audit_row(events: Iterable) -> dict:
     """The audit columns of a finished match, from its events (all of them, in order)."""
-    report = red3_audit.audit_events(events)
+    return audit_columns(red3_audit.audit_events(events))
+
+
+def audit_columns(report: red3_audit.Red3Audit) -> dict:
     note = "; ".join(d.note() for d in report.discrepancies)
     return {"discrepancy": bool(report.discrepancies), "discrepancy_note": note[:MAX_NOTE] or None}
 

@@ -286,6 +286,13 @@ class Variant(ABC):
         note = "; ".join(d.note() for d in found)
         return {"discrepancy": bool(found), "discrepancy_note": note[:MAX_NOTE] or None}
 
+    def audit_watch(self) -> Any | None:
+        """An object a replay feeds as it goes (``before(game, event)`` just before each
+        event is applied), whose ``columns(game)`` then gives :meth:`audit_columns`
+        without replaying the events again; None (the default): ``audit_columns`` is
+        called. ``verify`` replays every game once for all its checks."""
+        return None
+
     # -- replay --------------------------------------------------------------------------
     def timeline(self, game: Any) -> list[dict[str, Any]]:
         """The game's steps in order, each a move dict (``{"type", "player", ...}``)."""

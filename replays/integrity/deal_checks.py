@@ -82,30 +82,32 @@ class DealChecker:
         self.skipped.add(originator)
         self.games.pop(originator, None)
 
-    def feed(self, row: StoredRow, game_id: str) -> None:
+    def feed(self, row: StoredRow, game_id: str, event: Any = None, applied: Any = None) -> None:
+        """Check one stored event. A replay that has decoded it already passes the
+        ``event`` and the aggregate it gave (``applied``): nothing is decoded twice."""
         topic = row.topic
         if row.originator in self.skipped:
             return
         if topic not in TOPICS:
-            self._rebuild(row, game_id)
+            self._rebuild(row, game_id, applied)
             return
         if topic == STARTED:
-            self._started(row, game_id)
+            self._started(row, game_id, event)
             return
         game = self.games.get(row.originator)
         if game is None:
             return
         try:
             if topic == DEALT:
-                self._dealt(game, row)
+                self._dealt(game, row, event)
             elif topic == PICKED and game.dealt:
-                self._picked(game, row)
+                self._picked(game, row, event)
             elif topic in (RESHUFFLED, SETTLED):
                 del self.games[row.originator]  # the seeds say nothing after this
         except Exception as error:  # an event that no longer decodes is itself a finding
             self._fail(row, f"the event cannot be read to check the deal ({error})")
 
-    def _rebuild(self, row: StoredRow, game_id: str) -> None:
+    def _rebuild(self, row: StoredRow, game_id: str, applied: Any = None) -> None:
         """Another variant's game: rebuilt event by event while its seed is revealed."""
         found = self.rebuilt.get(row.originator)
         if found is None:
@@ -115,7 +117,7 @@ class DealChecker:
             found = (variant, game_id, None)
         variant, name, game = found
         try:
-            game = self._decode(row).mutate(game)
+            game = applied if applied is not None else self._decode(row).mutate(game)
         except Exception as error:  # an event that no longer decodes is itself a finding
             self.rebuilt.pop(row.originator, None)
             self._fail(row, f"the event cannot be read to check the deal ({error})", name)
@@ -139,9 +141,11 @@ class DealChecker:
         if mismatch is not None:
             self._fail(row, mismatch, name)
 
-    def _started(self, row: StoredRow, game_id: str) -> None:
+    def _started(self, row: StoredRow, game_id: str, event: Any = None) -> None:
         try:
-            config = TableConfig.from_dict(self._decode(row).config)
+            config = TableConfig.from_dict(
+                (event if event is not None else self._decode(row)).config
+            )
             if not config.shuffle:
                 return
             seeds = ShuffleSeeds.from_dict(config.shuffle)
@@ -153,8 +157,8 @@ class DealChecker:
             return
         self.games[row.originator] = _Seeded(game_id, config, seeds)
 
-    def _dealt(self, game: _Seeded, row: StoredRow) -> None:
-        event = self._decode(row)
+    def _dealt(self, game: _Seeded, row: StoredRow, event: Any = None) -> None:
+        event = event if event is not None else self._decode(row)
         config = game.config
         self.checked += 1
         try:
@@ -178,8 +182,8 @@ class DealChecker:
         game.stock = bytes(card.index for card in derived.stock)
         game.stock_start, game.dealt = derived.stock_start, True
 
-    def _picked(self, game: _Seeded, row: StoredRow) -> None:
-        event = self._decode(row)
+    def _picked(self, game: _Seeded, row: StoredRow, event: Any = None) -> None:
+        event = event if event is not None else self._decode(row)
         if event.source != "closed":
             return
         card = Card.parse(event.card)

@@ -68,6 +68,25 @@ def _snapshot_rows(
         yield current, group
 
 
+def snapshots_of(
+    connection: sa.Connection, originators: list[bytes]
+) -> dict[bytes, list[StoredEvent]]:
+    """The stored snapshots of some aggregates (one query), versions ascending."""
+    if not originators or not has_table(connection, SNAPSHOTS_TABLE):
+        return {}
+    query = sa.text(
+        f"SELECT originator_id, originator_version, topic, state FROM {SNAPSHOTS_TABLE} "
+        "WHERE originator_id IN :ids ORDER BY originator_id, originator_version"
+    ).bindparams(sa.bindparam("ids", expanding=True))
+    found: dict[bytes, list[StoredEvent]] = {}
+    params = [id_param(connection, o) for o in originators]
+    for originator, version, topic, state in connection.execute(query, {"ids": params}):
+        originator = raw_id(originator)
+        stored = StoredEvent(UUID(bytes=originator), version, topic, bytes(state))
+        found.setdefault(originator, []).append(stored)
+    return found
+
+
 def check_snapshots(
     connection: sa.Connection,
     url: str | None,
@@ -95,14 +114,8 @@ def check_snapshots(
             checked += len(snapshots)
             mismatch = _first_mismatch(ledger, snapshots)
             if mismatch is not None:
-                version, why = mismatch
-                report.add(
-                    SNAPSHOT,
-                    f"the stored snapshot at event {version} {why}: it was altered (deleting "
-                    "the game's snapshots is a safe repair; the game then loads from its "
-                    "events)",
-                    names.get(originator, str(UUID(bytes=originator))),
-                    version,
+                report_mismatch(
+                    report, names.get(originator, str(UUID(bytes=originator))), mismatch
                 )
     return checked
 
@@ -112,7 +125,6 @@ def _first_mismatch(ledger: Any, snapshots: list[StoredEvent]) -> tuple[int, str
 
     events = iter(ledger.events.get(snapshots[0].originator_id))
     aggregate, version = None, 0
-    encode = ledger.mapper.transcoder.encode
     for stored in snapshots:
         target = stored.originator_version
         for event in events:
@@ -122,11 +134,33 @@ def _first_mismatch(ledger: Any, snapshots: list[StoredEvent]) -> tuple[int, str
                 break
         if aggregate is None or version != target:
             return target, f"is beyond the game's {version} events"
-        try:
-            snapshot = ledger.mapper.to_domain_event(stored)
-        except Exception as error:  # a snapshot that no longer decodes was changed
-            return target, f"cannot be read ({error})"
-        expected = type(snapshot).take(aggregate)
-        if encode(expected.state) != encode(snapshot.state) or snapshot.topic != expected.topic:
-            return target, "does not match the game rebuilt from its events"
+        why = snapshot_mismatch(ledger, stored, aggregate)
+        if why is not None:
+            return target, why
     return None
+
+
+def snapshot_mismatch(ledger: Any, stored: StoredEvent, aggregate: Any) -> str | None:
+    """Why the stored snapshot differs from the one ``aggregate`` (the game rebuilt from
+    its events up to the snapshot's version) gives, or None when they are the same."""
+    try:
+        snapshot = ledger.mapper.to_domain_event(stored)
+    except Exception as error:  # a snapshot that no longer decodes was changed
+        return f"cannot be read ({error})"
+    expected = type(snapshot).take(aggregate)
+    encode = ledger.mapper.transcoder.encode
+    if encode(expected.state) != encode(snapshot.state) or snapshot.topic != expected.topic:
+        return "does not match the game rebuilt from its events"
+    return None
+
+
+def report_mismatch(report: Report, game_id: str, mismatch: tuple[int, str]) -> None:
+    version, why = mismatch
+    report.add(
+        SNAPSHOT,
+        f"the stored snapshot at event {version} {why}: it was altered (deleting "
+        "the game's snapshots is a safe repair; the game then loads from its "
+        "events)",
+        game_id,
+        version,
+    )

@@ -212,10 +212,16 @@ def verify_store(
         # A located edit's game is still replayed: its read rows are what names the event.
         troubled = {p.game_id for p in report.problems if p.kind not in _LOCATING}
         skip = frozenset(o for o, g in store_pass.names.items() if g in troubled)
-        if check_snapshots and has_events:
-            _snapshots(connection, url, report, store_pass.names, skip=skip, progress=progress)
+        names = store_pass.names
+        tally = None
         if check_read_models and has_events:
-            read_models(connection, url, report, store_pass.names, skip=skip, progress=progress)
+            # The read-model step replays every game it reaches: the snapshots it passes
+            # are compared on the way, and the snapshot step checks only the rest.
+            tally = _snapshot_tally() if check_snapshots else None
+            read_models(connection, url, report, names, skip=skip, progress=progress, tally=tally)
+        if check_snapshots and has_events:
+            done = skip if tally is None else skip | tally.done
+            _snapshots(connection, url, report, names, skip=done, progress=progress, already=tally)
         locating.name_events(report, store_pass.located)
     return report
 
@@ -233,8 +239,10 @@ def read_models(
     skip: frozenset[bytes] = frozenset(),
     progress: bool = False,
     events: str = EVENTS_TABLE,
+    tally=None,
 ) -> None:
-    """The read-model step: every game's rows against its events (replays.readmodels.read_model_checks)."""
+    """The read-model step: every game's rows against its events (replays.readmodels.read_model_checks);
+    with ``tally`` (a ``SnapshotTally``), the stored snapshots each replay passes too."""
     from replays.readmodels import read_model_checks as checks
 
     if not checks.has_read_models(connection):
@@ -250,6 +258,7 @@ def read_models(
             skip=skip,
             events=events,
             bar=bar,
+            snapshots=tally,
         )
     report.notes.append(f"{checked} game(s)' read rows checked against their events")
 
@@ -304,12 +313,21 @@ def _known(connection: sa.Connection, game_id: str, originators, events: str) ->
     return found.first() is not None
 
 
-def _snapshots(connection, url, report: Report, names, **kwargs) -> None:
+def _snapshots(connection, url, report: Report, names, already=None, **kwargs) -> None:
+    """The snapshot step, for the snapshots the read-model replay did not compare
+    (``already``: what it did)."""
     from replays.integrity.snapshot_checks import check_snapshots
 
     checked = check_snapshots(connection, url, report, names, **kwargs)
+    checked += already.checked if already is not None else 0
     if checked:
         report.notes.append(f"{checked} snapshot(s) checked against their events")
+
+
+def _snapshot_tally():
+    from replays.readmodels.read_model_checks import SnapshotTally
+
+    return SnapshotTally()
 
 
 def _deal_checker(report: Report):
@@ -750,25 +768,67 @@ def verify_game(
         located = _GameLocator(connection, game_id, leaves, tree, altered)
         located.run(mismatched, tree_head)
         _report_mismatches(game_id, report.last_position, mismatched, proven, report, located)
-        if check_snapshots and rows and not report.problems:
-            names = dict.fromkeys(originators, game_id)
-            _snapshots(connection, url, report, names, originators=originators)
+        snapshots_wanted = bool(check_snapshots and rows and not report.problems)
         # A located edit leaves the game's own rows to be read: they name the event.
         settled = not [p for p in report.problems if p.kind not in _LOCATING]
+        riders = None
         if check_read_models and rows and settled:
             from replays.readmodels import read_model_checks as checks
 
             if checks.has_read_models(connection):
+                # One replay of the game for its read rows, its snapshots and its deal.
+                riders = _riders(connection, rows, snapshots_wanted, check_deals, game_id)
                 checks.check_game_read_models(
-                    connection, checks.ledger_for(url), report, game_id, originators, events
+                    connection,
+                    checks.ledger_for(url),
+                    report,
+                    game_id,
+                    originators,
+                    events,
+                    riders=riders,
                 )
-    if check_deals and rows and settled:
-        checker = _deal_checker(report)
-        for row in rows:
-            checker.feed(row, game_id)
-        checker.finish()
+        carried = riders is not None and riders.carried
+        snapshots_done = carried and (riders.snapshots is None or riders.snapshots.done)
+        if snapshots_wanted and not snapshots_done:
+            names = dict.fromkeys(originators, game_id)
+            _snapshots(connection, url, report, names, originators=originators)
+            settled = settled and not report.problems
+    if check_deals and rows and settled and not (riders is not None and riders.snapshot_failed):
+        if carried and riders.watch is not None:
+            riders.watch.checker.finish()
+            report.problems += riders.watch.found.problems
+            report.notes += riders.watch.found.notes
+        else:
+            checker = _deal_checker(report)
+            for row in rows:
+                checker.feed(row, game_id)
+            checker.finish()
     locating.name_events(report, located.here)
     return report
+
+
+class _DealWatch:
+    """The deal check fed by a game's replay (its findings kept apart until the replay
+    is known to have gone to the end)."""
+
+    def __init__(self, game_id: str) -> None:
+        self.game_id = game_id
+        self.found = Report()
+        self.checker = _deal_checker(self.found)
+
+    def __call__(self, row: StoredRow, event, game) -> None:
+        self.checker.feed(row, self.game_id, event, game)
+
+
+def _riders(connection, rows, snapshots_wanted: bool, deals_wanted: bool, game_id: str):
+    from replays.integrity.snapshot_checks import snapshots_of
+    from replays.readmodels.read_model_checks import Riders, SnapshotsToCheck
+
+    snapshots = None
+    if snapshots_wanted:
+        stored = snapshots_of(connection, [rows[0].originator]).get(rows[0].originator)
+        snapshots = SnapshotsToCheck(stored) if stored else None
+    return Riders(rows, snapshots, _DealWatch(game_id) if deals_wanted else None)
 
 
 class _GameLocator:

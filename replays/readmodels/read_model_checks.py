@@ -30,6 +30,7 @@ from domain import variants
 from domain.variants.base import SETTLEMENT_KIND, GameRows
 from replays.disputes.projection import adjustment_rows
 from replays.integrity.report import UNREADABLE, Report
+from replays.integrity.snapshot_checks import report_mismatch, snapshot_mismatch, snapshots_of
 from replays.integrity.store import StoredRow, _stored, id_param
 from replays.readmodels.projections import ENTRIES, GAMES, MOVES, NAME, RESULTS
 
@@ -52,6 +53,7 @@ class Expected:
     # The event the settlement rows (results, settlement lines) come from, so a finding
     # on them names it (a move row carries its own event, in its ``version`` column).
     settled_version: int | None = None
+    replayed_all: bool = True  # see expected_rows
 
 
 class Unreplayable(Exception):
@@ -91,42 +93,122 @@ def _unreplayable(row: StoredRow, error: Exception) -> Unreplayable:
     )
 
 
-def expected_rows(ledger, rows: list[StoredRow]) -> Expected:
+@dataclass
+class SnapshotsToCheck:
+    """One game's stored snapshots (versions ascending), each compared with the game as the
+    replay for its read rows passes its version: the comparison of
+    :mod:`replays.integrity.snapshot_checks`, without rebuilding the game a second time.
+    ``done`` is False when the replay did not reach every snapshot (events beyond the
+    projection, a replay that stopped): the caller checks those the usual way."""
+
+    stored: list[Any]
+    mismatch: tuple[int, str] | None = None
+    done: bool = False
+
+
+def expected_rows(
+    ledger,
+    rows: list[StoredRow],
+    *,
+    reach: int | None = None,
+    snapshots: SnapshotsToCheck | None = None,
+    watch=None,
+) -> Expected:
     """Replay one game's stored events (versions 1..n, in order) into the rows the
-    projection would have written for them, with its variant's own row builders."""
+    projection would have written for them, with its variant's own row builders.
+
+    One replay serves the other per-game checks too: the read rows come from the first
+    ``reach`` rows (default all: what the projection has reached), and the replay goes on
+    through the rest for ``snapshots`` (compared as their versions pass) and ``watch``
+    (called as ``watch(row, event, game)`` once each event is applied; the deal check).
+    ``Expected.replayed_all`` says whether the replay got to the last row: an event past
+    ``reach`` that cannot be replayed is not a read-model finding, so it only stops there.
+    """
     variant = variants.for_topic(rows[0].topic) if rows else None
     if variant is None:
         raise Unreplayable(1, "the game has no first event of a known variant")
+    reach = len(rows) if reach is None else reach
     to_domain_event = ledger.mapper.to_domain_event
+    auditor = variant.audit_watch()
     game = None
     events, moves, closing = [], [], GameRows()
     audit, settled_version = False, None
-    for row in rows:
-        notification = _notification(row)
+    pending = snapshots.stored if snapshots is not None else ()
+    compared = 0
+    expected: Expected | None = None
+    replayed_all = True
+    for index, row in enumerate(rows):
+        if index == reach:
+            expected = _finish(
+                variant, game, events, moves, closing, audit, settled_version, rows, auditor, index
+            )
+        within = index < reach
         try:
-            event = to_domain_event(notification)
-            move = variant.move_row(game, event)
-            if move is not None:
-                moves.append(move)
+            event = to_domain_event(_notification(row))
+            if within:
+                move = variant.move_row(game, event)
+                if move is not None:
+                    moves.append(move)
+                if auditor is not None:
+                    auditor.before(game, event)
             game = event.mutate(game)
-            events.append(event)
-            closed = variant.closing_rows(game, event)
-            if closed is not None:
-                settled_version = row.version  # results and entries name this event
-                closing.game.update(closed.game)
-                closing.results += closed.results
-                closing.entries += closed.entries
-            audit = audit or variant.audits_after(game, event)
+            if within:
+                events.append(event)
+                closed = variant.closing_rows(game, event)
+                if closed is not None:
+                    settled_version = row.version  # results and entries name this event
+                    closing.game.update(closed.game)
+                    closing.results += closed.results
+                    closing.entries += closed.entries
+                audit = audit or variant.audits_after(game, event)
+        except Unreplayable:
+            if within:
+                raise
+            replayed_all = False
+            break
         except Exception as error:  # any way an event fails to decode or apply is a finding
-            raise _unreplayable(row, error) from None
+            if within:
+                raise _unreplayable(row, error) from None
+            replayed_all = False
+            break
+        while (
+            compared < len(pending)
+            and snapshots.mismatch is None
+            and pending[compared].originator_version == row.version
+        ):
+            why = snapshot_mismatch(ledger, pending[compared], game)
+            if why is not None:
+                snapshots.mismatch = (row.version, why)
+            compared += 1
+        if watch is not None:
+            watch(row, event, game)
+    if expected is None:
+        expected = _finish(
+            variant, game, events, moves, closing, audit, settled_version, rows, auditor, len(rows)
+        )
+    if snapshots is not None:
+        snapshots.done = replayed_all and (
+            snapshots.mismatch is not None or compared == len(pending)
+        )
+    expected.replayed_all = replayed_all
+    return expected
+
+
+def _finish(
+    variant, game, events, moves, closing, audit, settled_version, rows, auditor, upto
+) -> Expected:
+    """The rows of the game as it stands after its first ``upto`` rows."""
     if game is None:
         raise Unreplayable(1, "the game has no first event")
     columns = {**variant.started_row(game), **variant.progress_row(game), **closing.game}
     if audit:
         try:
-            columns.update(variant.audit_columns(game, events))
+            if auditor is not None:
+                columns.update(auditor.columns(game))
+            else:
+                columns.update(variant.audit_columns(game, events))
         except Exception as error:  # the audit replays the rules: a failure is a finding
-            raise _unreplayable(rows[-1], error) from None
+            raise _unreplayable(rows[upto - 1], error) from None
     expected = Expected(game.game_id, columns)
     expected.results = {r["player"]: r for r in closing.results}
     expected.entries = {tuple(e[k] for k in _ENTRY_KEY): e for e in closing.entries}
@@ -349,6 +431,20 @@ def _name(ledger, rows: list[StoredRow], names: dict[bytes, str]) -> str:
     return str(uuid.UUID(bytes=rows[0].originator))
 
 
+@dataclass
+class SnapshotTally:
+    """The stored snapshots the read-model pass compared on its way (each game's replay
+    for its rows passes its snapshots' versions): verify's snapshot step then checks only
+    the games not in ``done``."""
+
+    done: set[bytes] = field(default_factory=set)
+    checked: int = 0
+
+
+# A batch of games replayed together: their snapshots and stored rows read in one query.
+BATCH_EVENTS = 20_000
+
+
 def check_read_models(
     connection: sa.Connection,
     ledger,
@@ -358,20 +454,51 @@ def check_read_models(
     skip: frozenset[bytes] = frozenset(),
     events: str = "ledger_events",
     bar=None,
+    snapshots: SnapshotTally | None = None,
 ) -> int:
     """Every game's read rows against its events (the whole store). Returns the number of
-    games checked. ``names`` maps aggregate ids to game ids where known (the chain heads)."""
+    games checked. ``names`` maps aggregate ids to game ids where known (the chain heads).
+    With ``snapshots``, each replayed game's stored snapshots are compared on the way."""
     names = names or {}
     position = projection_position(connection)
     seen: set[str] = set()
-    batch: list[Expected] = []
+    waiting: list[list[StoredRow]] = []
+    waiting_events = 0
     checked = 0
 
-    def flush() -> None:
-        stored = _stored_rows(connection, [e.game_id for e in batch])
-        for expected in batch:
-            compare_game(report, expected, stored)
-        batch.clear()
+    def replay_waiting() -> None:
+        nonlocal checked, waiting_events
+        found = {}
+        if snapshots is not None:
+            found = snapshots_of(connection, [rows[0].originator for rows in waiting])
+        batch: list[Expected] = []
+        for rows in waiting:
+            originator = rows[0].originator
+            stored = found.get(originator)
+            check = SnapshotsToCheck(stored) if stored else None
+            try:
+                expected = expected_rows(ledger, rows, snapshots=check)
+            except Unreplayable as error:
+                game_id = _name(ledger, rows, names)
+                seen.add(game_id)
+                message = f"read rows cannot be checked: {error}"
+                report.add(UNREADABLE, message, game_id, error.version)
+                continue
+            if check is not None and check.done:
+                snapshots.done.add(originator)
+                snapshots.checked += len(stored)
+                if check.mismatch is not None:
+                    name = names.get(originator, str(uuid.UUID(bytes=originator)))
+                    report_mismatch(report, name, check.mismatch)
+            seen.add(expected.game_id)
+            batch.append(expected)
+            checked += 1
+        waiting.clear()
+        waiting_events = 0
+        if batch:
+            stored_rows = _stored_rows(connection, [e.game_id for e in batch])
+            for expected in batch:
+                compare_game(report, expected, stored_rows)
 
     aggregates = itertools.chain.from_iterable(
         _events_by_aggregate(connection, position, events, prefix)
@@ -388,20 +515,12 @@ def check_read_models(
             # The game's first events are gone: the event checks report that.
             seen.add(_name(ledger, rows, names))
             continue
-        try:
-            expected = expected_rows(ledger, rows)
-        except Unreplayable as error:
-            game_id = _name(ledger, rows, names)
-            seen.add(game_id)
-            report.add(UNREADABLE, f"read rows cannot be checked: {error}", game_id, error.version)
-            continue
-        seen.add(expected.game_id)
-        batch.append(expected)
-        checked += 1
-        if len(batch) >= BATCH_GAMES:
-            flush()
-    if batch:
-        flush()
+        waiting.append(rows)
+        waiting_events += len(rows)
+        if len(waiting) >= BATCH_GAMES or waiting_events >= BATCH_EVENTS:
+            replay_waiting()
+    if waiting:
+        replay_waiting()
     _orphans(connection, report, seen)
     check_adjustments(connection, ledger, report, position, events)
     return checked
@@ -516,6 +635,23 @@ def _orphans(connection: sa.Connection, report: Report, seen: set[str]) -> None:
             )
 
 
+@dataclass
+class Riders:
+    """Checks riding along one game's read-model replay (``verify --game``, the badge):
+    ``rows`` are all the game's stored events (one aggregate, versions in order), of which
+    the read rows come from those the projection reached; ``snapshots`` are compared as
+    the replay passes them and ``watch`` sees every event applied. ``carried``: the one
+    replay answered them (else the caller checks them the usual way); ``snapshot_failed``:
+    a snapshot differs, and (as when the snapshot step runs first) nothing else was
+    checked."""
+
+    rows: list[StoredRow]
+    snapshots: SnapshotsToCheck | None = None
+    watch: Any = None
+    carried: bool = False
+    snapshot_failed: bool = False
+
+
 def check_game_read_models(
     connection: sa.Connection,
     ledger,
@@ -523,10 +659,19 @@ def check_game_read_models(
     game_id: str,
     originators: Iterable[bytes],
     events: str = "ledger_events",
+    *,
+    riders: Riders | None = None,
 ) -> bool:
     """One game's read rows against its events (for ``verify --game`` and the pages).
     Returns False when its rows could not be checked."""
     position = projection_position(connection)
+    prefixes = variants.topic_prefixes()
+    if riders is not None:
+        reach = _reach(riders.rows, position, prefixes)
+        if reach:
+            return _check_game_riding(
+                connection, ledger, report, game_id, events, position, riders, reach
+            )
     query = sa.text(
         "SELECT id, originator_id, originator_version, topic, state FROM "
         f"{events} WHERE originator_id = :o AND id <= :position ORDER BY originator_version"
@@ -538,7 +683,7 @@ def check_game_read_models(
             query, {"o": id_param(connection, originator), "position": position}
         )
     ]
-    rows = [row for row in rows if row.topic.startswith(variants.topic_prefixes())]
+    rows = [row for row in rows if row.topic.startswith(prefixes)]
     check_adjustments(connection, ledger, report, position, events, game_id=game_id)
     if not rows:
         stored = _stored_rows(connection, [game_id])
@@ -553,6 +698,51 @@ def check_game_read_models(
         expected = expected_rows(ledger, rows)
     except Unreplayable as error:
         report.add(UNREADABLE, f"read rows cannot be checked: {error}", game_id, error.version)
+        return False
+    compare_game(report, expected, _stored_rows(connection, [expected.game_id]))
+    return True
+
+
+def _reach(rows: list[StoredRow], position: int, prefixes: tuple[str, ...]) -> int:
+    """How many of a game's rows its read rows come from, when those are the rows a
+    one-game read-model check would read (one aggregate's events up to the projection's
+    position, all of a variant, from event 1 on, and nothing after them reached); else 0
+    (the check then reads its rows itself)."""
+    if not rows or rows[0].version != 1:
+        return 0
+    first = rows[0].originator
+    reach = 0
+    for row in rows:
+        if row.originator != first or not row.topic.startswith(prefixes):
+            return 0
+        if row.notification_id <= position:
+            if reach != row.version - 1:
+                return 0
+            reach += 1
+    return reach
+
+
+def _check_game_riding(
+    connection, ledger, report, game_id, events, position, riders: Riders, reach: int
+) -> bool:
+    failed = None
+    try:
+        expected = expected_rows(
+            ledger, riders.rows, reach=reach, snapshots=riders.snapshots, watch=riders.watch
+        )
+    except Unreplayable as error:
+        failed, expected = error, None
+    snapshots = riders.snapshots
+    riders.carried = expected is not None and expected.replayed_all
+    if riders.carried and snapshots is not None and snapshots.mismatch is not None:
+        report_mismatch(report, game_id, snapshots.mismatch)
+        riders.snapshot_failed = True
+        return True
+    if riders.carried and snapshots is not None and snapshots.done:
+        report.notes.append(f"{len(snapshots.stored)} snapshot(s) checked against their events")
+    check_adjustments(connection, ledger, report, position, events, game_id=game_id)
+    if failed is not None:
+        report.add(UNREADABLE, f"read rows cannot be checked: {failed}", game_id, failed.version)
         return False
     compare_game(report, expected, _stored_rows(connection, [expected.game_id]))
     return True
