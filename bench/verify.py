@@ -8,13 +8,18 @@ projected into the read models. Simulating every game would take far longer than
 verifying it; clones are the same size and shape, and sealed and projected like any
 import. Then, in one process, one pass each:
 
-- a raw ``SELECT`` of every stored event in notification order (the baseline);
+- a raw ``SELECT`` of every stored event in notification order;
+- the same ``SELECT`` plus every hash ``verify`` recomputes: each event's leaf, each game's
+  chain, the Merkle tree (the baseline: what any verification must at least do);
 - ``verify --no-snapshots`` without the read-model step (seals, chains, tree, deals);
+- ``verify`` without the read-model step (the snapshots too: every event-side check);
 - ``verify --no-snapshots`` with the read-model step (every game replayed into its rows);
+- ``verify`` with every check on (the read-model replay also compares the snapshots);
 - ``verify --read-models`` alone.
 
-Figures are events per second and the ratio to the baseline. The load average before and
-after is recorded: the machine is shared, so the ratios are the comparable part.
+Figures are events per second and the ratio to the baseline (SELECT + hashes); the ratio
+to the plain ``SELECT`` is kept too. The load average before and after is recorded: the
+machine is shared, so the ratios are the comparable part.
 
 Run: ``python -m bench verify`` (1,000 games; ``--quick``: 100), or for the closing
 figures ``python -m bench.verify --games 10000 [--db PATH]`` (``--db`` keeps the built
@@ -61,48 +66,89 @@ def _load() -> float:
 def measure(url: str) -> dict[str, Any]:
     """One pass of each, in this process, on the store at ``url``."""
     from replays.integrity import evidence as integrity
+    from replays.integrity import merkle
+    from replays.integrity.canonical import GENESIS, chain_hash, event_leaf
+    from replays.integrity.store import raw_id
 
     db = integrity.engine(url)
+    query = "SELECT id, originator_id, originator_version, topic, state FROM ledger_events"
 
     def raw_read() -> int:
-        query = "SELECT id, originator_id, originator_version, topic, state FROM ledger_events"
         with db.connect() as connection:
             return sum(1 for _ in connection.execute(sa.text(query + " ORDER BY id")))
 
+    def read_and_hash() -> int:
+        chains: dict[bytes, bytes] = {}
+        tree = merkle.TreeBuilder()
+        count = 0
+        with db.connect() as connection:
+            for _, originator, version, topic, state in connection.execute(
+                sa.text(query + " ORDER BY id")
+            ):
+                originator = raw_id(originator)
+                leaf = event_leaf(originator, version, topic, state)
+                chains[originator] = chain_hash(chains.get(originator, GENESIS), leaf)
+                tree.append(leaf)
+                count += 1
+        tree.root()
+        return count
+
     load_before = _load()
     raw_s, events = _timed(raw_read)
-    events_s, events_only = _timed(
-        lambda: integrity.verify_store(url, check_snapshots=False, check_read_models=False)
-    )
-    with_s, with_read = _timed(lambda: integrity.verify_store(url, check_snapshots=False))
-    alone_s, alone = _timed(lambda: integrity.verify_read_models(url))
-    for name, report in (("events", events_only), ("read", with_read), ("alone", alone)):
+    hashed_s, hashed = _timed(read_and_hash)
+    assert hashed == events
+    passes = {
+        "verify_events_only": {"check_snapshots": False, "check_read_models": False},
+        "verify_events_and_snapshots": {"check_read_models": False},
+        "verify_with_read_models": {"check_snapshots": False},
+        "verify_every_check": {},
+    }
+    result: dict[str, Any] = {}
+    reports = {}
+    for name, options in passes.items():
+        seconds, reports[name] = _timed(lambda o=options: integrity.verify_store(url, **o))
+        result[name] = seconds
+    alone_s, reports["alone"] = _timed(lambda: integrity.verify_read_models(url))
+    result["read_models_alone"] = alone_s
+    for name, report in reports.items():
         if not report.ok:
             raise RuntimeError(f"verify ({name}) found problems: {report.problems[:3]}")
-    games = with_read.games
+    games = reports["verify_every_check"].games
 
     def figures(seconds: float) -> dict[str, float]:
-        return {"seconds": round(seconds, 2), "events_per_s": round(events / seconds)}
+        return {
+            "seconds": round(seconds, 2),
+            "events_per_s": round(events / seconds),
+            "ratio": round(hashed_s / seconds, 4),
+            "ratio_to_select": round(raw_s / seconds, 4),
+        }
 
     return {
         "games": games,
         "events": events,
         "load_before": load_before,
         "load_after": _load(),
-        "raw_select": figures(raw_s),
-        "verify_events_only": {**figures(events_s), "ratio": round(raw_s / events_s, 4)},
-        "verify_with_read_models": {**figures(with_s), "ratio": round(raw_s / with_s, 4)},
-        "read_models_alone": {**figures(alone_s), "ratio": round(raw_s / alone_s, 4)},
-        "read_models_vs_events_only": round(events_s / with_s, 3),
+        "raw_select": {"seconds": round(raw_s, 2), "events_per_s": round(events / raw_s)},
+        "select_and_hashes": {
+            "seconds": round(hashed_s, 2),
+            "events_per_s": round(events / hashed_s),
+        },
+        **{name: figures(seconds) for name, seconds in result.items()},
+        "notes": reports["verify_every_check"].notes,
+        "read_models_vs_events_only": round(
+            result["verify_events_only"] / result["verify_with_read_models"], 3
+        ),
     }
 
 
 def rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The summary-table rows (python -m bench)."""
-    games, base = result["games"], result["raw_select"]["events_per_s"]
+    games, base = result["games"], result["select_and_hashes"]["events_per_s"]
     labels = {
         "verify_events_only": "verify --no-snapshots, events only",
+        "verify_events_and_snapshots": "verify without the read models (snapshots too)",
         "verify_with_read_models": "verify --no-snapshots, with the read models",
+        "verify_every_check": "verify, every check on",
         "read_models_alone": "verify --read-models alone",
     }
     return [
@@ -110,7 +156,7 @@ def rows(result: dict[str, Any]) -> list[dict[str, Any]]:
             "benchmark": f"verify, {games:,} games, SQLite: {label} (events/s)",
             "figure": result[key]["events_per_s"],
             "baseline": base,
-            "baseline_is": "plain SELECT of every event",
+            "baseline_is": "SELECT of every event + every leaf, chain and tree hash",
             "ratio": result[key]["ratio"],
         }
         for key, label in labels.items()

@@ -114,14 +114,16 @@ class AuditReport:
         return "\n".join(lines)
 
 
-def audit_game(game: Game) -> AuditReport:
-    """Audit a game rebuilt from its stored events."""
+def audit_game(game: Game, *, with_recorded: bool = True) -> AuditReport:
+    """Audit a game rebuilt from its stored events. ``with_recorded=False`` leaves the
+    recorded settlement out (not copied, not compared: ``recorded`` is None), for a
+    caller that compares it itself (:func:`domain.rummy13.rows.audit_row`)."""
     if game.winner is None:
         raise NothingToAudit(
             f"game {game.game_id} has no winner yet ({game.phase}): no payout to audit"
         )
     computed = game.compute_settlement()
-    recorded = game.recorded_settlement
+    recorded = game.recorded_settlement if with_recorded else None
     reported = game.reported
     found: list[Discrepancy] = []
     if recorded is not None:

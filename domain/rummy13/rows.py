@@ -191,13 +191,14 @@ def audit_row(game: Game, *, verify: bool = True) -> dict:
     or the operator's report, differs from what was recorded."""
     if not verify:
         return {"recomputed_hash": None, "discrepancy": False, "discrepancy_note": None}
-    report = audit13.audit_game(game)
+    report = audit13.audit_game(game, with_recorded=False)  # compared below, in canonical order
     computed = canonical_settlement(report.computed.to_dict())
     found = [d for d in report.discrepancies if d.source != audit13.RECORDED]
-    if game.recorded_settlement is not None:
+    recorded = game.recorded_settlement
+    if recorded is not None:
         # Both sides in canonical order: a grouping recorded in another order is the
         # same grouping, whatever order the solver returned this time.
-        recorded = canonical_settlement(game.recorded_settlement)
+        recorded = canonical_settlement(recorded)
         found = audit13._compare_recorded(recorded, computed) + found
     note = "; ".join(d.note() for d in found)
     return {
