@@ -8,7 +8,7 @@ operator's ``reported`` figures (docs/red3-rules.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,7 +90,8 @@ class MatchAuditor:
     Whatever fails while it watches fails in :meth:`report`, as it would have in
     :func:`audit_events` (a replay for the read rows must not stop on an audit's error)."""
 
-    def __init__(self) -> None:
+    def __init__(self, to_columns: Callable[[Red3Audit], dict] | None = None) -> None:
+        self.to_columns = to_columns  # the read model's audit columns from a report
         self.computed: list[RoundScore] = []
         self.recorded: list[RoundScore] = []
         self.recorded_winners: tuple[str, ...] | None = None
@@ -112,6 +113,10 @@ class MatchAuditor:
                 self.recorded_winners = tuple(domain_event.winners)
         except Exception as error:  # raised again by report(), where audit_events raised
             self.error = error
+
+    def columns(self, match: Red3Match) -> dict:
+        """The audit columns (``Variant.audit_watch``), through ``to_columns``."""
+        return self.to_columns(self.report(match))
 
     def report(self, match: Red3Match) -> Red3Audit:
         if self.error is not None:

@@ -537,3 +537,8 @@ class Red3Match(Aggregate):
     def moves(self) -> list[dict]:
         """Every move of every round, in play order (record dicts)."""
         return [move for moves in self.round_moves for move in moves]
+
+    @property
+    def move_count(self) -> int:
+        """``len(self.moves)`` without building the list (asked once per move in a replay)."""
+        return sum(map(len, self.round_moves))

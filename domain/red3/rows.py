@@ -63,7 +63,7 @@ def progress_row(match: Red3Match) -> dict:
     return {
         "status": status_of(match),
         "round": match.round,
-        "moves_count": len(match.moves),
+        "moves_count": match.move_count,
         "version": match.version,
         "winner": match.winners[0] if len(match.winners) == 1 else None,
         "final_point_value": ZERO,
@@ -128,7 +128,7 @@ def move_row(before: Red3Match, domain_event) -> dict:
         groups += [list(added["cards"]) for added in domain_event.additions]
     return {
         "game_id": before.game_id,
-        "move_index": len(before.moves),
+        "move_index": before.move_count,
         "version": domain_event.originator_version,
         "player": player,
         "move_type": move_type,

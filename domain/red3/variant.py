@@ -238,8 +238,9 @@ class Red3(Variant):
         # The match's audit is cheap (a replay of its events): always computed.
         return red3_rows.audit_row(events)
 
-    def audit_watch(self) -> _AuditWatch:
-        return _AuditWatch()
+    def audit_watch(self) -> red3_audit.MatchAuditor:
+        # The match's audit columns from a replay already under way (no second replay).
+        return red3_audit.MatchAuditor(red3_rows.audit_columns)
 
     # -- simulator -----------------------------------------------------------------------
     @property
@@ -250,10 +251,3 @@ class Red3(Variant):
 
 
 RED3 = Red3()
-
-
-class _AuditWatch(red3_audit.MatchAuditor):
-    """The match's audit columns from a replay already under way (no second replay)."""
-
-    def columns(self, game: red3_game.Red3Match) -> dict:
-        return red3_rows.audit_columns(self.report(game))
