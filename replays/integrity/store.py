@@ -59,6 +59,18 @@ def require_tables(connection: sa.Connection) -> None:
     _TABLES_SEEN.add(url)
 
 
+def read_snapshot(connection: sa.Connection) -> sa.Connection:
+    """One consistent view for the whole read while saves carry on: events and their seals
+    commit together, so a view taken in one piece never shows one without the other."""
+    if connection.dialect.name == "postgresql":
+        connection.execution_options(isolation_level="REPEATABLE READ")
+    elif connection.dialect.name == "sqlite":
+        # The driver would run each SELECT on its own; in WAL mode a read transaction sees
+        # the database as of its first read.
+        connection.exec_driver_sql("BEGIN")
+    return connection
+
+
 def has_table(connection: sa.Connection, name: str) -> bool:
     return sa.inspect(connection).has_table(name)
 

@@ -60,12 +60,14 @@ from replays.integrity.store import (
     game_seals,
     has_table,
     progress_bar,
+    read_snapshot,
     require_tables,
     seal_head,
     seal_rows,
     sealed_up_to,
 )
 from replays.store.schema import EVENTS_TABLE
+from replays.store.settings import database_url
 
 
 def default_public_key() -> Ed25519PublicKey | None:
@@ -136,16 +138,7 @@ def signed_checkpoints(
     return good
 
 
-def _snapshot(connection: sa.Connection) -> sa.Connection:
-    """One consistent view for the whole read while saves carry on: events and their seals
-    commit together, so a view taken in one piece never shows one without the other."""
-    if connection.dialect.name == "postgresql":
-        connection.execution_options(isolation_level="REPEATABLE READ")
-    elif connection.dialect.name == "sqlite":
-        # The driver would run each SELECT on its own; in WAL mode a read transaction sees
-        # the database as of its first read.
-        connection.exec_driver_sql("BEGIN")
-    return connection
+_snapshot = read_snapshot
 
 
 _UNSEALED_IN_SAVE = (
@@ -174,11 +167,13 @@ def verify_store(
     check_deals: bool = True,
     check_snapshots: bool = True,
     check_read_models: bool = True,
+    jobs: int = 1,
 ) -> Report:
     """Recompute leaves, chains and the tree from the stored events; compare them with all
     seals, stored tree nodes, stored checkpoints and the ``checkpoints`` given; check
     seeded deals against their shuffles, stored snapshots and the read models against
-    their events."""
+    their events. ``jobs`` > 1 replays the games for the read models (and snapshots) in
+    that many processes (:mod:`replays.readmodels.verify_jobs`)."""
     if game_id is not None:
         return verify_game(
             url,
@@ -218,7 +213,9 @@ def verify_store(
             # The read-model step replays every game it reaches: the snapshots it passes
             # are compared on the way, and the snapshot step checks only the rest.
             tally = _snapshot_tally() if check_snapshots else None
-            read_models(connection, url, report, names, skip=skip, progress=progress, tally=tally)
+            read_models(
+                connection, url, report, names, skip=skip, progress=progress, tally=tally, jobs=jobs
+            )
         if check_snapshots and has_events:
             done = skip if tally is None else skip | tally.done
             _snapshots(connection, url, report, names, skip=done, progress=progress, already=tally)
@@ -240,6 +237,7 @@ def read_models(
     progress: bool = False,
     events: str = EVENTS_TABLE,
     tally=None,
+    jobs: int = 1,
 ) -> None:
     """The read-model step: every game's rows against its events (replays.readmodels.read_model_checks);
     with ``tally`` (a ``SnapshotTally``), the stored snapshots each replay passes too."""
@@ -250,16 +248,31 @@ def read_models(
         return
     total = count_events(connection, events) if progress else None
     with progress_bar(total, "read models", progress) as bar:
-        checked = checks.check_read_models(
-            connection,
-            checks.ledger_for(url),
-            report,
-            names=names,
-            skip=skip,
-            events=events,
-            bar=bar,
-            snapshots=tally,
-        )
+        if jobs > 1:
+            from replays.readmodels import verify_jobs
+
+            checked = verify_jobs.check_read_models(
+                connection,
+                database_url(url),
+                report,
+                jobs,
+                names=names,
+                skip=skip,
+                events=events,
+                bar=bar,
+                snapshots=tally,
+            )
+        else:
+            checked = checks.check_read_models(
+                connection,
+                checks.ledger_for(url),
+                report,
+                names=names,
+                skip=skip,
+                events=events,
+                bar=bar,
+                snapshots=tally,
+            )
     report.notes.append(f"{checked} game(s)' read rows checked against their events")
 
 

@@ -377,18 +377,34 @@ def compare_game(report: Report, expected: Expected, stored: _StoredRows) -> Non
 
 # -- the passes ------------------------------------------------------------------------------
 def _events_by_aggregate(
-    connection: sa.Connection, position: int, events: str, topics: str
+    connection: sa.Connection,
+    position: int,
+    events: str,
+    topics: str,
+    *,
+    span: tuple[bytes | None, bytes | None] | None = None,
+    only: list[bytes] | None = None,
 ) -> Iterator[list[StoredRow]]:
     """Every aggregate's events (those whose topic starts with ``topics``: one variant's)
-    that the projection has reached, one aggregate at a time."""
+    that the projection has reached, one aggregate at a time; only the aggregates whose
+    ids lie in ``span`` (from, to: 16 bytes or None for open) or are ``only``, if given."""
+    where, params = "", {"position": position, "topics": topics + "%"}
+    if span is not None and span[0] is not None:
+        where += " AND originator_id >= :low"
+        params["low"] = id_param(connection, span[0])
+    if span is not None and span[1] is not None:
+        where += " AND originator_id < :high"
+        params["high"] = id_param(connection, span[1])
     query = sa.text(
         "SELECT id, originator_id, originator_version, topic, state FROM "
-        f"{events} WHERE id <= :position AND topic LIKE :topics "
-        "ORDER BY originator_id, originator_version"
+        f"{events} WHERE id <= :position AND topic LIKE :topics{where} "
+        + ("AND originator_id IN :only " if only is not None else "")
+        + "ORDER BY originator_id, originator_version"
     )
-    result = connection.execution_options(yield_per=2000).execute(
-        query, {"position": position, "topics": topics + "%"}
-    )
+    if only is not None:
+        query = query.bindparams(sa.bindparam("only", expanding=True))
+        params["only"] = [id_param(connection, o) for o in only]
+    result = connection.execution_options(yield_per=2000).execute(query, params)
     current: list[StoredRow] = []
     for raw in result:
         row = _stored(raw)
@@ -445,6 +461,7 @@ class SnapshotTally:
 
     done: set[bytes] = field(default_factory=set)
     checked: int = 0
+    counts: dict[bytes, int] = field(default_factory=dict)  # snapshots compared, by game
 
 
 # A batch of games replayed together: their snapshots and stored rows read in one query.
@@ -464,9 +481,52 @@ def check_read_models(
 ) -> int:
     """Every game's read rows against its events (the whole store). Returns the number of
     games checked. ``names`` maps aggregate ids to game ids where known (the chain heads).
-    With ``snapshots``, each replayed game's stored snapshots are compared on the way."""
+    With ``snapshots``, each replayed game's stored snapshots are compared on the way.
+    (:mod:`replays.readmodels.verify_jobs` does the same over several processes.)"""
     names = names or {}
     position = projection_position(connection)
+    checked, seen = replay_games(
+        connection,
+        ledger,
+        report,
+        names=names,
+        skip=skip,
+        position=position,
+        events=events,
+        bar=bar,
+        snapshots=snapshots,
+    )
+    finish_store_check(connection, ledger, report, seen, position, events)
+    return checked
+
+
+def finish_store_check(connection, ledger, report: Report, seen: set[str], position, events):
+    """What the whole-store check does once every game was replayed: rows of games with
+    no events, and the dispute adjustment lines."""
+    _orphans(connection, report, seen)
+    check_adjustments(connection, ledger, report, position, events)
+
+
+def replay_games(
+    connection: sa.Connection,
+    ledger,
+    report: Report,
+    *,
+    names: dict[bytes, str],
+    skip: frozenset[bytes],
+    position: int,
+    events: str,
+    bar=None,
+    snapshots: SnapshotTally | None = None,
+    span: tuple[bytes | None, bytes | None] | None = None,
+    only: list[bytes] | None = None,
+    troubled: set[bytes] | None = None,
+    counted: set[bytes] | None = None,
+) -> tuple[int, set[str]]:
+    """The games' replays and row comparisons (of the aggregates in ``span`` or ``only``
+    when given): how many games were checked, and the game ids met; the aggregates any
+    finding was made about go into ``troubled``, those checked into ``counted``, when
+    given."""
     seen: set[str] = set()
     waiting: list[list[StoredRow]] = []
     waiting_events = 0
@@ -477,7 +537,7 @@ def check_read_models(
         found = {}
         if snapshots is not None:
             found = snapshots_of(connection, [rows[0].originator for rows in waiting])
-        batch: list[Expected] = []
+        batch: list[tuple[bytes, Expected]] = []
         for rows in waiting:
             originator = rows[0].originator
             stored = found.get(originator)
@@ -489,25 +549,35 @@ def check_read_models(
                 seen.add(game_id)
                 message = f"read rows cannot be checked: {error}"
                 report.add(UNREADABLE, message, game_id, error.version)
+                if troubled is not None:
+                    troubled.add(originator)
                 continue
             if check is not None and check.done:
                 snapshots.done.add(originator)
                 snapshots.checked += len(stored)
+                snapshots.counts[originator] = len(stored)
                 if check.mismatch is not None:
                     name = names.get(originator, str(uuid.UUID(bytes=originator)))
                     report_mismatch(report, name, check.mismatch)
+                    if troubled is not None:
+                        troubled.add(originator)
             seen.add(expected.game_id)
-            batch.append(expected)
+            batch.append((originator, expected))
             checked += 1
+            if counted is not None:
+                counted.add(originator)
         waiting.clear()
         waiting_events = 0
         if batch:
-            stored_rows = _stored_rows(connection, [e.game_id for e in batch])
-            for expected in batch:
+            stored_rows = _stored_rows(connection, [e.game_id for _, e in batch])
+            for originator, expected in batch:
+                found = len(report.problems)
                 compare_game(report, expected, stored_rows)
+                if troubled is not None and len(report.problems) > found:
+                    troubled.add(originator)
 
     aggregates = itertools.chain.from_iterable(
-        _events_by_aggregate(connection, position, events, prefix)
+        _events_by_aggregate(connection, position, events, prefix, span=span, only=only)
         for prefix in variants.topic_prefixes()
     )
     for rows in aggregates:
@@ -527,9 +597,7 @@ def check_read_models(
             replay_waiting()
     if waiting:
         replay_waiting()
-    _orphans(connection, report, seen)
-    check_adjustments(connection, ledger, report, position, events)
-    return checked
+    return checked, seen
 
 
 # -- dispute adjustments -----------------------------------------------------------------------

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import click
 import sqlalchemy as sa
@@ -57,6 +58,13 @@ def _public_key(path: str | None, required: bool):
     help="Only the read models (games, player_results, moves, ledger_entries) against the "
     "events; plain `verify` checks them too.",
 )
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Processes replaying the games for the read models and snapshots (0: one per CPU).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
 def command(
     game_id: str | None,
@@ -64,6 +72,7 @@ def command(
     key_path: str | None,
     snapshots: bool,
     read_models_only: bool,
+    jobs: int,
     as_json: bool,
 ) -> None:
     """Recompute chains and the Merkle tree from the stored events and compare them with
@@ -82,6 +91,7 @@ def command(
                 public_key=public_key,
                 progress=not as_json,
                 check_snapshots=snapshots,
+                jobs=jobs or os.cpu_count() or 1,
             )
     except integrity.IntegrityError as error:
         raise click.ClickException(str(error)) from None

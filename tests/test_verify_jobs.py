@@ -1,0 +1,117 @@
+"""`verify --jobs N` replays the games for the read models and snapshots in N processes,
+and reports exactly what one process reports (issue 16), on SQLite and PostgreSQL.
+
+Simulated games are stored and projected through the real ledger; a read row, a
+snapshot and an event are then edited with SQL, as an insider would.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import orjson
+import pytest
+import sqlalchemy as sa
+from click.testing import CliRunner
+
+from replays.integrity.evidence import verify_store
+from replays.readmodels.verify_jobs import spans
+from replays.store.application import Ledger
+from replays.store.db import engine_for
+from web.cli import main
+
+
+def sql(url, statement, **params):
+    with engine_for(url).begin() as connection:
+        return connection.execute(sa.text(statement), params)
+
+
+def _id(url, game_id):
+    oid = Ledger.aggregate_id(game_id)
+    return oid.bytes if url.startswith("sqlite") else oid
+
+
+@pytest.fixture
+def games(database_url):
+    from replays.readmodels.projections import catch_up
+    from replays.simulation import Floor, Simulation, store_games
+    from replays.store.schema import migrate
+
+    migrate(database_url)
+    records = list(Simulation(Floor(seed=11, tables=3, players=12)).games(8))
+    store_games(records, url=database_url, warn=lambda message: None)
+    catch_up(database_url)
+    return [record["game_id"] for record in records]
+
+
+def findings(report):
+    return [(p.kind, p.game_id, p.event, p.message) for p in report.problems]
+
+
+def test_spans_cover_every_id_once():
+    parts = spans(16)
+    assert parts[0][0] is None and parts[-1][1] is None
+    for (_, high), (low, _) in itertools.pairwise(parts):
+        assert high == low and len(low) == 16
+    assert len(spans(1000)) == 256
+
+
+def test_jobs_report_what_one_process_reports(games, database_url):
+    one = verify_store(database_url)
+    two = verify_store(database_url, jobs=2)
+    assert one.ok and two.ok, (one.problems, two.problems)
+    assert two.notes == one.notes
+    assert f"{len(games)} game(s)' read rows checked against their events" in two.notes
+
+
+def test_jobs_find_a_forged_row_and_snapshot_as_one_process_does(games, database_url):
+    with_snapshot = sql(
+        database_url, "SELECT originator_id, originator_version, state FROM ledger_snapshots"
+    ).first()
+    assert with_snapshot is not None, "the simulated games should have a snapshot"
+    data = orjson.loads(bytes(with_snapshot.state))
+    data["state"]["_phase"] = "forged"
+    sql(
+        database_url,
+        "UPDATE ledger_snapshots SET state = :s WHERE originator_id = :o "
+        "AND originator_version = :v",
+        s=orjson.dumps(data),
+        o=with_snapshot.originator_id,
+        v=with_snapshot.originator_version,
+    )
+    forged = next(g for g in games if _id(database_url, g) != with_snapshot.originator_id)
+    sql(database_url, "UPDATE games SET moves_count = moves_count + 1 WHERE game_id = :g", g=forged)
+
+    one = verify_store(database_url)
+    two = verify_store(database_url, jobs=2)
+    assert not one.ok
+    assert findings(two) == findings(one)
+    assert two.notes == one.notes
+    kinds = {(kind, game) for kind, game, _, _ in findings(one)}
+    assert ("read_model", forged) in kinds
+    assert any(kind == "snapshot" for kind, _ in kinds)
+
+
+def test_jobs_leave_games_whose_events_fail_their_seals_to_the_event_checks(games, database_url):
+    row = sql(
+        database_url,
+        "SELECT id, state FROM ledger_events WHERE originator_id = :o AND originator_version = 3",
+        o=_id(database_url, games[0]),
+    ).one()
+    sql(
+        database_url,
+        "UPDATE ledger_events SET state = :s WHERE id = :i",
+        s=bytes(row.state).replace(b'"player":"', b'"player":"x', 1),
+        i=row.id,
+    )
+    one = verify_store(database_url)
+    two = verify_store(database_url, jobs=2)
+    assert ("altered", games[0], 3) in {(p.kind, p.game_id, p.event) for p in one.problems}
+    assert findings(two) == findings(one)
+
+
+def test_cli_takes_jobs(games, database_url, monkeypatch):
+    monkeypatch.setenv("RUMMY_LEDGER_DATABASE_URL", database_url)
+    result = CliRunner().invoke(main, ["verify", "--jobs", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    assert orjson.loads(result.output)["ok"] is True
