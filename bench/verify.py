@@ -15,6 +15,7 @@ import. Then, in one process, one pass each:
 - ``verify`` without the read-model step (the snapshots too: every event-side check);
 - ``verify --no-snapshots`` with the read-model step (every game replayed into its rows);
 - ``verify`` with every check on (the read-model replay also compares the snapshots);
+- the same with ``--jobs 2`` (the games replayed in two processes);
 - ``verify --read-models`` alone.
 
 Figures are events per second and the ratio to the baseline (SELECT + hashes); the ratio
@@ -102,6 +103,7 @@ def measure(url: str) -> dict[str, Any]:
         "verify_events_and_snapshots": {"check_read_models": False},
         "verify_with_read_models": {"check_snapshots": False},
         "verify_every_check": {},
+        "verify_every_check_jobs_2": {"jobs": 2},
     }
     result: dict[str, Any] = {}
     reports = {}
@@ -149,6 +151,7 @@ def rows(result: dict[str, Any]) -> list[dict[str, Any]]:
         "verify_events_and_snapshots": "verify without the read models (snapshots too)",
         "verify_with_read_models": "verify --no-snapshots, with the read models",
         "verify_every_check": "verify, every check on",
+        "verify_every_check_jobs_2": "verify --jobs 2, every check on",
         "read_models_alone": "verify --read-models alone",
     }
     return [
