@@ -5,7 +5,7 @@ Two ways to fill the read models, chosen with ``RUMMY_BENCH_REPORT_SOURCE``:
 - ``synthetic`` (default): read-model rows written directly, shaped exactly as the
   projection writes them (:func:`replays.readmodels.projections.started_row` and
   :func:`~replays.readmodels.projections.settlement_rows` over a real
-  :func:`~domain.settlement.compute_settlement`), for games on the simulator's floor (its
+  :func:`~domain.rummy13.settlement.compute_settlement`), for games on the simulator's floor (its
   tables, stakes and player pool) spread over one month. Losers are dropped, auto-dropped
   or wrong-showed (flat points; no 13-card hands to solve), and 1 % of the games are
   flagged as discrepancies. The ``moves`` table is left empty: no report reads it.
@@ -47,8 +47,8 @@ REPEATS = 5
 
 def _synthetic_games(count: int, seed: int = 2025):
     """(games rows, player_results rows, ledger_entries rows) for ``count`` settled games."""
-    from domain.game import Game, TableConfig
-    from domain.settlement import PlayerEnd, compute_settlement
+    from domain.rummy13.game import Game, TableConfig
+    from domain.rummy13.settlement import PlayerEnd, compute_settlement
     from replays.readmodels.projections import settlement_hash, settlement_rows, started_row
     from replays.simulation.tables import Floor
 

@@ -8,13 +8,13 @@ import importlib
 import pytest
 
 MODULES = [
-    "domain.analysis",
+    "domain.rummy13.analysis",
     "domain.errors",
-    "domain.game",
-    "domain.moves",
-    "domain.raise_schedule",
-    "domain.settlement",
-    "domain.table",
+    "domain.rummy13.game",
+    "domain.rummy13.moves",
+    "domain.rummy13.raise_schedule",
+    "domain.rummy13.settlement",
+    "domain.rummy13.table",
     "domain.timestamps",
     "replays.store.application",
     "replays.store.transcodings",

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from test_integrity import PLAYERS, insert_row, kinds, old_ledger, record, row_id, sql
 
 from domain.red3.records import parse_red3_record
-from domain.table import TableConfig
+from domain.rummy13.table import TableConfig
 from replays.integrity import merkle
 from replays.integrity.append import SealingError
 from replays.integrity.canonical import chain_hash, event_leaf

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from domain.record_schema.api import MOVE_BODY, GameHeader, SettleRequest
-from domain.record_schema.game13 import GameRecord
 from domain.red3.record_schema import Red3Record
+from domain.rummy13.api_schema import MOVE_BODY, GameHeader, SettleRequest
+from domain.rummy13.record_schema import GameRecord
 from web.api import contract
 from web.cli import main
 

@@ -127,7 +127,7 @@ def test_audit_recomputes_rather_than_trusting_the_recorded_scores(ledger):
 
 
 def test_a_13_card_game_is_not_a_red3_match(ledger):
-    from domain.table import TableConfig
+    from domain.rummy13.table import TableConfig
 
     ledger.start_game(
         TableConfig(game_id="G-13", variant="points", players=("a", "b"), point_value="1")

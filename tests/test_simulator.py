@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from domain.cards import Card, parse_cards
-from domain.profiles import get_profile
+from domain.rummy13.profiles import get_profile
 from domain.shuffle import verify_deal
 from replays.records.codec import parse_record
 from replays.simulation import Floor, Simulation, Tally, store_games

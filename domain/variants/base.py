@@ -105,6 +105,18 @@ class SimulatedPlay(NamedTuple):
     report: Callable[..., dict | None]
 
 
+class PublishedSchema(NamedTuple):
+    """One JSON Schema document a family publishes (``docs/schema/<name>.json``, served at
+    ``/api/v1/schemas/<name>.json``): ``adapter`` is the pydantic ``TypeAdapter`` that
+    validates it, ``openapi`` the name of the ingest API's request body it is (or None)."""
+
+    name: str
+    adapter: Any
+    title: str
+    description: str
+    openapi: str | None = None
+
+
 class Variant(ABC):
     """One game type: its records, aggregate, settlement, deals, audit, rows and replay.
 
@@ -167,6 +179,11 @@ class Variant(ABC):
     def export(self, game: Any) -> dict[str, Any]:
         """The export line's object: the record plus the figures the ledger recorded."""
         return self.record_of(game).to_dict()
+
+    def schemas(self) -> list[PublishedSchema]:
+        """The JSON Schema documents this family publishes: its record format and its live
+        API bodies (imported when called: pydantic stays out of the command line's start)."""
+        return []
 
     # -- the aggregate -----------------------------------------------------------------
     def build(self, record: Any) -> Any:

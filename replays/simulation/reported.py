@@ -18,7 +18,7 @@ MISTAKES = ("fee_percent", "loser_points", "net_rounding")
 
 def settle(record: dict) -> dict:
     """The settlement of a 13-card record (``settle`` JSON shape), through the aggregate."""
-    from domain.moves import play_game
+    from domain.rummy13.moves import play_game
     from replays.records.codec import parse_record
 
     parsed = parse_record(record)

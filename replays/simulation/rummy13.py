@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from domain.profiles import get_profile
+from domain.rummy13.profiles import get_profile
 from replays.simulation.bots import Bot, Temper
 from replays.simulation.dealing import deal
 from replays.simulation.tables import Floor, Table, thirteen_card_table, timestamp

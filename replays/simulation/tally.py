@@ -14,7 +14,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from domain.profiles import get_profile
+from domain.rummy13.profiles import get_profile
 
 
 @dataclass
