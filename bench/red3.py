@@ -15,7 +15,7 @@ Three figures, each beside a baseline measured in the same run:
   them), against
   the same first view of a 13-card game stored in the same database.
 
-The matches are simulated (``replays.simulation.red3``) with a fixed seed.
+The matches are simulated (``domain.red3.bot``) with a fixed seed.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ import tempfile
 import time
 from typing import Any
 
+from domain.red3.bot import play, setup_table
 from domain.red3.records import parse_red3_record
+from domain.simulation.floor import Floor
 from replays.records.red3_ledger import record_match, replay_states, state_at
-from replays.simulation.red3 import play, setup_table
-from replays.simulation.tables import Floor
 from replays.store.application import Ledger
 
 
@@ -79,8 +79,8 @@ def _first_views(url: str, views: list[tuple[str, Any]], env: dict | None = None
 
 def first_view(quick: bool = False) -> dict[str, Any]:
     """The table at the last move of 10-round Red 3 matches and of 13-card games."""
+    from domain.simulation.floor import Floor as SimFloor
     from replays.simulation import Simulation, store_games
-    from replays.simulation.tables import Floor as SimFloor
 
     count = 3 if quick else 16
     records = long_matches(count)

@@ -8,10 +8,10 @@ import re
 
 import pytest
 
+from domain.red3.bot import play, setup_table
 from domain.red3.shuffle import commitment
+from domain.simulation.floor import Floor
 from replays.records.importer import import_lines
-from replays.simulation.red3 import play, setup_table
-from replays.simulation.tables import Floor
 from replays.store.application import Ledger
 
 

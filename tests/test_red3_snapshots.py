@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from domain.red3.bot import play, setup_table
 from domain.red3.records import parse_red3_record
+from domain.simulation.floor import Floor
 from replays.integrity.evidence import create_tables, make_checkpoint, verify_store
 from replays.records.red3_ledger import get_match, record_match, state_at
-from replays.simulation.red3 import play, setup_table
-from replays.simulation.tables import Floor
 from replays.store.application import Ledger
 from replays.store.db import engine_for
 from tests.red3_factory import random_record
