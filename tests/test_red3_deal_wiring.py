@@ -29,9 +29,9 @@ def simulated(index: int = 0, game_id: str = "R3-W0") -> dict:
 
 
 def stored(ledger: Ledger, game_id: str = "R3-W0") -> bool:
-    from replays.records.red3_ledger import is_red3
+    from domain import variants
 
-    return is_red3(ledger, game_id)
+    return ledger.variant_of(game_id) is variants.get("red3")
 
 
 def _import(ledger: Ledger, record: dict):
