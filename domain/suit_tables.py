@@ -290,25 +290,85 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
     that place is pure). Entries may use more jokers than ``budget`` (see :func:`_split`):
     callers skip them.
     """
-    small = _SMALL.get(code)
-    if pure_at and small is not None:
-        # Only a wild card's place beside the suit's cards matters (see _split; an Ace
-        # held low is beside 13 when high): a wild card elsewhere, as often once sets have
-        # taken cards, leaves the table kept for good.
+    if pure_at:
+        # Only a wild card's place beside the suit's cards matters (an Ace held low is
+        # beside 13 when high): a wild card elsewhere, as often once sets have taken
+        # cards, leaves the table without one.
         held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
         pure_at &= held << NIBBLE | held >> NIBBLE | (held & ACE_LOW_UNIT) << 48
-    if not pure_at and small is not None:
-        table = small[budget] if budget < len(small) else small[-1]
-        if table is not None:
-            return table
+    if not pure_at:
+        small = _SMALL.get(code)
+        if small is not None:
+            table = small[budget] if budget < len(small) else small[-1]
+            if table is not None:
+                return table
     key = code | pure_at << 64
     cached = _TABLES.get(key)
     if cached is None or cached[0] < budget:
-        cached = (budget, _suit_entries(code, pure_at, budget))
+        if pure_at:
+            cached = (budget, _wild_pure_entries(code, pure_at, budget))
+        else:
+            cached = (budget, _suit_entries(code, 0, budget))
         if len(_TABLES) >= TABLES_LIMIT:
             _TABLES.clear()
         _TABLES[key] = cached
     return cached[1]
+
+
+def _wild_pure_entries(code: int, pure_at: int, budget: int) -> tuple:
+    """The table of ``code`` with a wild card of the suit at the places of ``pure_at``,
+    from tables without one (those kept for good, mostly).
+
+    A wild card in its place matters only to the sequence it makes pure, and only when no
+    other sequence is pure (progress counts one pure sequence). So the table is the one
+    without a wild card, beside, for every sequence the wild card makes pure (its own
+    cards: one per place of a stretch of 3 to 13 places holding the wild place, every other
+    place held), that sequence for one joker (the wild card) and pure, with the table of
+    the cards it leaves. Equal to the search with ``pure_at`` (:func:`_split`, which
+    tests/test_solver_tables.py checks it against), without that search's cost: the
+    tables of the cards left are mostly small ones, kept for good.
+    """
+    plain = suit_table(code, 0, budget)
+    if budget < 1:
+        return plain
+    best: dict[int, tuple[int, object]] = {}
+    held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
+    held |= (held & ACE_LOW_UNIT) << (NIBBLE * (ACE_HIGH - 1))  # an Ace is held high too
+    row = MERGE[PURE_ONE]
+    wilds = pure_at
+    while wilds:
+        wild_bit = wilds & -wilds
+        wilds ^= wild_bit
+        wild = (wild_bit.bit_length() - 1) >> 2
+        first = wild  # the lowest of the held places side by side below the wild place
+        while first > 1 and wild - first < LONGEST - 1 and held >> (NIBBLE * (first - 1)) & 1:
+            first -= 1
+        for low in range(first, wild + 1):
+            high = wild  # every place from low to high but the wild place is held
+            while True:
+                if high - low >= 2:  # 3 places or more: a sequence, pure
+                    places = tuple(place for place in range(low, high + 1) if place != wild)
+                    units = sum(1 << (NIBBLE * (place % ACE_HIGH or 1)) for place in places)
+                    rest = suit_table(code - units, 0, budget - 1) if code != units else EMPTY
+                    for used, state, loose, witness in rest:
+                        used += 1
+                        if used <= budget:
+                            slot = used << 3 | row[state]
+                            current = best.get(slot)
+                            if current is None or loose < current[0]:
+                                best[slot] = (loose, (witness, *places))
+                high += 1
+                if high > ACE_HIGH or high - low >= LONGEST or not held >> (NIBBLE * high) & 1:
+                    break
+    if not best:
+        return plain
+    for used, state, loose, witness in plain:
+        if used <= budget:
+            slot = used << 3 | state
+            current = best.get(slot)
+            if current is None or loose < current[0]:
+                best[slot] = (loose, witness)
+    return _pareto(best)
 
 
 def _suit_entries(code: int, pure_at: int, budget: int) -> tuple:
