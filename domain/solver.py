@@ -331,7 +331,16 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
             (codes[2] >> shift) & 15,
             (codes[3] >> shift) & 15,
         )
-        choices = [choice for choice in _set_choices(available) if choice[1] <= jokers]
+        choices = [
+            # (the choice, jokers it needs, what it takes from each suit's code)
+            (
+                choice,
+                choice[1],
+                [(suit, taken << shift) for suit, taken in enumerate(choice[0]) if taken],
+            )
+            for choice in _set_choices(available)
+            if choice[1] <= jokers
+        ]
         if len(choices) > 1:
             suits = [suit for suit in range(4) if available[suit]]
             for suit in suits:
@@ -369,7 +378,7 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
 class _Search:
     """The depth-first search over sets of :func:`_search`, and the best found so far."""
 
-    __slots__ = ("caps", "final", "loose", "per_rank", "picked", "pure_at", "sets")
+    __slots__ = ("caps", "final", "loose", "memos", "per_rank", "picked", "pure_at", "sets")
 
     def __init__(self, hand: _Hand, pure_at: list[int], per_rank: list, below: int) -> None:
         self.pure_at = pure_at
@@ -379,30 +388,44 @@ class _Search:
         # Tables are asked for with the hand's budget (or this), whatever the sets take, so
         # one table serves every choice of sets.
         self.caps = [min(hand.jokers, 2 * size) for size in hand.sizes]
+        # The tables this search asked for, per suit by code: choices of sets leave the
+        # same cards in a suit again and again, and a dictionary's lookup is cheaper than
+        # suit_table's.
+        self.memos: list[dict[int, tuple]] = [{}, {}, {}, {}]
         self.final: list[list[int]] = []  # the suits whose cards each step makes final
         self.loose = below  # the least loose points so far, and its sets
         self.sets: list = []
         self.picked: list = []
 
     def table(self, suit: int, code: int) -> tuple:
-        return suit_table(code, self.pure_at[suit], self.caps[suit])
+        memo = self.memos[suit]
+        table = memo.get(code)
+        if table is None:
+            table = memo[code] = suit_table(code, self.pure_at[suit], self.caps[suit])
+        return table
 
     def decide(self, index: int, codes: list[int], budget: int, states: dict) -> None:
         """Decide the sets of ``per_rank[index:]``: ``codes`` are the cards left in the suits,
         ``states`` the combination of the tables of the suits already final."""
-        shift, choices, suits = self.per_rank[index]
+        shift, choices, _ = self.per_rank[index]
         final = self.final[index]
         last = index + 1 == len(self.per_rank)
-        pure_at, caps = self.pure_at, self.caps
-        for choice in choices:
-            taken, needed, _ = choice
+        memos, table = self.memos, self.table
+        for choice, needed, takes in choices:
             if needed > budget:
                 continue
-            left = codes.copy()
-            for suit in suits:
-                left[suit] -= taken[suit] << shift
+            if takes:
+                left = codes.copy()
+                for suit, units in takes:
+                    left[suit] -= units
+            else:
+                left = codes
             more = budget - needed
-            tables = [suit_table(left[suit], pure_at[suit], caps[suit]) for suit in final]
+            tables = []
+            for suit in final:
+                code = left[suit]
+                found = memos[suit].get(code)
+                tables.append(table(suit, code) if found is None else found)
             if last:  # the last suit joins straight to the goal (final holds this rank's suits)
                 end = tables.pop()
                 merged = _add_all(states, tables, more, self.loose) if tables else states

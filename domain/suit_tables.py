@@ -217,7 +217,7 @@ def _merge(first: tuple, second: tuple, budget: int) -> tuple:
             (used, state, loose + extra, (MERGED, first_witness, witness))
             for used, state, loose, first_witness in first
         )
-    best: dict[int, tuple[int, object]] = {}
+    best: dict[int, tuple[int, object, object]] = {}
     for used, state, loose, witness in first:
         if used > budget:
             continue
@@ -229,8 +229,16 @@ def _merge(first: tuple, second: tuple, budget: int) -> tuple:
                 value = loose + more
                 current = best.get(slot)
                 if current is None or value < current[0]:
-                    best[slot] = (value, _joined(witness, other_witness))
-    return _pareto(best)
+                    best[slot] = (value, witness, other_witness)
+    # The witnesses are joined only for the entries kept.
+    return tuple(
+        (used, state, loose, _joined(witness, other_witness))
+        for used, state, loose, (witness, other_witness) in _pareto(best, _pair)
+    )
+
+
+def _pair(found: tuple) -> tuple:
+    return found[1:]
 
 
 def _joined(first, second):
@@ -255,25 +263,28 @@ def witness_sequences(witness) -> list[tuple[int, ...]]:
     return found
 
 
-def _pareto(best: dict[int, tuple[int, object]]) -> tuple:
+def _pareto(best: dict, witness_of=None) -> tuple:
     """The entries of ``best`` (slot: (loose, witness)) that no other entry beats.
 
     An entry is beaten by one using no more jokers, covering its progress, with no more loose
     points. Going through the slots in order (by jokers used, and at equal jokers a progress
     before those it covers), each entry only has to be compared with the least loose points
     seen so far for its progress. The entries come out by loose points, least first.
+    ``witness_of`` takes the witness from a value of ``best`` (its second item if None).
     """
     if len(best) == 1:
-        ((slot, (loose, witness)),) = best.items()
-        return ((slot >> 3, slot & 7, loose, witness),)
+        ((slot, found),) = best.items()
+        return ((slot >> 3, slot & 7, found[0], witness_of(found) if witness_of else found[1]),)
     least = [UNREACHED] * 6
     kept = []
+    covered_by = _COVERED
     for slot in sorted(best):
-        loose, witness = best[slot]
+        found = best[slot]
+        loose = found[0]
         state = slot & 7
         if loose < least[state]:
-            kept.append((slot >> 3, state, loose, witness))
-            for covered in _COVERED[state]:
+            kept.append((slot >> 3, state, loose, witness_of(found) if witness_of else found[1]))
+            for covered in covered_by[state]:
                 if loose < least[covered]:
                     least[covered] = loose
     kept.sort(key=_loose)
