@@ -224,11 +224,11 @@ def _best_pure(hand: _Hand) -> tuple[int, int, int, int]:
 # -- sets -------------------------------------------------------------------------------------
 
 
-def _set_choices(available: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], int, tuple], ...]:
+def _set_choices(available: tuple[int, ...]) -> tuple[tuple, ...]:
     """Ways to lay sets of one rank given its copies per suit.
 
-    Each way is (copies taken per suit, jokers needed, the sets as tuples of suits), one per
-    distinct choice of cards taken. A set of one card and two jokers is left out: the same
+    Each way is (copies taken per suit, jokers needed, the sets as tuples of suits, the
+    (suit, copies) taken), one per distinct choice of cards taken. A set of one card and two jokers is left out: the same
     cards make an impure sequence, never worse. Ways taking more cards come first, since
     they tend to leave fewer points, so the search finds a low score early.
 
@@ -262,7 +262,12 @@ def _list_set_choices(available: tuple[int, ...]) -> tuple:
     for choice in choices:
         if choice[0] not in fewest or choice[1] < fewest[choice[0]][1]:
             fewest[choice[0]] = choice
-    return tuple(sorted(fewest.values(), key=lambda choice: (-sum(choice[0]), choice[1])))
+    ordered = sorted(fewest.values(), key=lambda choice: (-sum(choice[0]), choice[1]))
+    # Each with the (suit, copies) it takes, for the search to take them from the suits.
+    return tuple(
+        (*choice, tuple((suit, copies) for suit, copies in enumerate(choice[0]) if copies))
+        for choice in ordered
+    )
 
 
 _SET_CHOICES: dict[tuple[int, ...], tuple] = {}
@@ -332,16 +337,7 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
             (codes[2] >> shift) & 15,
             (codes[3] >> shift) & 15,
         )
-        choices = [
-            # (the choice, jokers it needs, what it takes from each suit's code)
-            (
-                choice,
-                choice[1],
-                [(suit, taken << shift) for suit, taken in enumerate(choice[0]) if taken],
-            )
-            for choice in _set_choices(available)
-            if choice[1] <= jokers
-        ]
+        choices = [choice for choice in _set_choices(available) if choice[1] <= jokers]
         if len(choices) > 1:
             suits = [suit for suit in range(4) if available[suit]]
             for suit in suits:
@@ -372,7 +368,7 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
     # The tables behind the best: the suits' cards once its sets are laid.
     codes = codes.copy()
     budget = jokers
-    for shift, (taken, needed, _) in search.sets:
+    for shift, (taken, needed, _, _) in search.sets:
         budget -= needed
         for suit in range(4):
             codes[suit] -= taken[suit] << shift
@@ -422,13 +418,14 @@ class _Search:
         final = self.final[index]
         last = index + 1 == len(self.per_rank)
         memos, table = self.memos, self.table
-        for choice, needed, takes in choices:
+        for choice in choices:
+            _, needed, _, takes = choice
             if needed > budget:
                 continue
             if takes:
                 left = codes.copy()
-                for suit, units in takes:
-                    left[suit] -= units
+                for suit, copies in takes:
+                    left[suit] -= copies << shift
             else:
                 left = codes
             more = budget - needed
@@ -654,7 +651,7 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     left = _copies(indices)
     wild_rank = hand.wild_rank
     laid_sets = []
-    for shift, (_, _, chosen_sets) in sets:
+    for shift, (_, _, chosen_sets, _) in sets:
         for suits in chosen_sets:
             group = []
             for suit in suits:

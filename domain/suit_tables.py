@@ -304,11 +304,14 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
     callers skip them.
     """
     if pure_at:
-        # Only a wild card's place beside the suit's cards matters (an Ace held low is
-        # beside 13 when high): a wild card elsewhere, as often once sets have taken
-        # cards, leaves the table without one.
+        # A wild card's place matters only where it makes a sequence of three with two
+        # cards held (two above it, two below, or one either side; an Ace held counts at
+        # both ends): a wild card elsewhere, as often once sets have taken cards, leaves
+        # the table without one.
         held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
-        pure_at &= held << NIBBLE | held >> NIBBLE | (held & ACE_LOW_UNIT) << 48
+        held |= (held & ACE_LOW_UNIT) << (NIBBLE * (ACE_HIGH - 1))
+        above, below = held >> NIBBLE, held << NIBBLE
+        pure_at &= above & (held >> 2 * NIBBLE) | below & (held << 2 * NIBBLE) | above & below
     if not pure_at:
         small = _SMALL.get(code)
         if small is not None:
