@@ -53,7 +53,7 @@ from domain.suit_tables import (
     PLACE_BITS,
     PLACE_POINTS,
     UNREACHED,
-    suit_pieces,
+    suit_table,
     witness_sequences,
 )
 
@@ -282,22 +282,24 @@ for _copies in range(81):
 def _two_sequences(hand: _Hand, below: int) -> tuple | None:
     """The least loose points under ``below`` with two sequences, one pure, and its groups.
 
-    Returns (loose points, ((shift, choice), ...), tables, joker budget, owners) or None;
-    the tables are the suits' stretches' (``owners`` says whose) and, last, the joker-only
-    groups' (:func:`_joker_groups`).
+    Returns (loose points, ((shift, choice), ...), tables, joker budget) or None; the
+    tables are the four suits' and the joker-only groups' (:func:`_joker_groups`).
 
     A joker-only group needs a wild card standing as itself, and so may the pure sequence
     (``pure_at``); with one or two wild cards both cannot always have one. Joker-only groups
     that leave a wild card over are searched with the suits as they are; those that take
-    every wild card, with no sequence leaning on one for purity (a second search).
+    every wild card, with no sequence leaning on one for purity, by a second search that
+    looks only for no loose points at all: with a natural card loose, one joker-only group
+    would do better as that card and the group's two other jokers (an impure sequence all
+    the same, one joker fewer, fewer points), which leaves a wild card over, so the first
+    search has seen it.
     """
     wilds = hand.wild_count
     spare = wilds - 1 if any(hand.pure_at) else wilds
     found = _search(hand, below, hand.pure_at, _joker_groups(spare, hand.jokers))
-    if spare < wilds <= 2 and hand.jokers >= JOKER_GROUP * wilds:
-        other = _search(
-            hand, found[0] if found else below, [0, 0, 0, 0], _joker_groups(wilds, hand.jokers)
-        )
+    least = found[0] if found else below
+    if least > 0 and spare < wilds <= 2 and hand.jokers >= JOKER_GROUP * wilds:
+        other = _search(hand, 1, [0, 0, 0, 0], _joker_groups(wilds, hand.jokers))
         if other is not None:
             found = other
     return found
@@ -347,12 +349,7 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
     search.final = [
         [suit for suit in range(4) if last_step[suit] == step] for step in range(len(per_rank))
     ]
-    fixed = [
-        table
-        for suit in range(4)
-        if last_step[suit] < 0
-        for table in search.table(suit, codes[suit])
-    ]
+    fixed = [search.table(suit, codes[suit]) for suit in range(4) if last_step[suit] < 0]
     if not per_rank:  # no sets to choose: the suits as they are, straight to the goal
         fixed.append(joker_groups)
         last = fixed.pop(0)
@@ -372,13 +369,9 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
         budget -= needed
         for suit in range(4):
             codes[suit] -= taken[suit] << shift
-    tables, owners = [], []
-    for suit in range(4):
-        for table in search.table(suit, codes[suit]):
-            tables.append(table)
-            owners.append(suit)
+    tables = [search.table(suit, codes[suit]) for suit in range(4)]
     tables.append(joker_groups)
-    return search.loose, tuple(search.sets), tables, budget, owners
+    return search.loose, tuple(search.sets), tables, budget
 
 
 class _Search:
@@ -403,13 +396,12 @@ class _Search:
         self.sets: list = []
         self.picked: list = []
 
-    def table(self, suit: int, code: int) -> tuple[tuple, ...]:
-        """The tables of the suit's stretches (:func:`domain.suit_tables.suit_pieces`)."""
+    def table(self, suit: int, code: int) -> tuple:
         memo = self.memos[suit]
-        pieces = memo.get(code)
-        if pieces is None:
-            pieces = memo[code] = suit_pieces(code, self.pure_at[suit], self.caps[suit])
-        return pieces
+        table = memo.get(code)
+        if table is None:
+            table = memo[code] = suit_table(code, self.pure_at[suit], self.caps[suit])
+        return table
 
     def decide(self, index: int, codes: list[int], budget: int, states: dict) -> None:
         """Decide the sets of ``per_rank[index:]``: ``codes`` are the cards left in the suits,
@@ -433,7 +425,7 @@ class _Search:
             for suit in final:
                 code = left[suit]
                 found = memos[suit].get(code)
-                tables += table(suit, code) if found is None else found
+                tables.append(table(suit, code) if found is None else found)
             if last:  # the last suit joins straight to the goal (final holds this rank's suits)
                 end = tables.pop()
                 merged = _add_all(states, tables, more, self.loose) if tables else states
@@ -646,7 +638,7 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     Wild cards go first where only they will do: one to the sequence that leans on a wild
     card for purity (when no sequence is pure without), one to each joker-only group.
     """
-    loose, sets, tables, budget, owners = two
+    loose, sets, tables, budget = two
     indices = hand.indices
     left = _copies(indices)
     wild_rank = hand.wild_rank
@@ -661,8 +653,8 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
             laid_sets.append(group)
     entries = _witness(tables, budget, loose)
     sequences = []  # [suit, {place: card}, the places jokers fill]
-    for suit, entry in zip(owners, entries, strict=False):  # the last: joker-only groups
-        for places in witness_sequences(entry[3]):
+    for suit in range(4):
+        for places in witness_sequences(entries[suit][3]):
             by_place = {}
             for place in places:
                 index = suit * 13 + (0 if place == ACE_HIGH else place - 1)
@@ -684,7 +676,7 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     wilds = []
     for suit in range(4):
         wilds += [suit * 13 + wild_rank - 1] * left[suit * 13 + wild_rank - 1]
-    joker_groups = entries[-1][3] or 0
+    joker_groups = entries[4][3] or 0
     own, wilds = wilds[:joker_groups], wilds[joker_groups:]
     jokers += wilds
     jokers.reverse()  # taken from the end

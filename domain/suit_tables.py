@@ -39,7 +39,6 @@ PLACE_POINTS = (0, 10, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10, 10)
 NIBBLE = 4
 ACE_LOW_UNIT = 1 << NIBBLE
 ACE_HIGH_UNIT = 1 << (NIBBLE * ACE_HIGH)
-ACE_LOW_MASK = 15 << NIBBLE  # the count of Aces in a suit's code (held at place 1)
 PLACE_BITS = sum(1 << (NIBBLE * place) for place in range(ACE_HIGH + 1))
 # Progress towards a declaration, (pure sequences, sequences) capped at (1, 2), as 0..5, in
 # an order that puts a progress before every progress it covers (see _pareto).
@@ -69,7 +68,6 @@ _SECOND_COPY = PLACE_BITS * 14  # the bits of a place's count beyond the first c
 
 _SPLITS: dict[int, tuple[int, tuple]] = {}
 _TABLES: dict[int, tuple[int, tuple]] = {}
-_PIECES: dict[int, tuple[tuple, ...]] = {}
 # Bounds on the caches; a full cache is simply emptied.
 SPLITS_LIMIT = 50_000
 TABLES_LIMIT = 25_000
@@ -331,47 +329,6 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
     return cached[1]
 
 
-def suit_pieces(code: int, pure_at: int, budget: int) -> tuple[tuple, ...]:
-    """The suit's table as the tables of its stretches (:func:`suit_table` of each).
-
-    Cards more empty places apart than ``budget`` jokers (or than a kept sequence) can
-    fill never share a sequence: the suit's table is the combination of the tables of the
-    stretches between such gaps, and :func:`_split` works it out that way. The search
-    combines tables anyway, so it takes the stretches' tables as they are (mostly kept for
-    good) and the combined table is never built. A suit with an Ace is one piece (the Ace
-    may sit low or high), as is a suit whose table is kept for good.
-    """
-    if code & ACE_LOW_MASK or code in _SMALL or not code:
-        return (suit_table(code, pure_at, budget),)
-    key = code | pure_at << 64 | budget << 128
-    found = _PIECES.get(key)
-    if found is not None:
-        return found
-    reach = budget if budget < WIDEST_GAP else WIDEST_GAP
-    held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
-    pieces = []
-    start = 0  # the lowest place of the stretch under way
-    previous = -1
-    while held:
-        bit = held & -held
-        held ^= bit
-        place = (bit.bit_length() - 1) >> 2
-        if previous >= 0 and place - previous - 1 > reach:
-            part = code & ((1 << (NIBBLE * place)) - 1) & ~((1 << (NIBBLE * start)) - 1)
-            pieces.append(suit_table(part, pure_at, budget))
-            start = place
-        elif previous < 0:
-            start = place
-        previous = place
-    part = code & ~((1 << (NIBBLE * start)) - 1)
-    pieces.append(suit_table(part, pure_at, budget))
-    found = tuple(pieces)
-    if len(_PIECES) >= TABLES_LIMIT:
-        _PIECES.clear()
-    _PIECES[key] = found
-    return found
-
-
 def _wild_pure_entries(code: int, pure_at: int, budget: int) -> tuple:
     """The table of ``code`` with a wild card of the suit at the places of ``pure_at``,
     from tables without one (those kept for good, mostly).
@@ -449,7 +406,6 @@ def clear_caches() -> None:
     """Forget every cached table."""
     _SPLITS.clear()
     _TABLES.clear()
-    _PIECES.clear()
 
 
 def _small_tables(most: int, copies: int, budget: int) -> dict[int, tuple]:
