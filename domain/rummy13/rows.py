@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 
-from domain.game import Game, TableConfig
-from domain.raise_schedule import point_value_for_round
 from domain.rummy13 import audit as audit13
-from domain.settlement import account_of
+from domain.rummy13.game import Game, TableConfig
+from domain.rummy13.raise_schedule import point_value_for_round
+from domain.rummy13.settlement import account_of
 from domain.timestamps import parse_time
 from domain.variants.base import MAX_NOTE, SETTLEMENT_KIND, UNSETTLED_COLUMNS
 
