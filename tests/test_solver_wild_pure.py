@@ -1,5 +1,5 @@
-"""Suit tables with a wild card beside (domain/suit_tables.py, ``_wild_pure_entries``) and
-the second search's bound (domain/solver.py, ``_two_sequences``).
+"""Suit tables with a wild card beside (domain/rummy13/suit_tables.py, ``_wild_pure_entries``) and
+the second search's bound (domain/rummy13/solver.py, ``_two_sequences``).
 
 A suit's table with a wild card of its suit beside its cards is built from tables without
 one: the plain table, and each sequence the wild card makes pure beside the table of the
@@ -16,10 +16,10 @@ import random
 import pytest
 from oracle import deal_near_complete, deal_random, oracle
 
-from domain import solver, suit_tables
+from domain.rummy13 import solver, suit_tables
 from domain.cards import JOKER, Card, parse_cards, wild_rank
-from domain.solver import best_grouping, clear_caches, declaration, min_hand_score
-from domain.suit_tables import ACE_HIGH, NIBBLE, suit_table
+from domain.rummy13.solver import best_grouping, clear_caches, declaration, min_hand_score
+from domain.rummy13.suit_tables import ACE_HIGH, NIBBLE, suit_table
 
 
 def triples(table, budget):
@@ -73,7 +73,7 @@ def test_the_witness_of_a_wild_pure_sequence_is_its_own_cards():
 
 
 def test_the_second_search_only_ever_helps_with_no_loose_points():
-    """The claim behind the second search's bound (domain/solver.py, _two_sequences): with
+    """The claim behind the second search's bound (domain/rummy13/solver.py, _two_sequences): with
     every wild card in a joker-only group and a natural card loose, the first search
     already does better. Checked on hands where the second search runs (one wild card
     beside two of its suit's cards, two printed jokers): the second search without the
