@@ -16,8 +16,8 @@ import random
 import pytest
 from oracle import deal_near_complete, deal_random, oracle
 
-from domain.rummy13 import solver, suit_tables
 from domain.cards import JOKER, Card, parse_cards, wild_rank
+from domain.rummy13 import solver, suit_tables
 from domain.rummy13.solver import best_grouping, clear_caches, declaration, min_hand_score
 from domain.rummy13.suit_tables import ACE_HIGH, NIBBLE, suit_table
 
