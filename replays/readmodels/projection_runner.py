@@ -194,21 +194,23 @@ class Runner:
             query = query.where(e.originator_id == originator_filter)
         if upto is not None:
             query = query.where(e.id <= upto)
-        rows = connection.execute(query)
+        # One fetch of plain tuples: a Row per event, fetched one by one, cost more than
+        # the query itself.
+        rows = connection.execute(query).tuples().all()
         uuids: dict[bytes, uuid.UUID] = {}
         notifications = []
-        for row in rows:
-            originator_id = row.originator_id
+        append = notifications.append
+        for notification_id, originator_id, version, topic, state in rows:
             if binary:
                 key = bytes(originator_id)
                 originator_id = uuids.get(key) or uuids.setdefault(key, uuid.UUID(bytes=key))
-            notifications.append(
+            append(
                 Notification(
-                    id=row.id,
+                    id=notification_id,
                     originator_id=originator_id,
-                    originator_version=row.originator_version,
-                    topic=row.topic,
-                    state=bytes(row.state),
+                    originator_version=version,
+                    topic=topic,
+                    state=state if type(state) is bytes else bytes(state),
                 )
             )
         return notifications

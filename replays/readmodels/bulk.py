@@ -1,0 +1,89 @@
+"""Many read-model rows in one ``executemany``, with SQLAlchemy's own column types.
+
+``connection.execute(table.insert(), rows)`` spends longer per row in SQLAlchemy (building
+the parameters of each row through the compiled statement) than the database takes to
+store it: half a projection batch's time went there (docs/benchmarks.md, issue 16). Here
+each statement is compiled once per table, columns and dialect; each row becomes one tuple
+through the columns' bind processors (:class:`~replays.readmodels.models.Fixed` money, JSON,
+dates: exactly the values SQLAlchemy would bind), and the driver receives them all in one
+``executemany`` on the connection's own transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import sqlalchemy as sa
+
+
+class _Compiled:
+    """One statement compiled for a dialect: its text and, per position, the row key and
+    the bind processor of the value that goes there."""
+
+    def __init__(self, statement: sa.Executable, dialect: Any, keys: tuple[str, ...]) -> None:
+        compiled = statement.compile(dialect=dialect, column_keys=list(keys))
+        self.text = compiled.string
+        processors = compiled._bind_processors
+        names = compiled.positiontup
+        self.positional = names is not None
+        binds = compiled.binds
+        order = names if self.positional else list(binds)
+        self.slots = []
+        for name in order:
+            bind = binds[name]
+            self.slots.append((name, bind.key, processors.get(name)))
+
+    def parameters(self, rows: Sequence[dict], prefix: str = "") -> list:
+        out = []
+        if self.positional:
+            for row in rows:
+                values = []
+                for _, key, process in self.slots:
+                    value = row[key[len(prefix) :]] if prefix else row[key]
+                    values.append(value if process is None or value is None else process(value))
+                out.append(tuple(values))
+        else:
+            for row in rows:
+                values = {}
+                for name, key, process in self.slots:
+                    value = row[key[len(prefix) :]] if prefix else row[key]
+                    values[name] = value if process is None or value is None else process(value)
+                out.append(values)
+        return out
+
+
+@lru_cache(maxsize=64)
+def _insert(table: sa.Table, dialect: Any, keys: tuple[str, ...]) -> _Compiled:
+    return _Compiled(table.insert(), dialect, keys)
+
+
+@lru_cache(maxsize=64)
+def _update(table: sa.Table, dialect: Any, key: str, columns: tuple[str, ...]) -> _Compiled:
+    statement = (
+        table.update()
+        .where(table.c[key] == sa.bindparam(f"b_{key}"))
+        .values(
+            {column: sa.bindparam(f"b_{column}", type_=table.c[column].type) for column in columns}
+        )
+    )
+    return _Compiled(statement, dialect, ())
+
+
+def insert_rows(connection: sa.Connection, table: sa.Table, rows: Sequence[dict]) -> None:
+    """INSERT ``rows`` (dicts with the same keys) into ``table``, one executemany."""
+    if not rows:
+        return
+    compiled = _insert(table, connection.dialect, tuple(rows[0]))
+    connection.exec_driver_sql(compiled.text, compiled.parameters(rows))
+
+
+def update_rows(connection: sa.Connection, table: sa.Table, key: str, rows: Sequence[dict]) -> None:
+    """UPDATE ``table`` SET the rows' other columns WHERE ``key`` matches, one
+    executemany (every row has the same keys)."""
+    if not rows:
+        return
+    columns = tuple(column for column in rows[0] if column != key)
+    compiled = _update(table, connection.dialect, key, columns)
+    connection.exec_driver_sql(compiled.text, compiled.parameters(rows, prefix="b_"))
