@@ -11,7 +11,6 @@ and the report. For a game the ledger settled both give the same columns.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 
