@@ -48,6 +48,7 @@ from replays.readmodels.projection_failures import (
     event_type,
     read_failures,
 )
+from replays.store.collector import bulk_work
 from replays.store.schema import EVENTS_TABLE, event_store_metadata
 
 POSITIONS = ProjectionPosition.__table__
@@ -442,6 +443,10 @@ class Runner:
 
         Cheap when there is nothing new: two indexed reads, no write.
         """
+        with bulk_work():
+            return self._catch_up(limit, progress)
+
+    def _catch_up(self, limit: int | None, progress: bool) -> int:
         status = self.status(failures=False)
         if status.lag == 0:
             return 0
@@ -484,6 +489,10 @@ class Runner:
         ``<name>:rebuild`` for status and health checks) unless ``keep_failed``, which
         commits the rebuild with those aggregates set aside instead.
         """
+        with bulk_work():
+            return self._rebuild(progress, keep_failed)
+
+    def _rebuild(self, progress: bool, keep_failed: bool) -> int:
         self._ensure_position_row()
         name = self.projection.name
         rebuild_name = name + REBUILD_SUFFIX

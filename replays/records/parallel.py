@@ -56,27 +56,34 @@ def worker_of(line: str | bytes, jobs: int) -> int:
 
 def _work(url: str, batch: int, inbox: Any, results: Any) -> None:
     """One worker: import the chunks it is given until ``None``, report every outcome."""
-    try:
-        from replays.store.application import Ledger
+    from replays.store.collector import bulk_work
 
-        ledger = Ledger(url, env={"CREATE_TABLE": "no"})
-        importer = Importer(ledger, batch=batch)
-        while (chunk := inbox.get()) is not None:
-            outcomes: list[Outcome] = []
-            for number, line in chunk:
-                parsed = read_record(number, line)
-                if parsed is None:
-                    continue
-                if isinstance(parsed, Exception):
-                    outcomes.append(Outcome(parsed.game_id, REJECTED, parsed.detail, number))
-                else:
-                    outcomes.extend(importer.add(parsed, number))
-            if outcomes:
-                results.put(("outcomes", outcomes))
-        results.put(("outcomes", importer.flush()))
+    try:
+        with bulk_work():
+            _import_chunks(url, batch, inbox, results)
         results.put(("done", None))
     except BaseException as error:  # reported to the parent, which stops the import
         results.put(("crash", f"{type(error).__name__}: {error}"))
+
+
+def _import_chunks(url: str, batch: int, inbox: Any, results: Any) -> None:
+    from replays.store.application import Ledger
+
+    ledger = Ledger(url, env={"CREATE_TABLE": "no"})
+    importer = Importer(ledger, batch=batch)
+    while (chunk := inbox.get()) is not None:
+        outcomes: list[Outcome] = []
+        for number, line in chunk:
+            parsed = read_record(number, line)
+            if parsed is None:
+                continue
+            if isinstance(parsed, Exception):
+                outcomes.append(Outcome(parsed.game_id, REJECTED, parsed.detail, number))
+            else:
+                outcomes.extend(importer.add(parsed, number))
+        if outcomes:
+            results.put(("outcomes", outcomes))
+    results.put(("outcomes", importer.flush()))
 
 
 def _keep_projecting(url: str, stop: threading.Event, errors: list[str]) -> None:
