@@ -28,8 +28,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from domain.rummy13.table import TableConfig
 from domain.shuffle import commitment, deal_from_seeds
-from domain.table import TableConfig
 from replays.integrity import evidence as integrity
 from replays.integrity.signing import init_keys
 from replays.store.application import Ledger

@@ -15,7 +15,7 @@ ledger application, importer, simulator, web app) and done nothing else. Figures
 and ratios to that baseline; the growth row divides the ``4 N`` peak by the ``N`` peak, so
 1.0 means the operation streams (memory independent of the number of games). Stages that
 run the solver (simulate, import) also fill its suit-table caches, which are bounded (about
-40 MB when full, ``domain/suit_tables.py``): their growth between ``N`` and ``4 N`` is that
+40 MB when full, ``domain/rummy13/suit_tables.py``): their growth between ``N`` and ``4 N`` is that
 cache warming up, and stops at the bound.
 
 Run: ``python -m bench memory`` (or ``python -m bench.memory [--quick]``).
@@ -42,7 +42,7 @@ def _peak_mib() -> float:
 
 
 def _import_project() -> None:
-    import domain.solver  # noqa: F401
+    import domain.rummy13.solver  # noqa: F401
     import web
 
     web.create_app({"TESTING": True})

@@ -21,8 +21,8 @@ tables, so three figures are given for ``best_grouping``:
 - cold for every hand: the caches are cleared before each hand (the worst case).
 
 The tables of suits of up to three cards (with no wild card beside them) and the ways to
-lay sets are worked out when ``domain.solver`` is imported and are never cleared; the time
-that takes is reported too, from fresh processes, beside importing ``domain.melds`` alone
+lay sets are worked out when ``domain.rummy13.solver`` is imported and are never cleared; the time
+that takes is reported too, from fresh processes, beside importing ``domain.rummy13.melds`` alone
 (the rules without the solver).
 
 The baseline is tests/oracle.py's brute-force oracle on the same hands; the ratio is
@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from oracle import JOKER_CLASSES, deal_in_class, deal_near_complete, deal_random, oracle
 
-from domain.solver import best_grouping, clear_caches, min_hand_score
+from domain.rummy13.solver import best_grouping, clear_caches, min_hand_score
 
 SEED = 20250301
 RUNS = 3  # runs of the solver's passes; the oracle runs once
@@ -185,8 +185,8 @@ def run(quick: bool = False) -> dict[str, Any]:
         "disagreements_with_oracle": len(disagreements),
         "disagreeing_hands": disagreements[:5],
         "import_ms": {
-            "domain.solver": import_ms("domain.solver"),
-            "domain.melds": import_ms("domain.melds"),
+            "domain.rummy13.solver": import_ms("domain.rummy13.solver"),
+            "domain.rummy13.melds": import_ms("domain.rummy13.melds"),
         },
     }
     for name, per_family in times.items():
@@ -252,12 +252,14 @@ def run(quick: bool = False) -> dict[str, Any]:
     )
     rows.append(
         {
-            "benchmark": "import domain.solver ms (builds the tables kept for good)",
-            "figure": result["import_ms"]["domain.solver"],
-            "baseline": result["import_ms"]["domain.melds"],
-            "baseline_is": "import domain.melds alone",
+            "benchmark": "import domain.rummy13.solver ms (builds the tables kept for good)",
+            "figure": result["import_ms"]["domain.rummy13.solver"],
+            "baseline": result["import_ms"]["domain.rummy13.melds"],
+            "baseline_is": "import domain.rummy13.melds alone",
             "ratio": round(
-                result["import_ms"]["domain.solver"] / result["import_ms"]["domain.melds"], 1
+                result["import_ms"]["domain.rummy13.solver"]
+                / result["import_ms"]["domain.rummy13.melds"],
+                1,
             ),
         }
     )

@@ -25,9 +25,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from domain.cards import full_deck
-from domain.game import Game
-from domain.moves import apply_move, play_game
-from domain.table import TableConfig
+from domain.rummy13.game import Game
+from domain.rummy13.moves import apply_move, play_game
+from domain.rummy13.table import TableConfig
 from replays.integrity.models import INTEGRITY_TABLES
 from replays.store.application import Ledger
 

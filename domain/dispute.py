@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.settlement import CENT, LedgerEntry, account_of, money_text
+from domain.money import CENT, LedgerEntry, account_of, money_text
 from domain.timestamps import format_time, parse_time
 
 __all__ = [

@@ -24,7 +24,7 @@ class RuleViolation(Exception):
 
     ``player``, ``move_type`` and ``card`` name the culprit when there is one;
     ``move_index`` and ``move`` are set by whoever replays a list of moves
-    (:func:`domain.moves.play_game`), ``game_id`` by the aggregate.
+    (:func:`domain.rummy13.moves.play_game`), ``game_id`` by the aggregate.
     """
 
     def __init__(
@@ -148,3 +148,7 @@ class IllegalShow(RuleViolation):
 
 class IllegalReshuffle(RuleViolation):
     """A reshuffle while the stock still has cards, or not made of the open pile's cards."""
+
+
+class UnknownProfile(ValueError):
+    """A rule profile name that no family knows (each family keeps its own profiles)."""

@@ -22,7 +22,8 @@ from typing import Any
 
 from domain import variants
 from domain.errors import RuleViolation
-from domain.records import FORMAT_TAG, RecordError, record_object
+from domain.records import RecordError, record_object
+from domain.rummy13.records import FORMAT_TAG
 from domain.variants import ReportedAlready, Variant
 from replays.access.ownership import owner_of, save_owned_game
 from replays.store.application import ConcurrentWrite, GameExists, GameNotFound, Ledger

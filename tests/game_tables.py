@@ -11,9 +11,9 @@ import random
 from collections import Counter
 
 from domain.cards import Card, full_deck, parse_cards
-from domain.game import Game
-from domain.moves import apply_move, play_game
-from domain.table import TableConfig
+from domain.rummy13.game import Game
+from domain.rummy13.moves import apply_move, play_game
+from domain.rummy13.table import TableConfig
 
 
 def complete_deal(
@@ -91,7 +91,7 @@ def random_legal_game(
     """A game played by random but legal moves: picks from either pile, discards, drops,
     misses and reshuffles, stopping after ``turns`` turns or when one player is left.
 
-    Returns the table, the deal and the moves (valid for :func:`domain.moves.play_game`).
+    Returns the table, the deal and the moves (valid for :func:`domain.rummy13.moves.play_game`).
     """
     rng = random.Random(seed)
     ids = [f"p{i}" for i in range(1, players + 1)]

@@ -1,6 +1,6 @@
 """A deliberately simple brute-force oracle for the best grouping of a 13-card hand.
 
-It shares nothing with ``domain.solver`` except :func:`domain.melds.classify` (itself pinned
+It shares nothing with ``domain.rummy13.solver`` except :func:`domain.rummy13.melds.classify` (itself pinned
 down by the unit tests) and the card points. It works straight from docs/rules.md:
 
 1. Candidate groups: every sub-multiset of the hand with 3+ cards that ``classify`` calls
@@ -24,8 +24,8 @@ from functools import cache
 from itertools import combinations
 
 from domain.cards import ALL_CARDS, JOKER, Card, deck_order, wild_rank
-from domain.melds import GroupKind, classify
-from domain.profiles import get_profile
+from domain.rummy13.melds import GroupKind, classify
+from domain.rummy13.profiles import get_profile
 
 
 @dataclass(frozen=True)

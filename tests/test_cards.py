@@ -1,7 +1,7 @@
 import pytest
 
 from domain.cards import JOKER, Card, CardError, check_within_deck, full_deck, parse_cards
-from domain.profiles import UnknownProfile, get_profile
+from domain.rummy13.profiles import UnknownProfile, get_profile
 
 
 @pytest.mark.parametrize(

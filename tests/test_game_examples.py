@@ -11,8 +11,8 @@ from decimal import Decimal
 from game_tables import THREE_HANDS, complete_deal, config_for, pass_turn, three_player_deal
 
 from domain.cards import parse_cards
-from domain.moves import play_game
-from domain.solver import min_hand_score
+from domain.rummy13.moves import play_game
+from domain.rummy13.solver import min_hand_score
 
 # Wild indicator TD (tens are jokers; no hand holds one). Each loser's best grouping leaves
 # exactly the loose cards noted.

@@ -13,8 +13,8 @@ from game_tables import random_legal_game
 from test_game_examples import raise_example
 
 from domain.cards import full_deck
-from domain.game import Game
-from domain.moves import apply_move, play_game
+from domain.rummy13.game import Game
+from domain.rummy13.moves import apply_move, play_game
 from replays.store.application import project_game
 from replays.store.transcodings import ledger_transcoder
 

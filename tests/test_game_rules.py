@@ -39,8 +39,8 @@ from domain.errors import (
     StockMismatch,
     UnknownPlayer,
 )
-from domain.game import Game
-from domain.moves import apply_move, play_game
+from domain.rummy13.game import Game
+from domain.rummy13.moves import apply_move, play_game
 
 P1_DECLARES = [
     ["AS", "2S", "3S"],

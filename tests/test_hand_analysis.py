@@ -1,4 +1,4 @@
-"""Hand analysis and missed chances: the rules (domain.analysis), the stored-game walk and its
+"""Hand analysis and missed chances: the rules (domain.rummy13.analysis), the stored-game walk and its
 caches (replays.readmodels.hand_analysis), and what the replay and player pages show to whom.
 
 The sample game T7-000123 (tests/data/games.jsonl) has a missed declaration built in: p1
@@ -14,9 +14,9 @@ import pytest
 from auth_support import signed_in
 from web_support import load_games
 
-from domain.analysis import Solver, Turn, analyse_hand, best_keep, missed_chances
 from domain.cards import parse_cards
-from domain.solver import min_hand_score
+from domain.rummy13.analysis import Solver, Turn, analyse_hand, best_keep, missed_chances
+from domain.rummy13.solver import min_hand_score
 from replays.readmodels import hand_analysis
 from web import create_app
 
@@ -38,7 +38,7 @@ class CountingSolver:
         self.solver = Solver(best=plain.best, score=score)
 
 
-# -- domain.analysis -------------------------------------------------------------------------
+# -- domain.rummy13.analysis -------------------------------------------------------------------------
 
 
 def test_a_13_card_hand_is_read_as_the_solver_groups_it():

@@ -13,11 +13,11 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
+from domain.simulation.floor import Floor
 from replays.integrity.verify import verify_store
 from replays.readmodels import projections
 from replays.records.parallel import import_lines_parallel, worker_of
 from replays.simulation.batch import Simulation
-from replays.simulation.tables import Floor
 from replays.store.application import Ledger
 from replays.store.db import engine_for
 from replays.store.schema import migrate

@@ -16,8 +16,8 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
+from domain.rummy13.table import TableConfig
 from domain.shuffle import commitment, deal_from_seeds
-from domain.table import TableConfig
 from replays.integrity import evidence as integrity
 from replays.integrity.canonical import event_bytes
 from replays.integrity.evidence import (

@@ -5,14 +5,14 @@ scoring cases)."""
 import pytest
 
 from domain.cards import JOKER, Card, CardError, parse_cards
-from domain.melds import (
+from domain.rummy13.melds import (
     GroupKind,
     HandError,
     ScoringCase,
     classify,
     evaluate,
 )
-from domain.profiles import RuleProfile, UnknownProfile
+from domain.rummy13.profiles import RuleProfile, UnknownProfile
 
 PURE, IMPURE, SET = GroupKind.PURE, GroupKind.IMPURE, GroupKind.SET
 STRICT = RuleProfile(name="strict", wild_natural_is_pure=False)

@@ -18,7 +18,7 @@ from api_support import check_response, header_of, make_app
 from click.testing import CliRunner
 from werkzeug.serving import make_server
 
-from domain.moves import play_game
+from domain.rummy13.moves import play_game
 from replays.access import tokens
 from replays.access.ownership import GameOwner, owner_of, save_owned_game
 from replays.records.codec import parse_record

@@ -9,9 +9,9 @@ import json
 import pytest
 import sqlalchemy as sa
 
-from domain.game import Game
 from domain.rummy13 import rows as rows13
-from domain.settlement import settlement_hash
+from domain.rummy13.game import Game
+from domain.rummy13.settlement import settlement_hash
 from replays.readmodels import projections
 from replays.readmodels.models import GameRow
 from replays.records.codec import parse_record

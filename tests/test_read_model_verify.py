@@ -456,7 +456,7 @@ def test_an_unknown_game_is_an_error_in_every_verify_form(games, database_url):
 def test_the_audit_does_not_depend_on_the_order_of_a_players_groups(
     games, database_url, monkeypatch
 ):
-    from domain.game import Game
+    from domain.rummy13.game import Game
     from replays.readmodels.projections import GameProjection, settlement_hash
     from replays.store.application import Ledger
 

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from domain.record_schema.api import MOVE_BODY, GameHeader, SettleRequest
-from domain.record_schema.game13 import GameRecord
 from domain.red3.record_schema import Red3Record
+from domain.rummy13.api_schema import MOVE_BODY, GameHeader, SettleRequest
+from domain.rummy13.record_schema import GameRecord
 from web.api import contract
 from web.cli import main
 
@@ -164,8 +164,8 @@ def test_an_unknown_schema_is_404_in_the_api_error_shape(client):
 
 
 def simulated_games(count: int) -> list[dict]:
+    from domain.simulation.floor import Floor
     from replays.simulation.batch import Simulation
-    from replays.simulation.tables import Floor
 
     return list(Simulation(Floor(seed=5, variants=("points", "raise"))).games(count))
 

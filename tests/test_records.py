@@ -12,8 +12,9 @@ import pytest
 import record_factory
 
 from domain.cards import full_deck, parse_cards
-from domain.moves import play_game
-from domain.records import GameRecord, Move, RecordError, dump_record
+from domain.records import RecordError, dump_record
+from domain.rummy13.moves import play_game
+from domain.rummy13.records import GameRecord, Move
 from replays.records.codec import explain, parse_record, read_records, record_of
 
 DATA = Path(__file__).parent / "data"

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 import domain.red3.profile
 import domain.red3.rules
 from domain.cards import parse_cards
-from domain.profiles import UnknownProfile
 from domain.red3.profile import get_red3_rules
 from domain.red3.rules import (
     BookError,
@@ -22,6 +21,7 @@ from domain.red3.rules import (
     lay_down_value,
     make_book,
 )
+from domain.rummy13.profiles import UnknownProfile
 
 
 def book(text):

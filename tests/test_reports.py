@@ -14,7 +14,7 @@ from decimal import Decimal
 import pytest
 from click.testing import CliRunner
 
-from domain.settlement import FEE_ACCOUNT
+from domain.rummy13.settlement import FEE_ACCOUNT
 from replays.readmodels.models import GameRow, LedgerEntryRow, PlayerResultRow
 from replays.readmodels.reports import PeriodFilter, ReportError, period_report
 from replays.store.db import session_factory

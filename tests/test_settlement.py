@@ -10,16 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.cards import parse_cards
-from domain.moves import play_game
-from domain.raise_schedule import point_value_for_round
-from domain.settlement import (
+from domain.rummy13.moves import play_game
+from domain.rummy13.raise_schedule import point_value_for_round
+from domain.rummy13.settlement import (
     FEE_ACCOUNT,
     PlayerEnd,
     Settlement,
     compute_settlement,
     money,
 )
-from domain.solver import min_hand_score
+from domain.rummy13.solver import min_hand_score
 
 P1_DECLARES = [["AS", "2S", "3S"], ["4H", "5H", "JK"], ["9D", "9H", "9S"], ["KS", "KD", "KC", "KH"]]
 COMPLETE = "AD 2D 3D 4C 5C 6C 8H 8S 8D QH QS QC QD"  # could declare: 0 points on its own
@@ -242,7 +242,7 @@ def test_a_settlement_needs_every_loser_once():
 
 def test_a_three_deck_table_judges_hands_against_three_decks():
     from domain.cards import parse_cards
-    from domain.solver import best_grouping
+    from domain.rummy13.solver import best_grouping
     from tests.game_tables import config_for
 
     config = config_for(decks=3)

@@ -8,9 +8,9 @@ import pytest
 from oracle import oracle
 
 from domain.cards import JOKER, Card, CardError, parse_cards
-from domain.melds import HandError, ScoringCase
-from domain.profiles import RuleProfile, UnknownProfile
-from domain.solver import best_grouping, clear_caches, declaration, min_hand_score
+from domain.rummy13.melds import HandError, ScoringCase
+from domain.rummy13.profiles import RuleProfile, UnknownProfile
+from domain.rummy13.solver import best_grouping, clear_caches, declaration, min_hand_score
 
 STRICT = RuleProfile(name="strict", wild_natural_is_pure=False)
 
@@ -145,7 +145,7 @@ def test_accepts_text():
     )
 
 
-@pytest.mark.parametrize("name", ["domain.solver", "domain.suit_tables"])
+@pytest.mark.parametrize("name", ["domain.rummy13.solver", "domain.rummy13.suit_tables"])
 def test_docstring_examples(name):
     failures, tried = doctest.testmod(importlib.import_module(name))
     assert tried > 0 and failures == 0

@@ -42,8 +42,8 @@ from oracle import (
     oracle,
 )
 
-from domain.profiles import RuleProfile
-from domain.solver import best_grouping, declaration, min_hand_score
+from domain.rummy13.profiles import RuleProfile
+from domain.rummy13.solver import best_grouping, declaration, min_hand_score
 
 STRICT = RuleProfile(name="strict", wild_natural_is_pure=False)
 SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}

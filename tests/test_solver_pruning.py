@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import deal_near_complete, deal_random, deal_suited
 
-from domain import suit_tables
 from domain.cards import parse_cards
-from domain.solver import clear_caches, min_hand_score
+from domain.rummy13 import suit_tables
+from domain.rummy13.solver import clear_caches, min_hand_score
 
 FAMILIES = (
     deal_random,

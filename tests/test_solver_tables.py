@@ -1,4 +1,4 @@
-"""Suit tables (domain/suit_tables.py): the tables kept for good, ONE_COPY, table shape.
+"""Suit tables (domain/rummy13/suit_tables.py): the tables kept for good, ONE_COPY, table shape.
 
 - The tables of small suits are worked out once, at import, for every budget by keeping
   the entries of the largest budget within each smaller one; that rests on a claim (a
@@ -16,8 +16,8 @@ import random
 
 import pytest
 
-from domain import suit_tables
-from domain.suit_tables import (
+from domain.rummy13 import suit_tables
+from domain.rummy13.suit_tables import (
     COVERS,
     NIBBLE,
     ONE_COPY_SUIT,

@@ -1,12 +1,12 @@
 """A wild card's place that is not beside a small suit's cards leaves the suit's table the
-one kept for good (domain/suit_tables.py), and one beside them still changes it."""
+one kept for good (domain/rummy13/suit_tables.py), and one beside them still changes it."""
 
 from __future__ import annotations
 
 import random
 
-from domain import suit_tables
-from domain.suit_tables import ACE_LOW_UNIT, IMPURE_ONE, NIBBLE, PURE_ONE, suit_table
+from domain.rummy13 import suit_tables
+from domain.rummy13.suit_tables import ACE_LOW_UNIT, IMPURE_ONE, NIBBLE, PURE_ONE, suit_table
 
 
 def test_a_wild_place_not_beside_the_cards_takes_the_kept_table():

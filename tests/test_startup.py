@@ -72,7 +72,7 @@ def test_help_imports_no_command_module():
     assert "hand" in out and "verify-proof" in out
     assert heavy(modules) == []
     assert not any(name.startswith("web.commands.") for name in modules)
-    assert "domain.solver" not in modules
+    assert "domain.rummy13.solver" not in modules
 
 
 @pytest.mark.parametrize(

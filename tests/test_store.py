@@ -9,8 +9,8 @@ from game_tables import config_for, pass_turn, random_legal_game, three_player_d
 from test_game_examples import raise_example
 
 from domain.errors import CardNotHeld, GameOver
-from domain.moves import play_game
-from domain.table import TableConfig
+from domain.rummy13.moves import play_game
+from domain.rummy13.table import TableConfig
 from replays.store.application import (
     ConcurrentWrite,
     GameExists,

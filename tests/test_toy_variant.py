@@ -25,8 +25,8 @@ from eventsourcing.domain import Aggregate, event
 from domain import variants
 from domain.cards import Card, CardError
 from domain.errors import BadMove, NotYourTurn
-from domain.game import Game
 from domain.records import RecordError
+from domain.rummy13.game import Game
 from domain.variants import RECORDED, Discrepancy, GameRows, Variant
 from replays.readmodels.models import GameRow, MoveRow, PlayerResultRow
 from replays.readmodels.projections import catch_up

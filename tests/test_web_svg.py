@@ -221,7 +221,7 @@ def test_moments_find_drops_auto_drops_wrong_shows_and_the_declaration():
 
 
 def _table_state():
-    from domain.state import SeatState, TableState
+    from domain.rummy13.state import SeatState, TableState
 
     wild = Card.parse("7D")
     seats = (

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from domain.settlement import Settlement
+from domain.rummy13.settlement import Settlement
 from replays.readmodels.models import GameRow, LedgerEntryRow
 from web import queries
 

@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from functools import lru_cache
 
-from domain.analysis import HandAnalysis, MissedChance
+from domain.rummy13.analysis import HandAnalysis, MissedChance
 from replays.readmodels.hand_analysis import GameChances, analyse, game_chances
 from web import svg
 from web.moves import Moment

@@ -2,7 +2,7 @@
 
 The views stay thin: they parse the request and hand over to these functions. Nothing here
 decides a rule: group kinds, scoring cases and minimum scores come from ``domain`` (the
-declaration's evaluation, :func:`domain.melds.evaluate`, :func:`domain.solver.best_grouping`)
+declaration's evaluation, :func:`domain.rummy13.melds.evaluate`, :func:`domain.rummy13.solver.best_grouping`)
 and the money from the recorded settlement.
 """
 
@@ -17,7 +17,7 @@ from flask import current_app, url_for
 from sqlalchemy.orm import Session
 
 from domain.cards import Card
-from domain.melds import ScoringCase
+from domain.rummy13.melds import ScoringCase
 from replays.readmodels.models import GameRow, MoveRow, PlayerResultRow
 from web import charts, queries, svg
 from web.moves import Moment, describe, moments
@@ -189,7 +189,7 @@ def move_items(timeline: list[MoveRow], viewer: str | None = None) -> list[dict]
 
 
 def drawn_groups(evaluation) -> tuple[list[svg.DrawnGroup], tuple[Card, ...]]:
-    """A :class:`domain.melds.HandEvaluation` as groups to draw, and its loose cards."""
+    """A :class:`domain.rummy13.melds.HandEvaluation` as groups to draw, and its loose cards."""
     groups = [
         svg.DrawnGroup(
             tuple(verdict.cards), verdict.kind.value if verdict.kind else None, verdict.reason
@@ -222,7 +222,7 @@ def _charged_groups(line, wild: Card | None, profile) -> Layout | None:
 def _submitted_groups(groups, held, wild: Card | None, profile) -> Layout:
     """A grouping as a player submitted it (a show, a wrong show), read by the rules engine;
     the held cards it does not list are loose."""
-    from domain.melds import evaluate
+    from domain.rummy13.melds import evaluate
 
     groups = [[Card.parse(c) for c in group] for group in groups]
     loose = list(held)
@@ -266,7 +266,7 @@ def _seat_drawing(state, seat, profile) -> str:
 
 
 def seat_views(state, seat: str | None, game: GameView, move: int) -> list[dict]:
-    from domain.profiles import get_profile
+    from domain.rummy13.profiles import get_profile
     from web.hand_views import seat_analyses
 
     profile = get_profile(game.header.rules)
@@ -306,7 +306,7 @@ def final_hands(state, game: GameView) -> list[dict]:
     show was recorded); a wrong show is drawn as declared, with the rules engine's reason
     under each group that is not one.
     """
-    from domain.profiles import get_profile
+    from domain.rummy13.profiles import get_profile
 
     profile = get_profile(game.header.rules)
     lines = state.settlement.players if state.settlement is not None else {}

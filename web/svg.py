@@ -628,7 +628,7 @@ def seat_caption(seat, *, to_play: bool = False) -> str:
 
 def table(state, *, seat: str | None = None) -> str:
     """The whole table after a move as one SVG: the centre (stock, open pile, wild, finish)
-    and one row per seat. ``state`` is a :class:`domain.game.TableState`; with ``seat`` the
+    and one row per seat. ``state`` is a :class:`domain.rummy13.game.TableState`; with ``seat`` the
     table is drawn as that player saw it (use ``state.for_seat(seat)`` first, or pass it here).
     """
     if seat is not None and hasattr(state, "for_seat"):

@@ -8,10 +8,12 @@ play are not here: the aggregates check those.
 
 - :mod:`.common`: the constrained values (ids, currency, decimal strings, counts, times,
   cards, list lengths) and :func:`~.common.problems`, a refusal as ``(field path, reason)``;
-- :mod:`.game13`: the 13-card record, ``rummy-ledger/game@1``;
-- ``domain.red3.record_schema``: the Red 3 match record, ``rummy-ledger/red3@1``;
-- :mod:`.api`: the bodies of ``POST /api/v1/games``, ``.../moves`` and ``.../settle``;
-- :mod:`.published`: the JSON Schema documents, by name.
+- :mod:`.published`: the JSON Schema documents, by name, gathered from every registered
+  family's ``Variant.schemas``.
+
+Each family declares its own shapes on top of :mod:`.common`: ``domain.rummy13.record_schema``
+(``rummy-ledger/game@1``) and ``domain.rummy13.api_schema`` (the live API's bodies),
+``domain.red3.record_schema`` (``rummy-ledger/red3@1`` and its live bodies).
 
 Pure: no I/O. Importing it costs pydantic's start-up, so only the readers import it.
 """

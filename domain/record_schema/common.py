@@ -140,7 +140,7 @@ ReportedPoints = count(0, 100_000)
 # reshuffling games while keeping a record far below 1 MiB.
 MOVES_MAX = 2_000
 RAISE_SCHEDULE_MAX = 200
-# Every rule profile seats 2 to 6 (domain/profiles.py checks its own, the same or narrower).
+# Every rule profile seats 2 to 6 (domain/rummy13/profiles.py checks its own, the same or narrower).
 PLAYERS_MIN = 2
 PLAYERS_MAX = 6
 

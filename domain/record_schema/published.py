@@ -18,10 +18,8 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 
-from domain.record_schema.api import MOVE_BODY, GameHeader, SettleRequest
 from domain.record_schema.common import CARD_EXPECTED, CARD_PATTERN
-from domain.record_schema.game13 import GameRecord
-from domain.red3.record_schema import RED3_STEP_BODY, Red3GameHeader, Red3Record
+from domain.variants.base import PublishedSchema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -41,71 +39,38 @@ class RecordJsonSchema(GenerateJsonSchema):
         return out
 
 
-# name: (what validates it, title, description)
-SCHEMAS: dict[str, tuple[TypeAdapter, str, str]] = {
-    "game": (
-        TypeAdapter(GameRecord),
-        "rummy-ledger/game@1",
-        "One 13-card game record (Points or Raise Rummy), docs/record-format.md.",
-    ),
-    "red3": (
-        TypeAdapter(Red3Record),
-        "rummy-ledger/red3@1",
-        "One Red 3 Rummy match record, docs/red3-format.md.",
-    ),
-    "api-game": (
-        TypeAdapter(GameHeader),
-        "POST /api/v1/games",
-        "A game record's header and deal, without moves or figures (docs/operator-api.md).",
-    ),
-    "api-move": (
-        MOVE_BODY,
-        "POST /api/v1/games/{game_id}/moves",
-        "One move of a game record and its 0-based index, seq (docs/operator-api.md).",
-    ),
-    "api-red3-game": (
-        TypeAdapter(Red3GameHeader),
-        "POST /api/v1/games (Red 3)",
-        "A Red 3 match record's header, without rounds (docs/operator-api.md).",
-    ),
-    "api-red3-step": (
-        RED3_STEP_BODY,
-        "POST /api/v1/games/{game_id}/moves (Red 3)",
-        "One step of a Red 3 match, a round's deal or a move, and its seq (docs/operator-api.md).",
-    ),
-    "api-settle": (
-        TypeAdapter(SettleRequest),
-        "POST /api/v1/games/{game_id}/settle",
-        "Optionally, the operator's reported figures (docs/operator-api.md).",
-    ),
-}
+def published() -> dict[str, PublishedSchema]:
+    """Every registered family's documents by name (each family's ``Variant.schemas``;
+    Points and Raise share theirs), in registration order."""
+    from domain import variants
+
+    found: dict[str, PublishedSchema] = {}
+    for variant in variants.all_variants():
+        for schema in variant.schemas():
+            found.setdefault(schema.name, schema)
+    return found
 
 
 def json_schema(name: str) -> dict[str, Any]:
-    """The JSON Schema document called ``name`` (a key of :data:`SCHEMAS`)."""
-    adapter, title, description = SCHEMAS[name]
-    body = adapter.json_schema(schema_generator=RecordJsonSchema)
-    return {"$schema": DIALECT, "title": title, "description": description, **_without_title(body)}
+    """The JSON Schema document called ``name`` (a key of :func:`published`)."""
+    schema = published()[name]
+    body = schema.adapter.json_schema(schema_generator=RecordJsonSchema)
+    return {
+        "$schema": DIALECT,
+        "title": schema.title,
+        "description": schema.description,
+        **_without_title(body),
+    }
 
 
 def _without_title(schema: dict) -> dict:
     return {key: value for key, value in schema.items() if key not in ("title", "description")}
 
 
-# The request bodies of /api/v1/openapi.json, by the names its paths refer to.
-OPENAPI_BODIES = {
-    "GameHeader": "api-game",
-    "Move": "api-move",
-    "SettleRequest": "api-settle",
-    "Red3GameHeader": "api-red3-game",
-    "Red3Step": "api-red3-step",
-}
-
-
 def openapi_components() -> dict[str, Any]:
     """``components.schemas`` for the API's request bodies (and ``Card``, which the
     responses use too), refs pointing within ``#/components/schemas``."""
-    keys = [(name, "validation", SCHEMAS[body][0]) for name, body in OPENAPI_BODIES.items()]
+    keys = [(s.openapi, "validation", s.adapter) for s in published().values() if s.openapi]
     tops, defs = TypeAdapter.json_schemas(
         keys, ref_template="#/components/schemas/{model}", schema_generator=RecordJsonSchema
     )

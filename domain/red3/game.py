@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
-from uuid import UUID, uuid5
+from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
@@ -42,7 +42,7 @@ from domain.errors import (
     StockMismatch,
     UnknownPlayer,
 )
-from domain.game import GAME_NAMESPACE
+from domain.game_ids import game_uuid
 from domain.red3.errors import IllegalAddition, IllegalBook, OpeningTooLow, RoundOver
 from domain.red3.rules import Book, BookError, lay_down_value, make_book
 from domain.red3.scoring import Red3Settlement, RoundScore, leaders, score_round, settle_match
@@ -108,7 +108,7 @@ class Red3Match(Aggregate):
     @staticmethod
     def create_id(game_id: str) -> UUID:
         """The same uuid5 as the 13-card game's, so one game id names one game in the ledger."""
-        return uuid5(GAME_NAMESPACE, game_id)
+        return game_uuid(game_id)
 
     @classmethod
     def start(

@@ -1,4 +1,4 @@
-"""Red 3 Rummy's rule choices as data, the way `domain/profiles.py` holds 13-card rummy's.
+"""Red 3 Rummy's rule choices as data, the way `domain/rummy13/profiles.py` holds 13-card rummy's.
 
 Every number docs/rules.md §2 fixes, and every reading it takes where play leaves room, sits here once
 (docs/red3-rules.md explains each choice). A match names its rules; ``standard`` is the only
@@ -10,14 +10,14 @@ profile today, and tests build variations with :func:`dataclasses.replace`.
 >>> get_red3_rules("house")
 Traceback (most recent call last):
 ...
-domain.profiles.UnknownProfile: unknown Red 3 rules 'house' (known: standard)
+domain.errors.UnknownProfile: unknown Red 3 rules 'house' (known: standard)
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from domain.profiles import UnknownProfile
+from domain.errors import UnknownProfile
 
 DEFAULT_RED3_RULES = "standard"
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, TypeAdapter, create_model, model_validator
 
-from domain.profiles import UnknownProfile
+from domain.errors import UnknownProfile
 from domain.record_schema.common import (
     Block,
     CardText,

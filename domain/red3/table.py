@@ -21,8 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from domain.cards import Card, CardError, deck_order, full_deck
-from domain.errors import BadConfig, BadDeal
-from domain.profiles import UnknownProfile
+from domain.errors import BadConfig, BadDeal, UnknownProfile
 from domain.red3.profile import Red3Rules, get_red3_rules
 from domain.timestamps import format_time, parse_time
 

@@ -25,7 +25,7 @@ from domain.red3 import moves as red3_moves
 from domain.red3 import rows as red3_rows
 from domain.red3 import shuffle as red3_shuffle
 from domain.timestamps import format_time
-from domain.variants.base import GameRows, SimulatedPlay, Variant
+from domain.variants.base import GameRows, PublishedSchema, SimulatedPlay, Variant
 
 FORMAT = "rummy-ledger/red3@1"
 DEAL = "deal"
@@ -60,6 +60,38 @@ class Red3(Variant):
     def export(self, game: red3_game.Red3Match) -> dict[str, Any]:
         """The record with the scores the match recorded (``settlement``)."""
         return self.record_of(game).to_dict() | {"settlement": game.settlement().to_dict()}
+
+    def record_moves(self, record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        return [move for played in record.get("rounds") or () for move in played.get("moves", ())]
+
+    def schemas(self) -> list[PublishedSchema]:
+        from pydantic import TypeAdapter
+
+        from domain.red3.record_schema import RED3_STEP_BODY, Red3GameHeader, Red3Record
+
+        return [
+            PublishedSchema(
+                "red3",
+                TypeAdapter(Red3Record),
+                self.record_format,
+                "One Red 3 Rummy match record, docs/red3-format.md.",
+            ),
+            PublishedSchema(
+                "api-red3-game",
+                TypeAdapter(Red3GameHeader),
+                "POST /api/v1/games (Red 3)",
+                "A Red 3 match record's header, without rounds (docs/operator-api.md).",
+                "Red3GameHeader",
+            ),
+            PublishedSchema(
+                "api-red3-step",
+                RED3_STEP_BODY,
+                "POST /api/v1/games/{game_id}/moves (Red 3)",
+                "One step of a Red 3 match, a round's deal or a move, and its seq "
+                "(docs/operator-api.md).",
+                "Red3Step",
+            ),
+        ]
 
     # -- the live API --------------------------------------------------------------------
     def start(self, header: Mapping[str, Any]) -> red3_game.Red3Match:
@@ -241,9 +273,9 @@ class Red3(Variant):
     # -- simulator -----------------------------------------------------------------------
     @property
     def bot(self) -> SimulatedPlay:
-        from replays.simulation import red3  # the bot stays in replays for now
+        from domain.red3 import bot
 
-        return SimulatedPlay(red3.setup_table, red3.play, red3.reported_block)
+        return SimulatedPlay(bot.setup_table, bot.play, bot.reported_block)
 
 
 RED3 = Red3()

@@ -1,6 +1,6 @@
 """Audit one 13-card game: recompute its settlement from the stored events and compare.
 
-The recomputation (:func:`domain.settlement.compute_settlement`, from how each player's
+The recomputation (:func:`domain.rummy13.settlement.compute_settlement`, from how each player's
 game ended and the cards each held) does not read the recorded ``Settled`` event; the
 report then compares it with that event and with the operator's ``reported`` figures,
 field by field. Every loser's charged hand score is shown beside the least the same 13
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from domain.game import Game
-from domain.settlement import Settlement
+from domain.rummy13.game import Game
+from domain.rummy13.settlement import Settlement
 from domain.variants.base import RECORDED, REPORTED, Discrepancy, discrepancy_lines
 
 _MONEY = ("gross", "fee", "net_to_winner")

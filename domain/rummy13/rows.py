@@ -14,10 +14,10 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
-from domain.game import Game, TableConfig
-from domain.raise_schedule import point_value_for_round
 from domain.rummy13 import audit as audit13
-from domain.settlement import (  # re-exported: the projection imports them from here
+from domain.rummy13.game import Game, TableConfig
+from domain.rummy13.raise_schedule import point_value_for_round
+from domain.rummy13.settlement import (  # re-exported: the projection imports them from here
     Settlement,
     account_of,
     canonical_settlement,

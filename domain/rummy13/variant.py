@@ -1,9 +1,7 @@
 """13-card rummy as a variant: Points Rummy and Raise Rummy, two instances of one class.
 
-Both play the same :class:`~domain.game.Game` aggregate; they differ only in the money
-profile the record's ``variant`` selects (docs/rules.md §1). The 13-card modules
-(``domain/game.py``, ``moves.py``, ``settlement.py`` ...) still live at the top of
-``domain/``; only this module lives in ``domain/rummy13`` so far.
+Both play the same :class:`~domain.rummy13.game.Game` aggregate; they differ only in the money
+profile the record's ``variant`` selects (docs/rules.md §1).
 
 The record reader is :mod:`domain.records`; the methods that need it import it when called,
 so the command line starts without pydantic. The simulator's bot lives in
@@ -18,12 +16,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from domain import game as game13
-from domain import moves as moves13
 from domain.errors import RuleViolation
 from domain.rummy13 import audit as audit13
+from domain.rummy13 import game as game13
+from domain.rummy13 import moves as moves13
 from domain.rummy13 import rows as rows13
-from domain.variants.base import GameRows, ReportedAlready, SimulatedPlay, Variant
+from domain.variants.base import (
+    GameRows,
+    PublishedSchema,
+    ReportedAlready,
+    SimulatedPlay,
+    Variant,
+)
 
 FORMAT = "rummy-ledger/game@1"
 SETTLED = "settled"
@@ -50,17 +54,17 @@ class Rummy13(Variant):
 
     # -- records -----------------------------------------------------------------------
     def parse_record(self, obj: Mapping[str, Any]) -> Any:
-        from domain.records import parse_game_record
+        from domain.rummy13.records import parse_game_record
 
         return parse_game_record(obj)
 
     def record_of(self, game: game13.Game) -> Any:
-        from domain.records import game_record_of
+        from domain.rummy13.records import game_record_of
 
         return game_record_of(game)
 
     def explain(self, error: Exception, record: Any = None) -> str:
-        from domain.records import explain_game
+        from domain.rummy13.records import explain_game
 
         return explain_game(error, record)
 
@@ -69,6 +73,47 @@ class Rummy13(Variant):
         if game.recorded_settlement is not None:
             out["settlement"] = game.recorded_settlement
         return out
+
+    def deal_behaviours(self, record: Mapping[str, Any]) -> list[Mapping[str, int]]:
+        from domain.rummy13.simulate import behaviours
+
+        return [behaviours(record)]
+
+    def schemas(self) -> list[PublishedSchema]:
+        from pydantic import TypeAdapter
+
+        from domain.rummy13.api_schema import MOVE_BODY, GameHeader, SettleRequest
+        from domain.rummy13.record_schema import GameRecord
+
+        return [
+            PublishedSchema(
+                "game",
+                TypeAdapter(GameRecord),
+                FORMAT,
+                "One 13-card game record (Points or Raise Rummy), docs/record-format.md.",
+            ),
+            PublishedSchema(
+                "api-game",
+                TypeAdapter(GameHeader),
+                "POST /api/v1/games",
+                "A game record's header and deal, without moves or figures (docs/operator-api.md).",
+                "GameHeader",
+            ),
+            PublishedSchema(
+                "api-move",
+                MOVE_BODY,
+                "POST /api/v1/games/{game_id}/moves",
+                "One move of a game record and its 0-based index, seq (docs/operator-api.md).",
+                "Move",
+            ),
+            PublishedSchema(
+                "api-settle",
+                TypeAdapter(SettleRequest),
+                "POST /api/v1/games/{game_id}/settle",
+                "Optionally, the operator's reported figures (docs/operator-api.md).",
+                "SettleRequest",
+            ),
+        ]
 
     # -- the aggregate -----------------------------------------------------------------
     def build(self, record: Any) -> game13.Game:
@@ -94,12 +139,12 @@ class Rummy13(Variant):
 
     def parse_move(self, game: game13.Game, body: Mapping[str, Any], seq: int) -> dict:
         """One live move checked for shape (a ``RecordError`` names the field)."""
-        from domain.records import Move
+        from domain.rummy13.records import Move
 
         return Move.from_dict(body, index=seq, players=game.config.players).to_dict()
 
     def describe_move(self, move: Mapping[str, Any], seq: int) -> str:
-        from domain.records import Move
+        from domain.rummy13.records import Move
 
         return Move.from_dict(move, index=seq).describe()
 
@@ -122,7 +167,7 @@ class Rummy13(Variant):
         return None if game.settlement is None else game.settlement.summary()
 
     def parse_reported(self, game: game13.Game, value: Any) -> dict:
-        from domain.records import Reported
+        from domain.rummy13.records import Reported
 
         return Reported.from_dict(value, game.config.players).to_dict()
 
@@ -243,11 +288,11 @@ class Rummy13(Variant):
     def bot(self) -> Any:
         from functools import partial
 
-        from replays.simulation import reported, rummy13  # the bots stay in replays
+        from domain.rummy13 import reported, simulate
 
         return SimulatedPlay(
-            partial(rummy13.setup_table, variant=self.name),
-            rummy13.play,
+            partial(simulate.setup_table, variant=self.name),
+            simulate.play,
             reported.reported_block,
         )
 

@@ -105,6 +105,18 @@ class SimulatedPlay(NamedTuple):
     report: Callable[..., dict | None]
 
 
+class PublishedSchema(NamedTuple):
+    """One JSON Schema document a family publishes (``docs/schema/<name>.json``, served at
+    ``/api/v1/schemas/<name>.json``): ``adapter`` is the pydantic ``TypeAdapter`` that
+    validates it, ``openapi`` the name of the ingest API's request body it is (or None)."""
+
+    name: str
+    adapter: Any
+    title: str
+    description: str
+    openapi: str | None = None
+
+
 class Variant(ABC):
     """One game type: its records, aggregate, settlement, deals, audit, rows and replay.
 
@@ -164,9 +176,19 @@ class Variant(ABC):
         detail = getattr(error, "detail", None)
         return detail if isinstance(detail, str) else str(error)
 
+    def record_moves(self, record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """Every move of a raw record (a JSON object of this variant), in play order across
+        its rounds or deals (the simulator's summary counts them)."""
+        return list(record.get("moves") or ())
+
     def export(self, game: Any) -> dict[str, Any]:
         """The export line's object: the record plus the figures the ledger recorded."""
         return self.record_of(game).to_dict()
+
+    def schemas(self) -> list[PublishedSchema]:
+        """The JSON Schema documents this family publishes: its record format and its live
+        API bodies (imported when called: pydantic stays out of the command line's start)."""
+        return []
 
     # -- the aggregate -----------------------------------------------------------------
     def build(self, record: Any) -> Any:
@@ -334,6 +356,12 @@ class Variant(ABC):
         )
 
     # -- simulator -----------------------------------------------------------------------
+    def deal_behaviours(self, record: Mapping[str, Any]) -> list[Mapping[str, int]]:
+        """For each 13-card deal in a raw record, the behaviours it shows by name (drops,
+        misses, auto-drops, wrong shows, declarations, shows, reshuffles) and its length
+        (``moves``): what the simulator's summary counts. None for other kinds of game."""
+        return []
+
     @property
     def bot(self) -> Any:
         """The simulator's play for this variant: ``setup_table``, ``play``, ``report``

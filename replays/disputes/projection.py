@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
 from domain.dispute import OPEN, DisputeCase, adjustment_entries
-from domain.settlement import account_of
+from domain.rummy13.settlement import account_of
 from domain.timestamps import parse_time
 from replays.readmodels.models import LedgerEntryRow, Money
 from replays.store.db import Base

@@ -25,7 +25,8 @@ from eventsourcing.persistence import Mapper, StoredEvent
 
 from domain import variants
 from domain.cards import ALL_CARDS, Card
-from domain.game import Game
+from domain.rummy13.game import Game
+from domain.rummy13.table import TableConfig
 from domain.shuffle import (
     DealMismatch,
     ShuffleError,
@@ -33,7 +34,6 @@ from domain.shuffle import (
     deal_mismatch,
     derive_deal,
 )
-from domain.table import TableConfig
 from replays.store.transcodings import ledger_transcoder
 
 if TYPE_CHECKING:

@@ -697,7 +697,7 @@ def game_heads(connection: sa.Connection, game_id: str) -> dict[bytes, int | Non
     }
     if found:
         return found
-    from domain.game import Game
+    from domain.rummy13.game import Game
 
     return {Game.create_id(game_id).bytes: None}
 

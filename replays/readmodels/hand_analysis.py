@@ -1,6 +1,6 @@
 """Hand analysis for stored games, with the solver's answers cached.
 
-The rules live in :mod:`domain.analysis`; this module feeds it from the event store and
+The rules live in :mod:`domain.rummy13.analysis`; this module feeds it from the event store and
 keeps what it costs. Two caches, both safe to keep for the life of the process because
 what they hold never changes:
 
@@ -18,7 +18,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 
-from domain.analysis import (
+from domain.cards import Card
+from domain.rummy13.analysis import (
     HandAnalysis,
     MissedChance,
     Solver,
@@ -27,10 +28,9 @@ from domain.analysis import (
     best_keep,
     missed_chances,
 )
-from domain.cards import Card
-from domain.melds import HandEvaluation
-from domain.profiles import RuleProfile, get_profile
-from domain.solver import best_grouping, min_hand_score
+from domain.rummy13.melds import HandEvaluation
+from domain.rummy13.profiles import RuleProfile, get_profile
+from domain.rummy13.solver import best_grouping, min_hand_score
 
 SOLVER_ANSWERS = 1 << 15
 GAMES = 512
@@ -52,7 +52,7 @@ def _score(key: tuple[str, ...], wild: str, profile: RuleProfile) -> int:
 
 @lru_cache(maxsize=64)
 def cached_solver(wild: str, profile: RuleProfile) -> Solver:
-    """A :class:`domain.analysis.Solver` whose answers are kept per hand, wild and profile
+    """A :class:`domain.rummy13.analysis.Solver` whose answers are kept per hand, wild and profile
     (the table's own profile: a 3-deck table's hands are checked against 3 decks)."""
     return Solver(
         best=lambda cards: _best(_key(cards), wild, profile),
@@ -61,7 +61,7 @@ def cached_solver(wild: str, profile: RuleProfile) -> Solver:
 
 
 def analyse(cards: Sequence[Card], wild: Card, profile: RuleProfile) -> HandAnalysis:
-    """:func:`domain.analysis.analyse_hand` through the cached solver."""
+    """:func:`domain.rummy13.analysis.analyse_hand` through the cached solver."""
     return analyse_hand(cards, wild, profile, cached_solver(str(wild), profile))
 
 

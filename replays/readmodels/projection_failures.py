@@ -20,7 +20,7 @@ MAX_GAME_ID = 200
 
 
 def event_type(topic: str) -> str:
-    """``domain.game:Game.Settled`` -> ``Game.Settled``."""
+    """``domain.rummy13.game:Game.Settled`` -> ``Game.Settled``."""
     return topic.rpartition(":")[2] or topic
 
 

@@ -42,7 +42,7 @@ import sqlalchemy as sa
 from eventsourcing.persistence import Notification
 
 from domain import variants
-from domain.game import Game
+from domain.rummy13.game import Game
 from domain.rummy13.rows import (  # re-exported: the 13-card rows' own home is domain
     canonical_settlement,
     settlement_hash,

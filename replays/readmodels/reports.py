@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from domain import variants
-from domain.settlement import FEE_ACCOUNT
+from domain.rummy13.settlement import FEE_ACCOUNT
 from domain.variants.base import SETTLEMENT_KIND
 from replays.readmodels.models import SETTLED, GameRow, LedgerEntryRow, Money, PlayerResultRow
 

@@ -2,7 +2,7 @@
 
 One module reads and writes records, apart from the rules (the aggregate checks every move).
 The *shape* (known fields, card text, decimal strings and every bound, who is at the table)
-is declared once in :mod:`domain.record_schema.game13`; this module validates with it and
+is declared once in :mod:`domain.rummy13.record_schema`; this module validates with it and
 builds the domain's values from the result. A bad record raises :class:`RecordError`, which
 names the game, the move index (0-based, the same number as the ingest API's ``seq``) and
 the field:
@@ -24,16 +24,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from domain import variants
-from domain.game import Game
 from domain.record_schema import common as schema
-from domain.records import (
-    TOO_DEEP,
-    GameRecord,
-    RecordError,
-    explain_game,
-    parse_game_record,
-    record_object,
-)
+from domain.records import TOO_DEEP, RecordError, record_object
+from domain.rummy13.game import Game
+from domain.rummy13.records import GameRecord, explain_game, parse_game_record
 
 
 def parse_record(obj: Any) -> GameRecord:

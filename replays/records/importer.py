@@ -23,8 +23,9 @@ from eventsourcing.persistence import IntegrityError
 
 from domain import variants
 from domain.errors import RuleViolation
-from domain.game import Game
-from domain.records import GameRecord, RecordError
+from domain.records import RecordError
+from domain.rummy13.game import Game
+from domain.rummy13.records import GameRecord
 from replays.records.codec import bounded_lines, explain, read_records, record_of
 from replays.store.application import GameExists, GameNotFound, Ledger
 from replays.store.collector import bulk_work

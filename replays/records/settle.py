@@ -14,9 +14,10 @@ from typing import Any
 
 from domain import variants
 from domain.errors import RuleViolation
-from domain.game import Game
-from domain.moves import play_game
-from domain.records import GameRecord, RecordError
+from domain.records import RecordError
+from domain.rummy13.game import Game
+from domain.rummy13.moves import play_game
+from domain.rummy13.records import GameRecord
 from domain.rummy13.variant import NotOver
 from replays.records.codec import explain, read_records
 

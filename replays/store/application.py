@@ -6,7 +6,7 @@ The event tables are ``ledger_events`` and ``ledger_snapshots`` (the application
 their prefix).
 
 >>> ledger = Ledger("sqlite:///:memory:")
->>> from domain.table import TableConfig
+>>> from domain.rummy13.table import TableConfig
 >>> config = TableConfig(game_id="doc-app", variant="points", players=("p1", "p2"),
 ...                      point_value="1")
 >>> ledger.game_exists("doc-app")
@@ -28,11 +28,11 @@ from eventsourcing.persistence import IntegrityError, JSONTranscoder, Transcoder
 
 from domain import variants
 from domain.errors import RuleViolation
-from domain.game import Game
-from domain.moves import apply_move, play_game
-from domain.settlement import Settlement
-from domain.state import TableState
-from domain.table import TableConfig
+from domain.rummy13.game import Game
+from domain.rummy13.moves import apply_move, play_game
+from domain.rummy13.settlement import Settlement
+from domain.rummy13.state import TableState
+from domain.rummy13.table import TableConfig
 from domain.variants.registry import project as project_game
 from replays.store.settings import database_url
 from replays.store.transcodings import ledger_transcoder, register_ledger_transcodings

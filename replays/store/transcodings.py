@@ -34,7 +34,7 @@ from eventsourcing.persistence import (
 from eventsourcing.utils import get_topic
 
 from domain.cards import Card
-from domain.table import TableConfig
+from domain.rummy13.table import TableConfig
 
 # Datetimes and dataclasses must reach `default` (and so the `_type_` envelope): orjson
 # would otherwise write them as plain strings/objects that decode as something else.

@@ -44,18 +44,18 @@ def schema_text(name: str) -> str:
 
 
 def schema_names() -> list[str]:
-    from domain.record_schema.published import SCHEMAS
+    from domain.record_schema.published import published
 
-    return list(SCHEMAS)
+    return list(published())
 
 
 def schema_index(base_url: str = "/api/v1/schemas/") -> dict[str, Any]:
-    from domain.record_schema.published import SCHEMAS
+    from domain.record_schema.published import published
 
     return {
         "schemas": [
             {"name": name, "title": title, "description": about, "url": f"{base_url}{name}.json"}
-            for name, (_adapter, title, about) in SCHEMAS.items()
+            for name, (_name, _adapter, title, about, _openapi) in published().items()
         ]
     }
 

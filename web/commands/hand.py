@@ -4,7 +4,7 @@
     rummy-ledger hand --joker 7D --groups "AS 2S 3S | 4H 5H JK | 9C 9D 9H | KS KD 2C 5D"
     rummy-ledger hand --batch hands.jsonl        # JSON Lines in and out; '-' for stdin
 
-All the rules live in ``domain.melds`` and ``domain.solver``; this module only reads input
+All the rules live in ``domain.rummy13.melds`` and ``domain.rummy13.solver``; this module only reads input
 and writes results.
 """
 
@@ -17,9 +17,9 @@ from collections.abc import Iterable, Iterator
 import click
 
 from domain.cards import RANKS, Card, parse_cards, wild_rank
-from domain.melds import HandEvaluation, ScoringCase, evaluate
-from domain.profiles import DEFAULT_PROFILE, get_profile
-from domain.solver import best_grouping, min_hand_score
+from domain.rummy13.melds import HandEvaluation, ScoringCase, evaluate
+from domain.rummy13.profiles import DEFAULT_PROFILE, get_profile
+from domain.rummy13.solver import best_grouping, min_hand_score
 
 KIND_LABELS = {"pure": "pure sequence", "impure": "impure sequence", "set": "set"}
 CASE_TEXT = {

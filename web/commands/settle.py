@@ -8,7 +8,7 @@ import sys
 import click
 
 from domain import variants
-from domain.records import FORMAT_TAG
+from domain.rummy13.records import FORMAT_TAG
 from replays.records.importer import progress_wanted
 from replays.records.settle import settle_outcomes
 

@@ -14,7 +14,7 @@ How it works (docs/rules-engine.md has the long version). The hand score is the 
 three candidates, one per scoring case: all cards; all cards less the best pure sequence;
 and the least loose points of any arrangement with two sequences, one pure. For the last, a
 depth-first search decides the sets rank by rank; the cards left in each suit are split
-into sequences by :mod:`domain.suit_tables` (an exhaustive, cached search per suit), and the
+into sequences by :mod:`domain.rummy13.suit_tables` (an exhaustive, cached search per suit), and the
 four suit tables are combined under the joker budget.
 
 Jokers are the printed jokers and the wild-rank cards, all interchangeable but for two
@@ -29,9 +29,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 from itertools import combinations
 
-from domain import suit_tables
 from domain.cards import ALL_CARDS, SUITS, Card
-from domain.melds import (
+from domain.rummy13 import suit_tables
+from domain.rummy13.melds import (
     MAX_SEQUENCE,
     HandError,
     HandEvaluation,
@@ -39,8 +39,8 @@ from domain.melds import (
     classify,
     score_grouping,
 )
-from domain.profiles import RuleProfile, get_profile
-from domain.suit_tables import (
+from domain.rummy13.profiles import RuleProfile, get_profile
+from domain.rummy13.suit_tables import (
     ACE_HIGH,
     ACE_LOW_UNIT,
     EMPTY,
@@ -93,7 +93,7 @@ class _Hand:
 
     def __init__(self, cards: Sequence[Card], wild: Card, profile: RuleProfile) -> None:
         wild_rank = wild.rank or 1  # a printed joker as indicator makes Aces wild
-        codes = [0, 0, 0, 0]  # 4 bits of count per place (domain.suit_tables)
+        codes = [0, 0, 0, 0]  # 4 bits of count per place (domain.rummy13.suit_tables)
         present = [0, 0, 0, 0]  # bit r: rank r held in that suit
         sizes = [0, 0, 0, 0]
         wilds = [0, 0, 0, 0]
@@ -565,7 +565,7 @@ def declaration(
 def _evaluation(
     score: int, groups: list, loose: list[Card], wild: Card, profile: RuleProfile
 ) -> HandEvaluation:
-    """The arrangement scored by :mod:`domain.melds`' own rules, which must agree."""
+    """The arrangement scored by :mod:`domain.rummy13.melds`' own rules, which must agree."""
     verdicts = tuple(classify(group, wild, profile) for group in groups)
     result = score_grouping(verdicts, tuple(loose), wild, profile)
     if result.hand_score != score or not all(verdict.kind for verdict in verdicts):

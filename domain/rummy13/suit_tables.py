@@ -19,7 +19,7 @@ own place keeps a sequence pure), so ``pure_at`` marks the places where the suit
 wild card: a sequence whose only missing place is one of them is pure. (The solver deals
 with groups whose only card standing as itself is a wild card, ``7C JK JK``.)
 
-The tables depend only on their arguments and are cached (bounded); :mod:`domain.solver`
+The tables depend only on their arguments and are cached (bounded); :mod:`domain.rummy13.solver`
 combines them. Used there only; no I/O. With 5 6 7 and Q of a suit and no jokers, the one
 entry worth keeping is the pure sequence 5 6 7 with Q loose (10 points):
 

@@ -3,7 +3,7 @@
 The importer, ``rummy-ledger settle``, the ingest API and the ledger application all play
 moves through :func:`apply_move`, so a move means the same thing wherever it comes from.
 
->>> from domain.table import TableConfig
+>>> from domain.rummy13.table import TableConfig
 >>> config = TableConfig(game_id="doc-moves", variant="points", players=("p1", "p2"),
 ...                      point_value="1")
 >>> apply_move(Game(config), {"type": "jump", "player": "p1"})
@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from domain.errors import BadMove, RuleViolation
-from domain.game import Game
-from domain.table import Deal, TableConfig
+from domain.rummy13.game import Game
+from domain.rummy13.table import Deal, TableConfig
 
 MOVE_TYPES = ("pick", "discard", "drop", "miss", "declare", "show", "reshuffle")
 _REQUIRED = {

@@ -9,12 +9,28 @@ record. The simulator's own tests store every game that way.
 from __future__ import annotations
 
 import random
+from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP
+from typing import Any
 
-from domain.profiles import get_profile
-from replays.simulation.bots import Bot, Temper
-from replays.simulation.dealing import deal
-from replays.simulation.tables import Floor, Table, thirteen_card_table, timestamp
+from domain.rummy13.bot import Bot, Temper
+from domain.rummy13.profiles import get_profile
+from domain.simulation.dealing import deal
+from domain.simulation.floor import (
+    FEE_PERCENTS,
+    MICRO_STAKES,
+    ONE_PACK_SHARE_FOR_TWO,
+    PAISA,
+    POINT_VALUES,
+    PROFILE_WEIGHTS,
+    SEAT_COUNT_WEIGHTS,
+    TWO_SEAT_BEGINNER_SHARE,
+    Floor,
+    Table,
+    timestamp,
+)
 
 RECORD_FORMAT = "rummy-ledger/game@1"
 # A game that drags past this many turns per seat is abandoned by its players in turn
@@ -200,3 +216,72 @@ class _Game:
             groups = self.bots[loser].show()
             if groups is not None:
                 self.record("show", loser, groups=[[str(c) for c in g] for g in groups])
+
+
+def thirteen_card_table(floor: Floor, number: int, variant: str, rng: random.Random) -> Table:
+    """A Points or Raise Rummy table: 2 to 6 seats, two packs (one for most two-seat tables)."""
+    seats = rng.choices(floor.seats, [SEAT_COUNT_WEIGHTS[s] for s in floor.seats])[0]
+    decks = 1 if seats == 2 and rng.random() < ONE_PACK_SHARE_FOR_TWO else 2
+    point_value = rng.choice(POINT_VALUES)
+    rules = rng.choices(list(PROFILE_WEIGHTS), list(PROFILE_WEIGHTS.values()))[0]
+    raise_step = raise_max = None
+    if variant == "raise":
+        # The seed's own Raise table (start 1, step 0.10, max 2) scaled to the stake, with
+        # the step in whole paise as operators set it.
+        raise_step = max(PAISA, (point_value / 10).quantize(PAISA, rounding=ROUND_HALF_UP))
+        raise_max = point_value * 2
+    beginners = point_value <= MICRO_STAKES or (
+        seats == 2 and rng.random() < TWO_SEAT_BEGINNER_SHARE
+    )
+    return Table(
+        id=f"T{number}",
+        variant=variant,
+        rules=rules,
+        seats=seats,
+        decks=decks,
+        jokers_per_deck=1,
+        currency=floor.currency,
+        point_value=point_value,
+        fee_percent=rng.choice(FEE_PERCENTS),
+        raise_step=raise_step,
+        raise_max=raise_max,
+        beginners=beginners,
+    )
+
+
+def behaviours(record: Mapping[str, Any]) -> Counter:
+    """The behaviours one 13-card game shows, by name, and its length (``moves``).
+
+    A drop is a *first* drop when the player had not yet picked a card; a run of misses as
+    long as the profile's limit is an auto-drop; a declaration by anyone but the winner is a
+    wrong show. ``record``: a ``rummy-ledger/game@1`` record, or any mapping with its
+    ``rules``, ``players``, ``moves`` and (for the winner) ``reported``."""
+    found: Counter = Counter()
+    profile = get_profile(record.get("rules"))
+    winner = (record.get("reported") or {}).get("winner")
+    picked: set[str] = set()
+    misses: Counter = Counter()
+    reshuffled = False
+    for move in record["moves"]:
+        kind, player = move["type"], move.get("player")
+        if kind == "pick":
+            picked.add(player)
+            misses[player] = 0
+        elif kind == "miss":
+            found["miss"] += 1
+            misses[player] += 1
+            if misses[player] == profile.misses_to_auto_drop:
+                found["auto_drop"] += 1
+        elif kind == "drop":
+            found["first_drop" if player not in picked else "middle_drop"] += 1
+        elif kind == "declare":
+            found["declare" if winner in (None, player) else "wrong_show"] += 1
+        elif kind == "show":
+            found["show"] += 1
+        elif kind == "reshuffle":
+            found["reshuffle"] += 1
+            reshuffled = True
+    if reshuffled and len(record["players"]) == 2:
+        found["reshuffled_two_player_games"] += 1
+    found["moves"] = len(record["moves"])
+    return found

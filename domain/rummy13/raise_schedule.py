@@ -5,7 +5,7 @@ each round up to ``raise_max``, or follows an explicit schedule whose last value
 A round is one turn for each player still in, starting with the seat after the dealer; the
 value goes up when play passes the dealer's seat (see ``docs/rules-choices.md``).
 
->>> from domain.table import TableConfig
+>>> from domain.rummy13.table import TableConfig
 >>> config = TableConfig(game_id="G", variant="raise", players=("p1", "p2"),
 ...                      point_value="1.00", raise_step="0.10", raise_max="1.25")
 >>> [str(point_value_for_round(config, r)) for r in range(4)]
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from domain.table import TableConfig
+from domain.rummy13.table import TableConfig
 
 
 def point_value_for_round(config: TableConfig, round_number: int) -> Decimal:

@@ -23,7 +23,7 @@ from typing import Any
 
 from domain.cards import Card, CardError
 from domain.errors import BadConfig, BadDeal
-from domain.profiles import RuleProfile, UnknownProfile, get_profile
+from domain.rummy13.profiles import RuleProfile, UnknownProfile, get_profile
 from domain.timestamps import format_time, parse_time
 
 VARIANTS = ("points", "raise")

@@ -14,7 +14,7 @@ A group is a pure sequence, an impure sequence or a set; anything else is invali
 'K-A-2 wraps around (an Ace is low, A-2-3, or high, Q-K-A, never both)'
 
 :func:`evaluate` scores a grouping as a player submitted it (a declaration or a show); the
-best grouping of a hand is :mod:`domain.solver`'s job.
+best grouping of a hand is :mod:`domain.rummy13.solver`'s job.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from enum import StrEnum
 from functools import cache
 
 from domain.cards import RANKS, Card, format_cards, full_deck, wild_rank
-from domain.profiles import RuleProfile, get_profile
+from domain.rummy13.profiles import RuleProfile, get_profile
 
 MIN_GROUP = 3
 # Ace low (A..K) or Ace high (2..A): never 14 places, so no sequence is longer than 13.

@@ -3,7 +3,7 @@
 Each block of the record is a model: its fields, their bounds (:mod:`.common`) and the
 checks that tie one field to another (the dealer is seated, every player has a hand, a raise
 only in a ``raise`` game). The rules a record's moves must follow are not here: the game
-aggregate checks those when the record is played (``domain/game.py``).
+aggregate checks those when the record is played (``domain/rummy13/game.py``).
 
 Moves are a union told apart by ``type``; a move validated with
 ``context={"players": (...)}`` also checks that its player is seated (the ingest API has the
@@ -17,7 +17,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, WithJsonSchema, model_validator
 
-from domain.profiles import DEFAULT_PROFILE, PROFILES, UnknownProfile, get_profile
 from domain.record_schema.common import (
     GROUPS_MAX,
     MOVES_MAX,
@@ -42,6 +41,7 @@ from domain.record_schema.common import (
     Timestamp,
     refuse,
 )
+from domain.rummy13.profiles import DEFAULT_PROFILE, PROFILES, UnknownProfile, get_profile
 
 FORMAT_TAG = "rummy-ledger/game@1"
 VARIANTS = ("points", "raise")

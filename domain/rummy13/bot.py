@@ -19,8 +19,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from domain.cards import ALL_CARDS, SUITS, Card, wild_rank
-from domain.profiles import RuleProfile
-from domain.solver import best_grouping, declaration, min_hand_score
+from domain.rummy13.profiles import RuleProfile
+from domain.rummy13.solver import best_grouping, declaration, min_hand_score
 
 # Discards that leave the same score are told apart by the card's links to the rest of the
 # hand (a linked card is one pick from a group): a point of score per link, two at most.

@@ -10,7 +10,7 @@ that loser's computation. ``gross`` is the sum of those amounts, so what the los
 exactly what the ledger entries debit; ``fee`` is ``gross × fee_percent / 100`` rounded
 half-up; the winner is credited ``gross − fee``. Debits always equal credits to the paisa.
 
->>> from domain.table import TableConfig
+>>> from domain.rummy13.table import TableConfig
 >>> config = TableConfig(game_id="G", variant="points", players=("p1", "p2", "p3"),
 ...                      point_value="2", fee_percent="10")
 >>> settlement = compute_settlement(config, "p1", [
@@ -29,14 +29,23 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from domain.cards import Card
-from domain.melds import HandEvaluation, evaluate
-from domain.raise_schedule import point_value_for_round
-from domain.solver import best_grouping, declaration, min_hand_score
-from domain.table import TableConfig
+from domain.money import (  # noqa: F401 (re-exported: settlement's money words)
+    CENT,
+    FEE_ACCOUNT,
+    LedgerEntry,
+    account_of,
+    money,
+    money_text,
+    rate_text,
+)
+from domain.rummy13.melds import HandEvaluation, evaluate
+from domain.rummy13.raise_schedule import point_value_for_round
+from domain.rummy13.solver import best_grouping, declaration, min_hand_score
+from domain.rummy13.table import TableConfig
 
 __all__ = [
     "PlayerEnd",
@@ -47,32 +56,9 @@ __all__ = [
     "point_value_for_round",
 ]
 
-CENT = Decimal("0.01")
-FEE_ACCOUNT = "operator:fee"
-
 # Every way a player's game can end, in the settle JSON's words.
 RESULTS = ("won", "lost", "deal_show", "first_drop", "middle_drop", "auto_drop", "wrong_show")
 SCORED_RESULTS = ("lost", "deal_show")  # scored on their cards; the others score flat points
-
-
-def money(value: Decimal) -> Decimal:
-    """Round half-up to 0.01: ``money(Decimal('29.705')) == Decimal('29.71')``."""
-    return value.quantize(CENT, rounding=ROUND_HALF_UP)
-
-
-def money_text(value: Decimal) -> str:
-    return str(money(value))
-
-
-def rate_text(value: Decimal) -> str:
-    """A point value as text with at least two decimals (``1.1`` → ``1.10``, ``0.125`` kept)."""
-    if value == value.quantize(CENT):
-        return str(value.quantize(CENT))
-    return str(value.normalize())
-
-
-def account_of(player: str) -> str:
-    return f"player:{player}"
 
 
 @dataclass(frozen=True)
@@ -154,20 +140,6 @@ class PlayerSettlement:
             kinds=tuple(data.get("kinds", ())),
             loose=tuple(Card.parse(c) for c in data.get("loose", ())),
         )
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    account: str
-    debit: Decimal
-    credit: Decimal
-
-    def to_dict(self) -> dict[str, str]:
-        return {
-            "account": self.account,
-            "debit": money_text(self.debit),
-            "credit": money_text(self.credit),
-        }
 
 
 @dataclass(frozen=True)

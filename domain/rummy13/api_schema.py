@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, TypeAdapter, create_model
 
 from domain.record_schema.common import MOVES_MAX, Block, count
-from domain.record_schema.game13 import FORMAT_TAG, MOVE_MODELS, GameRecord, Reported
+from domain.rummy13.record_schema import FORMAT_TAG, MOVE_MODELS, GameRecord, Reported
 
 # A move's 0-based index among the game's moves: the idempotency key of POST .../moves.
 Seq = Annotated[

@@ -1,6 +1,6 @@
 """What a hand could have been: its best grouping now, and the chances a player missed.
 
-The rules engine (:mod:`domain.solver`) answers for one 13-card hand. A player between the
+The rules engine (:mod:`domain.rummy13.solver`) answers for one 13-card hand. A player between the
 pick and the discard holds 14 cards; that hand is read as the best 13 it can keep (the
 discard that leaves the least score), since that is the choice in front of the player.
 
@@ -28,17 +28,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from domain.cards import Card
-from domain.melds import HandEvaluation
-from domain.profiles import RuleProfile, get_profile
-from domain.solver import best_grouping, min_hand_score
+from domain.rummy13.melds import HandEvaluation
+from domain.rummy13.profiles import RuleProfile, get_profile
+from domain.rummy13.solver import best_grouping, min_hand_score
 
 
 @dataclass(frozen=True)
 class Solver:
     """The two questions the analysis asks of the rules engine, for one wild card and profile.
 
-    ``best(cards)`` is :func:`domain.solver.best_grouping`, ``score(cards)`` is
-    :func:`domain.solver.min_hand_score`; both take the cards in any order.
+    ``best(cards)`` is :func:`domain.rummy13.solver.best_grouping`, ``score(cards)`` is
+    :func:`domain.rummy13.solver.min_hand_score`; both take the cards in any order.
     """
 
     best: Callable[[tuple[Card, ...]], HandEvaluation]

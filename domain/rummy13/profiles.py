@@ -5,18 +5,16 @@
 >>> get_profile("nope")
 Traceback (most recent call last):
 ...
-domain.profiles.UnknownProfile: unknown rule profile 'nope' (known: deccan, rummycircle)
+domain.errors.UnknownProfile: unknown rule profile 'nope' (known: deccan, rummycircle)
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from domain.errors import UnknownProfile
+
 DEFAULT_PROFILE = "rummycircle"
-
-
-class UnknownProfile(ValueError):
-    """A rule profile name that is not one of :data:`PROFILES`."""
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ from decimal import Decimal
 from typing import Any
 
 from domain.cards import Card
-from domain.melds import HandEvaluation
+from domain.rummy13.melds import HandEvaluation
+from domain.rummy13.settlement import Settlement, rate_text
 from domain.seat_view import move_seen_by
-from domain.settlement import Settlement, rate_text
 
 SEAT_STATUSES = ("waiting", "playing", "dropped", "auto_dropped", "wrong_show", "won", "lost")
 PHASES = ("dealing", "playing", "showing", "settled")

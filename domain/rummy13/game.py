@@ -50,17 +50,16 @@ from domain.errors import (
     StockMismatch,
     UnknownPlayer,
 )
-from domain.melds import HandEvaluation, evaluate
-from domain.raise_schedule import point_value_for_round
-from domain.settlement import PlayerEnd, Settlement, compute_settlement, settlement_hash
-from domain.state import SeatState, TableState
-from domain.table import Deal, TableConfig
+from domain.game_ids import GAME_NAMESPACE, game_uuid
+from domain.rummy13.melds import HandEvaluation, evaluate
+from domain.rummy13.raise_schedule import point_value_for_round
+from domain.rummy13.settlement import PlayerEnd, Settlement, compute_settlement, settlement_hash
+from domain.rummy13.state import SeatState, TableState
+from domain.rummy13.table import Deal, TableConfig
 from domain.timestamps import format_time, parse_time
 
 __all__ = ["GAME_NAMESPACE", "Deal", "Game", "SeatState", "TableConfig", "TableState"]
 
-# Fixed forever: game ids map to aggregate ids through it, so re-importing a game collides.
-GAME_NAMESPACE = uuid.UUID("3c0e5d52-5f0e-4b8e-9a55-0d6a3c1f7a11")
 
 MOVE_OF_EVENT = {
     "Dealt": "deal",
@@ -168,7 +167,7 @@ class Game(Aggregate, metaclass=_GameType):
     @staticmethod
     def create_id(game_id: str) -> uuid.UUID:
         """The aggregate id of a game id (uuid5, so the same game id always maps the same)."""
-        return uuid.uuid5(GAME_NAMESPACE, game_id)
+        return game_uuid(game_id)
 
     # == events ============================================================================
     # Each body below is replayed on every rebuild: it only moves cards and counters.
@@ -924,7 +923,7 @@ class Game(Aggregate, metaclass=_GameType):
         return tuple(p for p in self._config.players if p in shown)
 
     def table_state(self) -> TableState:
-        """The table as it stands now (see :class:`~domain.state.TableState`)."""
+        """The table as it stands now (see :class:`~domain.rummy13.state.TableState`)."""
         config = self._config
         seats = []
         for index, player in enumerate(config.players):
