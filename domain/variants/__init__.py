@@ -5,6 +5,7 @@ Importing this package registers them; everything else asks the registry
 (docs/adding-a-variant.md).
 """
 
+from domain.pooldeals.variant import DEALS, POOL
 from domain.red3.variant import RED3
 from domain.rummy13.variant import POINTS, RAISE
 from domain.variants.base import (
@@ -35,7 +36,7 @@ from domain.variants.registry import (
 )
 from domain.variants.registry import all as all_variants
 
-for _variant in (POINTS, RAISE, RED3):
+for _variant in (POINTS, RAISE, RED3, POOL, DEALS):
     register(_variant)
 
 __all__ = [
