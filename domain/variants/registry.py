@@ -7,10 +7,10 @@ a toy variant and :func:`unregister` it again.
 >>> from domain.variants import get
 >>> get("points").name, get("red3").has_money
 ('points', False)
->>> get("pool")
+>>> get("gin")
 Traceback (most recent call last):
 ...
-domain.variants.registry.UnknownVariant: unknown variant 'pool' (known: points, raise, red3)
+domain.variants.registry.UnknownVariant: unknown variant 'gin' (known: points, raise, red3, pool, deals)
 """
 
 from __future__ import annotations
