@@ -164,8 +164,8 @@ def test_an_unknown_schema_is_404_in_the_api_error_shape(client):
 
 
 def simulated_games(count: int) -> list[dict]:
+    from domain.simulation.floor import Floor
     from replays.simulation.batch import Simulation
-    from replays.simulation.tables import Floor
 
     return list(Simulation(Floor(seed=5, variants=("points", "raise"))).games(count))
 
