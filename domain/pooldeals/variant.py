@@ -23,7 +23,7 @@ from domain.pooldeals.audit import MatchAudit, audit_match
 from domain.pooldeals.match import FINISHED, Match
 from domain.pooldeals.outcome import describe_outcome, match_outcome
 from domain.timestamps import format_time
-from domain.variants.base import GameRows, PublishedSchema, Variant
+from domain.variants.base import GameRows, PublishedSchema, SimulatedPlay, Variant
 
 STEP_TYPES = ("deal", "rejoin", "split")
 
@@ -307,6 +307,17 @@ class PoolDeals(Variant):
     # -- replay --------------------------------------------------------------------------
     def timeline(self, game: Match) -> list[dict[str, Any]]:
         return [dict(step) for step in game.steps]
+
+    # -- simulator -----------------------------------------------------------------------
+    @property
+    def bot(self) -> SimulatedPlay:
+        from functools import partial
+
+        from domain.pooldeals import bot
+
+        return SimulatedPlay(
+            partial(bot.setup_table, variant=self.name), bot.play, bot.reported_block
+        )
 
 
 POOL = PoolDeals("pool", "rummy-ledger/pool@1")

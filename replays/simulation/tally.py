@@ -30,9 +30,7 @@ class Tally:
     def add(self, record: dict) -> None:
         self.games += 1
         self.variants[record["variant"]] += 1
-        moves = record.get("moves") or [  # a Red 3 match keeps its moves per round
-            move for played in record.get("rounds", ()) for move in played.get("moves", ())
-        ]
+        moves = record.get("moves") or moves_in_parts(record)
         self.moves += len(moves)
         if record["variant"] not in ("points", "raise"):
             return
@@ -85,6 +83,19 @@ class Tally:
             out += [f"  {label}: {self.counts[key]}" for key, label in names]
             out += self.distribution_lines()
         return out
+
+
+def moves_in_parts(record: dict) -> list[dict]:
+    """The moves of a record that keeps them per part (a match's rounds or deals): every
+    list of the record whose entries carry ``moves``, in order."""
+    return [
+        move
+        for value in record.values()
+        if isinstance(value, list)
+        for part in value
+        if isinstance(part, dict)
+        for move in part.get("moves", ())
+    ]
 
 
 def behaviours(record: dict) -> Counter:
