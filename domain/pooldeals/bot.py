@@ -146,9 +146,11 @@ def play(rng: random.Random, floor: Floor, table: MatchTable, game_id: str) -> d
     clock = _Clock(started_at, rng)
     while match.phase != FINISHED:
         if match.deals and config.variant == POOL:
-            _rejoins(match, rng, clock)
+            # A split is agreed at the end of a deal, before anyone rejoins for the next:
+            # the record keeps a rejoin with the deal it was made for.
             if _splits(match, rng, clock):
                 break
+            _rejoins(match, rng, clock)
         _play_deal(match, rng, floor, clock)
     return match_record_of(match).to_dict()
 
