@@ -35,6 +35,7 @@ class PoolDeals(Variant):
     snapshot_interval = 20
     has_money = True
     steps_are_moves = False  # deals, rejoins and splits are steps of their own
+    web_pages = "web.pooldeals_replay"  # the match view and each deal move by move
 
     def __init__(self, name: str, record_format: str) -> None:
         self.name = name
