@@ -14,6 +14,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN = re.compile(r"^web/red3_[^/]*\.py$")
+# Pool and Deals Rummy: "pool" and "deals" are everyday words (a prize pool, a process
+# pool), so the family is looked for by its package's name, outside its own pages.
+POOLDEALS_OWN = re.compile(r"^web/pooldeals_[^/]*\.py$")
 # Files allowed to name a variant, each with the work that removes it (none left: the
 # record bounds moved into domain/red3/record_schema.py with the declared schema).
 KNOWN_FILES: set[str] = set()
@@ -34,6 +37,20 @@ def naming_lines() -> list[str]:
 
 def test_only_the_registry_names_a_variant():
     assert naming_lines() == []
+
+
+def test_shared_code_never_names_the_pool_and_deals_family():
+    found = []
+    for top in ("replays", "web"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            if POOLDEALS_OWN.match(relative):
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                lowered = line.lower()
+                if "pooldeals" in lowered or "pool@" in lowered or "deals@" in lowered:
+                    found.append(f"{relative}:{number}: {line.strip()}")
+    assert found == []
 
 
 def test_the_registry_list_names_every_family():
