@@ -10,6 +10,7 @@ make the odd wrong show, rejoin and agree to splits at the given rates.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import random
 from collections import Counter
@@ -91,7 +92,9 @@ def play_deal(match: Match, rng: random.Random, *, drop=0.12, miss=0.02, wrong_s
             finish, rest = hand[0], hand[1:]
             groups = [[str(c) for c in rest[i : i + 3]] for i in range(0, 12, 3)]
             groups[-1] += [str(rest[12])]
-            match.play({"player": player, "type": "declare", "finish": str(finish), "groups": groups})
+            match.play(
+                {"player": player, "type": "declare", "finish": str(finish), "groups": groups}
+            )
             continue
         best = None
         for card in set(hand):
@@ -133,10 +136,8 @@ def play_match(
         if match.deals and cfg.variant == "pool":
             for player in list(match.eliminated):
                 if rng.random() < rejoin:
-                    try:
+                    with contextlib.suppress(RuleViolation):  # refused: stays out
                         match.rejoin(player)
-                    except RuleViolation:
-                        pass
             if rng.random() < split:
                 try:
                     match.agree_split(match.remaining())

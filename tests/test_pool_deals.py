@@ -292,7 +292,7 @@ def test_a_deal_to_an_eliminated_player_is_refused():
     planned_deal(match, "p1", {"p2": "middle", "p3": "first", "p4": "first"})
     dealt = next_deal(match)
     dealt["hands"]["p2"] = dealt["stock"][:13]
-    with pytest.raises(MatchRuleViolation, match="p2, eliminated in deal 2 .score 120."):
+    with pytest.raises(MatchRuleViolation, match=r"p2, eliminated in deal 2 \(score 120\)"):
         match.deal(dealt)
 
 

@@ -227,7 +227,9 @@ class Match(Aggregate):
         self.eliminated.pop(player, None)
         self.rejoins[player] += 1
         self.scores[player] = score
-        self.rejoin_log.append({"player": player, "before_deal": len(self.deals) + 1, "score": score})
+        self.rejoin_log.append(
+            {"player": player, "before_deal": len(self.deals) + 1, "score": score}
+        )
         step = {"type": "rejoin", "player": player}
         if at is not None:
             step["at"] = at

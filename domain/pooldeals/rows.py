@@ -155,7 +155,9 @@ def audit_row(match: Match, events: Iterable | None = None, *, verify: bool = Tr
     report = audit_match(match)
     note = "; ".join(d.note() for d in report.discrepancies)
     return {
-        "recomputed_hash": None if report.settlement is None else settlement_hash(report.settlement),
+        "recomputed_hash": None
+        if report.settlement is None
+        else settlement_hash(report.settlement),
         "discrepancy": bool(report.discrepancies),
         "discrepancy_note": note[:MAX_NOTE] or None,
     }

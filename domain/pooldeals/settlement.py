@@ -85,7 +85,9 @@ def settle_pool_money(
     else:
         payouts = {player: money(share) for player, share in shares.items()}
         if sum(payouts.values(), ZERO) != net:
-            raise ValueError(f"shares add up to {sum(payouts.values(), ZERO)}, the net pool is {net}")
+            raise ValueError(
+                f"shares add up to {sum(payouts.values(), ZERO)}, the net pool is {net}"
+            )
     entries = [
         LedgerEntry(account_of(player), money(entry_fee * paid), ZERO)
         for player, paid in entries_paid.items()

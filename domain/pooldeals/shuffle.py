@@ -103,9 +103,7 @@ def check_match_deals(
         )
         if derived is None:
             return MatchDealMismatch(number, DealMismatch("commitment", None, None, None))
-        found = deal_mismatch(played["deal"], derived) or _picks_mismatch(
-            played["moves"], derived
-        )
+        found = deal_mismatch(played["deal"], derived) or _picks_mismatch(played["moves"], derived)
         if found is not None:
             return MatchDealMismatch(number, found)
     return None

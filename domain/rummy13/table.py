@@ -175,9 +175,7 @@ class TableConfig:
         for name, value in self.scoring.items():
             if name not in SCORING_FIELDS:
                 known = ", ".join(SCORING_FIELDS)
-                raise BadConfig(
-                    f"scoring cannot set {name!r} (only {known})", game_id=self.game_id
-                )
+                raise BadConfig(f"scoring cannot set {name!r} (only {known})", game_id=self.game_id)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise BadConfig(
                     f"scoring {name} must be a whole number of points, got {value!r}",
