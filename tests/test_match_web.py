@@ -69,10 +69,12 @@ def test_every_step_of_a_pool_replays(site):
     base = f"/games/{pool['game_id']}/replay"
     kinds = steps(pool)
     first_seat = pool["players"][0]["id"]
-    for move in range(len(kinds)):
+    words = text(get(client, f"{base}/table?move=0"))
+    assert "No deal yet" in words and "nothing dealt yet" in words
+    for move in range(1, len(kinds) + 1):
         words = text(get(client, f"{base}/table?move={move}"))
-        assert f"Move {move} of {len(kinds) - 1}" in words
-        kind, number = kinds[move]
+        assert f"Move {move} of {len(kinds)}" in words
+        kind, number = kinds[move - 1]
         if kind == "deal":
             assert f"deal {number} dealt by" in words
         if kind == "rejoin":
@@ -84,7 +86,7 @@ def test_every_step_of_a_pool_replays(site):
 
 def test_the_match_view_shows_the_arithmetic(site):
     client, pool = site["client"], site["pool"]
-    last = len(steps(pool)) - 1
+    last = len(steps(pool))
     words = text(get(client, f"/games/{pool['game_id']}/replay?move={last}"))
     assert "Scores after each deal" in words
     # Each rejoin: the highest score still in + 1, the entry fee paid again.
@@ -107,7 +109,7 @@ def test_a_seat_view_hides_the_other_hands_and_stock_picks(site):
         for i, m in enumerate(moves)
         if m["type"] == "pick" and m["from"] == "closed" and m["player"] == other
     )
-    move = index + 1  # step 0 is the deal
+    move = index + 2  # the deal is step 1, its first move step 2
     full = get(client, f"/games/{pool['game_id']}/replay/table?move={move}")
     mine = get(client, f"/games/{pool['game_id']}/replay/table?move={move}&seat={me}")
     card = moves[index]["card"]
@@ -121,7 +123,7 @@ def test_a_seat_view_hides_the_other_hands_and_stock_picks(site):
 def test_bad_move_and_seat_say_what_is_wrong(site):
     client, pool = site["client"], site["pool"]
     base = f"/games/{pool['game_id']}/replay"
-    total = len(steps(pool)) - 1
+    total = len(steps(pool))
     assert f"has {total} moves" in text(get(client, f"{base}?move={total + 1}", 400))
     assert "has no player 'nobody'" in text(get(client, f"{base}?seat=nobody", 400))
     assert "whole number" in text(get(client, f"{base}?move=x", 400))
@@ -131,12 +133,12 @@ def test_the_summary_is_the_replay_at_the_last_step(site):
     client, pool = site["client"], site["pool"]
     response = client.get(f"/games/{pool['game_id']}")
     assert response.status_code == 302
-    assert response.headers["Location"].endswith(f"move={len(steps(pool)) - 1}")
+    assert response.headers["Location"].endswith(f"move={len(steps(pool))}")
 
 
 def test_a_deals_match_shows_chips_and_shortfalls_add_up(site):
     client, deals = site["client"], site["deals"]
-    last = len(steps(deals)) - 1
+    last = len(steps(deals))
     page = get(client, f"/games/{deals['game_id']}/replay?move={last}")
     assert "Chips after each deal" in text(page)
     assert "(tiebreaker)" in text(page)

@@ -3,8 +3,8 @@
 The replay, audit and summary routes (:mod:`web.views`) hand a match over to these functions
 because the match's variant names this module (``Variant.web_pages``), so the permalink is
 a 13-card game's: ``/games/<id>/replay?move=17&seat=p2``. ``move`` counts the match's steps
-from 0 (the first deal just dealt): each later deal, each 13-card move, each rejoin and the
-split is a step of its own. Beside the deal's table, drawn as the 13-card replay draws it
+applied (0: seated, nothing dealt), as the live API's ``seq`` and a dispute's move do: each
+deal, each 13-card move, each rejoin and the split is a step of its own. Beside the deal's table, drawn as the 13-card replay draws it
 (:mod:`web.svg`), stands the match so far: the score (pool) or chip (deals) table after
 every deal, eliminations, drops left, rejoins and the split with their arithmetic.
 
@@ -210,7 +210,7 @@ def _move_arg(game_id: str, total: int) -> int:
         abort(
             400,
             f"Game {game_id} has {total} moves: there is no move {move} "
-            f"(0 is the first deal, {total} the last step).",
+            f"(0 is before the first deal, {total} the last step).",
         )
     return move
 
@@ -258,17 +258,22 @@ def _context(game_id: str) -> dict:
     match = states.game(ledger, game_id)
     if not match.steps:
         abort(404, f"Match {game_id} has not been dealt yet: there is nothing to replay.")
-    total = len(match.steps) - 1
+    total = len(match.steps)
     move = _move_arg(game_id, total)
     seat = _seat_arg(game_id, match.players)
-    full = states.state(ledger, game_id, move + 1)
+    if move == 0:
+        from replays.store.timeline import state_at_step
+
+        full = state_at_step(ledger, game_id, 0, game=match)
+        caption = "the players take their seats: nothing dealt yet"
+    else:
+        full = states.state(ledger, game_id, move)
+        caption = describe(match.steps[move - 1], seat, match)
+        ended = _deal_ended_by(match, move - 1)
+        if ended is not None:
+            caption += f" · deal {ended['number']} won by {ended['winner']}"
     state = table_for_view(full, seat)
     deal = state.deal
-    step = match.steps[move]
-    caption = describe(step, seat, match)
-    ended = _deal_ended_by(match, move)
-    if ended is not None:
-        caption += f" · deal {ended['number']} won by {ended['winner']}"
     return {
         "match": match,
         "game_id": game_id,
@@ -312,7 +317,7 @@ def _move_items(match: Match, seat: str | None) -> list[dict]:
         kind = step.get("type")
         items.append(
             {
-                "move": index,
+                "move": index + 1,
                 "deal": step.get("deal") if kind == "deal" else None,
                 "between": kind in ("rejoin", "split"),
                 "text": describe(step, seat, match),
@@ -360,7 +365,7 @@ def summary_redirect(game_id: str):
     from replays.store.timeline import game_of
 
     match = game_of(get_ledger(), game_id)
-    return redirect(url_for("replays.replay", game_id=game_id, move=max(len(match.steps) - 1, 0)))
+    return redirect(url_for("replays.replay", game_id=game_id, move=len(match.steps)))
 
 
 # -- the audit ----------------------------------------------------------------------------

@@ -57,7 +57,7 @@ def steps_of(record) -> list[tuple[str, int | None]]:
 
 def test_the_match_view_shows_scores_rejoins_and_the_split(page, match_site, screenshot):
     pool, _deals = records()
-    last = len(steps_of(pool)) - 1
+    last = len(steps_of(pool))
     page.goto(f"{match_site}/games/{pool['game_id']}/replay?move={last}")
     wait_for_move(page, last)
     table = page.locator("table.score-table")
@@ -82,19 +82,20 @@ def test_the_match_view_shows_scores_rejoins_and_the_split(page, match_site, scr
 def test_stepping_through_a_deal_move_by_move(page, match_site, screenshot):
     pool, _deals = records()
     steps = steps_of(pool)
-    second = steps.index(("deal", 2))
-    page.goto(f"{match_site}/games/{pool['game_id']}/replay?move=0")
+    second = steps.index(("deal", 2)) + 1  # moves count the steps applied
+    page.goto(f"{match_site}/games/{pool['game_id']}/replay")
     wait_for_move(page, 0)
-    assert "deal 1 dealt" in page.locator("#move-caption").inner_text()
-    assert page.locator("section.seat").count() == len(pool["players"])
-    assert page.locator("section.seat svg [data-card]").count() >= 13 * len(pool["players"])
+    assert "nothing dealt yet" in page.locator("#move-caption").inner_text()
     page.keyboard.press("ArrowRight")
     wait_for_move(page, 1)
     assert re.search(r"[?&]move=1\b", page.url)
-    first = pool["deals"][0]["moves"][0]
-    assert first["player"] in page.locator("#move-caption").inner_text()
+    assert "deal 1 dealt" in page.locator("#move-caption").inner_text()
+    assert page.locator("section.seat").count() == len(pool["players"])
+    assert page.locator("section.seat svg [data-card]").count() >= 13 * len(pool["players"])
     page.keyboard.press("j")
     wait_for_move(page, 2)
+    first = pool["deals"][0]["moves"][0]
+    assert first["player"] in page.locator("#move-caption").inner_text()
     page.keyboard.press("k")
     wait_for_move(page, 1)
     # Up to the last move of deal 1 and over into deal 2, which deals a fresh table.
@@ -111,7 +112,7 @@ def test_stepping_through_a_deal_move_by_move(page, match_site, screenshot):
     page.reload()
     wait_for_move(page, second)
     page.keyboard.press("End")
-    wait_for_move(page, len(steps) - 1)
+    wait_for_move(page, len(steps))
     page.keyboard.press("Home")
     wait_for_move(page, 0)
     screenshot(page, "match-replay-deal-1")
@@ -120,7 +121,7 @@ def test_stepping_through_a_deal_move_by_move(page, match_site, screenshot):
 
 def test_a_deals_match_shows_chips_and_its_tiebreaker(page, match_site, screenshot):
     _pool, deals = records()
-    last = len(steps_of(deals)) - 1
+    last = len(steps_of(deals))
     page.goto(f"{match_site}/games/{deals['game_id']}/replay?move={last}")
     wait_for_move(page, last)
     assert "Chips after each deal" in page.locator(".match-scores").inner_text()
