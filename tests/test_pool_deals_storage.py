@@ -129,7 +129,11 @@ def test_matches_import_export_and_project_with_balanced_entries(database_url):
         debits = sum(e["debit"] for e in entries)
         assert debits == sum(e["credit"] for e in entries) == games[game_id]["gross"]
     rejoined = rows(database_url, LedgerEntryRow, game_id="ST-REJOIN", player="p2")
-    assert [e["debit"] for e in rejoined] == [Decimal("50.00")]  # the entry fee twice
+    # The entry fee twice: the first entry and the rejoin's, each a line of its own kind.
+    assert [(e["kind"], e["debit"]) for e in rejoined] == [
+        ("entry_fee", Decimal("25.00")),
+        ("rejoin_fee", Decimal("25.00")),
+    ]
     moves = rows(database_url, MoveRow, game_id="ST-DEALS")
     assert sorted(m["move_index"] for m in moves) == list(range(len(moves)))
     assert {m["round"] for m in moves} == {1, 2, 3}

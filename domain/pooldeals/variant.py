@@ -36,6 +36,7 @@ class PoolDeals(Variant):
     has_money = True
     steps_are_moves = False  # deals, rejoins and splits are steps of their own
     web_pages = "web.pooldeals_replay"  # the match view and each deal move by move
+    entry_kinds = match_rows.ENTRY_KINDS
 
     def __init__(self, name: str, record_format: str) -> None:
         self.name = name

@@ -138,6 +138,12 @@ class Variant(ABC):
     # built from this interface alone (timeline, table_svg, audit); None: the shared
     # views' built-in pages are this variant's (13-card).
     web_pages: ClassVar[str | None] = "web.variant_pages"
+    # The ``ledger_entries`` kinds this variant's settlement lines carry, with the words the
+    # period report lists their totals under (``replays.readmodels.reports``): one kind for
+    # a settlement that posts one thing, finer kinds where an auditor totals the parts
+    # (entry fees, rejoin fees, prizes, split shares, the fee). Dispute adjustments are
+    # not a settlement's: they carry their own kind and a ``dispute_id``.
+    entry_kinds: ClassVar[dict[str, str]] = {SETTLEMENT_KIND: "settlement"}
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

@@ -81,6 +81,18 @@ def write_csv(report: PeriodReport, out, variants: list[tuple[str, Totals]] = ()
                 "net_paid": str(totals.net_paid),
             }
         )
+    for line in data["by_kind"]:
+        writer.writerow(
+            {
+                "section": "kind",
+                "key": line["variant"],
+                "games": line["games"],
+                "debits": line["debits"],
+                "credits": line["credits"],
+                "kind": line["kind"],
+                "detail": line["label"],
+            }
+        )
     for line in data["by_player"]:
         writer.writerow({"section": "player", "key": line["player"], **line})
     for a in data["adjustments"]:

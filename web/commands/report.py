@@ -111,6 +111,15 @@ def _print_table(report) -> None:
         keys = ["games", "wins", "points", "paid", "received", "net"]
         rows = [[p["player"], *(p[k] for k in keys)] for p in data["by_player"]]
         click.echo("\nPer player\n" + _grid(["player", *keys], rows))
+    if data["by_kind"]:
+        rows = [
+            [k["variant"], k["label"], k["games"], k["debits"], k["credits"]]
+            for k in data["by_kind"]
+        ]
+        click.echo(
+            "\nSettlement lines by kind\n"
+            + _grid(["variant", "kind", "games", "debits", "credits"], rows)
+        )
     if data["points_only"]:
         rows = [
             [line["variant"], line["games"], player, points]
