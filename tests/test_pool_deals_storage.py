@@ -129,7 +129,16 @@ def test_matches_import_export_and_project_with_balanced_entries(database_url):
         debits = sum(e["debit"] for e in entries)
         assert debits == sum(e["credit"] for e in entries) == games[game_id]["gross"]
     rejoined = rows(database_url, LedgerEntryRow, game_id="ST-REJOIN", player="p2")
-    assert [e["debit"] for e in rejoined] == [Decimal("50.00")]  # the entry fee twice
+    assert sorted((e["kind"], e["debit"]) for e in rejoined) == [
+        ("rejoin_fee", Decimal("25.00")),  # the entry fee again
+        ("settlement", Decimal("25.00")),
+    ]
+    shares = rows(database_url, LedgerEntryRow, game_id="ST-SPLIT", kind="split")
+    assert sorted(e["credit"] for e in shares) == [
+        Decimal("16.66"),
+        Decimal("41.67"),
+        Decimal("91.67"),
+    ]
     moves = rows(database_url, MoveRow, game_id="ST-DEALS")
     assert sorted(m["move_index"] for m in moves) == list(range(len(moves)))
     assert {m["round"] for m in moves} == {1, 2, 3}
@@ -141,6 +150,17 @@ def test_matches_import_export_and_project_with_balanced_entries(database_url):
     assert report.totals.gross == sum(row["gross"] for row in games.values())
     assert report.totals.fees == sum(row["fee"] for row in games.values())
     assert games["ST-DEALS"]["gross"] == Decimal("50.00")
+    kinds = {line.kind: line for line in report.by_kind}
+    assert (kinds["rejoin_fee"].games, kinds["rejoin_fee"].debits) == (
+        sum(1 for r in records() for d in r["deals"] if d.get("rejoins")),
+        sum(Decimal("25.00") * len(d.get("rejoins", ())) for r in records() for d in r["deals"]),
+    )
+    split_ids = [r["game_id"] for r in records() if "split" in r]
+    assert "ST-SPLIT" in split_ids
+    assert (kinds["split"].games, kinds["split"].credits) == (
+        len(split_ids),
+        sum(games[game_id]["net_to_winner"] for game_id in split_ids),
+    )
 
 
 def test_a_rejected_match_stores_nothing(database_url):

@@ -133,7 +133,7 @@ def closing_rows(match: Match, ended_at) -> tuple[dict, list[dict], list[dict]]:
             {
                 "game_id": match.game_id,
                 "dispute_id": None,
-                "kind": SETTLEMENT_KIND,
+                "kind": entry.get("kind", SETTLEMENT_KIND),
                 "line": number,
                 "account": account,
                 "player": account[len(PLAYER_PREFIX) :]
