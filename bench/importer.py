@@ -42,8 +42,8 @@ POSTGRES_URL = os.environ.get(
 
 
 def simulated_lines(count: int, seed: int = 11) -> list[str]:
+    from domain.simulation.floor import Floor
     from replays.simulation.batch import Simulation
-    from replays.simulation.tables import Floor
 
     simulation = Simulation(Floor(seed=seed, variants=("points", "raise")))
     return [json.dumps(record) for record in simulation.games(count)]

@@ -62,8 +62,8 @@ def scratch_databases() -> Iterator[dict[str, str]]:
 
 
 def simulated_lines(count: int, seed: int = 17, jobs: int = 1) -> list[str]:
+    from domain.simulation.floor import Floor
     from replays.simulation.batch import Simulation
-    from replays.simulation.tables import Floor
 
     simulation = Simulation(Floor(seed=seed), discrepancy_rate=0.02)
     return [json.dumps(record) for record in simulation.games(count, jobs=jobs, progress=True)]

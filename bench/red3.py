@@ -15,7 +15,7 @@ Three figures, each beside a baseline measured in the same run:
   them), against
   the same first view of a 13-card game stored in the same database.
 
-The matches are simulated (``replays.simulation.red3``) with a fixed seed.
+The matches are simulated (``domain.red3.bot``) with a fixed seed.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ import tempfile
 import time
 from typing import Any
 
+from domain.red3.bot import play, setup_table
 from domain.red3.records import parse_red3_record
-from replays.records.red3_ledger import record_match, replay_states, state_at
-from replays.simulation.red3 import play, setup_table
-from replays.simulation.tables import Floor
+from domain.simulation.floor import Floor
 from replays.store.application import Ledger
+from replays.store.timeline import state_at_step, states_after_steps, store_record
 
 
 def matches(count: int) -> list[dict]:
@@ -79,8 +79,8 @@ def _first_views(url: str, views: list[tuple[str, Any]], env: dict | None = None
 
 def first_view(quick: bool = False) -> dict[str, Any]:
     """The table at the last move of 10-round Red 3 matches and of 13-card games."""
+    from domain.simulation.floor import Floor as SimFloor
     from replays.simulation import Simulation, store_games
-    from replays.simulation.tables import Floor as SimFloor
 
     count = 3 if quick else 16
     records = long_matches(count)
@@ -90,14 +90,14 @@ def first_view(quick: bool = False) -> dict[str, Any]:
         ledger = Ledger(url)
         steps, events = {}, 0
         for record in records:
-            match = record_match(ledger, parse_red3_record(record))
+            match = store_record(ledger, parse_red3_record(record))
             steps[record["game_id"]] = len(match.steps)
             events += match.version
         store_games(thirteen, url)
         moves = {r["game_id"]: ledger.move_count(r["game_id"])[0] for r in thirteen}
 
         def red3_view(ledger, game_id):
-            return state_at(ledger, game_id, steps[game_id])
+            return state_at_step(ledger, game_id, steps[game_id])
 
         def thirteen_view(ledger, game_id):
             return ledger.state_at(game_id, moves[game_id])
@@ -214,9 +214,9 @@ def run(quick: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         ledger = Ledger(f"sqlite:///{os.path.join(folder, 'bench.sqlite3')}")
         for record in records:
-            record_match(ledger, parse_red3_record(record))
+            store_record(ledger, parse_red3_record(record))
         ids = [record["game_id"] for record in records]
-        rebuild_s = _best(lambda: [replay_states(ledger, game_id) for game_id in ids], repeats)
+        rebuild_s = _best(lambda: [states_after_steps(ledger, game_id) for game_id in ids], repeats)
         raw_s = _best(
             lambda: [ledger.recorder.select_events(ledger.aggregate_id(g)) for g in ids], repeats
         )

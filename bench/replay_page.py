@@ -54,8 +54,8 @@ POSTGRES_URL = os.environ.get(
 
 
 def simulated_records(count: int, seed: int = 23) -> list[dict]:
+    from domain.simulation.floor import Floor
     from replays.simulation.batch import Simulation
-    from replays.simulation.tables import Floor
 
     simulation = Simulation(Floor(seed=seed, variants=("points", "raise")))
     return list(simulation.games(count, jobs=2, progress=True))

@@ -49,11 +49,12 @@ def _synthetic_games(count: int, seed: int = 2025):
     """(games rows, player_results rows, ledger_entries rows) for ``count`` settled games."""
     from domain.rummy13.game import Game, TableConfig
     from domain.rummy13.settlement import PlayerEnd, compute_settlement
+    from domain.simulation.floor import Floor
     from replays.readmodels.projections import settlement_hash, settlement_rows, started_row
-    from replays.simulation.tables import Floor
+    from replays.simulation import table_at
 
     floor = Floor(seed=seed, month=MONTH)
-    tables = [floor.table(n) for n in range(1, floor.tables + 1)]
+    tables = [table_at(floor, n) for n in range(1, floor.tables + 1)]
     flat_results = ("first_drop", "middle_drop", "auto_drop", "wrong_show")
     for index in range(count):
         rng = random.Random(f"report-bench:{seed}:{index}")
@@ -136,9 +137,9 @@ def simulated_file(count: int, folder: str) -> tuple[str, float]:
     given = os.environ.get("RUMMY_BENCH_REPORT_RECORDS")
     if given:
         return given, 0.0
+    from domain.simulation.floor import Floor
     from replays.simulation.batch import Simulation
     from replays.simulation.output import write_records
-    from replays.simulation.tables import Floor
 
     path = os.path.join(folder, "games.jsonl")
     started = time.perf_counter()

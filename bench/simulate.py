@@ -34,7 +34,9 @@ def _cpus() -> int:
 
 def _count_solver_calls(count: int) -> tuple[list[int], int]:
     """Solver calls in each turn of ``count`` games (a separate, instrumented pass)."""
-    from replays.simulation import Floor, Simulation, bots, rummy13
+    from domain.rummy13 import bot as bots
+    from domain.rummy13 import simulate as rummy13
+    from replays.simulation import Floor, Simulation
 
     calls = [0]
     per_turn: list[int] = []
@@ -78,8 +80,8 @@ def _count_solver_calls(count: int) -> tuple[list[int], int]:
 
 
 def run(quick: bool = False) -> dict[str, Any]:
+    from domain.rummy13.reported import settle
     from replays.simulation import Floor, Simulation
-    from replays.simulation.reported import settle
 
     count = 60 if quick else 600
     jobs = max(2, _cpus())

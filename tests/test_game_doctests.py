@@ -10,6 +10,11 @@ import pytest
 MODULES = [
     "domain.rummy13.analysis",
     "domain.errors",
+    "domain.game_ids",
+    "domain.money",
+    "domain.records",
+    "domain.simulation.floor",
+    "replays.simulation.variants",
     "domain.rummy13.game",
     "domain.rummy13.moves",
     "domain.rummy13.raise_schedule",

@@ -39,8 +39,8 @@ from replays.integrity.evidence import (
 from replays.integrity.proofs import verify_proof
 from replays.integrity.signing import init_keys, load_public_key
 from replays.integrity.store import raw_id
-from replays.records.red3_ledger import record_match
 from replays.store.application import ConcurrentWrite, GameExists, Ledger
+from replays.store.timeline import store_record
 
 FORGED = b'{"player":"p1","card":"JK","at":null}'
 
@@ -145,7 +145,7 @@ def test_a_save_seals_its_events_in_its_own_transaction(ledger, database_url):
 
 def test_red3_matches_are_sealed_in_their_save(ledger, database_url):
     example = Path(__file__).parent / "data" / "red3_example.jsonl"
-    match = record_match(ledger, parse_red3_record(json.loads(example.read_text().splitlines()[0])))
+    match = store_record(ledger, parse_red3_record(json.loads(example.read_text().splitlines()[0])))
     sealed = seals(database_url)
     assert len(sealed) == match.version and {s[4] for s in sealed} == {match.game_id}
     assert verify_store(database_url).ok

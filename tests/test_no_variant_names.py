@@ -1,7 +1,7 @@
 """Code outside a variant's own files never names it: it asks the registry (issue 14).
 
 ``grep -rni red3`` over ``replays/`` and ``web/`` Python, leaving out Red 3's own modules
-(``replays/records/red3_*.py``, ``web/red3_*.py``, ``replays/simulation/red3.py``), finds nothing
+(``web/red3_*.py``: its pages; everything else of Red 3 is in ``domain/red3/``), finds nothing
 but the lines listed here, each with the work that removes it. (Before issue 14 the
 same grep found 103 lines in 17 modules.) The registry's list itself lives in
 ``domain/variants/__init__.py``.
@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OWN = re.compile(r"^(replays/records/red3_[^/]*|web/red3_[^/]*|replays/simulation/red3)\.py$")
+OWN = re.compile(r"^web/red3_[^/]*\.py$")
 # Files allowed to name a variant, each with the work that removes it (none left: the
 # record bounds moved into domain/red3/record_schema.py with the declared schema).
 KNOWN_FILES: set[str] = set()

@@ -25,6 +25,7 @@ from replays.records.importer import import_lines
 from replays.store.application import Ledger
 from replays.store.db import engine_for
 from replays.store.schema import migrate
+from replays.store.timeline import state_at_step, states_after_steps
 
 SIX = tuple(f"p{i}" for i in range(1, 7))
 
@@ -187,13 +188,15 @@ def test_state_at_every_step_and_snapshots(database_url):
     assert list(snapshots), "a long match is snapshotted"
     steps = len(match.steps)
     replayed = match_record_of(match).build()
-    assert ledger.state_at("ST-LONG", steps).to_dict() == replayed.table_state().to_dict() | {
-        "version": stored.version
-    }
-    first_deal = ledger.state_at("ST-LONG", 1).to_dict()
+    assert state_at_step(ledger, "ST-LONG", steps).to_dict() == (
+        replayed.table_state().to_dict() | {"version": stored.version}
+    )
+    first_deal = state_at_step(ledger, "ST-LONG", 1).to_dict()
     assert first_deal["deal_number"] == 1 and first_deal["deal"]["move_index"] == 0
-    fifth = ledger.state_at("ST-LONG", 6).to_dict()
+    fifth = state_at_step(ledger, "ST-LONG", 6).to_dict()
     assert fifth["deal"]["move_index"] == 5
+    _, states = states_after_steps(ledger, "ST-LONG")
+    assert len(states) == steps and states[5].to_dict() == fifth
 
 
 def test_verify_checks_each_deal_against_the_seed(database_url):

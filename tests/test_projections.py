@@ -23,6 +23,7 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
+from domain.simulation.floor import Floor
 from replays.readmodels import projections
 from replays.readmodels.models import (
     GameRow,
@@ -35,7 +36,6 @@ from replays.readmodels.projection_runner import ProjectionCrash
 from replays.readmodels.reports import PeriodFilter, period_report
 from replays.records.codec import parse_record, read_records
 from replays.simulation.batch import Simulation
-from replays.simulation.tables import Floor
 from replays.store.application import Ledger
 from replays.store.db import engine_for
 from replays.store.schema import EVENTS_TABLE, migrate

@@ -8,10 +8,10 @@ import re
 
 import pytest
 
+from domain.red3.bot import play, setup_table
 from domain.red3.shuffle import commitment
+from domain.simulation.floor import Floor
 from replays.records.importer import import_lines
-from replays.simulation.red3 import play, setup_table
-from replays.simulation.tables import Floor
 from replays.store.application import Ledger
 
 
@@ -29,9 +29,9 @@ def simulated(index: int = 0, game_id: str = "R3-W0") -> dict:
 
 
 def stored(ledger: Ledger, game_id: str = "R3-W0") -> bool:
-    from replays.records.red3_ledger import is_red3
+    from domain import variants
 
-    return is_red3(ledger, game_id)
+    return ledger.variant_of(game_id) is variants.get("red3")
 
 
 def _import(ledger: Ledger, record: dict):

@@ -7,20 +7,20 @@ from pathlib import Path
 
 import pytest
 
+from domain import variants
+from domain.red3.audit import audit_events
 from domain.red3.records import parse_red3_record, red3_record_of
-from replays.records.red3_ledger import (
-    NotARed3Match,
-    StepOutOfRange,
-    audit_events,
-    audit_match,
-    get_match,
-    is_red3,
-    latest_version,
-    record_match,
-    replay_states,
-    state_at,
-)
 from replays.store.application import GameExists, Ledger
+from replays.store.timeline import (
+    NotOfVariant,
+    StepOutOfRange,
+    audit_stored,
+    game_of,
+    latest_version,
+    state_at_step,
+    states_after_steps,
+    store_record,
+)
 
 DATA = Path(__file__).parent / "data"
 
@@ -40,34 +40,34 @@ def ledger(database_url):
 
 def test_a_stored_match_reads_back_identical(ledger):
     record = parse_red3_record(example())
-    played = record_match(ledger, record)
-    stored = get_match(ledger, "R3-EXAMPLE")
+    played = store_record(ledger, record)
+    stored = game_of(ledger, "R3-EXAMPLE", variants.get("red3"))
     assert stored.table_state() == played.table_state()
     assert red3_record_of(stored) == record
     assert stored.settlement().to_dict() == played.settlement().to_dict()
-    assert is_red3(ledger, "R3-EXAMPLE")
+    assert ledger.variant_of("R3-EXAMPLE") is variants.get("red3")
 
 
 def test_the_same_game_id_cannot_be_stored_twice(ledger):
     record = parse_red3_record(example())
-    record_match(ledger, record)
+    store_record(ledger, record)
     before = len(ledger.recorder.select_events(ledger.aggregate_id("R3-EXAMPLE")))
     with pytest.raises(GameExists, match="R3-EXAMPLE is already recorded"):
-        record_match(ledger, record)
+        store_record(ledger, record)
     assert len(ledger.recorder.select_events(ledger.aggregate_id("R3-EXAMPLE"))) == before
 
 
 def test_state_after_every_step_is_the_state_reached_by_playing_that_far(ledger):
     record = parse_red3_record(matches()[0])
-    match = record_match(ledger, record)
-    stored = get_match(ledger, match.game_id)
+    match = store_record(ledger, record)
+    stored = game_of(ledger, match.game_id, variants.get("red3"))
     assert len(match.steps) == sum(1 + len(r.moves) for r in record.rounds)
     for step in (0, 1, 2, 5, len(match.steps) // 2, len(match.steps) - 1, len(match.steps)):
-        state = state_at(ledger, match.game_id, step, match=stored)
+        state = state_at_step(ledger, match.game_id, step, game=stored)
         assert state.step == step
         assert state == _played_to(record, step).table_state()
     with pytest.raises(StepOutOfRange):
-        state_at(ledger, match.game_id, len(match.steps) + 1)
+        state_at_step(ledger, match.game_id, len(match.steps) + 1)
 
 
 def _played_to(record, step):
@@ -83,8 +83,8 @@ def _played_to(record, step):
 
 
 def test_audit_of_an_honest_match_is_clean(ledger):
-    record_match(ledger, parse_red3_record(example()))
-    report = audit_match(ledger, "R3-EXAMPLE")
+    store_record(ledger, parse_red3_record(example()))
+    report = audit_stored(ledger, "R3-EXAMPLE", variants.get("red3"))
     assert report.clean and report.winners == ("p2",)
     assert report.to_dict()["totals"] == {"p1": 10, "p2": 175}
     assert "No discrepancies" in report.for_people()
@@ -97,8 +97,8 @@ def test_audit_lists_what_the_operator_reported_wrongly(ledger):
         "totals": {"p1": 10, "p2": 180},
         "winner": "p1",
     }
-    record_match(ledger, parse_red3_record(obj))
-    report = audit_match(ledger, "R3-EXAMPLE")
+    store_record(ledger, parse_red3_record(obj))
+    report = audit_stored(ledger, "R3-EXAMPLE", variants.get("red3"))
     fields = {(d.field, d.reported, d.computed, d.source) for d in report.discrepancies}
     assert fields == {
         ("rounds[0].p2", -10, -15, "reported"),
@@ -109,7 +109,7 @@ def test_audit_lists_what_the_operator_reported_wrongly(ledger):
 
 
 def test_audit_recomputes_rather_than_trusting_the_recorded_scores(ledger):
-    match = record_match(ledger, parse_red3_record(example()))
+    match = store_record(ledger, parse_red3_record(example()))
     events = list(ledger.events.get(match.id))
     forged = []
     for event in events:
@@ -132,17 +132,17 @@ def test_a_13_card_game_is_not_a_red3_match(ledger):
     ledger.start_game(
         TableConfig(game_id="G-13", variant="points", players=("a", "b"), point_value="1")
     )
-    assert not is_red3(ledger, "G-13")
-    with pytest.raises(NotARed3Match):
-        get_match(ledger, "G-13")
+    assert ledger.variant_of("G-13") is not variants.get("red3")
+    with pytest.raises(NotOfVariant):
+        game_of(ledger, "G-13", variants.get("red3"))
 
 
 def test_replay_states_are_the_states_after_each_step(ledger):
     record = parse_red3_record(example())
-    match = record_match(ledger, record)
-    stored, states = replay_states(ledger, match.game_id)
+    match = store_record(ledger, record)
+    stored, states = states_after_steps(ledger, match.game_id)
     assert len(states) == len(match.steps) and stored.version == match.version
     assert latest_version(ledger, match.game_id) == match.version
     for step in range(1, len(match.steps) + 1):
-        assert states[step - 1] == state_at(ledger, match.game_id, step, match=stored)
+        assert states[step - 1] == state_at_step(ledger, match.game_id, step, game=stored)
     assert states[-1].winners == ("p2",) and states[9].round_scores[0].out == "p1"

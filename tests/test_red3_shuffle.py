@@ -12,6 +12,7 @@ import pytest
 
 import domain.red3.shuffle
 from domain.cards import Card, deck_order
+from domain.red3.bot import play, setup_table
 from domain.red3.game import Red3Match
 from domain.red3.shuffle import (
     ShuffleError,
@@ -21,8 +22,7 @@ from domain.red3.shuffle import (
     derive_red3_deal,
 )
 from domain.red3.table import Red3Config, Red3Deal, red3_deck
-from replays.simulation.red3 import play, setup_table
-from replays.simulation.tables import Floor
+from domain.simulation.floor import Floor
 
 PLAYERS = ["p1", "p2", "p3"]
 SERVER = b"red3 server seed"

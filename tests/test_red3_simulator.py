@@ -5,9 +5,9 @@ from collections import Counter
 
 from click.testing import CliRunner
 
+from domain.red3.bot import reported_block
 from domain.red3.records import parse_red3_record
 from replays.simulation import Floor, Simulation
-from replays.simulation.red3 import reported_block
 from web.cli import main
 
 RUNS = 16

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from domain import variants
+from domain.red3.bot import play, setup_table
 from domain.red3.records import parse_red3_record
+from domain.simulation.floor import Floor
 from replays.integrity.evidence import create_tables, make_checkpoint, verify_store
-from replays.records.red3_ledger import get_match, record_match, state_at
-from replays.simulation.red3 import play, setup_table
-from replays.simulation.tables import Floor
 from replays.store.application import Ledger
 from replays.store.db import engine_for
+from replays.store.timeline import game_of, state_at_step, store_record
 from tests.red3_factory import random_record
 
 LIBRARY = ("_id", "_version", "_pending_events")
@@ -43,7 +44,7 @@ def test_a_long_match_is_snapshotted_at_its_latest_version_and_loads_the_same(da
     built = parse_red3_record(record).build()
     assert built.config.rounds == 10 and built.version > 20
     ledger = Ledger(database_url)
-    record_match(ledger, parse_red3_record(record))
+    store_record(ledger, parse_red3_record(record))
 
     rows = _sql(
         database_url,
@@ -53,20 +54,23 @@ def test_a_long_match_is_snapshotted_at_its_latest_version_and_loads_the_same(da
     assert [version for (version,) in rows] == [built.version]
 
     fresh = Ledger(database_url)
-    loaded = get_match(fresh, "R3-LONG")
+    loaded = game_of(fresh, "R3-LONG", variants.get("red3"))
     assert _attributes(loaded) == _attributes(built)
     assert loaded.version == built.version
     last = len(built.steps)
-    assert state_at(fresh, "R3-LONG", last) == built.table_state()
+    assert state_at_step(fresh, "R3-LONG", last) == built.table_state()
     # A past step is rebuilt from the events: it does not depend on the snapshot.
-    assert state_at(fresh, "R3-LONG", 5) == get_match(fresh, "R3-LONG", version=6).table_state()
+    assert (
+        state_at_step(fresh, "R3-LONG", 5)
+        == game_of(fresh, "R3-LONG", variants.get("red3"), version=6).table_state()
+    )
 
 
 def test_a_short_match_under_the_interval_has_no_snapshot(database_url):
     record = random_record(1, rounds=1)
     match = parse_red3_record(record).build()
     ledger = Ledger(database_url)
-    record_match(ledger, parse_red3_record(record))
+    store_record(ledger, parse_red3_record(record))
     count = _sql(database_url, "SELECT count(*) FROM ledger_snapshots").scalar_one()
     assert count == (1 if match.version >= 20 else 0)
 
@@ -79,7 +83,7 @@ def test_verify_checks_red3_snapshots_and_finds_an_altered_one(database_url, tmp
     create_tables(database_url)
     ledger = Ledger(database_url)
     record = _long_match(rounds=3)
-    match = record_match(ledger, parse_red3_record(record))
+    match = store_record(ledger, parse_red3_record(record))
     make_checkpoint(database_url)
     report = verify_store(database_url)
     assert report.ok, report.problems
@@ -103,7 +107,10 @@ def test_verify_checks_red3_snapshots_and_finds_an_altered_one(database_url, tmp
         o=oid,
     )
     # The forged total is what a fresh process would show...
-    assert get_match(Ledger(database_url), "R3-LONG").totals[player] == match.totals[player] + 100
+    assert (
+        game_of(Ledger(database_url), "R3-LONG", variants.get("red3")).totals[player]
+        == match.totals[player] + 100
+    )
     # ...and verify names the match and the snapshot's event.
     report = verify_store(database_url)
     assert [(p.kind, p.game_id, p.event) for p in report.problems] == [

@@ -9,8 +9,8 @@ from test_red3_deal_wiring import simulated
 from domain.red3.records import parse_red3_record
 from domain.red3.shuffle import commitment
 from replays.integrity.evidence import create_tables, make_checkpoint, verify_store
-from replays.records.red3_ledger import record_match
 from replays.store.application import Ledger
+from replays.store.timeline import store_record
 
 
 def _keys(tmp_path, monkeypatch) -> None:
@@ -24,12 +24,12 @@ def test_verify_checks_a_red3_match_against_its_seed(database_url, tmp_path, mon
     _keys(tmp_path, monkeypatch)
     create_tables(database_url)
     ledger = Ledger(database_url)
-    record_match(ledger, parse_red3_record(simulated(0, "R3-V0")))
+    store_record(ledger, parse_red3_record(simulated(0, "R3-V0")))
     # A match whose seed did not deal its cards, stored past the importer (as a forger
     # writing to the database would): its own rules hold, its deals do not.
     forged = simulated(1, "R3-V1")
     forged["shuffle"] = dict(forged["shuffle"], seed=b"x".hex(), commitment=commitment(b"x"))
-    record_match(ledger, parse_red3_record(forged))
+    store_record(ledger, parse_red3_record(forged))
     make_checkpoint(database_url)
 
     report = verify_store(database_url)
@@ -46,7 +46,7 @@ def test_a_red3_commitment_without_its_seed_is_counted_not_checked(
     create_tables(database_url)
     record = simulated(2, "R3-V2")
     record["shuffle"] = {"commitment": record["shuffle"]["commitment"]}
-    record_match(Ledger(database_url), parse_red3_record(record))
+    store_record(Ledger(database_url), parse_red3_record(record))
     make_checkpoint(database_url)
     report = verify_store(database_url)
     assert report.ok, report.problems

@@ -45,9 +45,10 @@ def _stock_draws_by_others(game_id: str, viewer: str) -> list[tuple[int, str]]:
     ledger = Ledger()
     found = []
     if game_id.startswith("R3-"):
-        from replays.records.red3_ledger import get_match
+        from domain import variants
+        from replays.store.timeline import game_of
 
-        steps = get_match(ledger, game_id).steps
+        steps = game_of(ledger, game_id, variants.get("red3")).steps
         for index, step in enumerate(steps):
             if step.get("type") == "pick" and step["from"] == "stock" and step["player"] != viewer:
                 found.append((index, step["player"]))

@@ -15,12 +15,12 @@ import pytest
 from click.testing import CliRunner
 
 from domain.cards import Card, parse_cards
+from domain.rummy13.bot import Bot, Temper, links
 from domain.rummy13.profiles import get_profile
+from domain.rummy13.reported import MISTAKES, misreport, settle
 from domain.shuffle import verify_deal
 from replays.records.codec import parse_record
 from replays.simulation import Floor, Simulation, Tally, store_games
-from replays.simulation.bots import Bot, Temper, links
-from replays.simulation.reported import MISTAKES, misreport, settle
 from replays.store.application import Ledger
 from web.cli import main
 

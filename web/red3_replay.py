@@ -5,7 +5,7 @@ The replay, audit and summary routes (:mod:`web.views`) hand a game over to
 pages (``Variant.web_pages``, :mod:`web.variant_pages`), so the permalink is the same as a 13-card
 game's: ``/games/<id>/replay?move=17&seat=p2``. ``move`` counts the steps after the first
 deal (0 is the table just dealt); later deals are steps of their own, so every round starts
-with its fresh table. Everything comes from the match's events (``replays.records.red3_ledger``);
+with its fresh table. Everything comes from the match's events (``replays.store.timeline``);
 nothing here decides a rule: books, values and scores come from ``domain.red3``.
 """
 
@@ -126,27 +126,27 @@ class _Timelines:
         if key in self.states:
             return self.states[key][0]
         if key not in self.matches:
-            from replays.records.red3_ledger import get_match
+            from replays.store.timeline import game_of
 
-            self._keep(self.matches, key, get_match(ledger, game_id))
+            self._keep(self.matches, key, game_of(ledger, game_id))
         return self.matches[key]
 
     def state(self, ledger, game_id: str, move: int) -> Red3TableState:
         """The table after step ``move`` (0: the first deal); ``match`` asked first."""
-        from replays.records.red3_ledger import replay_states, state_at
+        from replays.store.timeline import state_at_step, states_after_steps
 
         key = self._key(ledger, game_id)
         if key not in self.states:
             if key not in self.shown:
                 self._keep(self.shown, key, True)
-                return state_at(ledger, game_id, move + 1, match=self.matches.get(key))
-            self._keep(self.states, key, replay_states(ledger, game_id))
+                return state_at_step(ledger, game_id, move + 1, game=self.matches.get(key))
+            self._keep(self.states, key, states_after_steps(ledger, game_id))
         self.states.move_to_end(key)
         return self.states[key][1][move]
 
     @staticmethod
     def _key(ledger, game_id: str) -> tuple:
-        from replays.records.red3_ledger import latest_version
+        from replays.store.timeline import latest_version
 
         return game_id, latest_version(ledger, game_id)
 
@@ -342,9 +342,9 @@ def _stack(drawings: list[str], label: str) -> str:
 
 
 def _audit(game_id: str):
-    from replays.records.red3_ledger import audit_match
+    from replays.store.timeline import audit_stored
 
-    return audit_match(get_ledger(), game_id)
+    return audit_stored(get_ledger(), game_id)
 
 
 def audit_page(game_id: str) -> str:
@@ -429,8 +429,8 @@ def summary_redirect(game_id: str):
     """A match's summary is its replay at the last move: the final table and the scores."""
     from flask import redirect
 
-    from replays.records.red3_ledger import get_match
+    from replays.store.timeline import game_of
 
-    match = get_match(get_ledger(), game_id)
+    match = game_of(get_ledger(), game_id)
     last = max(len(match.steps) - 1, 0)
     return redirect(url_for("replays.replay", game_id=game_id, move=last))

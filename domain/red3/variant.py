@@ -270,9 +270,9 @@ class Red3(Variant):
     # -- simulator -----------------------------------------------------------------------
     @property
     def bot(self) -> SimulatedPlay:
-        from replays.simulation import red3  # the bot stays in replays for now
+        from domain.red3 import bot
 
-        return SimulatedPlay(red3.setup_table, red3.play, red3.reported_block)
+        return SimulatedPlay(bot.setup_table, bot.play, bot.reported_block)
 
 
 RED3 = Red3()

@@ -279,11 +279,11 @@ class Rummy13(Variant):
     def bot(self) -> Any:
         from functools import partial
 
-        from replays.simulation import reported, rummy13  # the bots stay in replays
+        from domain.rummy13 import reported, simulate
 
         return SimulatedPlay(
-            partial(rummy13.setup_table, variant=self.name),
-            rummy13.play,
+            partial(simulate.setup_table, variant=self.name),
+            simulate.play,
             reported.reported_block,
         )
 

@@ -6,11 +6,11 @@ operators' records go through, and :func:`write_records` writes them as JSON Lin
 ``rummy-ledger simulate`` and ``rummy-ledger demo`` are the command-line faces of this.
 """
 
+from domain.simulation.floor import Floor, Table
 from replays.simulation.batch import Simulation
 from replays.simulation.output import StoreSummary, store_games, write_records
-from replays.simulation.tables import Floor, Table
 from replays.simulation.tally import Tally
-from replays.simulation.variants import VARIANTS, UnknownVariant, check_variants
+from replays.simulation.variants import VARIANTS, UnknownVariant, check_variants, table_at
 
 __all__ = [
     "VARIANTS",
@@ -22,5 +22,6 @@ __all__ = [
     "UnknownVariant",
     "check_variants",
     "store_games",
+    "table_at",
     "write_records",
 ]

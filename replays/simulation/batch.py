@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from replays.simulation.tables import Floor, Table
-from replays.simulation.variants import variant
+from domain.simulation.floor import Floor, Table
+from replays.simulation.variants import table_at, variant
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Simulation:
 
     @cached_property
     def _tables(self) -> dict[int, Table]:
-        return {n: self.floor.table(n) for n in range(1, self.floor.tables + 1)}
+        return {n: table_at(self.floor, n) for n in range(1, self.floor.tables + 1)}
 
     def game_id(self, table: Table, index: int) -> str:
         # The variant is part of the id: runs of different variants with one seed pick the

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from domain import variants as registry
-from replays.simulation.tables import Floor, Table
+from domain.simulation.floor import Floor, Table
 
 
 class UnknownVariant(ValueError):
@@ -62,6 +62,18 @@ def variant(name: str) -> Variant:
     except KeyError:
         known = ", ".join(VARIANTS)
         raise UnknownVariant(f"no simulated play for variant {name!r} (known: {known})") from None
+
+
+def table_at(floor: Floor, number: int) -> Table:
+    """Table ``T<number>`` of ``floor``: its variant by rotation over the floor's variants,
+    the rest from the table's own seed, set up by that variant's bot.
+
+    >>> table_at(Floor(seed=5), 7) == table_at(Floor(seed=5), 7), table_at(Floor(seed=5), 7).id
+    (True, 'T7')
+    """
+    rng = random.Random(f"table:{floor.seed}:{number}")
+    name = floor.variants[number % len(floor.variants)]
+    return variant(name).setup_table(floor, number, rng)
 
 
 def check_variants(names) -> None:

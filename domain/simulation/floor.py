@@ -8,11 +8,12 @@ Everything is derived from the run's seed: table ``T7`` of seed 5 is the same ta
 run, and game ``i`` draws its table, players and start time from its own generator, so a
 game does not depend on how many others are simulated with it.
 
+Which variant and setup a table gets is the variant's bot's (``setup_table``);
+``replays.simulation`` seats the tables through the variant registry.
+
 >>> floor = Floor(seed=5)
->>> floor.table(7) == Floor(seed=5).table(7)
-True
->>> floor.table(7).id
-'T7'
+>>> floor.player_id(7)
+'p0007'
 """
 
 from __future__ import annotations
@@ -20,9 +21,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal
-
-from domain import variants as registry
+from decimal import Decimal
 
 PAISA = Decimal("0.01")
 POINT_VALUES = tuple(Decimal(v) for v in ("0.05", "0.10", "0.25", "0.50", "1.00", "2.00", "5.00"))
@@ -111,12 +110,6 @@ class Floor:
         if self.players < max(self.seats):
             raise ValueError(f"{self.players} players cannot fill a {max(self.seats)}-seat table")
 
-    def table(self, number: int) -> Table:
-        """Table ``T<number>``: its variant by rotation, the rest from the table's own seed."""
-        rng = random.Random(f"table:{self.seed}:{number}")
-        name = self.variants[number % len(self.variants)]
-        return registry.get(name).bot.setup_table(self, number, rng)
-
     def player_ids(self, rng: random.Random, table: Table) -> list[str]:
         """Distinct pseudonymous ids for ``table``'s seats, in seat order.
 
@@ -152,34 +145,3 @@ class Floor:
 def timestamp(moment: datetime) -> str:
     """the record format's ISO-8601 UTC form: ``2025-03-01T18:04:05Z``."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def thirteen_card_table(floor: Floor, number: int, variant: str, rng: random.Random) -> Table:
-    """A Points or Raise Rummy table: 2 to 6 seats, two packs (one for most two-seat tables)."""
-    seats = rng.choices(floor.seats, [SEAT_COUNT_WEIGHTS[s] for s in floor.seats])[0]
-    decks = 1 if seats == 2 and rng.random() < ONE_PACK_SHARE_FOR_TWO else 2
-    point_value = rng.choice(POINT_VALUES)
-    rules = rng.choices(list(PROFILE_WEIGHTS), list(PROFILE_WEIGHTS.values()))[0]
-    raise_step = raise_max = None
-    if variant == "raise":
-        # The seed's own Raise table (start 1, step 0.10, max 2) scaled to the stake, with
-        # the step in whole paise as operators set it.
-        raise_step = max(PAISA, (point_value / 10).quantize(PAISA, rounding=ROUND_HALF_UP))
-        raise_max = point_value * 2
-    beginners = point_value <= MICRO_STAKES or (
-        seats == 2 and rng.random() < TWO_SEAT_BEGINNER_SHARE
-    )
-    return Table(
-        id=f"T{number}",
-        variant=variant,
-        rules=rules,
-        seats=seats,
-        decks=decks,
-        jokers_per_deck=1,
-        currency=floor.currency,
-        point_value=point_value,
-        fee_percent=rng.choice(FEE_PERCENTS),
-        raise_step=raise_step,
-        raise_max=raise_max,
-        beginners=beginners,
-    )

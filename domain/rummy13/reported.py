@@ -19,9 +19,9 @@ MISTAKES = ("fee_percent", "loser_points", "net_rounding")
 def settle(record: dict) -> dict:
     """The settlement of a 13-card record (``settle`` JSON shape), through the aggregate."""
     from domain.rummy13.moves import play_game
-    from replays.records.codec import parse_record
+    from domain.rummy13.records import parse_game_record
 
-    parsed = parse_record(record)
+    parsed = parse_game_record(record)
     game = play_game(parsed.config, parsed.deal, parsed.move_dicts(), settle=True)
     return game.settlement.summary()
 

@@ -7,7 +7,7 @@ importer plays it again through the rules. A bot decides from what its seat can 
 own hand, the pile (every card in it was turned up or discarded in view), the books on the
 table and how many cards the others hold.
 
->>> from replays.simulation.tables import Floor
+>>> from domain.simulation.floor import Floor
 >>> floor = Floor(seed=3, variants=("red3",))
 >>> record = play(random.Random(1), floor, setup_table(floor, 1, random.Random(2)), "R3-doc")
 >>> record["format"], record["variant"], len(record["rounds"]) == record["round_count"]
@@ -26,7 +26,7 @@ from domain.red3.hints import fitting_cards, related, suggest_books
 from domain.red3.records import red3_record_of
 from domain.red3.rules import held_penalty, is_red_three, is_wild, lay_down_value
 from domain.red3.shuffle import commitment, derive_red3_deal
-from replays.simulation.tables import SEAT_COUNT_WEIGHTS, Floor, Table, timestamp
+from domain.simulation.floor import SEAT_COUNT_WEIGHTS, Floor, Table, timestamp
 
 ROUNDS = (2, 3, 4)  # rounds a simulated match is agreed to last
 # Seconds each kind of move takes at a real table: (shortest, longest).

@@ -10,11 +10,24 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP
 
+from domain.rummy13.bot import Bot, Temper
 from domain.rummy13.profiles import get_profile
-from replays.simulation.bots import Bot, Temper
-from replays.simulation.dealing import deal
-from replays.simulation.tables import Floor, Table, thirteen_card_table, timestamp
+from domain.simulation.dealing import deal
+from domain.simulation.floor import (
+    FEE_PERCENTS,
+    MICRO_STAKES,
+    ONE_PACK_SHARE_FOR_TWO,
+    PAISA,
+    POINT_VALUES,
+    PROFILE_WEIGHTS,
+    SEAT_COUNT_WEIGHTS,
+    TWO_SEAT_BEGINNER_SHARE,
+    Floor,
+    Table,
+    timestamp,
+)
 
 RECORD_FORMAT = "rummy-ledger/game@1"
 # A game that drags past this many turns per seat is abandoned by its players in turn
@@ -200,3 +213,34 @@ class _Game:
             groups = self.bots[loser].show()
             if groups is not None:
                 self.record("show", loser, groups=[[str(c) for c in g] for g in groups])
+
+
+def thirteen_card_table(floor: Floor, number: int, variant: str, rng: random.Random) -> Table:
+    """A Points or Raise Rummy table: 2 to 6 seats, two packs (one for most two-seat tables)."""
+    seats = rng.choices(floor.seats, [SEAT_COUNT_WEIGHTS[s] for s in floor.seats])[0]
+    decks = 1 if seats == 2 and rng.random() < ONE_PACK_SHARE_FOR_TWO else 2
+    point_value = rng.choice(POINT_VALUES)
+    rules = rng.choices(list(PROFILE_WEIGHTS), list(PROFILE_WEIGHTS.values()))[0]
+    raise_step = raise_max = None
+    if variant == "raise":
+        # The seed's own Raise table (start 1, step 0.10, max 2) scaled to the stake, with
+        # the step in whole paise as operators set it.
+        raise_step = max(PAISA, (point_value / 10).quantize(PAISA, rounding=ROUND_HALF_UP))
+        raise_max = point_value * 2
+    beginners = point_value <= MICRO_STAKES or (
+        seats == 2 and rng.random() < TWO_SEAT_BEGINNER_SHARE
+    )
+    return Table(
+        id=f"T{number}",
+        variant=variant,
+        rules=rules,
+        seats=seats,
+        decks=decks,
+        jokers_per_deck=1,
+        currency=floor.currency,
+        point_value=point_value,
+        fee_percent=rng.choice(FEE_PERCENTS),
+        raise_step=raise_step,
+        raise_max=raise_max,
+        beginners=beginners,
+    )
