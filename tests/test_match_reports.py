@@ -1,6 +1,6 @@
-"""Period reports total Pool and Deals matches: prize pools, entry and rejoin fees, prizes,
-split shares and fees, each from the ledger lines the family posts (``Variant.entry_kinds``),
-beside the 13-card games, on SQLite and PostgreSQL."""
+"""Period reports total Pool and Deals matches: prize pools, rejoin fees, split shares and
+fees, each from the ledger kinds the family posts (``Variant.entry_kinds``), on SQLite and
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -22,31 +22,30 @@ MARCH = PeriodFilter(date(2025, 3, 1), date(2025, 3, 31))
 def matches() -> list[dict]:
     pool = [Simulation(Floor(seed=5, variants=("pool",))).game(i) for i in (0, 1, 4, 9)]
     deals = [Simulation(Floor(seed=5, variants=("deals",))).game(i) for i in (0, 14)]
-    points = list(Simulation(Floor(seed=5, variants=("points",))).games(3))
-    return pool + deals + points
+    return pool + deals
 
 
-def expected(records: list[dict]) -> dict[tuple[str, str], Decimal]:
-    """Each kind's total worked out from the records themselves, rule by rule."""
-    out: dict[tuple[str, str], Decimal] = {}
+def expected(records: list[dict]) -> dict[str, tuple[Decimal, Decimal]]:
+    """Each kind's (debits, credits) worked out from the records themselves, rule by rule:
+    the first entry fees, a winner's prize and the fee are the settlement's; each rejoin's
+    fee and each split share are kinds of their own."""
+    out: dict[str, list[Decimal]] = {}
 
-    def add(variant, kind, amount):
-        out[variant, kind] = out.get((variant, kind), Decimal("0.00")) + Decimal(amount)
+    def add(kind, debit="0", credit="0"):
+        line = out.setdefault(kind, [Decimal("0.00"), Decimal("0.00")])
+        line[0] += Decimal(debit)
+        line[1] += Decimal(credit)
 
     for record in records:
-        variant = record["variant"]
-        if variant not in ("pool", "deals"):
-            continue
         match = parse_match_record(record).build()
         fee = match.config.entry_fee
-        add(variant, "entry_fee", fee * len(match.players))
+        add("settlement", debit=fee * len(match.players), credit=match.settlement["fee"])
         rejoins = sum(len(d.get("rejoins", ())) for d in record["deals"])
         if rejoins:
-            add(variant, "rejoin_fee", fee * rejoins)
+            add("rejoin_fee", debit=fee * rejoins)
         payouts = sum(Decimal(v) for v in match.settlement["payouts"].values())
-        add(variant, "split_share" if "split" in record else "prize", payouts)
-        add(variant, "fee", match.settlement["fee"])
-    return out
+        add("split" if "split" in record else "settlement", credit=payouts)
+    return {kind: (d, c) for kind, (d, c) in out.items()}
 
 
 def test_the_period_report_totals_prize_pools_rejoin_fees_splits_and_fees(database_url):
@@ -61,34 +60,18 @@ def test_the_period_report_totals_prize_pools_rejoin_fees_splits_and_fees(databa
     with engine_for(database_url).connect() as connection:
         report = period_report(connection, MARCH)
     assert report.reconciliation.balanced and not report.discrepancies, report.discrepancies
-    lines = {(k.variant, k.kind): k for k in report.by_kind}
-    want = expected(records)
-    got = {
-        key: (line.debits if key[1] in ("entry_fee", "rejoin_fee") else line.credits)
-        for key, line in lines.items()
-        if key[0] in ("pool", "deals")
-    }
-    assert got == want
-    assert lines["pool", "rejoin_fee"].label == "rejoin fees"
-    assert lines["pool", "split_share"].label == "split shares"
-    assert lines["points", "settlement"].label == "settlement"
-    # Entry and rejoin fees make the prize pools; prizes, shares and fees pay them out.
-    gross = {v: t.gross for v, t in _by_variant(database_url)}
-    for variant in ("pool", "deals"):
-        paid_in = sum(line.debits for (var, _), line in lines.items() if var == variant)
-        paid_out = sum(line.credits for (var, _), line in lines.items() if var == variant)
-        assert paid_in == paid_out == gross[variant]
-    as_json = report.to_dict()["by_kind"]
-    assert {"variant": "pool", "kind": "rejoin_fee"}.items() <= next(
-        k for k in as_json if k["kind"] == "rejoin_fee"
-    ).items()
-
-
-def _by_variant(url):
-    from replays.readmodels.period_views import by_variant
-
-    with engine_for(url).connect() as connection:
-        return by_variant(connection, MARCH)
+    got = {k.kind: (k.debits, k.credits) for k in report.by_kind}
+    assert got == expected(records)
+    # Entry and rejoin fees make the prize pools (the gross); prizes, shares and fees pay
+    # them out.
+    paid_in = sum(d for d, _ in got.values())
+    paid_out = sum(c for _, c in got.values())
+    assert paid_in == paid_out == report.totals.gross
+    assert report.totals.fees == sum(
+        Decimal(parse_match_record(r).build().settlement["fee"]) for r in records
+    )
+    as_json = {k["kind"]: k for k in report.to_dict()["by_kind"]}
+    assert Decimal(as_json["rejoin_fee"]["debits"]) == expected(records)["rejoin_fee"][0]
 
 
 def test_report_command_and_page_list_the_kinds(sqlite_url):
@@ -101,22 +84,18 @@ def test_report_command_and_page_list_the_kinds(sqlite_url):
     records = matches()
     store_games(records, sqlite_url)
     runner = CliRunner()
-    table = runner.invoke(main, ["report", "--from", "2025-03-01", "--to", "2025-03-31"])
+    period = ["report", "--from", "2025-03-01", "--to", "2025-03-31"]
+    table = runner.invoke(main, period)
     assert table.exit_code == 0, table.output
-    assert "Settlement lines by kind" in table.output
-    for words in ("entry fees", "rejoin fees", "split shares", "prizes to winners"):
-        assert words in table.output, words
-    data = json.loads(
-        runner.invoke(
-            main, ["report", "--from", "2025-03-01", "--to", "2025-03-31", "--format", "json"]
-        ).output
-    )
+    assert "Ledger entries by kind" in table.output
+    for kind in ("settlement", "rejoin_fee", "split"):
+        assert kind in table.output, kind
+    data = json.loads(runner.invoke(main, [*period, "--format", "json"]).output)
     rejoin = next(k for k in data["by_kind"] if k["kind"] == "rejoin_fee")
-    assert Decimal(rejoin["debits"]) == expected(records)["pool", "rejoin_fee"]
-    csv_text = runner.invoke(
-        main, ["report", "--from", "2025-03-01", "--to", "2025-03-31", "--format", "csv"]
-    ).output
-    assert "kind,pool," in csv_text and "rejoin_fee,rejoin fees" in csv_text
+    assert Decimal(rejoin["debits"]) == expected(records)["rejoin_fee"][0]
+    csv_text = runner.invoke(main, [*period, "--format", "csv"]).output
+    assert "kind,rejoin_fee," in csv_text and "kind,split," in csv_text
     client = signed_in(create_app({"DATABASE_URL": sqlite_url, "TESTING": True}))
     page = client.get("/reports?from=2025-03-01&to=2025-03-31").get_data(as_text=True)
-    assert "Settlement lines by kind" in page and 'data-kind="rejoin_fee"' in page
+    assert "Ledger entries by kind" in page
+    assert 'data-kind="rejoin_fee"' in page and 'data-kind="split"' in page

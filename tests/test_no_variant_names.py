@@ -56,6 +56,24 @@ def test_shared_code_never_names_the_pool_and_deals_family():
 def test_the_registry_list_names_every_family():
     text = (ROOT / "domain" / "variants" / "__init__.py").read_text()
     assert "RED3" in text and "POINTS" in text and "RAISE" in text
+    assert "POOL" in text and "DEALS" in text
+
+
+# Pool and Deals Rummy have no modules outside domain/pooldeals/: their names, as a value or
+# the family's package, appear nowhere in replays/ or web/ ("pool" alone is also a word
+# for connection pools, so only the quoted variant names and the package name count).
+POOL_DEALS = re.compile(r"pooldeals|[\"']pool[\"']|[\"']deals[\"']|\b(?:Pool|Deals) Rummy\b")
+
+
+def test_nothing_outside_the_family_names_pool_or_deals():
+    found = []
+    for top in ("replays", "web"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if POOL_DEALS.search(line):
+                    found.append(f"{relative}:{number}: {line.strip()}")
+    assert found == []
 
 
 def test_the_known_files_still_name_it():

@@ -25,6 +25,7 @@ from replays.records.importer import import_lines
 from replays.store.application import Ledger
 from replays.store.db import engine_for
 from replays.store.schema import migrate
+from replays.store.timeline import state_at_step, states_after_steps
 
 SIX = tuple(f"p{i}" for i in range(1, 7))
 
@@ -129,10 +130,15 @@ def test_matches_import_export_and_project_with_balanced_entries(database_url):
         debits = sum(e["debit"] for e in entries)
         assert debits == sum(e["credit"] for e in entries) == games[game_id]["gross"]
     rejoined = rows(database_url, LedgerEntryRow, game_id="ST-REJOIN", player="p2")
-    # The entry fee twice: the first entry and the rejoin's, each a line of its own kind.
-    assert [(e["kind"], e["debit"]) for e in rejoined] == [
-        ("entry_fee", Decimal("25.00")),
-        ("rejoin_fee", Decimal("25.00")),
+    assert sorted((e["kind"], e["debit"]) for e in rejoined) == [
+        ("rejoin_fee", Decimal("25.00")),  # the entry fee again
+        ("settlement", Decimal("25.00")),
+    ]
+    shares = rows(database_url, LedgerEntryRow, game_id="ST-SPLIT", kind="split")
+    assert sorted(e["credit"] for e in shares) == [
+        Decimal("16.66"),
+        Decimal("41.67"),
+        Decimal("91.67"),
     ]
     moves = rows(database_url, MoveRow, game_id="ST-DEALS")
     assert sorted(m["move_index"] for m in moves) == list(range(len(moves)))
@@ -145,6 +151,17 @@ def test_matches_import_export_and_project_with_balanced_entries(database_url):
     assert report.totals.gross == sum(row["gross"] for row in games.values())
     assert report.totals.fees == sum(row["fee"] for row in games.values())
     assert games["ST-DEALS"]["gross"] == Decimal("50.00")
+    kinds = {line.kind: line for line in report.by_kind}
+    assert (kinds["rejoin_fee"].games, kinds["rejoin_fee"].debits) == (
+        sum(1 for r in records() for d in r["deals"] if d.get("rejoins")),
+        sum(Decimal("25.00") * len(d.get("rejoins", ())) for r in records() for d in r["deals"]),
+    )
+    split_ids = [r["game_id"] for r in records() if "split" in r]
+    assert "ST-SPLIT" in split_ids
+    assert (kinds["split"].games, kinds["split"].credits) == (
+        len(split_ids),
+        sum(games[game_id]["net_to_winner"] for game_id in split_ids),
+    )
 
 
 def test_a_rejected_match_stores_nothing(database_url):
@@ -171,13 +188,15 @@ def test_state_at_every_step_and_snapshots(database_url):
     assert list(snapshots), "a long match is snapshotted"
     steps = len(match.steps)
     replayed = match_record_of(match).build()
-    assert ledger.state_at("ST-LONG", steps).to_dict() == replayed.table_state().to_dict() | {
-        "version": stored.version
-    }
-    first_deal = ledger.state_at("ST-LONG", 1).to_dict()
+    assert state_at_step(ledger, "ST-LONG", steps).to_dict() == (
+        replayed.table_state().to_dict() | {"version": stored.version}
+    )
+    first_deal = state_at_step(ledger, "ST-LONG", 1).to_dict()
     assert first_deal["deal_number"] == 1 and first_deal["deal"]["move_index"] == 0
-    fifth = ledger.state_at("ST-LONG", 6).to_dict()
+    fifth = state_at_step(ledger, "ST-LONG", 6).to_dict()
     assert fifth["deal"]["move_index"] == 5
+    _, states = states_after_steps(ledger, "ST-LONG")
+    assert len(states) == steps and states[5].to_dict() == fifth
 
 
 def test_verify_checks_each_deal_against_the_seed(database_url):

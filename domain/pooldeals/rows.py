@@ -9,10 +9,8 @@ writes them, one writer for every variant).
   (pool) or chips (deals); ``amount`` what the player received; ``ended_at_round`` the deal
   that eliminated a pool player (else the last deal).
 - ``moves``: one row per 13-card move, ``round`` the deal it was played in.
-- ``ledger_entries``: the settlement's balanced lines, each with the kind of what it posts
-  (:data:`ENTRY_KINDS`): each player debited the entry fee (``entry_fee``) and every
-  rejoin's fee paid again (``rejoin_fee``), the winner's prize (``prize``) or each split
-  share (``split_share``) and the operator's fee (``fee``) credited.
+- ``ledger_entries``: the settlement's balanced lines (``kind`` ``settlement``): each
+  player debited every entry fee paid, the payouts and the fee credited.
 """
 
 from __future__ import annotations
@@ -22,23 +20,14 @@ import json
 from collections.abc import Iterable
 from decimal import Decimal
 
-from domain.money import FEE_ACCOUNT
 from domain.pooldeals.audit import audit_match
 from domain.pooldeals.match import FINISHED, PLAYING, Match
 from domain.timestamps import parse_time
-from domain.variants.base import MAX_NOTE, UNSETTLED_COLUMNS
+from domain.variants.base import MAX_NOTE, SETTLEMENT_KIND, UNSETTLED_COLUMNS
 
 ZERO = Decimal("0")
 SETTLED = "settled"  # the games row's status once the prize pool is paid (reports select it)
 PLAYER_PREFIX = "player:"
-# What a match's settlement lines post, in the period report's words (Variant.entry_kinds).
-ENTRY_KINDS = {
-    "entry_fee": "entry fees",
-    "rejoin_fee": "rejoin fees",
-    "prize": "prizes to winners",
-    "split_share": "split shares",
-    "fee": "operator's fees",
-}
 
 
 def status_of(match: Match) -> str:
@@ -138,14 +127,14 @@ def closing_rows(match: Match, ended_at) -> tuple[dict, list[dict], list[dict]]:
             }
         )
     entries = []
-    for kind, entry in posted_kinds(match):
+    for number, entry in enumerate(settled["ledger_entries"], 1):
         account = entry["account"]
         entries.append(
             {
                 "game_id": match.game_id,
                 "dispute_id": None,
-                "kind": kind,
-                "line": len(entries) + 1,
+                "kind": entry.get("kind", SETTLEMENT_KIND),
+                "line": number,
                 "account": account,
                 "player": account[len(PLAYER_PREFIX) :]
                 if account.startswith(PLAYER_PREFIX)
@@ -158,27 +147,6 @@ def closing_rows(match: Match, ended_at) -> tuple[dict, list[dict], list[dict]]:
             }
         )
     return columns, results, entries
-
-
-def posted_kinds(match: Match) -> list[tuple[str, dict]]:
-    """The settlement's lines with the kind each posts (:data:`ENTRY_KINDS`): a player's
-    entry fees part into the first entry and the rejoins' (each paid again), so a period
-    report totals rejoin fees apart; a payout is a winner's prize or a split share."""
-    settled = match.settlement
-    fee = Decimal(settled["entry_fee"])
-    lines = []
-    for entry in settled["ledger_entries"]:
-        debit, credit = Decimal(entry["debit"]), Decimal(entry["credit"])
-        if debit:
-            rejoins = debit - fee
-            lines.append(("entry_fee", {**entry, "debit": str(fee)}))
-            if rejoins:
-                lines.append(("rejoin_fee", {**entry, "debit": str(rejoins)}))
-        elif entry["account"].startswith(PLAYER_PREFIX):
-            lines.append(("prize" if match.split is None else "split_share", entry))
-        elif credit or entry["account"] == FEE_ACCOUNT:
-            lines.append(("fee", entry))
-    return lines
 
 
 def audit_row(match: Match, events: Iterable | None = None, *, verify: bool = True) -> dict:

@@ -20,9 +20,23 @@ from dataclasses import dataclass, field
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
-from domain.money import CENT, FEE_ACCOUNT, LedgerEntry, account_of, money, money_text
+from domain.money import (
+    CENT,
+    FEE_ACCOUNT,
+    SETTLEMENT_KIND,
+    LedgerEntry,
+    account_of,
+    money,
+    money_text,
+)
 
 ZERO = Decimal("0.00")
+# The ledger_entries kinds a match posts beside ``settlement`` (the first entry fees, the
+# winner's payout, the fee): each rejoin's fee and each share of a split, so period reports
+# can total them apart.
+REJOIN_FEE_KIND = "rejoin_fee"
+SPLIT_KIND = "split"
+ENTRY_KINDS = (SETTLEMENT_KIND, REJOIN_FEE_KIND, SPLIT_KIND)
 
 
 @dataclass(frozen=True)
@@ -38,6 +52,7 @@ class MatchMoney:
     fee: Decimal
     payouts: Mapping[str, Decimal]  # the winner, or every sharer of a split
     ledger_entries: tuple[LedgerEntry, ...] = field(default=())
+    entry_kinds: tuple[str, ...] = field(default=())  # each entry's kind, in order
 
     @property
     def net_pool(self) -> Decimal:
@@ -59,7 +74,10 @@ class MatchMoney:
             "fee": money_text(self.fee),
             "net_pool": money_text(self.net_pool),
             "payouts": {p: money_text(v) for p, v in self.payouts.items()},
-            "ledger_entries": [entry.to_dict() for entry in self.ledger_entries],
+            "ledger_entries": [
+                {**entry.to_dict(), "kind": kind}
+                for entry, kind in zip(self.ledger_entries, self.entry_kinds, strict=True)
+            ],
         }
 
 
@@ -80,7 +98,8 @@ def settle_pool_money(
     prize_pool = money(entry_fee * sum(entries_paid.values()))
     fee = fee_of(prize_pool, fee_percent)
     net = prize_pool - fee
-    if len(shares) == 1 and next(iter(shares.values())) is None:
+    split = not (len(shares) == 1 and next(iter(shares.values())) is None)
+    if not split:
         payouts = {next(iter(shares)): net}
     else:
         payouts = {player: money(share) for player, share in shares.items()}
@@ -88,12 +107,16 @@ def settle_pool_money(
             raise ValueError(
                 f"shares add up to {sum(payouts.values(), ZERO)}, the net pool is {net}"
             )
-    entries = [
-        LedgerEntry(account_of(player), money(entry_fee * paid), ZERO)
-        for player, paid in entries_paid.items()
-    ]
-    entries += [LedgerEntry(account_of(player), ZERO, amount) for player, amount in payouts.items()]
+    entries, kinds = [], []
+    for player, paid in entries_paid.items():
+        for number in range(paid):
+            entries.append(LedgerEntry(account_of(player), money(entry_fee), ZERO))
+            kinds.append(SETTLEMENT_KIND if number == 0 else REJOIN_FEE_KIND)
+    for player, amount in payouts.items():
+        entries.append(LedgerEntry(account_of(player), ZERO, amount))
+        kinds.append(SPLIT_KIND if split else SETTLEMENT_KIND)
     entries.append(LedgerEntry(FEE_ACCOUNT, ZERO, fee))
+    kinds.append(SETTLEMENT_KIND)
     return MatchMoney(
         game_id=game_id,
         currency=currency,
@@ -104,6 +127,7 @@ def settle_pool_money(
         fee=fee,
         payouts=payouts,
         ledger_entries=tuple(entries),
+        entry_kinds=tuple(kinds),
     )
 
 

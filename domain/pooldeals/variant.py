@@ -22,6 +22,7 @@ from domain.pooldeals import shuffle as match_shuffle
 from domain.pooldeals.audit import MatchAudit, audit_match
 from domain.pooldeals.match import FINISHED, Match
 from domain.pooldeals.outcome import describe_outcome, match_outcome
+from domain.pooldeals.settlement import ENTRY_KINDS
 from domain.timestamps import format_time
 from domain.variants.base import GameRows, PublishedSchema, SimulatedPlay, Variant
 
@@ -36,7 +37,7 @@ class PoolDeals(Variant):
     has_money = True
     steps_are_moves = False  # deals, rejoins and splits are steps of their own
     web_pages = "web.pooldeals_replay"  # the match view and each deal move by move
-    entry_kinds = match_rows.ENTRY_KINDS
+    entry_kinds = ENTRY_KINDS  # rejoin fees and split shares apart from the settlement
 
     def __init__(self, name: str, record_format: str) -> None:
         self.name = name

@@ -132,6 +132,11 @@ def for_topic(topic: str) -> Variant | None:
     return None
 
 
+def settlement_kinds() -> tuple[str, ...]:
+    """Every ledger_entries kind a registered variant's settlement posts, once each."""
+    return tuple(dict.fromkeys(kind for v in _VARIANTS.values() for kind in v.entry_kinds))
+
+
 def started_topics() -> list[str]:
     """Every family's first-event topic, once each (listing the stored games)."""
     return list(dict.fromkeys(v.started_topic for v in _VARIANTS.values()))

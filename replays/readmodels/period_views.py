@@ -81,16 +81,15 @@ def write_csv(report: PeriodReport, out, variants: list[tuple[str, Totals]] = ()
                 "net_paid": str(totals.net_paid),
             }
         )
-    for line in data["by_kind"]:
+    for line in data.get("by_kind", ()):
         writer.writerow(
             {
                 "section": "kind",
-                "key": line["variant"],
+                "key": line["kind"],
                 "games": line["games"],
                 "debits": line["debits"],
                 "credits": line["credits"],
                 "kind": line["kind"],
-                "detail": line["label"],
             }
         )
     for line in data["by_player"]:

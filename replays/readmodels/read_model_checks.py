@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from eventsourcing.persistence import Notification
 
 from domain import variants
-from domain.variants.base import GameRows
+from domain.variants.base import SETTLEMENT_KIND, GameRows
 from replays.disputes.projection import adjustment_rows
 from replays.integrity.report import UNREADABLE, Report
 from replays.integrity.store import StoredRow, _stored, id_param
@@ -508,8 +508,7 @@ def _orphans(connection: sa.Connection, report: Report, seen: set[str]) -> None:
         for (game_id,) in connection.execute(sa.select(table.c.game_id).distinct()):
             if game_id not in seen:
                 report.add(READ_MODEL, f"{label}: rows stored for a game with no events", game_id)
-    # A settlement's lines, whatever kinds its variant posts: all but disputes' adjustments.
-    settlement = sa.select(ENTRIES.c.game_id).where(ENTRIES.c.dispute_id.is_(None)).distinct()
+    settlement = sa.select(ENTRIES.c.game_id).where(ENTRIES.c.kind == SETTLEMENT_KIND).distinct()
     for (game_id,) in connection.execute(settlement):
         if game_id not in seen:
             report.add(

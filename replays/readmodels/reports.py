@@ -11,10 +11,6 @@ for every game and for the period) and lists every discrepancy:
 - ``ledger_differs``: the settlement's ledger entries do not add up to the recorded gross
   (debits) or fee (fee account credit), or a settled game has no entries at all.
 
-The settlement lines are also totalled per variant and kind (``by_kind``): a variant names
-the kinds its lines post (``Variant.entry_kinds``), so a match's entry fees, rejoin fees,
-prizes, split shares and fees are each summed without the report naming any game type.
-
 >>> report = period_report(session, PeriodFilter(date(2025, 3, 1), date(2025, 3, 31)))  # doctest: +SKIP
 >>> report.totals.gross  # doctest: +SKIP
 Decimal('12345.60')
@@ -31,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from domain import variants
 from domain.rummy13.settlement import FEE_ACCOUNT
+from domain.variants.base import SETTLEMENT_KIND
 from replays.readmodels.models import SETTLED, GameRow, LedgerEntryRow, Money, PlayerResultRow
 
 ZERO = Decimal("0.00")
@@ -106,22 +103,17 @@ class PointsLine:
 
 @dataclass(frozen=True)
 class KindLine:
-    """The settlement lines of one kind posted by one variant's games in the period
-    (``Variant.entry_kinds`` names them): a match's entry fees, rejoin fees, prizes, split
-    shares and fees each total apart; a 13-card game posts one ``settlement`` kind."""
+    """The period's ledger entries of one kind (``settlement``, a variant's own kinds such
+    as a match's ``rejoin_fee`` and ``split``, ``adjustment``): games, debits, credits."""
 
-    variant: str
     kind: str
-    label: str
     games: int
     debits: Decimal
     credits: Decimal
 
     def to_dict(self) -> dict:
         return {
-            "variant": self.variant,
             "kind": self.kind,
-            "label": self.label,
             "games": self.games,
             "debits": str(self.debits),
             "credits": str(self.credits),
@@ -346,36 +338,26 @@ def period_report(session: Session | sa.Connection, f: PeriodFilter) -> PeriodRe
         reconciliation,
         adjustments=_adjustments(session, in_period),
         points_only=points_only(session, f),
-        by_kind=by_kind(session, in_period),
+        by_kind=_by_kind(session, in_period),
     )
 
 
-def by_kind(session: Session | sa.Connection, in_period) -> list[KindLine]:
-    """The period's settlement lines totalled per variant and kind (adjustments, which
-    carry a dispute, are listed apart)."""
+def _by_kind(session, in_period) -> list[KindLine]:
+    """Each kind of ledger entry posted on the period's games, totalled."""
     g = GameRow.__table__.c
     e = LedgerEntryRow.__table__.c
     rows = session.execute(
         sa.select(
-            g.variant,
             e.kind,
             sa.func.count(sa.distinct(e.game_id)).label("games"),
             _sum(e.debit).label("debits"),
             _sum(e.credit).label("credits"),
         )
-        .join(GameRow.__table__, g.game_id == e.game_id)
-        .where(in_period, e.dispute_id.is_(None))
-        .group_by(g.variant, e.kind)
-        .order_by(g.variant, e.kind)
+        .where(e.game_id.in_(sa.select(g.game_id).where(in_period)))
+        .group_by(e.kind)
+        .order_by(e.kind)
     )
-    lines = []
-    for row in rows:
-        try:
-            label = variants.get(row.variant).entry_kinds.get(row.kind, row.kind)
-        except variants.UnknownVariant:
-            label = row.kind
-        lines.append(KindLine(row.variant, row.kind, label, row.games, row.debits, row.credits))
-    return lines
+    return [KindLine(row.kind, row.games, row.debits, row.credits) for row in rows]
 
 
 def points_only(session: Session | sa.Connection, f: PeriodFilter) -> list[PointsLine]:
@@ -476,19 +458,18 @@ def _players(session, f: PeriodFilter, in_period) -> list[PlayerLine]:
 def _ledger_checks(session, in_period) -> tuple[list[Discrepancy], list[Discrepancy]]:
     g = GameRow.__table__.c
     e = LedgerEntryRow.__table__.c
-    # A settlement's lines, whatever kinds its variant gives them: every line but a
-    # dispute's adjustment.
-    settled = e.dispute_id.is_(None)
     per_game = (
         sa.select(
             e.game_id,
             _sum(e.debit).label("debits"),
             _sum(e.credit).label("credits"),
-            _sum(sa.case((settled, e.debit), else_=0)).label("settled_debits"),
+            _sum(sa.case((e.kind.in_(variants.settlement_kinds()), e.debit), else_=0)).label(
+                "settled_debits"
+            ),
             _sum(
                 sa.case(
                     (
-                        sa.and_(settled, e.account == FEE_ACCOUNT),
+                        sa.and_(e.kind == SETTLEMENT_KIND, e.account == FEE_ACCOUNT),
                         e.credit,
                     ),
                     else_=0,

@@ -298,16 +298,7 @@ class Ledger(Application):
         return latest if move == moves else move + 2
 
     def state_at(self, game_id: str | uuid.UUID, move: int) -> TableState:
-        """The table as it stood after ``move`` moves (the state any replay frame shows);
-        for a variant whose steps are not all moves (deals of a match, rejoins), after
-        ``move`` steps of its timeline."""
-        variant = self.variant_of(game_id)
-        if variant is not None and not variant.steps_are_moves:
-            game = self.get_game(game_id)
-            steps = len(variant.timeline(game))
-            if not 0 <= move <= steps:
-                raise MoveOutOfRange(f"game {game_id} has {steps} steps: there is no step {move}")
-            return self.get_game(game_id, version=variant.version_after(game, move)).table_state()
+        """The table as it stood after ``move`` moves (the state any replay frame shows)."""
         return self.get_game(game_id, version=self.version_after_move(game_id, move)).table_state()
 
     def list_game_ids(self, *, batch: int = 1000) -> list[str]:

@@ -111,15 +111,6 @@ def _print_table(report) -> None:
         keys = ["games", "wins", "points", "paid", "received", "net"]
         rows = [[p["player"], *(p[k] for k in keys)] for p in data["by_player"]]
         click.echo("\nPer player\n" + _grid(["player", *keys], rows))
-    if data["by_kind"]:
-        rows = [
-            [k["variant"], k["label"], k["games"], k["debits"], k["credits"]]
-            for k in data["by_kind"]
-        ]
-        click.echo(
-            "\nSettlement lines by kind\n"
-            + _grid(["variant", "kind", "games", "debits", "credits"], rows)
-        )
     if data["points_only"]:
         rows = [
             [line["variant"], line["games"], player, points]
@@ -129,6 +120,11 @@ def _print_table(report) -> None:
         click.echo(
             "\nGames without stakes (points only)\n"
             + _grid(["variant", "games", "player", "points"], rows)
+        )
+    if len(data["by_kind"]) > 1:  # only settlements: the totals above say it all
+        rows = [[k["kind"], k["games"], k["debits"], k["credits"]] for k in data["by_kind"]]
+        click.echo(
+            "\nLedger entries by kind\n" + _grid(["kind", "games", "debits", "credits"], rows)
         )
     if data["adjustments"]:
         rows = [
