@@ -312,6 +312,33 @@ class PoolDeals(Variant):
         return [dict(step) for step in game.steps]
 
     # -- simulator -----------------------------------------------------------------------
+    def record_moves(self, record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        return [move for played in record.get("deals") or () for move in played.get("moves", ())]
+
+    def deal_behaviours(self, record: Mapping[str, Any]) -> list[Mapping[str, int]]:
+        """Each deal counted as the 13-card game it is; its winner is the last declarer
+        when only shows follow (a declaration followed by play was a wrong show, and so
+        was every one before it)."""
+        from domain.rummy13.simulate import behaviours
+
+        found = []
+        for played in record.get("deals") or ():
+            moves = played.get("moves") or []
+            winner = None
+            for index in range(len(moves) - 1, -1, -1):
+                if moves[index]["type"] == "declare":
+                    after = {move["type"] for move in moves[index + 1 :]}
+                    winner = moves[index].get("player") if after <= {"show"} else ""
+                    break
+            deal = {
+                "rules": record.get("rules"),
+                "players": [{"id": player} for player in played["deal"]["hands"]],
+                "moves": moves,
+                "reported": {"winner": winner},
+            }
+            found.append(behaviours(deal))
+        return found
+
     @property
     def bot(self) -> SimulatedPlay:
         from functools import partial
