@@ -436,3 +436,37 @@ def test_the_table_shows_scores_drops_and_each_deal_for_a_seat():
     assert state["score_table"][0]["points"] == {"p2": 40, "p3": 20}
     hands = {seat["player"]: seat["hand"] for seat in state["deal"]["seats"]}
     assert hands["p2"] is not None and hands["p1"] is None and hands["p3"] is None
+
+
+@pytest.mark.parametrize(
+    "name", ["match", "pool", "deals", "profile", "settlement", "table", "variant"]
+)
+def test_the_family_docstring_examples_hold(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"domain.pooldeals.{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted and not result.failed
+
+
+def test_a_rejoin_or_split_while_a_deal_is_played_is_refused():
+    match = Match.start(config("PMID", "pool", pool=101, players=("p1", "p2", "p3", "p4")))
+    planned_deal(match, "p1", {"p2": "wrong", "p3": "wrong", "p4": "first"})
+    planned_deal(match, "p1", {"p2": "middle", "p3": "first", "p4": "first"})
+    match.deal(next_deal(match))
+    with pytest.raises(MatchRuleViolation, match="deal 3: p2 cannot rejoin: deal 3 is still"):
+        match.rejoin("p2")
+    with pytest.raises(MatchRuleViolation, match="deal 3: cannot split: deal 3 is still"):
+        match.agree_split(match.remaining())
+
+
+def test_a_running_match_audits_clean_and_a_retried_deal_step_compares_equal():
+    match = Match.start(config("PRUN", "pool", pool=101))
+    planned_deal(match, "p1", {"p2": "first", "p3": "first"})
+    match.deal(next_deal(match))
+    variant = variants.get("pool")
+    assert variant.audit(match, []).discrepancies == ()
+    step = {"type": "deal", "deal": {k: v for k, v in next_deal(match).items() if k != "stock"}}
+    assert variant.parse_move(match, step, 0) == {"type": "deal", "deal": step["deal"]}
+    assert variant.move_at(match, match.steps.index({"type": "deal", "deal": 2}))["type"] == "deal"

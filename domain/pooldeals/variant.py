@@ -145,6 +145,8 @@ class PoolDeals(Variant):
             from domain.pooldeals.records import _deal_dict
 
             out = {"type": "deal", "deal": _deal_dict(step.deal)}
+            if out["deal"]["stock"] is None:  # as move_at gives it back: no stock key
+                del out["deal"]["stock"]
         elif step.type == "rejoin":
             out = {"type": "rejoin", "player": step.player}
         elif step.type == "split":
