@@ -124,9 +124,11 @@ class Split:
             if self.kind == "equal":
                 lines.append(f"{player}: {money_text(share)} (an equal share)")
             else:
+                drops = self.drops[player]
                 lines.append(
-                    f"{player}: {self.drops[player]} drops, {money_text(self.first[player])} + "
-                    f"{money_text(self.equal[player])} = {money_text(share)}"
+                    f"{player}: {drops} drop{'' if drops == 1 else 's'}, "
+                    f"{money_text(self.first[player])} + {money_text(self.equal[player])} = "
+                    f"{money_text(share)}"
                 )
         return lines
 
