@@ -470,3 +470,34 @@ def test_a_running_match_audits_clean_and_a_retried_deal_step_compares_equal():
     step = {"type": "deal", "deal": {k: v for k, v in next_deal(match).items() if k != "stock"}}
     assert variant.parse_move(match, step, 0) == {"type": "deal", "deal": step["deal"]}
     assert variant.move_at(match, match.steps.index({"type": "deal", "deal": 2}))["type"] == "deal"
+
+
+def test_a_deal_after_an_auto_split_or_after_the_last_deal_is_refused():
+    auto = Match.start(config("PAUTO2", "pool", pool=101, auto_split=True))
+    planned_deal(auto, "p1", {"p2": "wrong", "p3": "wrong"})
+    planned_deal(auto, "p2", {"p1": "wrong", "p3": "first"})
+    assert auto.phase == FINISHED and auto.split["kind"] == "equal"
+    with pytest.raises(GameOver, match="the pool was split automatically"):
+        auto.deal(next_deal(auto))
+    done = Match.start(config("DDONE", "deals", deals=2, players=("p1", "p2")))
+    planned_deal(done, "p1", {"p2": "first"})
+    planned_deal(done, "p1", {"p2": "first"})
+    with pytest.raises(GameOver, match="deal 3: cannot deal: the match is over: p1 won after 2"):
+        done.deal(next_deal(done))
+    with pytest.raises(GameOver):
+        done.rejoin("p2")
+
+
+def test_reported_chips_that_do_not_add_up_are_audit_discrepancies():
+    reported = {"winner": "p1", "chips": {"p1": 200, "p2": 140}, "prize_pool": "50.00"}
+    match = Match.start(config("DREP", "deals", deals=2, players=("p1", "p2")), reported=reported)
+    planned_deal(match, "p1", {"p2": "first"})
+    planned_deal(match, "p1", {"p2": "first"})
+    assert match.scores == {"p1": 200, "p2": 120}
+    record = record_of(match)
+    again = reimport(record)  # reported figures never refuse a record
+    found = {
+        d.field: (d.reported, d.computed)
+        for d in variants.get("deals").audit(again, []).discrepancies
+    }
+    assert found == {"chips.p2": (140, 120)}

@@ -124,7 +124,18 @@ class MatchReported(Seated):
         return None
 
     def figures(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
+        """The figures as given, money as its decimal text, to keep in the match."""
+        return _plain(self.model_dump(exclude_none=True))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
 
 
 class PoolReported(MatchReported):
