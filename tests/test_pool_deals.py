@@ -81,6 +81,7 @@ def test_a_split_needs_a_qualifying_table_every_acceptance_and_a_drop_of_rest():
     assert pool_rules.split_refusal(pool, 4, ["a", "b"], ["a", "b"], ok) is None
     assert "cannot split" in pool_rules.split_refusal(pool, 2, ["a", "b"], ["a", "b"], ok)
     assert "did not accept" in pool_rules.split_refusal(pool, 4, ["a", "b"], ["a"], ok)
+    assert "a accepted twice" in pool_rules.split_refusal(pool, 4, ["a", "b"], ["a", "a", "b"], ok)
     assert "only when 2 remain" in pool_rules.split_refusal(pool, 3, list("abc"), list("abc"), ok)
     # 5 drops against 0: 125 of a 100 pool would be owed, nothing is left to share.
     short = pool_rules.split_by_drops(pool, D("25"), D("0"), D("100"), {"a": 0, "b": 100}, "ab")

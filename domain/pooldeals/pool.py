@@ -188,6 +188,9 @@ def split_refusal(
             f"{len(remaining)} players remain: a table that started with {started_with} "
             f"splits only when {counts} remain"
         )
+    twice = sorted({p for p in accepted_by if list(accepted_by).count(p) > 1})
+    if twice:
+        return f"{', '.join(twice)} accepted twice"
     missing = [p for p in remaining if p not in accepted_by]
     if missing:
         return f"{', '.join(missing)} did not accept the split: every remaining player must"
