@@ -61,6 +61,9 @@ class Red3(Variant):
         """The record with the scores the match recorded (``settlement``)."""
         return self.record_of(game).to_dict() | {"settlement": game.settlement().to_dict()}
 
+    def record_moves(self, record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        return [move for played in record.get("rounds") or () for move in played.get("moves", ())]
+
     def schemas(self) -> list[PublishedSchema]:
         from pydantic import TypeAdapter
 

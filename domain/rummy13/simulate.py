@@ -9,8 +9,11 @@ record. The simulator's own tests store every game that way.
 from __future__ import annotations
 
 import random
+from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP
+from typing import Any
 
 from domain.rummy13.bot import Bot, Temper
 from domain.rummy13.profiles import get_profile
@@ -244,3 +247,41 @@ def thirteen_card_table(floor: Floor, number: int, variant: str, rng: random.Ran
         raise_max=raise_max,
         beginners=beginners,
     )
+
+
+def behaviours(record: Mapping[str, Any]) -> Counter:
+    """The behaviours one 13-card game shows, by name, and its length (``moves``).
+
+    A drop is a *first* drop when the player had not yet picked a card; a run of misses as
+    long as the profile's limit is an auto-drop; a declaration by anyone but the winner is a
+    wrong show. ``record``: a ``rummy-ledger/game@1`` record, or any mapping with its
+    ``rules``, ``players``, ``moves`` and (for the winner) ``reported``."""
+    found: Counter = Counter()
+    profile = get_profile(record.get("rules"))
+    winner = (record.get("reported") or {}).get("winner")
+    picked: set[str] = set()
+    misses: Counter = Counter()
+    reshuffled = False
+    for move in record["moves"]:
+        kind, player = move["type"], move.get("player")
+        if kind == "pick":
+            picked.add(player)
+            misses[player] = 0
+        elif kind == "miss":
+            found["miss"] += 1
+            misses[player] += 1
+            if misses[player] == profile.misses_to_auto_drop:
+                found["auto_drop"] += 1
+        elif kind == "drop":
+            found["first_drop" if player not in picked else "middle_drop"] += 1
+        elif kind == "declare":
+            found["declare" if winner in (None, player) else "wrong_show"] += 1
+        elif kind == "show":
+            found["show"] += 1
+        elif kind == "reshuffle":
+            found["reshuffle"] += 1
+            reshuffled = True
+    if reshuffled and len(record["players"]) == 2:
+        found["reshuffled_two_player_games"] += 1
+    found["moves"] = len(record["moves"])
+    return found

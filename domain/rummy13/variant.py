@@ -74,6 +74,11 @@ class Rummy13(Variant):
             out["settlement"] = game.recorded_settlement
         return out
 
+    def deal_behaviours(self, record: Mapping[str, Any]) -> list[Mapping[str, int]]:
+        from domain.rummy13.simulate import behaviours
+
+        return [behaviours(record)]
+
     def schemas(self) -> list[PublishedSchema]:
         from pydantic import TypeAdapter
 

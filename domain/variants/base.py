@@ -180,6 +180,11 @@ class Variant(ABC):
         detail = getattr(error, "detail", None)
         return detail if isinstance(detail, str) else str(error)
 
+    def record_moves(self, record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """Every move of a raw record (a JSON object of this variant), in play order across
+        its rounds or deals (the simulator's summary counts them)."""
+        return list(record.get("moves") or ())
+
     def export(self, game: Any) -> dict[str, Any]:
         """The export line's object: the record plus the figures the ledger recorded."""
         return self.record_of(game).to_dict()
@@ -347,6 +352,12 @@ class Variant(ABC):
         )
 
     # -- simulator -----------------------------------------------------------------------
+    def deal_behaviours(self, record: Mapping[str, Any]) -> list[Mapping[str, int]]:
+        """For each 13-card deal in a raw record, the behaviours it shows by name (drops,
+        misses, auto-drops, wrong shows, declarations, shows, reshuffles) and its length
+        (``moves``): what the simulator's summary counts. None for other kinds of game."""
+        return []
+
     @property
     def bot(self) -> Any:
         """The simulator's play for this variant: ``setup_table``, ``play``, ``report``

@@ -1,11 +1,10 @@
-"""What happened over a batch of simulated 13-card games, counted from the records.
+"""What happened over a batch of simulated games, counted from the records.
 
 The simulator prints this after a run so its realism can be seen at a glance (and the tests
-check that every behaviour the ledger must handle actually occurs).
-
-A drop is a *first* drop when the player had not yet picked a card; a run of misses as long
-as the profile's limit is an auto-drop; a declaration by anyone but the winner is a wrong
-show.
+check that every behaviour the ledger must handle actually occurs). Each record's variant
+says how many moves it holds and what each 13-card deal in it showed
+(``Variant.record_moves``, ``Variant.deal_behaviours``): a 13-card game is one deal, a
+match of 13-card deals several, a game of another kind none.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from domain.rummy13.profiles import get_profile
+from domain import variants as registry
 
 
 @dataclass
@@ -23,23 +22,20 @@ class Tally:
     moves: int = 0
     counts: Counter = field(default_factory=Counter)
     variants: Counter = field(default_factory=Counter)
-    # 13-card games only: how long each ran and how often its stock was reshuffled.
+    # 13-card deals only: how long each ran and how often its stock was reshuffled.
     lengths: list[int] = field(default_factory=list)
     reshuffles: Counter = field(default_factory=Counter)
 
     def add(self, record: dict) -> None:
         self.games += 1
         self.variants[record["variant"]] += 1
-        moves = record.get("moves") or [  # a Red 3 match keeps its moves per round
-            move for played in record.get("rounds", ()) for move in played.get("moves", ())
-        ]
-        self.moves += len(moves)
-        if record["variant"] not in ("points", "raise"):
-            return
-        found = behaviours(record)
-        self.counts.update(found)
-        self.lengths.append(len(moves))
-        self.reshuffles[found["reshuffle"]] += 1
+        variant = registry.get(record["variant"])
+        self.moves += len(variant.record_moves(record))
+        for found in variant.deal_behaviours(record):
+            found = Counter(found)
+            self.lengths.append(found.pop("moves"))
+            self.counts.update(found)
+            self.reshuffles[found["reshuffle"]] += 1
 
     def percentile(self, share: float) -> int:
         """Moves per 13-card game at ``share`` (0.95: 95 % of games were no longer).
@@ -81,39 +77,7 @@ class Tally:
         )
         variants = ", ".join(f"{name} {count}" for name, count in sorted(self.variants.items()))
         out = [f"{self.games} games ({variants}), {self.moves} moves"]
-        if self.variants["points"] or self.variants["raise"]:
+        if self.lengths:
             out += [f"  {label}: {self.counts[key]}" for key, label in names]
             out += self.distribution_lines()
         return out
-
-
-def behaviours(record: dict) -> Counter:
-    """The behaviours one 13-card record shows, by name."""
-    found: Counter = Counter()
-    profile = get_profile(record.get("rules"))
-    winner = (record.get("reported") or {}).get("winner")
-    picked: set[str] = set()
-    misses: Counter = Counter()
-    reshuffled = False
-    for move in record["moves"]:
-        kind, player = move["type"], move.get("player")
-        if kind == "pick":
-            picked.add(player)
-            misses[player] = 0
-        elif kind == "miss":
-            found["miss"] += 1
-            misses[player] += 1
-            if misses[player] == profile.misses_to_auto_drop:
-                found["auto_drop"] += 1
-        elif kind == "drop":
-            found["first_drop" if player not in picked else "middle_drop"] += 1
-        elif kind == "declare":
-            found["declare" if winner in (None, player) else "wrong_show"] += 1
-        elif kind == "show":
-            found["show"] += 1
-        elif kind == "reshuffle":
-            found["reshuffle"] += 1
-            reshuffled = True
-    if reshuffled and len(record["players"]) == 2:
-        found["reshuffled_two_player_games"] += 1
-    return found
