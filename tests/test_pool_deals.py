@@ -502,3 +502,16 @@ def test_reported_chips_that_do_not_add_up_are_audit_discrepancies():
         for d in variants.get("deals").audit(again, []).discrepancies
     }
     assert found == {"chips.p2": (140, 120)}
+
+
+def test_the_simulator_counts_a_match_deal_by_deal():
+    match = Match.start(config("PSIM", "pool", pool=101))
+    planned_deal(match, "p1", {"p2": "middle", "p3": "first"})
+    planned_deal(match, "p2", {"p1": "first", "p3": "wrong"})
+    record = record_of(match)
+    variant = variants.get("pool")
+    assert len(variant.record_moves(record)) == len(match.moves)
+    first, second = variant.deal_behaviours(record)
+    assert (first["first_drop"], first["middle_drop"], first["wrong_show"]) == (1, 1, 0)
+    assert (second["first_drop"], second["wrong_show"], second["declare"]) == (1, 1, 0)
+    assert first["moves"] + second["moves"] == len(match.moves)

@@ -65,6 +65,40 @@ class PoolDeals(Variant):
         """The record with the outcome the match recorded (``settlement``)."""
         return self.record_of(game).to_dict() | {"settlement": match_outcome(game)}
 
+    def record_moves(self, record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        return [move for played in record.get("deals") or () for move in played.get("moves", ())]
+
+    def deal_behaviours(self, record: Mapping[str, Any]) -> list[Mapping[str, int]]:
+        """Each deal's behaviours, counted by the 13-card count (a deal is a 13-card game).
+        A raw record names no deal's winner: the declaration whose groups are valid (by
+        the 13-card melds) is the winner's, any other a wrong show."""
+        from domain.rummy13.simulate import behaviours
+
+        counted = []
+        for played in record.get("deals") or ():
+            deal = played.get("deal") or {}
+            moves = list(played.get("moves", ()))
+            winner = next(
+                (
+                    move.get("player")
+                    for move in moves
+                    if move.get("type") == "declare"
+                    and _valid_declaration(move, deal.get("wild"), record.get("rules"))
+                ),
+                "",
+            )
+            counted.append(
+                behaviours(
+                    {
+                        "rules": record.get("rules"),
+                        "players": list(deal.get("hands") or ()),
+                        "moves": moves,
+                        "reported": {"winner": winner},
+                    }
+                )
+            )
+        return counted
+
     def schemas(self) -> list[PublishedSchema]:
         from pydantic import TypeAdapter
 
@@ -311,6 +345,15 @@ class PoolDeals(Variant):
     # -- replay --------------------------------------------------------------------------
     def timeline(self, game: Match) -> list[dict[str, Any]]:
         return [dict(step) for step in game.steps]
+
+
+def _valid_declaration(move: Mapping[str, Any], wild: Any, rules: Any) -> bool:
+    from domain.cards import Card
+    from domain.rummy13.melds import evaluate
+    from domain.rummy13.profiles import get_profile
+
+    groups = [[Card.parse(card) for card in group] for group in move.get("groups") or ()]
+    return evaluate(groups, [], Card.parse(wild), get_profile(rules)).valid_declaration
 
 
 POOL = PoolDeals("pool", "rummy-ledger/pool@1")
