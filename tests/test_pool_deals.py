@@ -81,6 +81,7 @@ def test_a_split_needs_a_qualifying_table_every_acceptance_and_a_drop_of_rest():
     assert pool_rules.split_refusal(pool, 4, ["a", "b"], ["a", "b"], ok) is None
     assert "cannot split" in pool_rules.split_refusal(pool, 2, ["a", "b"], ["a", "b"], ok)
     assert "did not accept" in pool_rules.split_refusal(pool, 4, ["a", "b"], ["a"], ok)
+    assert "a accepted twice" in pool_rules.split_refusal(pool, 4, ["a", "b"], ["a", "a", "b"], ok)
     assert "only when 2 remain" in pool_rules.split_refusal(pool, 3, list("abc"), list("abc"), ok)
     # 5 drops against 0: 125 of a 100 pool would be owed, nothing is left to share.
     short = pool_rules.split_by_drops(pool, D("25"), D("0"), D("100"), {"a": 0, "b": 100}, "ab")
@@ -436,3 +437,81 @@ def test_the_table_shows_scores_drops_and_each_deal_for_a_seat():
     assert state["score_table"][0]["points"] == {"p2": 40, "p3": 20}
     hands = {seat["player"]: seat["hand"] for seat in state["deal"]["seats"]}
     assert hands["p2"] is not None and hands["p1"] is None and hands["p3"] is None
+
+
+@pytest.mark.parametrize(
+    "name", ["match", "pool", "deals", "profile", "settlement", "table", "variant"]
+)
+def test_the_family_docstring_examples_hold(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"domain.pooldeals.{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted and not result.failed
+
+
+def test_a_rejoin_or_split_while_a_deal_is_played_is_refused():
+    match = Match.start(config("PMID", "pool", pool=101, players=("p1", "p2", "p3", "p4")))
+    planned_deal(match, "p1", {"p2": "wrong", "p3": "wrong", "p4": "first"})
+    planned_deal(match, "p1", {"p2": "middle", "p3": "first", "p4": "first"})
+    match.deal(next_deal(match))
+    with pytest.raises(MatchRuleViolation, match="deal 3: p2 cannot rejoin: deal 3 is still"):
+        match.rejoin("p2")
+    with pytest.raises(MatchRuleViolation, match="deal 3: cannot split: deal 3 is still"):
+        match.agree_split(match.remaining())
+
+
+def test_a_running_match_audits_clean_and_a_retried_deal_step_compares_equal():
+    match = Match.start(config("PRUN", "pool", pool=101))
+    planned_deal(match, "p1", {"p2": "first", "p3": "first"})
+    match.deal(next_deal(match))
+    variant = variants.get("pool")
+    assert variant.audit(match, []).discrepancies == ()
+    step = {"type": "deal", "deal": {k: v for k, v in next_deal(match).items() if k != "stock"}}
+    assert variant.parse_move(match, step, 0) == {"type": "deal", "deal": step["deal"]}
+    assert variant.move_at(match, match.steps.index({"type": "deal", "deal": 2}))["type"] == "deal"
+
+
+def test_a_deal_after_an_auto_split_or_after_the_last_deal_is_refused():
+    auto = Match.start(config("PAUTO2", "pool", pool=101, auto_split=True))
+    planned_deal(auto, "p1", {"p2": "wrong", "p3": "wrong"})
+    planned_deal(auto, "p2", {"p1": "wrong", "p3": "first"})
+    assert auto.phase == FINISHED and auto.split["kind"] == "equal"
+    with pytest.raises(GameOver, match="the pool was split automatically"):
+        auto.deal(next_deal(auto))
+    done = Match.start(config("DDONE", "deals", deals=2, players=("p1", "p2")))
+    planned_deal(done, "p1", {"p2": "first"})
+    planned_deal(done, "p1", {"p2": "first"})
+    with pytest.raises(GameOver, match="deal 3: cannot deal: the match is over: p1 won after 2"):
+        done.deal(next_deal(done))
+    with pytest.raises(GameOver):
+        done.rejoin("p2")
+
+
+def test_reported_chips_that_do_not_add_up_are_audit_discrepancies():
+    reported = {"winner": "p1", "chips": {"p1": 200, "p2": 140}, "prize_pool": "50.00"}
+    match = Match.start(config("DREP", "deals", deals=2, players=("p1", "p2")), reported=reported)
+    planned_deal(match, "p1", {"p2": "first"})
+    planned_deal(match, "p1", {"p2": "first"})
+    assert match.scores == {"p1": 200, "p2": 120}
+    record = record_of(match)
+    again = reimport(record)  # reported figures never refuse a record
+    found = {
+        d.field: (d.reported, d.computed)
+        for d in variants.get("deals").audit(again, []).discrepancies
+    }
+    assert found == {"chips.p2": (140, 120)}
+
+
+def test_the_simulator_counts_a_match_deal_by_deal():
+    match = Match.start(config("PSIM", "pool", pool=101))
+    planned_deal(match, "p1", {"p2": "middle", "p3": "first"})
+    planned_deal(match, "p2", {"p1": "first", "p3": "wrong"})
+    record = record_of(match)
+    variant = variants.get("pool")
+    assert len(variant.record_moves(record)) == len(match.moves)
+    first, second = variant.deal_behaviours(record)
+    assert (first["first_drop"], first["middle_drop"], first["wrong_show"]) == (1, 1, 0)
+    assert (second["first_drop"], second["wrong_show"], second["declare"]) == (1, 1, 0)
+    assert first["moves"] + second["moves"] == len(match.moves)

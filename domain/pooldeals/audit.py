@@ -49,7 +49,9 @@ class MatchAudit:
 
 
 def audit_match(match: Match) -> MatchAudit:
-    recomputed = match_record_of(match).build()
+    recomputed = match_record_of(match).build(close=False)
+    if len(match.results) == len(match.deals):  # the stored match scored its last deal
+        recomputed.close()
     computed = match_outcome(recomputed)
     recorded = match_outcome(match)
     found = _compare_recorded(recorded, computed) + _compare_reported(match.reported, computed)

@@ -14,7 +14,7 @@ chips (deals); ``Settled`` follows when the match is over. Between deals a pool 
 >>> match.rejoin("p1")
 Traceback (most recent call last):
 ...
-domain.pooldeals.match.MatchRuleViolation: cannot rejoin: no deal has been played yet
+domain.pooldeals.match.MatchRuleViolation: deal 1: p1 cannot rejoin: no deal has been played yet
 """
 
 from __future__ import annotations
@@ -331,7 +331,11 @@ class Match(Aggregate):
         if self.config.variant != POOL:
             raise self._refuse("rejoin", "a deals match has no rejoins", number + 1)
         if not self.deals:
-            raise self._refuse("rejoin", "no deal has been played yet", None)
+            raise self._refuse("rejoin", "no deal has been played yet", 1, player=player)
+        if self.phase == PLAYING:
+            raise self._refuse(
+                "rejoin", f"deal {number} is still being played", number, player=player
+            )
         if player not in self.config.players:
             raise self._refuse("rejoin", f"{player!r} is not seated at this table", number + 1)
         remaining = self.remaining()
@@ -357,7 +361,9 @@ class Match(Aggregate):
         if self.config.variant != POOL:
             raise self._refuse("split", "a deals match has no splits", number + 1)
         if not self.deals:
-            raise self._refuse("split", "no deal has been played yet", None)
+            raise self._refuse("split", "no deal has been played yet", 1)
+        if self.phase == PLAYING:
+            raise self._refuse("split", f"deal {number} is still being played", number)
         remaining = self.remaining()
         split = pool_rules.split_by_drops(
             self.config.pool_type,

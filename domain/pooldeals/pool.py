@@ -124,9 +124,11 @@ class Split:
             if self.kind == "equal":
                 lines.append(f"{player}: {money_text(share)} (an equal share)")
             else:
+                drops = self.drops[player]
                 lines.append(
-                    f"{player}: {self.drops[player]} drops, {money_text(self.first[player])} + "
-                    f"{money_text(self.equal[player])} = {money_text(share)}"
+                    f"{player}: {drops} drop{'' if drops == 1 else 's'}, "
+                    f"{money_text(self.first[player])} + {money_text(self.equal[player])} = "
+                    f"{money_text(share)}"
                 )
         return lines
 
@@ -186,6 +188,9 @@ def split_refusal(
             f"{len(remaining)} players remain: a table that started with {started_with} "
             f"splits only when {counts} remain"
         )
+    twice = sorted({p for p in accepted_by if list(accepted_by).count(p) > 1})
+    if twice:
+        return f"{', '.join(twice)} accepted twice"
     missing = [p for p in remaining if p not in accepted_by]
     if missing:
         return f"{', '.join(missing)} did not accept the split: every remaining player must"

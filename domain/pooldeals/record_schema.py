@@ -124,18 +124,17 @@ class MatchReported(Seated):
         return None
 
     def figures(self) -> dict[str, Any]:
-        # Python mode, then text by hand: pydantic's JSON mode warns on every money field
-        # (the plain validator's serializer sees the Decimal as text).
-        return _as_text(self.model_dump(exclude_none=True))
+        """The figures as given, money as its decimal text, to keep in the match."""
+        return _plain(self.model_dump(exclude_none=True))
 
 
-def _as_text(value: Any) -> Any:
+def _plain(value: Any) -> Any:
     if isinstance(value, Decimal):
         return str(value)
     if isinstance(value, dict):
-        return {key: _as_text(item) for key, item in value.items()}
+        return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_as_text(item) for item in value]
+        return [_plain(item) for item in value]
     return value
 
 

@@ -122,8 +122,9 @@ class MatchRecord:
             out["shuffle"] = dict(config.shuffle)
         return out
 
-    def build(self) -> Match:
-        """The match played in memory from this record; raises on the first broken rule."""
+    def build(self, *, close: bool = True) -> Match:
+        """The match played in memory from this record; raises on the first broken rule.
+        ``close``: score a last deal whose losers did not all show (a finished record)."""
         match = Match.start(self.config, reported=self.reported)
         for played in self.deals:
             for player in played.rejoins:
@@ -133,7 +134,7 @@ class MatchRecord:
                 match.play(move)
         if self.split is not None:
             match.agree_split(self.split["accepted_by"], at=self.split.get("at"))
-        else:
+        elif close:
             match.close()
         return match
 

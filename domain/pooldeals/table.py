@@ -100,7 +100,9 @@ class MatchConfig:
             or not isinstance(self.max_rejoins, int)
             or self.max_rejoins < 0
         ):
-            raise BadConfig(f"max_rejoins must be a whole number, got {self.max_rejoins!r}")
+            raise BadConfig(
+                f"max_rejoins must be a whole number, got {self.max_rejoins!r}", game_id=gid
+            )
         put(self, "auto_split", bool(self.auto_split))
         put(self, "_base", base)
 

@@ -66,6 +66,40 @@ class PoolDeals(Variant):
         """The record with the outcome the match recorded (``settlement``)."""
         return self.record_of(game).to_dict() | {"settlement": match_outcome(game)}
 
+    def record_moves(self, record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        return [move for played in record.get("deals") or () for move in played.get("moves", ())]
+
+    def deal_behaviours(self, record: Mapping[str, Any]) -> list[Mapping[str, int]]:
+        """Each deal's behaviours, counted by the 13-card count (a deal is a 13-card game).
+        A raw record names no deal's winner: the declaration whose groups are valid (by
+        the 13-card melds) is the winner's, any other a wrong show."""
+        from domain.rummy13.simulate import behaviours
+
+        counted = []
+        for played in record.get("deals") or ():
+            deal = played.get("deal") or {}
+            moves = list(played.get("moves", ()))
+            winner = next(
+                (
+                    move.get("player")
+                    for move in moves
+                    if move.get("type") == "declare"
+                    and _valid_declaration(move, deal.get("wild"), record.get("rules"))
+                ),
+                "",
+            )
+            counted.append(
+                behaviours(
+                    {
+                        "rules": record.get("rules"),
+                        "players": list(deal.get("hands") or ()),
+                        "moves": moves,
+                        "reported": {"winner": winner},
+                    }
+                )
+            )
+        return counted
+
     def schemas(self) -> list[PublishedSchema]:
         from pydantic import TypeAdapter
 
@@ -146,6 +180,8 @@ class PoolDeals(Variant):
             from domain.pooldeals.records import _deal_dict
 
             out = {"type": "deal", "deal": _deal_dict(step.deal)}
+            if out["deal"]["stock"] is None:  # as move_at gives it back: no stock key
+                del out["deal"]["stock"]
         elif step.type == "rejoin":
             out = {"type": "rejoin", "player": step.player}
         elif step.type == "split":
@@ -312,33 +348,6 @@ class PoolDeals(Variant):
         return [dict(step) for step in game.steps]
 
     # -- simulator -----------------------------------------------------------------------
-    def record_moves(self, record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-        return [move for played in record.get("deals") or () for move in played.get("moves", ())]
-
-    def deal_behaviours(self, record: Mapping[str, Any]) -> list[Mapping[str, int]]:
-        """Each deal counted as the 13-card game it is; its winner is the last declarer
-        when only shows follow (a declaration followed by play was a wrong show, and so
-        was every one before it)."""
-        from domain.rummy13.simulate import behaviours
-
-        found = []
-        for played in record.get("deals") or ():
-            moves = played.get("moves") or []
-            winner = None
-            for index in range(len(moves) - 1, -1, -1):
-                if moves[index]["type"] == "declare":
-                    after = {move["type"] for move in moves[index + 1 :]}
-                    winner = moves[index].get("player") if after <= {"show"} else ""
-                    break
-            deal = {
-                "rules": record.get("rules"),
-                "players": [{"id": player} for player in played["deal"]["hands"]],
-                "moves": moves,
-                "reported": {"winner": winner},
-            }
-            found.append(behaviours(deal))
-        return found
-
     @property
     def bot(self) -> SimulatedPlay:
         from functools import partial
@@ -348,6 +357,15 @@ class PoolDeals(Variant):
         return SimulatedPlay(
             partial(bot.setup_table, variant=self.name), bot.play, bot.reported_block
         )
+
+
+def _valid_declaration(move: Mapping[str, Any], wild: Any, rules: Any) -> bool:
+    from domain.cards import Card
+    from domain.rummy13.melds import evaluate
+    from domain.rummy13.profiles import get_profile
+
+    groups = [[Card.parse(card) for card in group] for group in move.get("groups") or ()]
+    return evaluate(groups, [], Card.parse(wild), get_profile(rules)).valid_declaration
 
 
 POOL = PoolDeals("pool", "rummy-ledger/pool@1")
