@@ -14,6 +14,12 @@ both, on SQLite and PostgreSQL, storing one game per transaction (``batch=1``, o
 ``record_game`` save each) and 50 games per transaction (the importer's default). The
 machine's load average at the start and end is recorded: the machine is shared.
 
+Then the whole of ``rummy-ledger import`` (issue 16): records checked, stored, sealed *and*
+projected into the read models (``follow=True``), in one process and with ``--jobs 2``
+(:mod:`replays.records.parallel`), on both engines; the scaling figure is the one-process
+import's time over the two-worker import's, both in this run. One-process figures also
+give the process's CPU seconds (what other sessions' load inflates least).
+
 Run: ``python -m bench importer`` (or ``python -m bench.importer``); ``quick=True`` for a
 smoke run.
 """
@@ -50,21 +56,47 @@ def simulated_lines(count: int, seed: int = 11) -> list[str]:
 
 
 def in_memory(lines: list[str]) -> float:
-    start = time.perf_counter()
-    for line in lines:
-        play_record(parse_record(line))
-    return time.perf_counter() - start
+    """The settle path's time, under the collector setting the import runs with (so the
+    baseline has the same head start)."""
+    from replays.store.collector import bulk_work
+
+    with bulk_work():
+        start = time.perf_counter()
+        for line in lines:
+            play_record(parse_record(line))
+        return time.perf_counter() - start
 
 
-def stored(url: str, lines: list[str], batch: int) -> tuple[float, int]:
+def stored(url: str, lines: list[str], batch: int, follow: bool = False) -> tuple[float, int]:
+    seconds, imported, _ = stored_timed(url, lines, batch, follow)
+    return seconds, imported
+
+
+def stored_timed(
+    url: str, lines: list[str], batch: int = 50, follow: bool = False
+) -> tuple[float, int, float]:
+    """(wall seconds, games imported, CPU seconds of this process)."""
     migrate(url)
     ledger = Ledger(url, env={"CREATE_TABLE": "no"})
+    start, cpu = time.perf_counter(), time.process_time()
+    summary = import_lines(ledger, lines, batch=batch, follow=follow)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    if summary.imported != len(lines):
+        raise RuntimeError(f"only {summary.line()}: {summary.failures[:3]}")
+    return seconds, summary.imported, cpu
+
+
+def stored_jobs(url: str, lines: list[str], jobs: int) -> float:
+    """``import --jobs N`` with the read models kept up: wall seconds."""
+    from replays.records.parallel import import_lines_parallel
+
+    migrate(url)
     start = time.perf_counter()
-    summary = import_lines(ledger, lines, batch=batch, follow=False)
+    summary = import_lines_parallel(url, lines, jobs=jobs)
     seconds = time.perf_counter() - start
     if summary.imported != len(lines):
         raise RuntimeError(f"only {summary.line()}: {summary.failures[:3]}")
-    return seconds, summary.imported
+    return seconds
 
 
 RAW_BATCH = 50  # games per executemany and commit, as the importer's default batch
@@ -236,12 +268,82 @@ def run(quick: bool = False) -> dict[str, Any]:
                     "ratio": result[f"{key}_fraction_of_settle"],
                 }
             )
+    rows += whole_import(lines, events, result)
     result["load_average"] = {
         "start": [round(x, 2) for x in load],
         "end": [round(x, 2) for x in os.getloadavg()],
     }
     result["rows"] = rows
     return result
+
+
+def whole_import(lines: list[str], events: int, result: dict[str, Any]) -> list[dict]:
+    """``rummy-ledger import`` as a user runs it (stored, sealed and projected), one process
+    against ``--jobs 2``, each engine, interleaved; best of two."""
+    rows = []
+    settle_rate = result["settle_events_per_s"]
+    for engine_name in ("sqlite", "postgresql"):
+        one, two, cpu = [], [], []
+        for _ in range(2):
+            for jobs in (1, 2):
+                with tempfile.TemporaryDirectory() as folder:
+                    if engine_name == "sqlite":
+                        url, drop = f"sqlite:///{folder}/whole.sqlite3", None
+                    else:
+                        made = _postgres_schema()
+                        if made is None:
+                            return rows
+                        url, drop = made
+                    try:
+                        if jobs == 1:
+                            seconds, _, used = stored_timed(url, lines, follow=True)
+                            one.append(seconds)
+                            cpu.append(used)
+                        else:
+                            two.append(stored_jobs(url, lines, jobs))
+                    finally:
+                        if drop is not None:
+                            drop()
+        key = f"{engine_name}_whole_import"
+        rate_one, rate_two = round(events / min(one)), round(events / min(two))
+        result[f"{key}_events_per_s"] = rate_one
+        result[f"{key}_cpu_seconds"] = round(min(cpu), 2)
+        result[f"{key}_cpu_events_per_s"] = round(events / min(cpu))
+        result[f"{key}_jobs2_events_per_s"] = rate_two
+        result[f"{key}_jobs2_scaling"] = round(min(one) / min(two), 3)
+        raw = result.get(f"{engine_name}_raw_executemany_events_per_s")
+        label = "SQLite" if engine_name == "sqlite" else "PostgreSQL"
+        rows.append(
+            {
+                "benchmark": f"rummy-ledger import, {label}: stored, sealed and projected, "
+                "one process (events/s, vs settle)",
+                "figure": rate_one,
+                "baseline": settle_rate,
+                "baseline_is": "rummy-ledger settle on the same records, same run",
+                "ratio": round(rate_one / settle_rate, 3),
+            }
+        )
+        if raw:
+            rows.append(
+                {
+                    "benchmark": f"rummy-ledger import, {label}: stored, sealed and projected, "
+                    "one process (events/s, vs raw executemany)",
+                    "figure": rate_one,
+                    "baseline": raw,
+                    "baseline_is": f"raw DB-API executemany, {engine_name}, same run",
+                    "ratio": round(rate_one / raw, 3),
+                }
+            )
+        rows.append(
+            {
+                "benchmark": f"rummy-ledger import --jobs 2, {label} (events/s, vs one process)",
+                "figure": rate_two,
+                "baseline": rate_one,
+                "baseline_is": "the same import in one process, same run",
+                "ratio": result[f"{key}_jobs2_scaling"],
+            }
+        )
+    return rows
 
 
 if __name__ == "__main__":

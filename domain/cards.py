@@ -128,7 +128,10 @@ def parse_cards(cards: str | Iterable[str | Card]) -> list[Card]:
 
 
 def format_cards(cards: Iterable[Card]) -> str:
-    return " ".join(str(card) for card in cards)
+    # The 53 cards are interned: their texts by id() skip a method call per card (the
+    # solver's every losing hand lists its loose cards).
+    texts = _TEXT_BY_ID
+    return " ".join([texts.get(id(card)) or str(card) for card in cards])
 
 
 def full_deck(decks: int = 2, jokers_per_deck: int = 1) -> Counter[Card]:
@@ -166,4 +169,5 @@ ALL_CARDS: tuple[Card, ...] = tuple(
 )
 JOKER: Card = ALL_CARDS[52]
 _BY_TEXT: dict[str, Card] = {str(card): card for card in ALL_CARDS}
+_TEXT_BY_ID: dict[int, str] = {id(card): str(card) for card in ALL_CARDS}
 _BY_TEXT.update({"10" + card.suit: card for card in ALL_CARDS if card.rank == 10})

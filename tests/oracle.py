@@ -276,3 +276,63 @@ def deal_in_class(rng, name: str):
         return deal_random(rng, jk_indicator=1.0)
     jokers = JOKER_CLASSES.index(name)
     return deal_exact_jokers(rng, rng.randint(3, 6) if jokers == 3 else jokers)
+
+
+# -- joker-rich hands: a stand-in for a batch of hands held back from us (issue 16) ----------
+
+
+def deal_joker_rich(rng):
+    """(hand, wild): 2 to 4 jokers held, wild-rank cards beside natural runs of their suit.
+
+    The indicator is a printed joker one time in four (every Ace wild), else any other card.
+    At least one joker held is a wild-rank card; one or two natural runs of 2 to 4 cards
+    end just below or start just above the wild rank in a wild card's suit (so a wild card
+    may stand in its own place and keep the run pure, or be spent as a joker), sometimes
+    with a gap a joker must fill; a set of two or three cards one time in two; the rest
+    random. The hand is a near-declaration as often as a plain deal: these are the hands
+    where wild cards in place, joker-only groups, sets with jokers and stand-ins compete.
+    """
+    deck = deck_order(2, 1)
+    if rng.random() < 0.25:
+        wild = _draw(rng, deck, JOKER)
+    else:
+        wild = _draw(rng, deck, rng.choice([card for card in deck if card.rank != 0]))
+    rank = wild_rank(wild)
+    wild_cards = [card for card in deck if card.rank == rank]
+    printed = [card for card in deck if card.rank == 0]
+    count = rng.choice((2, 2, 3, 3, 4))
+    hand = [_draw(rng, deck, wild_cards.pop(rng.randrange(len(wild_cards))))]
+    for _ in range(count - 1):
+        source = printed if printed and rng.random() < 0.4 else wild_cards
+        hand.append(_draw(rng, deck, source.pop(rng.randrange(len(source)))))
+    wild_suits = [card.suit for card in hand if card.rank == rank]
+    for _ in range(rng.choice((1, 1, 2))):
+        suit = rng.choice(wild_suits)
+        length = rng.choice((2, 2, 3, 4))
+        # Places 1..14 (14 the Ace high); the wild rank's own place, and an Ace's other end.
+        own = [rank] + ([14] if rank == 1 else [])
+        side = rng.choice(own)
+        if rng.random() < 0.5 and side - length >= 1:
+            places = range(side - length, side)
+        elif side + length <= 14:
+            places = range(side + 1, side + length + 1)
+        else:
+            places = range(side - length, side)
+        places = [place for place in places if 1 <= place <= 14]
+        if len(places) > 2 and rng.random() < 0.3:
+            places.pop(rng.randrange(1, len(places) - 1))  # a gap for a joker
+        for place in places:
+            card = _card(1 if place == 14 else place, suit)
+            if card in deck and card.rank != rank and len(hand) < 13:
+                hand.append(_draw(rng, deck, card))
+    if rng.random() < 0.5 and len(hand) < 11:
+        set_rank = rng.choice([r for r in range(1, 14) if r != rank])
+        for suit in rng.sample("SHDC", rng.choice((2, 3))):
+            card = _card(set_rank, suit)
+            if card in deck and len(hand) < 13:
+                hand.append(_draw(rng, deck, card))
+    plain = [card for card in deck if not card.is_joker(wild)]
+    while len(hand) < 13:
+        hand.append(_draw(rng, deck, plain.pop(rng.randrange(len(plain)))))
+    rng.shuffle(hand)
+    return hand, wild

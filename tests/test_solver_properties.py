@@ -15,7 +15,10 @@ its plain chance). Three families:
   6 jokers, or a printed joker as indicator (every Ace wild), each half random, half near a
   declaration;
 - joker-rich hands under a printed-joker indicator (150): 3 to 6 jokers, Aces among them,
-  so an Ace can stand as itself (low or high) or for any card.
+  so an Ace can stand as itself (low or high) or for any card;
+- the solver benchmark's joker-rich batch (150, tests/oracle.py ``deal_joker_rich``): 2 to 4
+  jokers, wild cards beside natural runs of their suit, a printed joker as indicator one
+  time in four.
 
 The oracle tries every candidate group in a joker-rich hand with every subset of the
 jokers, so it is slow there; that is why that family has fewer examples. No hand is
@@ -35,6 +38,7 @@ from hypothesis import strategies as st
 from oracle import (
     JOKER_CLASSES,
     deal_in_class,
+    deal_joker_rich,
     deal_near_complete,
     deal_random,
     deal_suited,
@@ -97,6 +101,15 @@ def test_hands_by_joker_class(seed, name):
 def test_joker_rich_hands_with_printed_joker_wild(rng, jokers):
     hand, wild = deal_random(rng, jk_indicator=1.0, jokers=jokers)
     assert wild.rank == 0 and sum(card.is_joker(wild) for card in hand) >= jokers
+    agree(hand, wild)
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(st.integers(0, 2**64))
+def test_joker_rich_batch(seed):
+    # A seed rather than st.randoms(), as for the classes: the deal draws many numbers.
+    hand, wild = deal_joker_rich(random.Random(seed))
+    assert sum(card.is_joker(wild) for card in hand) >= 2
     agree(hand, wild)
 
 

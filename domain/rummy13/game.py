@@ -53,7 +53,7 @@ from domain.errors import (
 from domain.game_ids import GAME_NAMESPACE, game_uuid
 from domain.rummy13.melds import HandEvaluation, evaluate
 from domain.rummy13.raise_schedule import point_value_for_round
-from domain.rummy13.settlement import PlayerEnd, Settlement, compute_settlement
+from domain.rummy13.settlement import PlayerEnd, Settlement, compute_settlement, settlement_hash
 from domain.rummy13.state import SeatState, TableState
 from domain.rummy13.table import Deal, TableConfig
 from domain.timestamps import format_time, parse_time
@@ -322,9 +322,13 @@ class Game(Aggregate, metaclass=_GameType):
             move["stock"] = list(stock)
         self._log(at, **move)
 
+    # Games stored before Settled carried the hash (and their snapshots) have none.
+    _computed_hash: str | None = None
+
     @event("Settled", topic="rummy_ledger:Game.Settled")
-    def _settled(self, settlement: dict, at: str | None) -> None:
+    def _settled(self, settlement: dict, at: str | None, computed_hash: str | None = None) -> None:
         self._settlement = settlement
+        self._computed_hash = computed_hash
         self._phase = "settled"
 
     @event("Reported", topic="rummy_ledger:Game.Reported")
@@ -724,7 +728,10 @@ class Game(Aggregate, metaclass=_GameType):
                 GameNotOver, f"the game is still {self._phase}", move_type="settle"
             )
         settlement = self.compute_settlement()
-        self._trigger(self.Settled, at, settlement=settlement.to_dict())
+        body = settlement.to_dict()
+        # The hash says "this body is what the rules computed at write time": the
+        # projection then takes the body as the recomputation (docs/read-models.md).
+        self._trigger(self.Settled, at, settlement=body, computed_hash=settlement_hash(body))
         return settlement
 
     def report(self, reported: Mapping[str, Any], *, at: datetime | str | None = None) -> None:
@@ -814,6 +821,24 @@ class Game(Aggregate, metaclass=_GameType):
     @property
     def settlement(self) -> Settlement | None:
         return None if self._settlement is None else Settlement.from_dict(self._settlement)
+
+    @property
+    def settled_body(self) -> Mapping[str, Any] | None:
+        """The ``Settled`` event's body itself, not a copy (read it, never change it): the
+        projection hashes it for every game it closes."""
+        return self._settlement
+
+    @property
+    def computed_hash(self) -> str | None:
+        """What ``Settled`` carries beside the body: the sha256 (:func:`settlement_hash`)
+        of the settlement as the ledger computed it when it recorded it (None: a game
+        stored before the ledger wrote it)."""
+        return self._computed_hash
+
+    @property
+    def reported_body(self) -> Mapping[str, Any] | None:
+        """The ``Reported`` body itself, not a copy (read it, never change it)."""
+        return self._reported
 
     @property
     def recorded_settlement(self) -> dict | None:

@@ -65,6 +65,9 @@ class GroupVerdict:
         return f"{format_cards(self.cards)} ({label})"
 
 
+_JUST_CARDS = {Card}
+
+
 def classify(
     cards: Iterable[Card | str], wild: Card | str, profile: RuleProfile | str | None = None
 ) -> GroupVerdict:
@@ -73,7 +76,9 @@ def classify(
     Jokers are the printed ``JK`` and every card of the wild rank. A wild-rank card may also
     stand as itself; a printed joker never does, and every group needs one card that does.
     """
-    cards = tuple(card if type(card) is Card else Card.parse(card) for card in cards)
+    cards = tuple(cards)
+    if set(map(type, cards)) != _JUST_CARDS:  # texts among them (a type test per card in C)
+        cards = tuple(Card.parse(card) for card in cards)
     profile = get_profile(profile)
     wild_rank_ = wild_rank(wild if type(wild) is Card else Card.parse(wild))
     if len(cards) < MIN_GROUP:

@@ -2,57 +2,31 @@
 
 Every value comes from the game aggregate and its recorded settlement: round, point value
 and outcome from the domain, never from rules copied into the projection. The audit
-columns recompute the settlement (:func:`domain.rummy13.audit.audit_game`) and compare it
-with the recorded one and the operator's report, so period reports stay pure SQL.
+columns come in two kinds: :func:`written_audit_row`, what the projection writes, takes the
+settlement the write itself computed (the ``Settled`` body) and compares the operator's
+report with it; :func:`audit_row`, what ``audit`` and ``verify`` use, recomputes the
+settlement (:func:`domain.rummy13.audit.audit_game`) and compares it with the recorded one
+and the report. For a game the ledger settled both give the same columns.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 
 from domain.rummy13 import audit as audit13
 from domain.rummy13.game import Game, TableConfig
 from domain.rummy13.raise_schedule import point_value_for_round
-from domain.rummy13.settlement import account_of
+from domain.rummy13.settlement import (  # re-exported: the projection imports them from here
+    Settlement,
+    account_of,
+    canonical_settlement,
+    settlement_hash,
+)
 from domain.timestamps import parse_time
 from domain.variants.base import MAX_NOTE, SETTLEMENT_KIND, UNSETTLED_COLUMNS
 
 PLAYER_ACCOUNT = account_of("")
-
-
-def canonical_settlement(settlement: Mapping) -> dict:
-    """A settlement body with each player's groups in a fixed order (by their cards).
-
-    The solver may return the same grouping in another order depending on what it has
-    cached in the process, so an audit over the groups as returned depended on how the
-    game happened to be loaded; the order of a player's groups carries no meaning.
-    """
-    body = dict(settlement)
-    players = body.get("players")
-    if isinstance(players, Mapping):
-        body["players"] = {
-            player: {**line, "groups": sorted(line["groups"], key=_group_key)}
-            if isinstance(line, Mapping) and isinstance(line.get("groups"), list)
-            else line
-            for player, line in players.items()
-        }
-    return body
-
-
-def _group_key(group) -> tuple:
-    return tuple(str(card) for card in group) if isinstance(group, list | tuple) else (str(group),)
-
-
-def settlement_hash(settlement: dict) -> str:
-    """sha256 of a settlement body's canonical JSON (sorted keys, no spaces, each player's
-    groups in :func:`canonical_settlement` order)."""
-    settlement = canonical_settlement(settlement)
-    text = json.dumps(settlement, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _decimal(text: str | None) -> Decimal | None:
@@ -202,6 +176,31 @@ def audit_row(game: Game, *, verify: bool = True) -> dict:
     note = "; ".join(d.note() for d in found)
     return {
         "recomputed_hash": settlement_hash(computed),
+        "discrepancy": bool(found),
+        "discrepancy_note": note[:MAX_NOTE] or None,
+    }
+
+
+def written_audit_row(game: Game) -> dict:
+    """The audit columns from what the write already knew, without the solver.
+
+    The ``Settled`` body is the settlement :meth:`Game.settle` computed from the game's
+    facts when the game was stored, so at write time the recomputation *is* the recorded
+    settlement: its hash is the recomputed hash, nothing recorded differs from it, and
+    only the operator's report (which the write did not compute) is compared, with it.
+    :func:`audit_row` recomputes instead; ``audit`` and ``verify`` (whose read-model check
+    compares these columns with it) distrust the stored figures (docs/read-models.md)."""
+    recorded = game.settled_body
+    written = game.computed_hash
+    if recorded is None or written is None or settlement_hash(recorded) != written:
+        # Stored before the write carried its hash, or the body is not what the write
+        # computed (changed in the store since): only a recomputation can say what is right.
+        return audit_row(game)
+    reported = game.reported_body
+    found = audit13._compare_reported(reported, Settlement.from_dict(recorded)) if reported else []
+    note = "; ".join(d.note() for d in found)
+    return {
+        "recomputed_hash": settlement_hash(recorded),
         "discrepancy": bool(found),
         "discrepancy_note": note[:MAX_NOTE] or None,
     }

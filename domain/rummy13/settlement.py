@@ -24,6 +24,8 @@ half-up; the winner is credited ``gross − fee``. Debits always equal credits t
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -303,3 +305,34 @@ def compute_settlement(
         players=ordered,
         ledger_entries=tuple(entries),
     )
+
+
+def canonical_settlement(settlement: Mapping) -> dict:
+    """A settlement body with each player's groups in a fixed order (by their cards).
+
+    The solver may return the same grouping in another order depending on what it has
+    cached in the process, so an audit over the groups as returned depended on how the
+    game happened to be loaded; the order of a player's groups carries no meaning.
+    """
+    body = dict(settlement)
+    players = body.get("players")
+    if isinstance(players, Mapping):
+        body["players"] = {
+            player: {**line, "groups": sorted(line["groups"], key=_group_key)}
+            if isinstance(line, Mapping) and isinstance(line.get("groups"), list)
+            else line
+            for player, line in players.items()
+        }
+    return body
+
+
+def _group_key(group) -> tuple:
+    return tuple(str(card) for card in group) if isinstance(group, list | tuple) else (str(group),)
+
+
+def settlement_hash(settlement: Mapping) -> str:
+    """sha256 of a settlement body's canonical JSON (sorted keys, no spaces, each player's
+    groups in :func:`canonical_settlement` order)."""
+    settlement = canonical_settlement(settlement)
+    text = json.dumps(settlement, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -224,11 +224,11 @@ def _best_pure(hand: _Hand) -> tuple[int, int, int, int]:
 # -- sets -------------------------------------------------------------------------------------
 
 
-def _set_choices(available: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], int, tuple], ...]:
+def _set_choices(available: tuple[int, ...]) -> tuple[tuple, ...]:
     """Ways to lay sets of one rank given its copies per suit.
 
-    Each way is (copies taken per suit, jokers needed, the sets as tuples of suits), one per
-    distinct choice of cards taken. A set of one card and two jokers is left out: the same
+    Each way is (copies taken per suit, jokers needed, the sets as tuples of suits, the
+    (suit, copies) taken), one per distinct choice of cards taken. A set of one card and two jokers is left out: the same
     cards make an impure sequence, never worse. Ways taking more cards come first, since
     they tend to leave fewer points, so the search finds a low score early.
 
@@ -262,7 +262,12 @@ def _list_set_choices(available: tuple[int, ...]) -> tuple:
     for choice in choices:
         if choice[0] not in fewest or choice[1] < fewest[choice[0]][1]:
             fewest[choice[0]] = choice
-    return tuple(sorted(fewest.values(), key=lambda choice: (-sum(choice[0]), choice[1])))
+    ordered = sorted(fewest.values(), key=lambda choice: (-sum(choice[0]), choice[1]))
+    # Each with the (suit, copies) it takes, for the search to take them from the suits.
+    return tuple(
+        (*choice, tuple((suit, copies) for suit, copies in enumerate(choice[0]) if copies))
+        for choice in ordered
+    )
 
 
 _SET_CHOICES: dict[tuple[int, ...], tuple] = {}
@@ -283,15 +288,18 @@ def _two_sequences(hand: _Hand, below: int) -> tuple | None:
     A joker-only group needs a wild card standing as itself, and so may the pure sequence
     (``pure_at``); with one or two wild cards both cannot always have one. Joker-only groups
     that leave a wild card over are searched with the suits as they are; those that take
-    every wild card, with no sequence leaning on one for purity (a second search).
+    every wild card, with no sequence leaning on one for purity, by a second search that
+    looks only for no loose points at all: with a natural card loose, one joker-only group
+    would do better as that card and the group's two other jokers (an impure sequence all
+    the same, one joker fewer, fewer points), which leaves a wild card over, so the first
+    search has seen it.
     """
     wilds = hand.wild_count
     spare = wilds - 1 if any(hand.pure_at) else wilds
     found = _search(hand, below, hand.pure_at, _joker_groups(spare, hand.jokers))
-    if spare < wilds <= 2 and hand.jokers >= JOKER_GROUP * wilds:
-        other = _search(
-            hand, found[0] if found else below, [0, 0, 0, 0], _joker_groups(wilds, hand.jokers)
-        )
+    least = found[0] if found else below
+    if least > 0 and spare < wilds <= 2 and hand.jokers >= JOKER_GROUP * wilds:
+        other = _search(hand, 1, [0, 0, 0, 0], _joker_groups(wilds, hand.jokers))
         if other is not None:
             found = other
     return found
@@ -357,7 +365,7 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
     # The tables behind the best: the suits' cards once its sets are laid.
     codes = codes.copy()
     budget = jokers
-    for shift, (taken, needed, _) in search.sets:
+    for shift, (taken, needed, _, _) in search.sets:
         budget -= needed
         for suit in range(4):
             codes[suit] -= taken[suit] << shift
@@ -369,7 +377,7 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
 class _Search:
     """The depth-first search over sets of :func:`_search`, and the best found so far."""
 
-    __slots__ = ("caps", "final", "loose", "per_rank", "picked", "pure_at", "sets")
+    __slots__ = ("caps", "final", "loose", "memos", "per_rank", "picked", "pure_at", "sets")
 
     def __init__(self, hand: _Hand, pure_at: list[int], per_rank: list, below: int) -> None:
         self.pure_at = pure_at
@@ -379,30 +387,45 @@ class _Search:
         # Tables are asked for with the hand's budget (or this), whatever the sets take, so
         # one table serves every choice of sets.
         self.caps = [min(hand.jokers, 2 * size) for size in hand.sizes]
+        # The tables this search asked for, per suit by code: choices of sets leave the
+        # same cards in a suit again and again, and a dictionary's lookup is cheaper than
+        # suit_table's.
+        self.memos: list[dict[int, tuple]] = [{}, {}, {}, {}]
         self.final: list[list[int]] = []  # the suits whose cards each step makes final
         self.loose = below  # the least loose points so far, and its sets
         self.sets: list = []
         self.picked: list = []
 
     def table(self, suit: int, code: int) -> tuple:
-        return suit_table(code, self.pure_at[suit], self.caps[suit])
+        memo = self.memos[suit]
+        table = memo.get(code)
+        if table is None:
+            table = memo[code] = suit_table(code, self.pure_at[suit], self.caps[suit])
+        return table
 
     def decide(self, index: int, codes: list[int], budget: int, states: dict) -> None:
         """Decide the sets of ``per_rank[index:]``: ``codes`` are the cards left in the suits,
         ``states`` the combination of the tables of the suits already final."""
-        shift, choices, suits = self.per_rank[index]
+        shift, choices, _ = self.per_rank[index]
         final = self.final[index]
         last = index + 1 == len(self.per_rank)
-        pure_at, caps = self.pure_at, self.caps
+        memos, table = self.memos, self.table
         for choice in choices:
-            taken, needed, _ = choice
+            _, needed, _, takes = choice
             if needed > budget:
                 continue
-            left = codes.copy()
-            for suit in suits:
-                left[suit] -= taken[suit] << shift
+            if takes:
+                left = codes.copy()
+                for suit, copies in takes:
+                    left[suit] -= copies << shift
+            else:
+                left = codes
             more = budget - needed
-            tables = [suit_table(left[suit], pure_at[suit], caps[suit]) for suit in final]
+            tables = []
+            for suit in final:
+                code = left[suit]
+                found = memos[suit].get(code)
+                tables.append(table(suit, code) if found is None else found)
             if last:  # the last suit joins straight to the goal (final holds this rank's suits)
                 end = tables.pop()
                 merged = _add_all(states, tables, more, self.loose) if tables else states
@@ -620,7 +643,7 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     left = _copies(indices)
     wild_rank = hand.wild_rank
     laid_sets = []
-    for shift, (_, _, chosen_sets) in sets:
+    for shift, (_, _, chosen_sets, _) in sets:
         for suits in chosen_sets:
             group = []
             for suit in suits:

@@ -217,7 +217,7 @@ def _merge(first: tuple, second: tuple, budget: int) -> tuple:
             (used, state, loose + extra, (MERGED, first_witness, witness))
             for used, state, loose, first_witness in first
         )
-    best: dict[int, tuple[int, object]] = {}
+    best: dict[int, tuple[int, object, object]] = {}
     for used, state, loose, witness in first:
         if used > budget:
             continue
@@ -229,8 +229,16 @@ def _merge(first: tuple, second: tuple, budget: int) -> tuple:
                 value = loose + more
                 current = best.get(slot)
                 if current is None or value < current[0]:
-                    best[slot] = (value, _joined(witness, other_witness))
-    return _pareto(best)
+                    best[slot] = (value, witness, other_witness)
+    # The witnesses are joined only for the entries kept.
+    return tuple(
+        (used, state, loose, _joined(witness, other_witness))
+        for used, state, loose, (witness, other_witness) in _pareto(best, _pair)
+    )
+
+
+def _pair(found: tuple) -> tuple:
+    return found[1:]
 
 
 def _joined(first, second):
@@ -255,25 +263,28 @@ def witness_sequences(witness) -> list[tuple[int, ...]]:
     return found
 
 
-def _pareto(best: dict[int, tuple[int, object]]) -> tuple:
+def _pareto(best: dict, witness_of=None) -> tuple:
     """The entries of ``best`` (slot: (loose, witness)) that no other entry beats.
 
     An entry is beaten by one using no more jokers, covering its progress, with no more loose
     points. Going through the slots in order (by jokers used, and at equal jokers a progress
     before those it covers), each entry only has to be compared with the least loose points
     seen so far for its progress. The entries come out by loose points, least first.
+    ``witness_of`` takes the witness from a value of ``best`` (its second item if None).
     """
     if len(best) == 1:
-        ((slot, (loose, witness)),) = best.items()
-        return ((slot >> 3, slot & 7, loose, witness),)
+        ((slot, found),) = best.items()
+        return ((slot >> 3, slot & 7, found[0], witness_of(found) if witness_of else found[1]),)
     least = [UNREACHED] * 6
     kept = []
+    covered_by = _COVERED
     for slot in sorted(best):
-        loose, witness = best[slot]
+        found = best[slot]
+        loose = found[0]
         state = slot & 7
         if loose < least[state]:
-            kept.append((slot >> 3, state, loose, witness))
-            for covered in _COVERED[state]:
+            kept.append((slot >> 3, state, loose, witness_of(found) if witness_of else found[1]))
+            for covered in covered_by[state]:
                 if loose < least[covered]:
                     least[covered] = loose
     kept.sort(key=_loose)
@@ -290,25 +301,88 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
     that place is pure). Entries may use more jokers than ``budget`` (see :func:`_split`):
     callers skip them.
     """
-    small = _SMALL.get(code)
-    if pure_at and small is not None:
-        # Only a wild card's place beside the suit's cards matters (see _split; an Ace
-        # held low is beside 13 when high): a wild card elsewhere, as often once sets have
-        # taken cards, leaves the table kept for good.
+    if pure_at:
+        # A wild card's place matters only where it makes a sequence of three with two
+        # cards held (two above it, two below, or one either side; an Ace held counts at
+        # both ends): a wild card elsewhere, as often once sets have taken cards, leaves
+        # the table without one.
         held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
-        pure_at &= held << NIBBLE | held >> NIBBLE | (held & ACE_LOW_UNIT) << 48
-    if not pure_at and small is not None:
-        table = small[budget] if budget < len(small) else small[-1]
-        if table is not None:
-            return table
+        held |= (held & ACE_LOW_UNIT) << (NIBBLE * (ACE_HIGH - 1))
+        above, below = held >> NIBBLE, held << NIBBLE
+        pure_at &= above & (held >> 2 * NIBBLE) | below & (held << 2 * NIBBLE) | above & below
+    if not pure_at:
+        small = _SMALL.get(code)
+        if small is not None:
+            table = small[budget] if budget < len(small) else small[-1]
+            if table is not None:
+                return table
     key = code | pure_at << 64
     cached = _TABLES.get(key)
     if cached is None or cached[0] < budget:
-        cached = (budget, _suit_entries(code, pure_at, budget))
+        if pure_at:
+            cached = (budget, _wild_pure_entries(code, pure_at, budget))
+        else:
+            cached = (budget, _suit_entries(code, 0, budget))
         if len(_TABLES) >= TABLES_LIMIT:
             _TABLES.clear()
         _TABLES[key] = cached
     return cached[1]
+
+
+def _wild_pure_entries(code: int, pure_at: int, budget: int) -> tuple:
+    """The table of ``code`` with a wild card of the suit at the places of ``pure_at``,
+    from tables without one (those kept for good, mostly).
+
+    A wild card in its place matters only to the sequence it makes pure, and only when no
+    other sequence is pure (progress counts one pure sequence). So the table is the one
+    without a wild card, beside, for every sequence the wild card makes pure (its own
+    cards: one per place of a stretch of 3 to 13 places holding the wild place, every other
+    place held), that sequence for one joker (the wild card) and pure, with the table of
+    the cards it leaves. Equal to the search with ``pure_at`` (:func:`_split`, which
+    tests/test_solver_tables.py checks it against), without that search's cost: the
+    tables of the cards left are mostly small ones, kept for good.
+    """
+    plain = suit_table(code, 0, budget)
+    if budget < 1:
+        return plain
+    best: dict[int, tuple[int, object]] = {}
+    held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
+    held |= (held & ACE_LOW_UNIT) << (NIBBLE * (ACE_HIGH - 1))  # an Ace is held high too
+    row = MERGE[PURE_ONE]
+    wilds = pure_at
+    while wilds:
+        wild_bit = wilds & -wilds
+        wilds ^= wild_bit
+        wild = (wild_bit.bit_length() - 1) >> 2
+        first = wild  # the lowest of the held places side by side below the wild place
+        while first > 1 and wild - first < LONGEST - 1 and held >> (NIBBLE * (first - 1)) & 1:
+            first -= 1
+        for low in range(first, wild + 1):
+            high = wild  # every place from low to high but the wild place is held
+            while True:
+                if high - low >= 2:  # 3 places or more: a sequence, pure
+                    places = tuple(place for place in range(low, high + 1) if place != wild)
+                    units = sum(1 << (NIBBLE * (place % ACE_HIGH or 1)) for place in places)
+                    rest = suit_table(code - units, 0, budget) if code != units else EMPTY
+                    for used, state, loose, witness in rest:
+                        used += 1
+                        if used <= budget:
+                            slot = used << 3 | row[state]
+                            current = best.get(slot)
+                            if current is None or loose < current[0]:
+                                best[slot] = (loose, (witness, *places))
+                high += 1
+                if high > ACE_HIGH or high - low >= LONGEST or not held >> (NIBBLE * high) & 1:
+                    break
+    if not best:
+        return plain
+    for used, state, loose, witness in plain:
+        if used <= budget:
+            slot = used << 3 | state
+            current = best.get(slot)
+            if current is None or loose < current[0]:
+                best[slot] = (loose, witness)
+    return _pareto(best)
 
 
 def _suit_entries(code: int, pure_at: int, budget: int) -> tuple:

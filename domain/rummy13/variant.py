@@ -271,6 +271,10 @@ class Rummy13(Variant):
     def audit_columns(self, game: game13.Game, events: Iterable[Any], *, verify: bool = True):
         return rows13.audit_row(game, verify=verify)
 
+    def written_audit_columns(self, game: game13.Game, events: Iterable[Any]) -> dict[str, Any]:
+        # The Settled body is what Game.settle computed at write time: no solver here.
+        return rows13.written_audit_row(game)
+
     # -- replay --------------------------------------------------------------------------
     def timeline(self, game: game13.Game) -> list[dict[str, Any]]:
         return game.moves

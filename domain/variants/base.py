@@ -302,6 +302,14 @@ class Variant(ABC):
         event is applied (computed once per game per batch: an audit can be costly)."""
         return False
 
+    def written_audit_columns(self, game: Any, events: Iterable[Any]) -> dict[str, Any]:
+        """The audit columns the projection writes, from what the write already knew: a
+        variant whose stored figures are those its own rules computed at write time
+        compares only what the write did not compute (an operator's report). The same
+        columns as :meth:`audit_columns` for a game stored by the ledger; the default
+        recomputes. ``audit`` and ``verify`` keep :meth:`audit_columns`."""
+        return self.audit_columns(game, events)
+
     def audit_columns(
         self, game: Any, events: Iterable[Any], *, verify: bool = True
     ) -> dict[str, Any]:

@@ -48,6 +48,7 @@ from replays.readmodels.projection_failures import (
     event_type,
     read_failures,
 )
+from replays.store.collector import bulk_work
 from replays.store.schema import EVENTS_TABLE, event_store_metadata
 
 POSITIONS = ProjectionPosition.__table__
@@ -194,21 +195,23 @@ class Runner:
             query = query.where(e.originator_id == originator_filter)
         if upto is not None:
             query = query.where(e.id <= upto)
-        rows = connection.execute(query)
+        # One fetch of plain tuples: a Row per event, fetched one by one, cost more than
+        # the query itself.
+        rows = connection.execute(query).tuples().all()
         uuids: dict[bytes, uuid.UUID] = {}
         notifications = []
-        for row in rows:
-            originator_id = row.originator_id
+        append = notifications.append
+        for notification_id, originator_id, version, topic, state in rows:
             if binary:
                 key = bytes(originator_id)
                 originator_id = uuids.get(key) or uuids.setdefault(key, uuid.UUID(bytes=key))
-            notifications.append(
+            append(
                 Notification(
-                    id=row.id,
+                    id=notification_id,
                     originator_id=originator_id,
-                    originator_version=row.originator_version,
-                    topic=row.topic,
-                    state=bytes(row.state),
+                    originator_version=version,
+                    topic=topic,
+                    state=state if type(state) is bytes else bytes(state),
                 )
             )
         return notifications
@@ -440,6 +443,10 @@ class Runner:
 
         Cheap when there is nothing new: two indexed reads, no write.
         """
+        with bulk_work():
+            return self._catch_up(limit, progress)
+
+    def _catch_up(self, limit: int | None, progress: bool) -> int:
         status = self.status(failures=False)
         if status.lag == 0:
             return 0
@@ -482,6 +489,10 @@ class Runner:
         ``<name>:rebuild`` for status and health checks) unless ``keep_failed``, which
         commits the rebuild with those aggregates set aside instead.
         """
+        with bulk_work():
+            return self._rebuild(progress, keep_failed)
+
+    def _rebuild(self, progress: bool, keep_failed: bool) -> int:
         self._ensure_position_row()
         name = self.projection.name
         rebuild_name = name + REBUILD_SUFFIX

@@ -57,6 +57,7 @@ from replays.disputes.projection import (
     dispute_case_of,
     project_disputes,
 )
+from replays.readmodels.bulk import insert_rows, update_rows
 from replays.readmodels.models import GameRow, LedgerEntryRow, MoveRow, PlayerResultRow
 from replays.readmodels.projection_runner import Failure, Projection, Runner, Status
 from replays.store.db import engine_for
@@ -94,14 +95,25 @@ class GameProjection(Projection):
     rows (:class:`~domain.variants.base.GameRows`), this writes them; dispute events go to
     :mod:`replays.disputes.projection`, anything else is skipped.
 
-    ``verify=False`` leaves out the settlement recomputation (for measuring its cost).
+    The audit columns come from what the write already knew
+    (:meth:`~domain.variants.base.Variant.written_audit_columns`: a 13-card game's
+    settlement is not computed again); ``recompute=True`` recomputes it as ``verify`` does,
+    and ``verify=False`` leaves the audit out (both for measuring its cost).
     """
 
     name = NAME
 
-    def __init__(self, ledger, *, verify: bool = True, cache_size: int = CACHE_SIZE):
+    def __init__(
+        self,
+        ledger,
+        *,
+        verify: bool = True,
+        recompute: bool = False,
+        cache_size: int = CACHE_SIZE,
+    ):
         self.ledger = ledger
         self.verify = verify
+        self.recompute = recompute
         self.cache_size = cache_size
         self._games: OrderedDict[Any, Any] = OrderedDict()
 
@@ -169,7 +181,7 @@ class GameProjection(Projection):
 
     # -- writing rows ------------------------------------------------------------------
     def _write(self, connection: sa.Connection, batch: _Batch) -> None:
-        inserts, updates = [], {}
+        inserts, updates = [], []
         for game_id, game in batch.touched.items():
             variant = batch.variant[game_id]
             row = {"game_id": game_id, **variant.progress_row(game)}
@@ -179,30 +191,23 @@ class GameProjection(Projection):
             if game_id in batch.created:
                 inserts.append({**variant.started_row(game), **row})
             else:
-                updates.setdefault(tuple(row), []).append(row)
-        if inserts:
-            connection.execute(GAMES.insert(), inserts)
-        for columns, rows in updates.items():
-            statement = (
-                GAMES.update()
-                .where(GAMES.c.game_id == sa.bindparam("b_game_id"))
-                .values({column: sa.bindparam(f"b_{column}") for column in columns})
-            )
-            connection.execute(
-                statement, [{f"b_{key}": value for key, value in row.items()} for row in rows]
-            )
-        for table, rows in (
-            (MOVES, batch.moves),
-            (RESULTS, batch.results),
-            (ENTRIES, batch.entries),
-        ):
-            if rows:
-                connection.execute(table.insert(), rows)
+                updates.append(row)
+        for rows in _by_columns(inserts).values():
+            insert_rows(connection, GAMES, rows)
+        for rows in _by_columns(updates).values():
+            update_rows(connection, GAMES, "game_id", rows)
+        insert_rows(connection, MOVES, batch.moves)
+        insert_rows(connection, RESULTS, batch.results)
+        insert_rows(connection, ENTRIES, batch.entries)
 
     def _audit_row(self, game, variant: Variant | None = None) -> dict:
-        """The audit columns of ``game`` as it stands (its events read only if needed)."""
+        """The audit columns of ``game`` as it stands (its events read only if needed):
+        from what the write computed, or recomputed with ``recompute``."""
         variant = variant or variants.for_game(game)
-        return variant.audit_columns(game, self.ledger.events_of(game), verify=self.verify)
+        events = self.ledger.events_of(game)
+        if self.recompute or not self.verify:
+            return variant.audit_columns(game, events, verify=self.verify)
+        return variant.written_audit_columns(game, events)
 
     def discard(self, connection: sa.Connection, originator_id) -> None:
         """Remove a set-aside game's (or match's, or case's) rows: none half-written stay."""
@@ -247,6 +252,14 @@ class GameProjection(Projection):
         connection.execute(GAMES.delete())
 
 
+def _by_columns(rows: list[dict]) -> dict[tuple, list[dict]]:
+    """Rows grouped by their columns: one statement per shape."""
+    shapes: dict[tuple, list[dict]] = {}
+    for row in rows:
+        shapes.setdefault(tuple(sorted(row)), []).append(row)
+    return shapes
+
+
 # -- entry points ----------------------------------------------------------------------
 
 
@@ -263,11 +276,12 @@ def runner(
     ledger=None,
     batch_size: int | None = None,
     verify: bool = True,
+    recompute: bool = False,
     hook: Callable[[str, int], None] | None = None,
 ) -> Runner:
     """The read-model runner for the database at ``url`` (default: the project setting)."""
     url = database_url(url if ledger is None else ledger.url)
-    projection = GameProjection(ledger or _ledger(url), verify=verify)
+    projection = GameProjection(ledger or _ledger(url), verify=verify, recompute=recompute)
     options = {} if batch_size is None else {"batch_size": batch_size}
     return Runner(engine_for(url), projection, hook=hook, **options)
 

@@ -42,40 +42,39 @@ def parse_record(obj: Any) -> GameRecord:
 def read_records(lines: Iterable[str | bytes]) -> Iterator[tuple[int, GameRecord | RecordError]]:
     """Yield ``(line number, record or RecordError)`` for each non-blank JSON line."""
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        if _line_bytes(line) > schema.LINE_BYTES_MAX:
-            yield (
-                number,
-                RecordError(
-                    f"the line is longer than {schema.LINE_LIMIT_TEXT}: "
-                    "a record line must be at most 1,048,576 bytes",
-                    line=number,
-                ),
-            )
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError as error:
-            yield number, RecordError(f"not valid JSON: {error}", line=number)
-            continue
-        except RecursionError:  # a hostile line: arrays in arrays thousands deep
-            yield number, RecordError(f"not valid JSON: {TOO_DEEP}", line=number)
-            continue
-        try:
-            yield number, parse_record(obj)
-        except RecordError as error:
-            error.line = number
-            yield number, error
-        except Exception as error:  # a shape no check foresaw: that record's refusal only
-            yield (
-                number,
-                RecordError(
-                    f"could not be read ({type(error).__name__}: {error})",
-                    game_id=game_id_of(obj),
-                    line=number,
-                ),
-            )
+        parsed = read_record(number, line)
+        if parsed is not None:
+            yield number, parsed
+
+
+def read_record(number: int, line: str | bytes) -> GameRecord | RecordError | None:
+    """Line ``number`` of a JSON Lines stream as a record, or the RecordError that refuses
+    it (None: a blank line). ``import --jobs`` reads each worker's lines with it."""
+    if not line.strip():
+        return None
+    if _line_bytes(line) > schema.LINE_BYTES_MAX:
+        return RecordError(
+            f"the line is longer than {schema.LINE_LIMIT_TEXT}: "
+            "a record line must be at most 1,048,576 bytes",
+            line=number,
+        )
+    try:
+        obj = json.loads(line)
+    except ValueError as error:
+        return RecordError(f"not valid JSON: {error}", line=number)
+    except RecursionError:  # a hostile line: arrays in arrays thousands deep
+        return RecordError(f"not valid JSON: {TOO_DEEP}", line=number)
+    try:
+        return parse_record(obj)
+    except RecordError as error:
+        error.line = number
+        return error
+    except Exception as error:  # a shape no check foresaw: that record's refusal only
+        return RecordError(
+            f"could not be read ({type(error).__name__}: {error})",
+            game_id=game_id_of(obj),
+            line=number,
+        )
 
 
 def _line_bytes(line: str | bytes) -> int:

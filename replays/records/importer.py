@@ -28,6 +28,7 @@ from domain.rummy13.game import Game
 from domain.rummy13.records import GameRecord
 from replays.records.codec import bounded_lines, explain, read_records, record_of
 from replays.store.application import GameExists, GameNotFound, Ledger
+from replays.store.collector import bulk_work
 
 IMPORTED = "imported"
 ALREADY = "already recorded"
@@ -185,6 +186,11 @@ def import_lines(
     progress: bool = False,
 ) -> ImportSummary:
     """Import every record of a JSON Lines stream; returns the counts and the failures."""
+    with bulk_work():
+        return _import_lines(ledger, lines, batch, on_outcome, follow, warn, progress)
+
+
+def _import_lines(ledger, lines, batch, on_outcome, follow, warn, progress) -> ImportSummary:
     summary = ImportSummary()
     importer = Importer(ledger, batch=batch)
     if hasattr(lines, "readline"):  # a file: never read an unbounded line into memory

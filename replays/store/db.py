@@ -7,7 +7,7 @@ declared on :class:`Base` in their own modules and built by the Alembic migratio
 
 from __future__ import annotations
 
-from functools import lru_cache
+import os
 
 import sqlalchemy as sa
 from sqlalchemy.orm import DeclarativeBase, sessionmaker
@@ -36,8 +36,31 @@ def engine_for(url: str | None = None) -> sa.Engine:
     return _engine(database_url(url))
 
 
-@lru_cache(maxsize=16)
+_ENGINES: dict[str, sa.Engine] = {}
+
+
 def _engine(url: str) -> sa.Engine:
+    engine = _ENGINES.get(url)
+    if engine is None:
+        if len(_ENGINES) >= 16:  # tests open many databases: keep the newest few
+            _ENGINES.pop(next(iter(_ENGINES)))
+        engine = _ENGINES[url] = _new_engine(url)
+    return engine
+
+
+def _forget_engines_in_child() -> None:
+    """A forked process (``import --jobs``, the simulator's workers) must not use its
+    parent's pooled connections: they are dropped unclosed (closing them would end the
+    parent's sessions) and the child opens its own."""
+    for engine in _ENGINES.values():
+        engine.dispose(close=False)
+    _ENGINES.clear()
+
+
+os.register_at_fork(after_in_child=_forget_engines_in_child)
+
+
+def _new_engine(url: str) -> sa.Engine:
     engine = sa.create_engine(url, future=True)
     if url.startswith("sqlite"):
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from replays.records.importer import import_lines, progress_wanted
@@ -17,14 +19,23 @@ from web.commands.store import open_ledger
     show_default=True,
     help="Games stored per transaction.",
 )
-def command(file, batch: int) -> None:
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Worker processes checking and storing records (0: one per core).",
+)
+def command(file, batch: int, jobs: int) -> None:
     """Import the game records of FILE (JSON Lines, docs/record-format.md) into the ledger.
 
     Every move is checked against the rules; a record that breaks a rule or the format is
     reported as `GAME_ID: move N (player type card): reason` and stores nothing, while the
     other records still import. Records already in the ledger are skipped; a different
     record under a stored game id is a conflict. Exit status 1 when any record was rejected.
-    The database is RUMMY_LEDGER_DATABASE_URL (default: the SQLite file).
+    With --jobs N, N processes share the records (all of one game id go to the same one);
+    every save still seals its events in one tree, in one order. The database is RUMMY_LEDGER_DATABASE_URL (default: the SQLite file).
     """
     ledger = open_ledger()
     bar = None
@@ -40,15 +51,20 @@ def command(file, batch: int) -> None:
         if outcome.failed:
             (bar.write if bar is not None else click.echo)(outcome.message)
 
+    options = {
+        "batch": batch,
+        "on_outcome": on_outcome,
+        "warn": lambda m: click.echo(m, err=True),
+        "progress": bar is not None,
+    }
+    jobs = jobs or os.cpu_count() or 1
     try:
-        summary = import_lines(
-            ledger,
-            file,
-            batch=batch,
-            on_outcome=on_outcome,
-            warn=lambda m: click.echo(m, err=True),
-            progress=bar is not None,
-        )
+        if jobs > 1:
+            from replays.records.parallel import import_lines_parallel
+
+            summary = import_lines_parallel(ledger.url, file, jobs=jobs, **options)
+        else:
+            summary = import_lines(ledger, file, **options)
     finally:
         if bar is not None:
             bar.close()

@@ -1,0 +1,91 @@
+"""Many read-model rows in one ``executemany``, with SQLAlchemy's own column types.
+
+``connection.execute(table.insert(), rows)`` spends longer per row in SQLAlchemy (building
+the parameters of each row through the compiled statement) than the database takes to
+store it: half a projection batch's time went there (docs/benchmarks.md, issue 16). Here
+each statement is compiled once per table, columns and dialect; each row becomes one tuple
+through the columns' bind processors (:class:`~replays.readmodels.models.Fixed` money, JSON,
+dates: exactly the values SQLAlchemy would bind), and the driver receives them all in one
+``executemany`` on the connection's own transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from operator import itemgetter
+from typing import Any
+
+import sqlalchemy as sa
+
+
+class _Compiled:
+    """One statement compiled for a dialect: its text, the row key of each parameter in
+    order, and the bind processors of the few parameters that have one."""
+
+    def __init__(self, statement: sa.Executable, dialect: Any, keys: tuple[str, ...]) -> None:
+        compiled = statement.compile(dialect=dialect, column_keys=list(keys))
+        self.text = compiled.string
+        processors = compiled._bind_processors
+        self.positional = compiled.positiontup is not None
+        binds = compiled.binds
+        self.names = list(compiled.positiontup if self.positional else binds)
+        self.keys = [binds[name].key for name in self.names]
+        self.processed = [
+            (index, processors[name])
+            for index, name in enumerate(self.names)
+            if processors.get(name) is not None
+        ]
+
+    def parameters(self, rows: Sequence[dict], prefix: str = "") -> list:
+        keys = [key[len(prefix) :] for key in self.keys] if prefix else self.keys
+        # itemgetter picks a row's values in C; only the processed columns (money, JSON,
+        # dates) go through Python one by one.
+        pick = itemgetter(*keys) if len(keys) > 1 else (lambda row: (row[keys[0]],))
+        processed = self.processed
+        out = []
+        for row in rows:
+            values = list(pick(row))
+            for index, process in processed:
+                value = values[index]
+                if value is not None:
+                    values[index] = process(value)
+            out.append(
+                tuple(values) if self.positional else dict(zip(self.names, values, strict=True))
+            )
+        return out
+
+
+@lru_cache(maxsize=64)
+def _insert(table: sa.Table, dialect: Any, keys: tuple[str, ...]) -> _Compiled:
+    return _Compiled(table.insert(), dialect, keys)
+
+
+@lru_cache(maxsize=64)
+def _update(table: sa.Table, dialect: Any, key: str, columns: tuple[str, ...]) -> _Compiled:
+    statement = (
+        table.update()
+        .where(table.c[key] == sa.bindparam(f"b_{key}"))
+        .values(
+            {column: sa.bindparam(f"b_{column}", type_=table.c[column].type) for column in columns}
+        )
+    )
+    return _Compiled(statement, dialect, ())
+
+
+def insert_rows(connection: sa.Connection, table: sa.Table, rows: Sequence[dict]) -> None:
+    """INSERT ``rows`` (dicts with the same keys) into ``table``, one executemany."""
+    if not rows:
+        return
+    compiled = _insert(table, connection.dialect, tuple(rows[0]))
+    connection.exec_driver_sql(compiled.text, compiled.parameters(rows))
+
+
+def update_rows(connection: sa.Connection, table: sa.Table, key: str, rows: Sequence[dict]) -> None:
+    """UPDATE ``table`` SET the rows' other columns WHERE ``key`` matches, one
+    executemany (every row has the same keys)."""
+    if not rows:
+        return
+    columns = tuple(column for column in rows[0] if column != key)
+    compiled = _update(table, connection.dialect, key, columns)
+    connection.exec_driver_sql(compiled.text, compiled.parameters(rows, prefix="b_"))
