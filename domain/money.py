@@ -14,6 +14,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 CENT = Decimal("0.01")
 FEE_ACCOUNT = "operator:fee"
+SETTLEMENT_KIND = "settlement"  # the ledger_entries kind of a settlement's lines
 
 
 def money(value: Decimal) -> Decimal:

@@ -132,3 +132,14 @@ def test_demo_seeds_dispute_cases_once(sqlite_url):
         assert any(row["game_id"] in {g for (g,) in wrong_shows} for row in rows)
         assert len(made) == 4
     assert seed_dispute_cases(sqlite_url) == []  # a second run adds nothing
+
+
+def test_the_demo_has_pool_and_deals_tables_among_its_games(sqlite_url):
+    from domain import variants
+    from replays.demo import demo_variants
+
+    assert {"pool", "deals"} <= set(demo_variants())
+    prepare_demo(sqlite_url, games=6, echo=lambda _: None)
+    ledger = Ledger(sqlite_url)
+    played = {variants.for_game(ledger.get_game(g)).name for g in ledger.list_game_ids()}
+    assert {"pool", "deals"} <= played, played

@@ -121,13 +121,19 @@ def test_openapi_request_bodies_are_the_generated_ones():
     assert components["GameHeader"]["properties"].keys() == api_game["properties"].keys()
     paths = document["paths"]
     body = paths["/games/{game_id}/moves"]["post"]["requestBody"]["content"]["application/json"]
-    # A 13-card move or a Red 3 step; a Red 3 discard has a 13-card discard's shape, so
-    # the two are alternatives (anyOf), and the game's variant decides.
+    # A 13-card move, a Red 3 step or a Pool/Deals step; a Red 3 discard has a 13-card
+    # discard's shape (and a match's moves are 13-card moves), so they are alternatives
+    # (anyOf), and the game's variant decides.
     assert body["schema"] == {
-        "anyOf": [{"$ref": "#/components/schemas/Move"}, {"$ref": "#/components/schemas/Red3Step"}]
+        "anyOf": [
+            {"$ref": "#/components/schemas/Move"},
+            {"$ref": "#/components/schemas/Red3Step"},
+            {"$ref": "#/components/schemas/MatchStep"},
+        ]
     }
     assert components["Move"]["discriminator"]["propertyName"] == "type"
     assert components["Red3Step"]["discriminator"]["propertyName"] == "type"
+    assert components["MatchStep"]["discriminator"]["propertyName"] == "type"
     api_red3 = json.loads(contract.schema_text("api-red3-game"))
     assert components["Red3GameHeader"]["properties"].keys() == api_red3["properties"].keys()
 

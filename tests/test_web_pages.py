@@ -111,7 +111,7 @@ def test_pagination_keeps_the_filters(site):
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        ("variant=red", "'variant' must be one of points, raise, red3, not 'red'"),
+        ("variant=red", "'variant' must be one of points, raise, red3, pool, deals, not 'red'"),
         ("from=2025-02-30", "'from' must be a date like 2025-03-01, not '2025-02-30'"),
         ("from=2025-03-05&to=2025-03-01", "'from' is after 'to'"),
         ("page=0", "'page' must be a whole number from 1, not '0'"),

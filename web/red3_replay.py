@@ -22,6 +22,7 @@ from domain.seat_view import move_for_view, table_for_view
 from web import svg
 from web.ledger import get_ledger
 from web.moves import card_text
+from web.step_states import step_states
 
 # svg marks every card of the indicator's rank as a joker: any 2 does that for Red 3's twos.
 TWOS_ARE_WILD = Card.parse("2C")
@@ -101,79 +102,19 @@ def _seat_arg(game_id: str, players) -> str | None:
     return seat
 
 
-# Matches whose every table state is kept in memory (a match's past never changes; a running
-# match is rebuilt when its latest version moves on).
-CACHED_MATCHES = 32
-
-
-class _Timelines:
-    """What the pages of one process know of each match, keyed by its latest version.
-
-    A first view reads only what it shows: the latest match (from its snapshot) and the
-    table at the move asked for (``state_at``: the events up to that step). Someone who
-    comes back to the same match is stepping through it, so the second view builds every
-    table state from one read of its events and later views look them up."""
-
-    def __init__(self):
-        from collections import OrderedDict
-
-        self.states: OrderedDict = OrderedDict()  # key -> (match, every state)
-        self.matches: OrderedDict = OrderedDict()  # key -> the match, before its states
-        self.shown: OrderedDict = OrderedDict()  # keys whose one table state was drawn
-
-    def match(self, ledger, game_id: str) -> Red3Match:
-        key = self._key(ledger, game_id)
-        if key in self.states:
-            return self.states[key][0]
-        if key not in self.matches:
-            from replays.store.timeline import game_of
-
-            self._keep(self.matches, key, game_of(ledger, game_id))
-        return self.matches[key]
-
-    def state(self, ledger, game_id: str, move: int) -> Red3TableState:
-        """The table after step ``move`` (0: the first deal); ``match`` asked first."""
-        from replays.store.timeline import state_at_step, states_after_steps
-
-        key = self._key(ledger, game_id)
-        if key not in self.states:
-            if key not in self.shown:
-                self._keep(self.shown, key, True)
-                return state_at_step(ledger, game_id, move + 1, game=self.matches.get(key))
-            self._keep(self.states, key, states_after_steps(ledger, game_id))
-        self.states.move_to_end(key)
-        return self.states[key][1][move]
-
-    @staticmethod
-    def _key(ledger, game_id: str) -> tuple:
-        from replays.store.timeline import latest_version
-
-        return game_id, latest_version(ledger, game_id)
-
-    @staticmethod
-    def _keep(cache, key, value) -> None:
-        cache[key] = value
-        while len(cache) > CACHED_MATCHES:
-            cache.popitem(last=False)
-
-
-def _timelines() -> _Timelines:
-    from flask import current_app
-
-    if not current_app.config.get("REPLAY_CACHE", True):
-        return _Timelines()  # nothing kept: every view is a first view
-    return current_app.extensions.setdefault("red3_timelines", _Timelines())
+def _timelines():
+    return step_states("red3_timelines")
 
 
 def _context(game_id: str) -> dict:
     ledger, timelines = get_ledger(), _timelines()
-    match = timelines.match(ledger, game_id)
+    match = timelines.game(ledger, game_id)
     if not match.steps:
         abort(404, f"Match {game_id} has not been dealt yet: there is nothing to replay.")
     total = len(match.steps) - 1
     move = _move_arg(game_id, total)
     seat = _seat_arg(game_id, match.players)
-    full = timelines.state(ledger, game_id, move)
+    full = timelines.state(ledger, game_id, move + 1)
     state = table_for_view(full, seat)
     step = match.steps[move]
     return {
@@ -277,7 +218,7 @@ def _move_items(match: Red3Match, seat: str | None) -> list[dict]:
 
 
 def replay_page(game_id: str) -> str:
-    match = _timelines().match(get_ledger(), game_id)
+    match = _timelines().game(get_ledger(), game_id)
     if not match.steps:
         return _undealt_page(game_id, match)
     context = _context(game_id)

@@ -17,7 +17,7 @@ from typing import Any
 
 from domain.rummy13.bot import Bot, Temper
 from domain.rummy13.profiles import get_profile
-from domain.simulation.dealing import deal
+from domain.simulation.dealing import Deal, deal
 from domain.simulation.floor import (
     FEE_PERCENTS,
     MICRO_STAKES,
@@ -74,8 +74,7 @@ def play(rng: random.Random, floor: Floor, table: Table, game_id: str) -> dict:
     dealer = players[rng.randrange(len(players))]
     started_at = floor.start_time(rng)
     dealt = deal(rng, players, dealer, table.decks, table.jokers_per_deck)
-    game = _Game(rng, floor, table, players, dealer, dealt, started_at)
-    game.run()
+    moves, _ended = play_deal(rng, floor, table.rules, players, dealer, dealt, started_at)
     record = {
         "format": RECORD_FORMAT,
         "game_id": game_id,
@@ -91,18 +90,34 @@ def play(rng: random.Random, floor: Floor, table: Table, game_id: str) -> dict:
         "players": [{"id": p, "seat": seat} for seat, p in enumerate(players, start=1)],
         "dealer": dealer,
         "deal": dealt.to_record(),
-        "moves": game.moves,
+        "moves": moves,
     }
     if dealt.shuffle is not None:
         record["shuffle"] = dealt.shuffle
     return record
 
 
+def play_deal(
+    rng: random.Random,
+    floor: Floor,
+    rules: str,
+    players: list[str],
+    dealer: str,
+    dealt: Deal,
+    started_at: datetime,
+) -> tuple[list[dict], datetime]:
+    """Bots play one dealt 13-card hand to its end: its moves (times from ``started_at``)
+    and when it ended. A match of deals (another family) plays each deal through this."""
+    game = _Game(rng, floor, rules, players, dealer, dealt, started_at)
+    game.run()
+    return game.moves, game.clock.now
+
+
 class _Game:
-    def __init__(self, rng, floor, table, players, dealer, dealt, started_at):
+    def __init__(self, rng, floor, rules, players, dealer, dealt, started_at):
         self.rng = rng
         self.players = players
-        self.profile = get_profile(table.rules)
+        self.profile = get_profile(rules)
         self.wild = dealt.wild
         self.bots = {
             p: Bot(

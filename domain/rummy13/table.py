@@ -27,6 +27,8 @@ from domain.rummy13.profiles import RuleProfile, UnknownProfile, get_profile
 from domain.timestamps import format_time, parse_time
 
 VARIANTS = ("points", "raise")
+# The profile's scores a table may set apart (TableConfig.scoring).
+SCORING_FIELDS = ("auto_drop", "first_drop", "max_points", "middle_drop", "wrong_show")
 
 
 def _decimal(value: Any, what: str, game_id: str) -> Decimal:
@@ -81,6 +83,10 @@ class TableConfig:
     started_at: datetime | None = None
     # The record's verifiable-shuffle block (commitment, seeds), kept verbatim for audits.
     shuffle: Mapping[str, Any] | None = None
+    # Deal scores that differ from the rule profile's, by RuleProfile field name: a deal of
+    # a 61 or 201 pool is a 13-card game with its own drop and cap values (docs/rules.md
+    # §3). Points and Raise tables never set it.
+    scoring: Mapping[str, int] | None = None
 
     def __post_init__(self) -> None:
         gid = self.game_id
@@ -123,6 +129,8 @@ class TableConfig:
             raise BadConfig("shuffle must be an object", game_id=gid)
         if self.shuffle is not None:
             put(self, "shuffle", dict(self.shuffle))
+        if self.scoring is not None:
+            self._normalise_scoring()
 
     # -- normalisation ------------------------------------------------------------------
     def _normalise_seating(self, profile: RuleProfile) -> None:
@@ -160,6 +168,20 @@ class TableConfig:
             players = tuple(p for _, p in ordered)
         object.__setattr__(self, "players", players)
         object.__setattr__(self, "seats", seats)
+
+    def _normalise_scoring(self) -> None:
+        if not isinstance(self.scoring, Mapping):
+            raise BadConfig("scoring must map profile fields to points", game_id=self.game_id)
+        for name, value in self.scoring.items():
+            if name not in SCORING_FIELDS:
+                known = ", ".join(SCORING_FIELDS)
+                raise BadConfig(f"scoring cannot set {name!r} (only {known})", game_id=self.game_id)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise BadConfig(
+                    f"scoring {name} must be a whole number of points, got {value!r}",
+                    game_id=self.game_id,
+                )
+        object.__setattr__(self, "scoring", dict(sorted(self.scoring.items())))
 
     def _normalise_stakes(self) -> None:
         gid = self.game_id
@@ -261,7 +283,8 @@ class TableConfig:
     @property
     def profile(self) -> RuleProfile:
         """The rule profile with this table's own deck count (a 3-deck table checks 3 decks)."""
-        return _table_profile(self.rules, self.decks, self.jokers_per_deck)
+        scoring = tuple(self.scoring.items()) if self.scoring else ()
+        return _table_profile(self.rules, self.decks, self.jokers_per_deck, scoring)
 
     @property
     def toss_winner(self) -> str | None:
@@ -285,7 +308,7 @@ class TableConfig:
 
     # -- JSON ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "game_id": self.game_id,
             "variant": self.variant,
             "rules": self.rules,
@@ -307,6 +330,9 @@ class TableConfig:
             "started_at": format_time(self.started_at),
             "shuffle": None if self.shuffle is None else dict(self.shuffle),
         }
+        if self.scoring is not None:  # only deals of a match carry it: 13-card events unchanged
+            data["scoring"] = dict(self.scoring)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TableConfig:
@@ -390,8 +416,10 @@ class Deal:
 
 
 @lru_cache(maxsize=64)
-def _table_profile(rules: str, decks: int, jokers_per_deck: int) -> RuleProfile:
+def _table_profile(
+    rules: str, decks: int, jokers_per_deck: int, scoring: tuple[tuple[str, int], ...] = ()
+) -> RuleProfile:
     profile = get_profile(rules)
-    if (profile.decks, profile.jokers_per_deck) == (decks, jokers_per_deck):
+    if (profile.decks, profile.jokers_per_deck) == (decks, jokers_per_deck) and not scoring:
         return profile
-    return replace(profile, decks=decks, jokers_per_deck=jokers_per_deck)
+    return replace(profile, decks=decks, jokers_per_deck=jokers_per_deck, **dict(scoring))

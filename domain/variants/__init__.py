@@ -5,6 +5,7 @@ Importing this package registers them; everything else asks the registry
 (docs/adding-a-variant.md).
 """
 
+from domain.pooldeals.variant import DEALS, POOL
 from domain.red3.variant import RED3
 from domain.rummy13.variant import POINTS, RAISE
 from domain.variants.base import (
@@ -29,13 +30,14 @@ from domain.variants.registry import (
     get,
     names,
     register,
+    settlement_kinds,
     started_topics,
     topic_prefixes,
     unregister,
 )
 from domain.variants.registry import all as all_variants
 
-for _variant in (POINTS, RAISE, RED3):
+for _variant in (POINTS, RAISE, RED3, POOL, DEALS):
     register(_variant)
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "get",
     "names",
     "register",
+    "settlement_kinds",
     "started_topics",
     "topic_prefixes",
     "unregister",

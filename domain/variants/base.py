@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 from domain.errors import RuleViolation
+from domain.money import SETTLEMENT_KIND
 
 RECORDED = "recorded"  # the figures stored with the game's own events (Settled, RoundScored)
 REPORTED = "reported"  # the operator's own figures (the record's `reported` block)
 MAX_NOTE = 2000  # the longest discrepancy note a read-model row keeps
-SETTLEMENT_KIND = "settlement"  # the ledger_entries kind of a settlement's lines
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,10 @@ class Variant(ABC):
     # built from this interface alone (timeline, table_svg, audit); None: the shared
     # views' built-in pages are this variant's (13-card).
     web_pages: ClassVar[str | None] = "web.variant_pages"
+    # The ledger_entries kinds this variant's settlement posts (closing_rows' entries):
+    # period reports count them all as the game's own settlement and total each kind, so a
+    # variant can tell apart what its money is (a match's rejoin fees, a split's shares).
+    entry_kinds: ClassVar[tuple[str, ...]] = (SETTLEMENT_KIND,)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

@@ -7,10 +7,10 @@ a toy variant and :func:`unregister` it again.
 >>> from domain.variants import get
 >>> get("points").name, get("red3").has_money
 ('points', False)
->>> get("pool")
+>>> get("gin")
 Traceback (most recent call last):
 ...
-domain.variants.registry.UnknownVariant: unknown variant 'pool' (known: points, raise, red3)
+domain.variants.registry.UnknownVariant: unknown variant 'gin' (known: points, raise, red3, pool, deals)
 """
 
 from __future__ import annotations
@@ -130,6 +130,11 @@ def for_topic(topic: str) -> Variant | None:
         if topic.startswith(variant.topic_prefix):
             return variant
     return None
+
+
+def settlement_kinds() -> tuple[str, ...]:
+    """Every ledger_entries kind a registered variant's settlement posts, once each."""
+    return tuple(dict.fromkeys(kind for v in _VARIANTS.values() for kind in v.entry_kinds))
 
 
 def started_topics() -> list[str]:

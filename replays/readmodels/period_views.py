@@ -81,6 +81,17 @@ def write_csv(report: PeriodReport, out, variants: list[tuple[str, Totals]] = ()
                 "net_paid": str(totals.net_paid),
             }
         )
+    for line in data.get("by_kind", ()):
+        writer.writerow(
+            {
+                "section": "kind",
+                "key": line["kind"],
+                "games": line["games"],
+                "debits": line["debits"],
+                "credits": line["credits"],
+                "kind": line["kind"],
+            }
+        )
     for line in data["by_player"]:
         writer.writerow({"section": "player", "key": line["player"], **line})
     for a in data["adjustments"]:

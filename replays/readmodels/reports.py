@@ -102,6 +102,25 @@ class PointsLine:
 
 
 @dataclass(frozen=True)
+class KindLine:
+    """The period's ledger entries of one kind (``settlement``, a variant's own kinds such
+    as a match's ``rejoin_fee`` and ``split``, ``adjustment``): games, debits, credits."""
+
+    kind: str
+    games: int
+    debits: Decimal
+    credits: Decimal
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "games": self.games,
+            "debits": str(self.debits),
+            "credits": str(self.credits),
+        }
+
+
+@dataclass(frozen=True)
 class Discrepancy:
     game_id: str
     ended_on: date | None
@@ -175,6 +194,7 @@ class PeriodReport:
     adjustments: list[AdjustmentLine] = field(default_factory=list)
     verification: PeriodVerification | None = None
     points_only: list[PointsLine] = field(default_factory=list)
+    by_kind: list[KindLine] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-ready: money as 2-decimal strings, dates as ISO text."""
@@ -235,6 +255,7 @@ class PeriodReport:
             ],
             "verification": None if self.verification is None else self.verification.to_dict(),
             "points_only": [line.to_dict() for line in self.points_only],
+            "by_kind": [line.to_dict() for line in self.by_kind],
         }
 
 
@@ -317,7 +338,26 @@ def period_report(session: Session | sa.Connection, f: PeriodFilter) -> PeriodRe
         reconciliation,
         adjustments=_adjustments(session, in_period),
         points_only=points_only(session, f),
+        by_kind=_by_kind(session, in_period),
     )
+
+
+def _by_kind(session, in_period) -> list[KindLine]:
+    """Each kind of ledger entry posted on the period's games, totalled."""
+    g = GameRow.__table__.c
+    e = LedgerEntryRow.__table__.c
+    rows = session.execute(
+        sa.select(
+            e.kind,
+            sa.func.count(sa.distinct(e.game_id)).label("games"),
+            _sum(e.debit).label("debits"),
+            _sum(e.credit).label("credits"),
+        )
+        .where(e.game_id.in_(sa.select(g.game_id).where(in_period)))
+        .group_by(e.kind)
+        .order_by(e.kind)
+    )
+    return [KindLine(row.kind, row.games, row.debits, row.credits) for row in rows]
 
 
 def points_only(session: Session | sa.Connection, f: PeriodFilter) -> list[PointsLine]:
@@ -423,7 +463,9 @@ def _ledger_checks(session, in_period) -> tuple[list[Discrepancy], list[Discrepa
             e.game_id,
             _sum(e.debit).label("debits"),
             _sum(e.credit).label("credits"),
-            _sum(sa.case((e.kind == SETTLEMENT_KIND, e.debit), else_=0)).label("settled_debits"),
+            _sum(sa.case((e.kind.in_(variants.settlement_kinds()), e.debit), else_=0)).label(
+                "settled_debits"
+            ),
             _sum(
                 sa.case(
                     (

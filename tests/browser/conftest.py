@@ -54,7 +54,7 @@ def browser():
 
 
 # Site fixtures whose server the page fixtures sign in to, and each server's database.
-SITES = ("site_url", "red3_site")
+SITES = ("site_url", "red3_site", "match_site")
 _DATABASES: dict[str, str] = {}
 
 

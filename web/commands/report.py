@@ -121,6 +121,11 @@ def _print_table(report) -> None:
             "\nGames without stakes (points only)\n"
             + _grid(["variant", "games", "player", "points"], rows)
         )
+    if len(data["by_kind"]) > 1:  # only settlements: the totals above say it all
+        rows = [[k["kind"], k["games"], k["debits"], k["credits"]] for k in data["by_kind"]]
+        click.echo(
+            "\nLedger entries by kind\n" + _grid(["kind", "games", "debits", "credits"], rows)
+        )
     if data["adjustments"]:
         rows = [
             [

@@ -1,0 +1,454 @@
+"""The pages of a Pool or Deals Rummy match: the match view and every deal move by move.
+
+The replay, audit and summary routes (:mod:`web.views`) hand a match over to these functions
+because the match's variant names this module (``Variant.web_pages``), so the permalink is
+a 13-card game's: ``/games/<id>/replay?move=17&seat=p2``. ``move`` counts the match's steps
+applied (0: seated, nothing dealt), as the live API's ``seq`` and a dispute's move do: each
+deal, each 13-card move, each rejoin and the split is a step of its own. Beside the deal's table, drawn as the 13-card replay draws it
+(:mod:`web.svg`), stands the match so far: the score (pool) or chip (deals) table after
+every deal, eliminations, drops left, rejoins and the split with their arithmetic.
+
+Nothing here decides a rule: scores, drops, rejoin scores and shares come from the
+match's events (``domain.pooldeals``); this module only lays them out.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from decimal import ROUND_DOWN, Decimal
+
+from flask import Response, abort, redirect, render_template, request, url_for
+
+from domain.money import money_text
+from domain.pooldeals.match import Match
+from domain.pooldeals.profile import pool_type
+from domain.pooldeals.state import MatchTableState
+from domain.rummy13.profiles import get_profile
+from domain.seat_view import table_for_view
+from web import svg
+from web.ledger import get_ledger
+from web.moves import describe as describe_move
+from web.replay_page import _seat_drawing
+from web.step_states import step_states
+
+PAISA = Decimal("0.01")
+PHASE_WORDS = {
+    "dealing": "between deals",
+    "playing": "in play",
+    "showing": "declared: losers show their hands",
+    "settled": "deal over",
+    "finished": "match over",
+}
+
+
+def _states():
+    return step_states("match_timelines")
+
+
+# -- words --------------------------------------------------------------------------------
+
+
+def describe(step: dict, viewer: str | None = None, match: Match | None = None) -> str:
+    """A step in words: ``deal 2 dealt by p3``, ``p4 rejoins``, ``p1 discards 9♣``."""
+    kind = step.get("type")
+    if kind == "deal":
+        number = step["deal"]
+        dealer = match.deals[number - 1]["dealer"] if match is not None else None
+        return f"deal {number} dealt" + (f" by {dealer}" if dealer else "")
+    if kind == "rejoin":
+        return f"{step['player']} rejoins, paying the entry fee again"
+    if kind == "split":
+        return f"split agreed by {', '.join(step['accepted_by'])}"
+    return describe_move({k: v for k, v in step.items() if k != "deal"}, viewer)
+
+
+def format_words(match: Match) -> str:
+    config = match.config
+    if config.variant == "pool":
+        return f"{config.pool} pool"
+    return f"best of {config.deals} deals"
+
+
+# -- the match so far ---------------------------------------------------------------------
+
+
+def score_rows(state: MatchTableState, players) -> list[dict]:
+    """The score (or chip) table after every deal scored so far, with the rejoins made
+    before each deal as rows of their own."""
+    pool = state.variant == "pool"
+    limits = pool_type(state.pool) if pool else None
+    rejoins: dict[int, list[dict]] = {}
+    for entry in state.rejoins:
+        rejoins.setdefault(entry["before_deal"], []).append(entry)
+    rows = []
+    for result in state.score_table:
+        number = result["number"]
+        for entry in rejoins.get(number, ()):
+            rows.append({"kind": "rejoin", **entry})
+        cells = []
+        for player in players:
+            if player in result["after"]:
+                after = result["after"][player]
+                points = result["points"].get(player, 0)
+                cell = {
+                    "in": True,
+                    "points": points,
+                    "after": after,
+                    "won": player == result["winner"],
+                    "eliminated": player in result.get("eliminated", ()),
+                }
+                if pool:
+                    cell["drops"] = limits.drops(after) if after < limits.limit else None
+                else:
+                    cell["given"] = result["given"].get(player)
+                    cell["short"] = result["shortfalls"].get(player)
+                    if player == result["winner"]:
+                        cell["received"] = sum(result["given"].values())
+            else:
+                cell = {"in": False}
+            cells.append(cell)
+        rows.append({"kind": "deal", "number": number, "winner": result["winner"], "cells": cells})
+    for entry in rejoins.get(len(state.score_table) + 1, ()):
+        rows.append({"kind": "rejoin", **entry})
+    return rows
+
+
+def rejoin_lines(state: MatchTableState, match: Match) -> list[str]:
+    """Each rejoin with its arithmetic: the highest score among the players still in (a
+    rejoin made just before counts for the next) + 1, and the entry fee paid again."""
+    config = match.config
+    remaining = dict.fromkeys(config.players, 0)
+    rejoins: dict[int, list[dict]] = {}
+    for entry in state.rejoins:
+        rejoins.setdefault(entry["before_deal"], []).append(entry)
+    lines = []
+    for number in range(1, len(state.score_table) + 2):
+        for entry in rejoins.get(number, ()):
+            highest = max(remaining.values())
+            scores = ", ".join(f"{p} {v}" for p, v in remaining.items())
+            lines.append(
+                f"Before deal {number}: {entry['player']} rejoins at {highest} + 1 = "
+                f"{entry['score']} (the highest score still in: {scores}) and pays the "
+                f"entry fee {money_text(config.entry_fee)} {config.currency} again"
+            )
+            remaining[entry["player"]] = entry["score"]
+            remaining = {p: remaining[p] for p in config.players if p in remaining}
+        if number <= len(state.score_table):
+            result = state.score_table[number - 1]
+            remaining.update(result["after"])
+            for player in result.get("eliminated", ()):
+                remaining.pop(player, None)
+    return lines
+
+
+def split_view(state: MatchTableState, match: Match) -> dict | None:
+    """The split's arithmetic step by step (docs/rules.md §3)."""
+    split = state.split
+    if not split:
+        return None
+    config = match.config
+    shares = split["shares"]
+    players = list(shares)
+    prize = Decimal(state.prize_pool)
+    net = Decimal(split["net_pool"])
+    fee = prize - net
+    view = {
+        "kind": split.get("kind", "drops"),
+        "accepted_by": split.get("accepted_by") or [],
+        "after_deal": split.get("after_deal"),
+        "prize_pool": money_text(prize),
+        "fee": money_text(fee),
+        "fee_percent": str(config.fee_percent),
+        "net_pool": money_text(net),
+        "currency": config.currency,
+        "shares": shares,
+    }
+    rest = Decimal(split["rest"])
+    base = (rest / len(players)).quantize(PAISA, rounding=ROUND_DOWN) if players else PAISA
+    view["rest"] = money_text(rest)
+    view["equal_base"] = money_text(base)
+    view["paise_left"] = int((rest - base * len(players)) / PAISA)
+    order = sorted(players, key=lambda p: (state.scores[p], config.players.index(p)))
+    view["paise_order"] = order[: view["paise_left"]]
+    if view["kind"] == "equal":
+        return view
+    limits = pool_type(config.pool)
+    drops = split["drops"]
+    least = min(drops.values())
+    view.update(
+        entry_fee=money_text(config.entry_fee),
+        drop_worth=split["drop_worth"],
+        least=least,
+        limit=limits.limit,
+        first_drop=limits.first_drop,
+        lines=[
+            {
+                "player": p,
+                "score": state.scores[p],
+                "drops": drops[p],
+                "first": split["first"][p],
+                "equal": split["equal"][p],
+                "share": shares[p],
+            }
+            for p in players
+        ],
+    )
+    return view
+
+
+# -- the request ---------------------------------------------------------------------------
+
+
+def _move_arg(game_id: str, total: int) -> int:
+    text = request.args.get("move", "0").strip()
+    if not text.lstrip("-").isdecimal():
+        abort(400, f"Game {game_id}: move must be a whole number from 0 to {total}, not {text!r}.")
+    move = int(text)
+    if not 0 <= move <= total:
+        abort(
+            400,
+            f"Game {game_id} has {total} moves: there is no move {move} "
+            f"(0 is before the first deal, {total} the last step).",
+        )
+    return move
+
+
+def _seat_arg(game_id: str, players) -> str | None:
+    seat = request.args.get("seat", "").strip() or None
+    if seat is not None and seat not in players:
+        abort(400, f"Game {game_id} has no player {seat!r} (players: {', '.join(players)}).")
+    return seat
+
+
+def _move_urls(game_id: str, seat: str | None):
+    """``url(n)``: the replay at step ``n``, built once by Flask (a match has many steps)."""
+    marker = "MOVE-NUMBER"
+    template = url_for("replays.replay", game_id=game_id, move=marker, seat=seat)
+    return lambda n: template.replace(marker, str(int(n)))
+
+
+def _seat_views(deal, viewer: str | None) -> list[dict]:
+    profile = get_profile(deal.rules)
+    views = []
+    for s in deal.seats:
+        to_play = s.player == deal.current_player and deal.phase == "playing"
+        words = svg.STATUS_WORDS.get(s.status, s.status)
+        if s.status in ("dropped", "auto_dropped") and s.drop_kind:
+            words = f"{words} ({s.drop_kind.replace('_', ' ')})"
+        views.append(
+            {
+                "player": s.player,
+                "seat": s.seat,
+                "status": s.status,
+                "status_words": words,
+                "to_play": to_play,
+                "out": s.status in ("dropped", "auto_dropped", "wrong_show", "lost"),
+                "misses": s.consecutive_misses,
+                "caption": svg.seat_caption(s, to_play=to_play),
+                "drawing": _seat_drawing(deal, s, profile),
+            }
+        )
+    return views
+
+
+def _context(game_id: str) -> dict:
+    ledger, states = get_ledger(), _states()
+    match = states.game(ledger, game_id)
+    if not match.steps:
+        abort(404, f"Match {game_id} has not been dealt yet: there is nothing to replay.")
+    total = len(match.steps)
+    move = _move_arg(game_id, total)
+    seat = _seat_arg(game_id, match.players)
+    if move == 0:
+        from replays.store.timeline import state_at_step
+
+        full = state_at_step(ledger, game_id, 0, game=match)
+        caption = "the players take their seats: nothing dealt yet"
+    else:
+        full = states.state(ledger, game_id, move)
+        caption = describe(match.steps[move - 1], seat, match)
+        ended = _deal_ended_by(match, move - 1)
+        if ended is not None:
+            caption += f" · deal {ended['number']} won by {ended['winner']}"
+    state = table_for_view(full, seat)
+    deal = state.deal
+    return {
+        "match": match,
+        "game_id": game_id,
+        "players": match.players,
+        "format_words": format_words(match),
+        "move": move,
+        "total": total,
+        "seat": seat,
+        "state": state,
+        "deal": deal,
+        "caption": caption,
+        "phase_words": PHASE_WORDS,
+        "seat_views": _seat_views(deal, seat) if deal is not None else [],
+        "score_rows": score_rows(state, match.players),
+        "rejoin_lines": rejoin_lines(state, match),
+        "split": split_view(state, match),
+        "svg": svg,
+        "url": _move_urls(game_id, seat),
+    }
+
+
+def _deal_ended_by(match: Match, move: int) -> dict | None:
+    """The deal result step ``move`` brought about (its last 13-card move), else None."""
+    step = match.steps[move]
+    if step.get("type") in ("deal", "rejoin", "split"):
+        return None
+    number = step.get("deal")
+    following = match.steps[move + 1] if move + 1 < len(match.steps) else None
+    if (
+        following is not None
+        and following.get("type") != "deal"
+        and following.get("deal") == number
+    ):
+        return None
+    return next((r for r in match.results if r["number"] == number), None)
+
+
+def _move_items(match: Match, seat: str | None) -> list[dict]:
+    items = []
+    for index, step in enumerate(match.steps):
+        kind = step.get("type")
+        items.append(
+            {
+                "move": index + 1,
+                "deal": step.get("deal") if kind == "deal" else None,
+                "between": kind in ("rejoin", "split"),
+                "text": describe(step, seat, match),
+                "at": step.get("at"),
+            }
+        )
+    return items
+
+
+def replay_page(game_id: str) -> str:
+    match = _states().game(get_ledger(), game_id)
+    if not match.steps:
+        return render_template(
+            "replays/match_undealt.html",
+            match=match,
+            game_id=game_id,
+            players=match.players,
+            format_words=format_words(match),
+        )
+    context = _context(game_id)
+    items = _move_items(match, context["seat"])
+    return render_template(
+        "replays/match_replay.html",
+        move_items=items,
+        timed=any(item["at"] for item in items),
+        **context,
+    )
+
+
+def table_fragment(game_id: str) -> str:
+    return render_template("replays/_match_table.html", **_context(game_id))
+
+
+def table_image(game_id: str) -> Response:
+    """The deal's table after a step as one standalone SVG image (the 13-card drawing)."""
+    context = _context(game_id)
+    deal = context["deal"]
+    if deal is None:
+        abort(404, f"Match {game_id} has no deal on the table at move {context['move']}.")
+    return Response(svg.table(deal, seat=context["seat"]), mimetype="image/svg+xml")
+
+
+def summary_redirect(game_id: str):
+    """A match's summary is its replay at the last step: the final scores and the money."""
+    from replays.store.timeline import game_of
+
+    match = game_of(get_ledger(), game_id)
+    return redirect(url_for("replays.replay", game_id=game_id, move=len(match.steps)))
+
+
+# -- the audit ----------------------------------------------------------------------------
+
+
+def _audit(game_id: str):
+    from replays.store.timeline import audit_stored
+
+    return audit_stored(get_ledger(), game_id)
+
+
+def audit_rows(report) -> list[dict]:
+    """Each deal recomputed beside the recorded figures, a mark on those that differ."""
+    column = "scores" if report.computed["variant"] == "pool" else "chips"
+    recorded = {d["number"]: d for d in report.recorded["deals"]}
+    rows = []
+    for mine in report.computed["deals"]:
+        theirs = recorded.get(mine["number"], {})
+        lines = []
+        for player, after in mine[column].items():
+            told = (theirs.get(column) or {}).get(player)
+            lines.append(
+                {
+                    "player": player,
+                    "points": mine["points"].get(player, 0),
+                    "after": after,
+                    "recorded": told,
+                    "differs": told != after,
+                }
+            )
+        rows.append({"number": mine["number"], "winner": mine["winner"], "lines": lines})
+    return rows
+
+
+def audit_page(game_id: str) -> str:
+    report = _audit(game_id)
+    match = get_ledger().get_game(game_id)
+    state = match.table_state()
+    return render_template(
+        "audit/match_audit.html",
+        report=report,
+        match=match,
+        game_id=game_id,
+        format_words=format_words(match),
+        rows=audit_rows(report),
+        column="scores" if report.computed["variant"] == "pool" else "chips",
+        split=split_view(state, match),
+        rejoin_lines=rejoin_lines(state, match),
+    )
+
+
+def audit_json(game_id: str) -> Response:
+    body = json.dumps(_audit(game_id).to_dict(), default=str)
+    response = Response(body, mimetype="application/json")
+    response.headers["Content-Disposition"] = f'attachment; filename="audit-{game_id}.json"'
+    return response
+
+
+def audit_csv(game_id: str) -> Response:
+    report = _audit(game_id)
+    column = "scores" if report.computed["variant"] == "pool" else "chips"
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["deal", "winner", "player", "points", column[:-1] + "_after", "recorded"])
+    for row in audit_rows(report):
+        for line in row["lines"]:
+            writer.writerow(
+                [
+                    row["number"],
+                    row["winner"],
+                    line["player"],
+                    line["points"],
+                    line["after"],
+                    "" if line["recorded"] is None else line["recorded"],
+                ]
+            )
+    computed = report.computed
+    writer.writerow(["money", "prize_pool", "", "", computed["prize_pool"], ""])
+    writer.writerow(["money", "fee", "", "", computed["fee"] or "", ""])
+    for player, amount in (computed.get("payouts") or {}).items():
+        writer.writerow(["money", "payout", player, "", amount, ""])
+    for found in report.discrepancies:
+        writer.writerow(["discrepancy", found.source, found.field, found.reported, found.computed])
+    response = Response(out.getvalue(), mimetype="text/csv")
+    response.headers["Content-Disposition"] = f'attachment; filename="audit-{game_id}.csv"'
+    return response
