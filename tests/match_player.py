@@ -97,7 +97,7 @@ def play_deal(match: Match, rng: random.Random, *, drop=0.12, miss=0.02, wrong_s
             )
             continue
         best = None
-        for card in set(hand):
+        for card in dict.fromkeys(hand):  # in hand order: a set's order moves with the hash seed
             left = list((Counter(hand) - Counter([card])).elements())
             score = min_hand_score(left, wild, profile)
             if best is None or score < best[0]:

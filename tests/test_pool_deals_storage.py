@@ -153,7 +153,8 @@ def test_matches_import_export_and_project_with_balanced_entries(database_url):
     assert games["ST-DEALS"]["gross"] == Decimal("50.00")
     kinds = {line.kind: line for line in report.by_kind}
     assert (kinds["rejoin_fee"].games, kinds["rejoin_fee"].debits) == (
-        sum(1 for r in records() for d in r["deals"] if d.get("rejoins")),
+        # the report counts games with a rejoin fee, not deals with a rejoin
+        sum(1 for r in records() if any(d.get("rejoins") for d in r["deals"])),
         sum(Decimal("25.00") * len(d.get("rejoins", ())) for r in records() for d in r["deals"]),
     )
     split_ids = [r["game_id"] for r in records() if "split" in r]
