@@ -203,6 +203,21 @@ def test_the_rules_split_example_as_a_match():
     assert reimport(record_of(match)).settlement == match.settlement
 
 
+def test_a_split_after_a_rejoin_at_the_same_break_is_refused():
+    match = Match.start(config("PSPLITJ", "pool", pool=101, players=("p1", "p2", "p3", "p4")))
+    planned_deal(match, "p1", {"p2": "wrong", "p3": "first", "p4": "wrong"})
+    planned_deal(match, "p1", {"p2": "wrong", "p3": "first", "p4": "wrong"})
+    assert match.remaining() == ["p1", "p3"] and match.scores["p3"] == 40
+    match.rejoin("p2")  # back at 41 for deal 3: three remain, as a split would need
+    before = match.version
+    with pytest.raises(MatchRuleViolation, match="p2 rejoined after deal 2: a split is agreed"):
+        match.agree_split(["p1", "p2", "p3"])
+    assert match.version == before and match.split is None
+    planned_deal(match, "p1", {"p2": "first", "p3": "first"})  # play goes on
+    again = reimport(record_of(match))
+    assert record_of(again) == record_of(match) and again.rejoin_log == match.rejoin_log
+
+
 def test_auto_split_shares_equally():
     match = Match.start(config("PAUTO", "pool", pool=101, auto_split=True, fee_percent="10"))
     planned_deal(match, "p1", {"p2": "wrong", "p3": "wrong"})

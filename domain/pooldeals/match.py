@@ -364,6 +364,17 @@ class Match(Aggregate):
             raise self._refuse("split", "no deal has been played yet", 1)
         if self.phase == PLAYING:
             raise self._refuse("split", f"deal {number} is still being played", number)
+        # A split is agreed at the end of a deal (docs/rules.md §3): once someone has rejoined
+        # for the next deal, play goes on (and a record has no place for a rejoin without its
+        # deal, so such a match could not be exported and read back).
+        rejoined = [r["player"] for r in self.rejoin_log if r["before_deal"] == number + 1]
+        if rejoined:
+            raise self._refuse(
+                "split",
+                f"{', '.join(rejoined)} rejoined after deal {number}: a split is agreed at the "
+                "end of a deal, before anyone rejoins",
+                number + 1,
+            )
         remaining = self.remaining()
         split = pool_rules.split_by_drops(
             self.config.pool_type,
