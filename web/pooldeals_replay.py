@@ -19,7 +19,7 @@ import io
 import json
 from decimal import ROUND_DOWN, Decimal
 
-from flask import Response, abort, redirect, render_template, request, url_for
+from flask import Response, abort, redirect, render_template, url_for
 
 from domain.money import money_text
 from domain.pooldeals.match import Match
@@ -31,6 +31,7 @@ from web import svg
 from web.ledger import get_ledger
 from web.moves import describe as describe_move
 from web.replay_page import _seat_drawing
+from web.step_args import seat_arg, step_arg, step_urls
 from web.step_states import step_states
 
 PAISA = Decimal("0.01")
@@ -198,37 +199,6 @@ def split_view(state: MatchTableState, match: Match) -> dict | None:
     return view
 
 
-# -- the request ---------------------------------------------------------------------------
-
-
-def _move_arg(game_id: str, total: int) -> int:
-    text = request.args.get("move", "0").strip()
-    if not text.lstrip("-").isdecimal():
-        abort(400, f"Game {game_id}: move must be a whole number from 0 to {total}, not {text!r}.")
-    move = int(text)
-    if not 0 <= move <= total:
-        abort(
-            400,
-            f"Game {game_id} has {total} moves: there is no move {move} "
-            f"(0 is before the first deal, {total} the last step).",
-        )
-    return move
-
-
-def _seat_arg(game_id: str, players) -> str | None:
-    seat = request.args.get("seat", "").strip() or None
-    if seat is not None and seat not in players:
-        abort(400, f"Game {game_id} has no player {seat!r} (players: {', '.join(players)}).")
-    return seat
-
-
-def _move_urls(game_id: str, seat: str | None):
-    """``url(n)``: the replay at step ``n``, built once by Flask (a match has many steps)."""
-    marker = "MOVE-NUMBER"
-    template = url_for("replays.replay", game_id=game_id, move=marker, seat=seat)
-    return lambda n: template.replace(marker, str(int(n)))
-
-
 def _seat_views(deal, viewer: str | None) -> list[dict]:
     profile = get_profile(deal.rules)
     views = []
@@ -259,8 +229,8 @@ def _context(game_id: str) -> dict:
     if not match.steps:
         abort(404, f"Match {game_id} has not been dealt yet: there is nothing to replay.")
     total = len(match.steps)
-    move = _move_arg(game_id, total)
-    seat = _seat_arg(game_id, match.players)
+    move = step_arg(game_id, total, f"0 is before the first deal, {total} the last step")
+    seat = seat_arg(game_id, match.players)
     if move == 0:
         from replays.store.timeline import state_at_step
 
@@ -291,7 +261,7 @@ def _context(game_id: str) -> dict:
         "rejoin_lines": rejoin_lines(state, match),
         "split": split_view(state, match),
         "svg": svg,
-        "url": _move_urls(game_id, seat),
+        "url": step_urls(game_id, seat),
     }
 
 

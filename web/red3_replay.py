@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flask import Response, abort, render_template, request, url_for
+from flask import Response, abort, render_template, url_for
 
 from domain.cards import Card
 from domain.red3.game import Red3Match
@@ -22,6 +22,7 @@ from domain.seat_view import move_for_view, table_for_view
 from web import svg
 from web.ledger import get_ledger
 from web.moves import card_text
+from web.step_args import seat_arg, step_arg, step_urls
 from web.step_states import step_states
 
 # svg marks every card of the indicator's rank as a joker: any 2 does that for Red 3's twos.
@@ -81,27 +82,6 @@ def describe(move: dict, viewer: str | None = None) -> str:
     return f"{player} {words}"
 
 
-def _move_arg(game_id: str, total: int) -> int:
-    text = request.args.get("move", "0").strip()
-    if not text.lstrip("-").isdecimal():
-        abort(400, f"Game {game_id}: move must be a whole number from 0 to {total}, not {text!r}.")
-    move = int(text)
-    if not 0 <= move <= total:
-        abort(
-            400,
-            f"Game {game_id} has {total} moves: there is no move {move} "
-            f"(0 is the first deal, {total} the last move).",
-        )
-    return move
-
-
-def _seat_arg(game_id: str, players) -> str | None:
-    seat = request.args.get("seat", "").strip() or None
-    if seat is not None and seat not in players:
-        abort(400, f"Game {game_id} has no player {seat!r} (players: {', '.join(players)}).")
-    return seat
-
-
 def _timelines():
     return step_states("red3_timelines")
 
@@ -112,8 +92,8 @@ def _context(game_id: str) -> dict:
     if not match.steps:
         abort(404, f"Match {game_id} has not been dealt yet: there is nothing to replay.")
     total = len(match.steps) - 1
-    move = _move_arg(game_id, total)
-    seat = _seat_arg(game_id, match.players)
+    move = step_arg(game_id, total, f"0 is the first deal, {total} the last move")
+    seat = seat_arg(game_id, match.players)
     full = timelines.state(ledger, game_id, move + 1)
     state = table_for_view(full, seat)
     step = match.steps[move]
@@ -130,16 +110,8 @@ def _context(game_id: str) -> dict:
         "seat_views": [_seat_view(state, s, seat) for s in state.seats],
         "pile_drawing": _pile(state),
         "stock_drawing": svg.stock(state.stock_count, known=state.stock_known),
-        "url": _move_urls(game_id, seat),
+        "url": step_urls(game_id, seat),
     }
-
-
-def _move_urls(game_id: str, seat: str | None):
-    """``url(n)``: the replay at step ``n``. A long match lists a thousand steps, so the URL
-    is built once by Flask and the step number put in by hand."""
-    marker = "MOVE-NUMBER"
-    template = url_for("replays.replay", game_id=game_id, move=marker, seat=seat)
-    return lambda n: template.replace(marker, str(int(n)))
 
 
 def _pile(state: Red3TableState) -> str:
