@@ -14,6 +14,7 @@ MODULES = [
     "domain.money",
     "domain.records",
     "domain.simulation.floor",
+    "domain.snapshots",
     "replays.simulation.variants",
     "domain.rummy13.game",
     "domain.rummy13.moves",

@@ -19,16 +19,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from datetime import datetime
 from typing import Any
 
 from domain.cards import Card
 from domain.red3.rules import Book, BookKind
 from domain.red3.scoring import RoundScore
 from domain.red3.table import Red3Config, Red3Deal
+from domain.snapshots import AttributeCodecs, same, time_in, time_out
 
-# Kept by the library itself (identity, version, unsaved events), never in a snapshot.
-_LIBRARY = ("_id", "_version", "_pending_events")
 # Rebuilt on restore: ``rules`` and ``players`` exactly as ``Started`` sets them from the
 # configuration; ``round_moves`` from ``steps``, which hold every move once more with its
 # round (half a long match's snapshot would otherwise be the same moves twice).
@@ -71,16 +69,6 @@ def _deal_in(data: Mapping) -> Red3Deal:
     return deal
 
 
-def _time_out(moment: datetime | None) -> str | None:
-    # Text, not the store's datetime envelope: a snapshot without envelopes decodes in one
-    # pass (see replays.store.transcodings.OrjsonTranscoder.decode).
-    return None if moment is None else moment.isoformat()
-
-
-def _time_in(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text)
-
-
 def _book_out(book: Book) -> dict:
     return {
         "kind": str(book.kind),
@@ -111,19 +99,15 @@ def _maybe(encode: Callable) -> Callable:
     return lambda value: None if value is None else encode(value)
 
 
-def _same(value: Any) -> Any:
-    return value
-
-
 # attribute: (to plain JSON, back). Anything not listed is refused, so a new attribute on
 # the match cannot silently go missing from its snapshots.
 _CODECS: dict[str, tuple[Callable, Callable]] = {
-    "game_id": (_same, _same),
+    "game_id": (same, same),
     "config": (Red3Config.to_dict, Red3Config.from_dict),
-    "reported": (_same, _same),
-    "started_at": (_time_out, _time_in),
-    "round": (_same, _same),
-    "phase": (_same, _same),
+    "reported": (same, same),
+    "started_at": (time_out, time_in),
+    "round": (same, same),
+    "phase": (same, same),
     "round_scores": (
         lambda scores: [s.to_dict() for s in scores],
         lambda data: [RoundScore.from_dict(s) for s in data],
@@ -135,7 +119,7 @@ _CODECS: dict[str, tuple[Callable, Callable]] = {
         lambda data: [_deal_in(d) for d in data],
     ),
     "deal_times": (list, list),
-    "steps": (_same, _same),
+    "steps": (same, same),
     "step_versions": (list, list),
     "hands": (_per_player(_texts), _per_player(_parsed)),
     "second_hands": (_per_player(_maybe(_texts)), _per_player(_maybe(_parsed))),
@@ -150,40 +134,24 @@ _CODECS: dict[str, tuple[Callable, Callable]] = {
         lambda unseen: {str(card): count for card, count in unseen.items()},
         lambda data: Counter({_card(text): count for text, count in data.items()}),
     ),
-    "current": (_same, _same),
-    "out": (_same, _same),
-    "_created_on": (_time_out, _time_in),
-    "_modified_on": (_time_out, _time_in),
+    "current": (same, same),
+    "out": (same, same),
+    "_created_on": (time_out, time_in),
+    "_modified_on": (time_out, time_in),
 }
 
 
-class UnknownAttribute(TypeError):
-    """The match has an attribute this module does not know how to snapshot."""
+_MATCH = AttributeCodecs(_CODECS, derived=_DERIVED, what="Red 3")
 
 
 def snapshot_state(attributes: Mapping[str, Any]) -> dict[str, Any]:
     """The match's attributes (``vars(match)``) as plain JSON values."""
-    state = {}
-    for name, value in attributes.items():
-        if name in _LIBRARY or name in _DERIVED:
-            continue
-        try:
-            encode = _CODECS[name][0]
-        except KeyError:
-            raise UnknownAttribute(f"Red 3 snapshots do not know attribute {name!r}") from None
-        state[name] = encode(value)
-    return state
+    return _MATCH.encode(attributes)
 
 
 def restore_state(state: Mapping[str, Any]) -> dict[str, Any]:
     """The attributes a match had, from :func:`snapshot_state`'s output."""
-    attributes = {}
-    for name, value in state.items():
-        try:
-            decode = _CODECS[name][1]
-        except KeyError:
-            raise UnknownAttribute(f"a Red 3 snapshot holds unknown attribute {name!r}") from None
-        attributes[name] = decode(value)
+    attributes = _MATCH.decode(state)
     config = attributes["config"]
     attributes["rules"] = config.profile
     attributes["players"] = config.players
