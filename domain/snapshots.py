@@ -92,3 +92,15 @@ class AttributeCodecs:
                 ) from None
             attributes[name] = decode(value)
         return attributes
+
+
+def restored(aggregate_class: type, snapshot: Any, attributes: dict[str, Any]) -> Any:
+    """An aggregate of ``aggregate_class`` with ``attributes`` (from :meth:`AttributeCodecs.
+    decode`) and the snapshot's identity and version, built without running ``__init__``
+    (a snapshot's ``mutate``: nothing is pending)."""
+    aggregate = object.__new__(aggregate_class)
+    attributes.update(
+        _id=snapshot.originator_id, _version=snapshot.originator_version, _pending_events=[]
+    )
+    object.__setattr__(aggregate, "__dict__", attributes)
+    return aggregate

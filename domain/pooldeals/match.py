@@ -38,6 +38,7 @@ from domain.pooldeals.table import DEALS, POOL, MatchConfig
 from domain.rummy13.game import Game
 from domain.rummy13.moves import apply_move, as_deal, play_game
 from domain.rummy13.table import Deal
+from domain.snapshots import restored
 from domain.timestamps import format_time, parse_time
 
 DEALING, PLAYING, FINISHED = "dealing", "playing", "finished"
@@ -92,11 +93,7 @@ class Match(Aggregate):
             return snapshot
 
         def mutate(self, _: None) -> Match:
-            match = object.__new__(Match)
-            attributes = restore_state(self.state)
-            attributes.update(_id=self.originator_id, _version=self.originator_version)
-            attributes["_pending_events"] = []
-            object.__setattr__(match, "__dict__", attributes)
+            match = restored(Match, self, restore_state(self.state))
             match.game = match._replayed_game()
             return match
 

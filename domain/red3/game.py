@@ -49,6 +49,7 @@ from domain.red3.scoring import Red3Settlement, RoundScore, leaders, score_round
 from domain.red3.snapshot import restore_state, snapshot_state
 from domain.red3.state import Red3TableState, table_state
 from domain.red3.table import Red3Config, Red3Deal, deal_from_order, red3_deck
+from domain.snapshots import restored
 from domain.timestamps import format_time, parse_time
 
 __all__ = ["Red3Config", "Red3Deal", "Red3Match", "deal_from_order", "deck_order"]
@@ -98,11 +99,7 @@ class Red3Match(Aggregate):
             return snapshot
 
         def mutate(self, _: None) -> Red3Match:
-            match = object.__new__(Red3Match)
-            attributes = restore_state(self.state)
-            attributes.update(_id=self.originator_id, _version=self.originator_version)
-            attributes["_pending_events"] = []
-            object.__setattr__(match, "__dict__", attributes)
+            match = restored(Red3Match, self, restore_state(self.state))
             return match
 
     @staticmethod
