@@ -88,6 +88,7 @@ class _Batch:
     moves: list[dict] = field(default_factory=list)
     results: list[dict] = field(default_factory=list)
     entries: list[dict] = field(default_factory=list)
+    events: dict[str, list] = field(default_factory=dict)  # game id -> its events, when held
 
 
 class GameProjection(Projection):
@@ -138,6 +139,23 @@ class GameProjection(Projection):
         if disputes:  # after the games: a case's adjustment entries refer to its game's row
             project_disputes(connection, disputes, to_domain_event)
 
+    def process_new_games(self, connection: sa.Connection, games: Sequence[Any]) -> None:
+        """Write the rows of games just saved whole (an import), from the games' own
+        events in memory: the same :meth:`_apply` and :meth:`_write` as :meth:`process`,
+        without selecting the events back or decoding them.
+
+        Each game's events must be all of its events (version 1 on) in order, exactly as
+        they were saved: ``games`` pairs each game with that list. The audit reads them
+        from there too, not from the store."""
+        batch = _Batch()
+        for game, events in games:
+            variant = variants.for_game(game)
+            batch.events[game.game_id] = events
+            for domain_event in events:
+                self._apply(batch, variant, domain_event)
+        self._write(connection, batch)
+        self._forget_finished(batch)
+
     def _game_before(self, domain_event) -> Any:
         version = domain_event.originator_version
         if version == 1:
@@ -187,7 +205,7 @@ class GameProjection(Projection):
             row = {"game_id": game_id, **variant.progress_row(game)}
             row.update(batch.closing.get(game_id, {}))
             if game_id in batch.audit:
-                row.update(self._audit_row(game, variant))
+                row.update(self._audit_row(game, variant, batch.events.get(game_id)))
             if game_id in batch.created:
                 inserts.append({**variant.started_row(game), **row})
             else:
@@ -200,11 +218,13 @@ class GameProjection(Projection):
         insert_rows(connection, RESULTS, batch.results)
         insert_rows(connection, ENTRIES, batch.entries)
 
-    def _audit_row(self, game, variant: Variant | None = None) -> dict:
-        """The audit columns of ``game`` as it stands (its events read only if needed):
-        from what the write computed, or recomputed with ``recompute``."""
+    def _audit_row(self, game, variant: Variant | None = None, events=None) -> dict:
+        """The audit columns of ``game`` as it stands (its events read from the store only
+        if needed and not given): from what the write computed, or recomputed with
+        ``recompute``."""
         variant = variant or variants.for_game(game)
-        events = self.ledger.events_of(game)
+        if events is None:
+            events = self.ledger.events_of(game)
         if self.recompute or not self.verify:
             return variant.audit_columns(game, events, verify=self.verify)
         return variant.written_audit_columns(game, events)
@@ -286,6 +306,59 @@ def runner(
     return Runner(engine_for(url), projection, hook=hook, **options)
 
 
+class SavedGames:
+    """The read models kept up by a writer that saves whole new games (the importer):
+    each save's rows come from the games' events still in memory, right after the save,
+    instead of a catch-up selecting them back and decoding them.
+
+    Rows and position commit together (:meth:`Runner.apply_saved`); when the projection
+    is not right before the save (another writer's events wait, a game fails to
+    project), nothing is written that way and the ordinary catch-up runs at once (it sets
+    aside a game that fails, as always), so the next save is right after it again."""
+
+    def __init__(self, ledger) -> None:
+        self.runner = runner(ledger=ledger)
+        self.projected = 0  # events projected here
+
+    def saved(self, games: Sequence[Any], recordings: Sequence[Any]) -> bool:
+        """Project the ``recordings`` of saving ``games`` (all new); False: left to the
+        catch-up."""
+        if not recordings:
+            return False
+        held: dict[Any, list] = {game.id: [] for game in games}
+        for recording in recordings:
+            events = held.get(recording.domain_event.originator_id)
+            if events is None:
+                return False  # an event of no game given here: the catch-up's work
+            events.append(recording.domain_event)
+        pairs = []
+        for game in games:
+            events = held[game.id]
+            if not events or events[0].originator_version != 1:
+                return False  # not a whole new game
+            pairs.append((game, events))
+        first, last = recordings[0].notification.id, recordings[-1].notification.id
+        if last - first + 1 != len(recordings):
+            return False
+        projection = self.runner.projection
+        done = self.runner.apply_saved(
+            first, last, lambda connection: projection.process_new_games(connection, pairs)
+        )
+        if done:
+            self.projected += len(recordings)
+        else:
+            self._catch_up()
+        return done
+
+    def _catch_up(self) -> None:
+        """The catch-up, now: the next saves find the position right before them again.
+        A failure here is the final catch-up's to report (the events are stored)."""
+        try:
+            self.projected += self.runner.catch_up()
+        except Exception:
+            self.runner.projection.forget()
+
+
 class _StatusOnly(Projection):
     name = NAME
 
@@ -345,6 +418,7 @@ def follow(
 __all__ = [
     "GAME_TOPICS",
     "GameProjection",
+    "SavedGames",
     "canonical_settlement",
     "catch_up",
     "follow",
