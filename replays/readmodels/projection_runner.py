@@ -288,9 +288,7 @@ class Runner:
         )
         return len(notifications)
 
-    def apply_saved(
-        self, first: int, last: int, apply: Callable[[sa.Connection], None]
-    ) -> bool:
+    def apply_saved(self, first: int, last: int, apply: Callable[[sa.Connection], None]) -> bool:
         """Project the notifications ``first``..``last`` that the caller has just saved
         and still holds in memory, without reading them back: ``apply(connection)`` writes
         their rows, and the position moves to ``last``, in one transaction, as a batch of

@@ -133,7 +133,10 @@ class GameProjection(Projection):
             variant = variants.for_topic(notification.topic)
             if variant is None:
                 continue
-            self._apply(batch, variant, to_domain_event(notification))
+            domain_event = to_domain_event(notification)
+            self._remember(
+                self._apply(batch, variant, domain_event, self._game_before(domain_event))
+            )
         self._write(connection, batch)
         self._forget_finished(batch)
         if disputes:  # after the games: a case's adjustment entries refer to its game's row
@@ -146,15 +149,17 @@ class GameProjection(Projection):
 
         Each game's events must be all of its events (version 1 on) in order, exactly as
         they were saved: ``games`` pairs each game with that list. The audit reads them
-        from there too, not from the store."""
+        from there too, not from the store. Each game is rebuilt from its own events
+        alone, so none goes through the cache: a later event of a game still running is
+        applied to it as loaded from the store."""
         batch = _Batch()
         for game, events in games:
             variant = variants.for_game(game)
             batch.events[game.game_id] = events
+            rebuilt = None
             for domain_event in events:
-                self._apply(batch, variant, domain_event)
+                rebuilt = self._apply(batch, variant, domain_event, rebuilt)
         self._write(connection, batch)
-        self._forget_finished(batch)
 
     def _game_before(self, domain_event) -> Any:
         version = domain_event.originator_version
@@ -178,13 +183,13 @@ class GameProjection(Projection):
             if batch.variant[game_id].is_over(game):
                 self._games.pop(game.id, None)
 
-    def _apply(self, batch: _Batch, variant: Variant, domain_event) -> None:
-        before = self._game_before(domain_event)
+    def _apply(self, batch: _Batch, variant: Variant, domain_event, before) -> Any:
+        """Apply ``domain_event`` to ``before`` (the game at the version before it; None
+        for its first event), gather the rows it gives; the game after it."""
         move = variant.move_row(before, domain_event)
         if move is not None:
             batch.moves.append(move)
         game = domain_event.mutate(before)
-        self._remember(game)
         batch.touched[game.game_id] = game
         batch.variant[game.game_id] = variant
         if before is None:
@@ -196,6 +201,7 @@ class GameProjection(Projection):
             batch.entries += closing.entries
         if variant.audits_after(game, domain_event):
             batch.audit.add(game.game_id)
+        return game
 
     # -- writing rows ------------------------------------------------------------------
     def _write(self, connection: sa.Connection, batch: _Batch) -> None:
