@@ -24,7 +24,8 @@ For a 13-card game (each family's row builders live in its package under ``domai
   reports stay pure SQL (docs/read-models.md explains the trade-off).
 
 Entry points: :func:`catch_up` (called by the importer, the ingest API and the simulator
-after they write), :func:`rebuild`, :func:`follow`, :func:`projection_status`.
+after they write), :func:`rebuild`, :func:`follow`, :func:`projection_status`; the importer
+projects its own saves from memory first (:class:`SavedGames`).
 
 >>> catch_up("sqlite:///rummy-ledger.sqlite3")  # doctest: +SKIP
 0
