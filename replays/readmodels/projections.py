@@ -323,11 +323,8 @@ class SavedGames:
     project), nothing is written that way and the ordinary catch-up runs at once (it sets
     aside a game that fails, as always), so the next save is right after it again."""
 
-    def __init__(self, ledger, *, catch_up_behind: bool = True) -> None:
-        """``catch_up_behind=False``: a save that finds the projection behind leaves it
-        all to whoever keeps the read models caught up (``import --jobs``: the parent)."""
+    def __init__(self, ledger) -> None:
         self.runner = runner(ledger=ledger)
-        self.catch_up_behind = catch_up_behind
         self.projected = 0  # events projected here
 
     def saved(self, games: Sequence[Any], recordings: Sequence[Any]) -> bool:
@@ -356,7 +353,7 @@ class SavedGames:
         )
         if done:
             self.projected += len(recordings)
-        elif self.catch_up_behind:
+        else:
             self._catch_up()
         return done
 

@@ -14,12 +14,9 @@ of the records, while the parent keeps the read models caught up.
   notification ids and their places in the one Merkle tree in one order
   (:mod:`replays.integrity.append`); what the workers do in parallel is everything before
   the lock: parsing, the rules, the settlement, encoding and hashing the leaves.
-- **The read models.** A worker whose save comes right after the projection's position
-  projects it from the games in memory, rows and position in one transaction
-  (:class:`~replays.readmodels.projections.SavedGames`); the parent runs the projection's
-  catch-up in a loop for the saves that found it behind (the position lock keeps every
-  event projected exactly once), then once more at the end with the usual warnings for
-  games it had to set aside.
+- **The read models.** The parent runs the projection's catch-up in a loop while the
+  workers store (its position lock keeps it exactly once), then once more at the end with
+  the usual warnings for games it had to set aside.
 
 The parent reads the file (a line never more than its limit, :func:`bounded_lines`),
 hands lines to the workers in small chunks through bounded queues (memory stays flat in
@@ -57,28 +54,23 @@ def worker_of(line: str | bytes, jobs: int) -> int:
     return 0 if found is None else zlib.crc32(found.group(1)) % jobs
 
 
-def _work(url: str, batch: int, follow: bool, inbox: Any, results: Any) -> None:
+def _work(url: str, batch: int, inbox: Any, results: Any) -> None:
     """One worker: import the chunks it is given until ``None``, report every outcome."""
     from replays.store.collector import bulk_work
 
     try:
         with bulk_work():
-            _import_chunks(url, batch, follow, inbox, results)
+            _import_chunks(url, batch, inbox, results)
         results.put(("done", None))
     except BaseException as error:  # reported to the parent, which stops the import
         results.put(("crash", f"{type(error).__name__}: {error}"))
 
 
-def _import_chunks(url: str, batch: int, follow: bool, inbox: Any, results: Any) -> None:
+def _import_chunks(url: str, batch: int, inbox: Any, results: Any) -> None:
     from replays.store.application import Ledger
 
     ledger = Ledger(url, env={"CREATE_TABLE": "no"})
-    projector = None
-    if follow:  # a save right after the position is projected from memory, here
-        from replays.readmodels.projections import SavedGames
-
-        projector = SavedGames(ledger, catch_up_behind=False)
-    importer = Importer(ledger, batch=batch, projector=projector)
+    importer = Importer(ledger, batch=batch)
     while (chunk := inbox.get()) is not None:
         outcomes: list[Outcome] = []
         for number, line in chunk:
@@ -124,7 +116,7 @@ def import_lines_parallel(
     results = context.Queue()
     inboxes = [context.Queue(maxsize=QUEUED_CHUNKS) for _ in range(jobs)]
     workers = [
-        context.Process(target=_work, args=(url, batch, follow, inbox, results), daemon=True)
+        context.Process(target=_work, args=(url, batch, inbox, results), daemon=True)
         for inbox in inboxes
     ]
     for worker in workers:
