@@ -143,16 +143,15 @@ class GameProjection(Projection):
         if disputes:  # after the games: a case's adjustment entries refer to its game's row
             project_disputes(connection, disputes, to_domain_event)
 
-    def process_new_games(self, connection: sa.Connection, games: Sequence[Any]) -> None:
-        """Write the rows of games just saved whole (an import), from the games' own
-        events in memory: the same :meth:`_apply` and :meth:`_write` as :meth:`process`,
-        without selecting the events back or decoding them.
+    def rows_of_new_games(self, games: Sequence[Any]) -> _Batch:
+        """The rows of games just saved whole (an import), from the games' own events in
+        memory: the same :meth:`_apply` as :meth:`process`, without selecting the events
+        back or decoding them; :meth:`write` writes them.
 
-        Each game's events must be all of its events (version 1 on) in order, exactly as
-        they were saved: ``games`` pairs each game with that list. The audit reads them
-        from there too, not from the store. Each game is rebuilt from its own events
-        alone, so none goes through the cache: a later event of a game still running is
-        applied to it as loaded from the store."""
+        ``games`` pairs each game with all of its events (version 1 on), in order, exactly
+        as they were saved; the audit reads them from there too, not from the store. Each
+        game is rebuilt from its own events alone, so none goes through the cache: a later
+        event of a game still running is applied to it as loaded from the store."""
         batch = _Batch()
         for game, events in games:
             variant = variants.for_game(game)
@@ -160,6 +159,10 @@ class GameProjection(Projection):
             rebuilt = None
             for domain_event in events:
                 rebuilt = self._apply(batch, variant, domain_event, rebuilt)
+        return batch
+
+    def write(self, connection: sa.Connection, batch: _Batch) -> None:
+        """Write rows gathered by :meth:`rows_of_new_games`."""
         self._write(connection, batch)
 
     def _game_before(self, domain_event) -> Any:
@@ -348,8 +351,12 @@ class SavedGames:
         if last - first + 1 != len(recordings):
             return False
         projection = self.runner.projection
-        done = self.runner.apply_saved(
-            first, last, lambda connection: projection.process_new_games(connection, pairs)
+        try:  # gathered before the position's lock is taken, and held only to write
+            rows = projection.rows_of_new_games(pairs)
+        except Exception:  # the catch-up will meet it again, and set the game aside
+            rows = None
+        done = rows is not None and self.runner.apply_saved(
+            first, last, lambda connection: projection.write(connection, rows)
         )
         if done:
             self.projected += len(recordings)
