@@ -90,6 +90,11 @@ def init_keys(directory: str | os.PathLike | None = None, *, force: bool = False
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
         )
     )
+    from replays.integrity.replay_memos import MEMO_KEY_FILE, write_memo_key
+
+    # A new signing key starts a new trust: memos signed under the old memo key go.
+    (where / MEMO_KEY_FILE).unlink(missing_ok=True)
+    write_memo_key(where)
     return where
 
 

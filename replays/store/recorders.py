@@ -123,10 +123,10 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
     def create_table(self) -> None:
         """The event tables and, with them, the integrity tables every append writes to."""
         super().create_table()
-        from replays.integrity.models import INTEGRITY_TABLES
+        from replays.integrity.models import INTEGRITY_TABLES, MEMO_TABLES
         from replays.store.db import Base
 
-        Base.metadata.create_all(self.datastore.engine, tables=INTEGRITY_TABLES)
+        Base.metadata.create_all(self.datastore.engine, tables=INTEGRITY_TABLES + MEMO_TABLES)
 
     def _insert_stored_events(
         self, session: Session, stored_events: Sequence[StoredEvent], **kwargs: Any
