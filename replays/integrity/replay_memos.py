@@ -126,9 +126,12 @@ def inputs_digest(
     _field(digest, game_id.encode())
     _field(digest, f"{reach} {int(deals)} {int(snapshots is not None)}".encode())
     for row in rows:
-        head = f"{row.notification_id} {row.version} {row.topic} {row.defect}"
-        _field(digest, row.originator + head.encode())
-        _field(digest, row.state if isinstance(row.state, bytes) else repr(row.state).encode())
+        # One update per row: the lengths first, so no two rows' bytes run together alike.
+        topic = row.topic.encode() if isinstance(row.topic, str) else repr(row.topic).encode()
+        state = row.state if isinstance(row.state, bytes) else repr(row.state).encode()
+        defect = b"" if row.defect is None else b"!" + row.defect.encode()
+        head = f"{row.notification_id} {row.version} {len(topic)} {len(defect)} {len(state)}\0"
+        digest.update(head.encode() + row.originator + topic + defect + state)
     for snapshot in snapshots or ():
         head = f"snapshot {snapshot.originator_id} {snapshot.originator_version} {snapshot.topic}"
         _field(digest, head.encode())
