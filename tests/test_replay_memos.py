@@ -281,3 +281,23 @@ def test_values_keep_their_exact_types():
     assert back["at"].tzinfo is not None and back["naive"].tzinfo is None
     with pytest.raises(TypeError, match="a memo cannot hold a float"):
         replay_memos.encode(1.5)
+
+
+def test_a_page_does_not_wait_for_a_long_write_to_remember(sqlite_url, keys):
+    """An import holding SQLite's write lock: the badge still answers (from a replay), the
+    memo is left for a later view, and the pooled connection keeps its usual wait."""
+    import sqlite3
+
+    games = stored_games(sqlite_url)
+    writer = sqlite3.connect(sqlite_url.removeprefix("sqlite:///"))
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        assert integrity_verdict(sqlite_url, games[0]).status == "verified"
+        with engine_for(sqlite_url).connect() as connection:
+            assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 1000
+    finally:
+        writer.rollback()
+        writer.close()
+    assert memo_count(sqlite_url) == 0
+    assert integrity_verdict(sqlite_url, games[0]).status == "verified"
+    assert memo_count(sqlite_url) == 1

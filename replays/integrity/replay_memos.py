@@ -319,12 +319,35 @@ def remember(engine: sa.Engine, key: bytes, game_id: str, memo: Memo) -> bool:
         "made_at": datetime.now(UTC),
     }
     try:
-        with engine.begin() as connection:
+        with engine.begin() as connection, _brief_wait(connection):
             connection.execute(sa.delete(ReplayMemo).where(ReplayMemo.game_id == game_id))
             connection.execute(sa.insert(ReplayMemo), [row])
     except sa.exc.DBAPIError:
         return False
     return True
+
+
+class _brief_wait:
+    """A page that remembers a replay waits at most a moment for the store's write lock (a
+    long import may hold it): the memo is then simply written by a later view."""
+
+    WAIT_MS = 100
+
+    def __init__(self, connection: sa.Connection):
+        self.connection = connection
+        self.sqlite = connection.dialect.name == "sqlite"
+        self.before = None
+
+    def __enter__(self):
+        if self.sqlite:
+            self.before = self.connection.exec_driver_sql("PRAGMA busy_timeout").scalar()
+            self.connection.exec_driver_sql(f"PRAGMA busy_timeout = {self.WAIT_MS}")
+        elif self.connection.dialect.name == "postgresql":
+            self.connection.exec_driver_sql(f"SET LOCAL lock_timeout = '{self.WAIT_MS}ms'")
+
+    def __exit__(self, *exc):
+        if self.sqlite and self.before is not None:
+            self.connection.exec_driver_sql(f"PRAGMA busy_timeout = {int(self.before)}")
 
 
 class GameMemo:
