@@ -301,3 +301,31 @@ def test_a_page_does_not_wait_for_a_long_write_to_remember(sqlite_url, keys):
     assert memo_count(sqlite_url) == 0
     assert integrity_verdict(sqlite_url, games[0]).status == "verified"
     assert memo_count(sqlite_url) == 1
+
+
+def test_a_games_verdict_reads_dispute_events_through_their_index(database_url):
+    """The one-game check reads dispute cases' events with the partial index's own
+    condition, so it does not scan every event of the store on every page view."""
+    from replays.disputes.projection import DISPUTE_TOPICS
+    from replays.store.application import Ledger
+    from replays.store.schema import DISPUTE_EVENTS, DISPUTE_INDEX
+
+    migrate(database_url)
+    Ledger(database_url)
+    assert DISPUTE_EVENTS == f"topic LIKE '{DISPUTE_TOPICS}%'"
+    indexes = {i["name"] for i in sa.inspect(engine_for(database_url)).get_indexes("ledger_events")}
+    assert DISPUTE_INDEX in indexes
+    query = (
+        "SELECT id FROM ledger_events WHERE id <= 10 AND "
+        f"{DISPUTE_EVENTS} ORDER BY originator_id, originator_version"
+    )
+    with engine_for(database_url).connect() as connection:
+        if connection.dialect.name == "sqlite":
+            plan = " ".join(
+                str(row[-1])
+                for row in connection.execute(sa.text("EXPLAIN QUERY PLAN " + query))
+            )
+        else:
+            connection.exec_driver_sql("SET enable_seqscan = off")
+            plan = " ".join(row[0] for row in connection.execute(sa.text("EXPLAIN " + query)))
+    assert DISPUTE_INDEX in plan, plan

@@ -33,6 +33,7 @@ from replays.integrity.report import UNREADABLE, Report
 from replays.integrity.snapshot_checks import report_mismatch, snapshot_mismatch, snapshots_of
 from replays.integrity.store import StoredRow, _stored, id_param
 from replays.readmodels.projections import ENTRIES, GAMES, MOVES, NAME, RESULTS
+from replays.store.schema import DISPUTE_EVENTS
 
 READ_MODEL = "read_model"
 BATCH_GAMES = 200
@@ -396,6 +397,10 @@ def _events_by_aggregate(
     that the projection has reached, one aggregate at a time; only the aggregates whose
     ids lie in ``span`` (from, to: 16 bytes or None for open) or are ``only``, if given."""
     where, params = "", {"position": position, "topics": topics + "%"}
+    matches = "topic LIKE :topics"
+    if f"topic LIKE '{topics}%'" == DISPUTE_EVENTS:
+        # Spelled as the partial index of dispute events is, so that the planner uses it.
+        matches, params = DISPUTE_EVENTS, {"position": position}
     if span is not None and span[0] is not None:
         where += " AND originator_id >= :low"
         params["low"] = id_param(connection, span[0])
@@ -404,7 +409,7 @@ def _events_by_aggregate(
         params["high"] = id_param(connection, span[1])
     query = sa.text(
         "SELECT id, originator_id, originator_version, topic, state FROM "
-        f"{events} WHERE id <= :position AND topic LIKE :topics{where} "
+        f"{events} WHERE id <= :position AND {matches}{where} "
         + ("AND originator_id IN :only " if only is not None else "")
         + "ORDER BY originator_id, originator_version"
     )
