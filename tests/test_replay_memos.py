@@ -312,7 +312,7 @@ def test_a_games_verdict_reads_dispute_events_through_their_index(database_url):
 
     migrate(database_url)
     Ledger(database_url)
-    assert DISPUTE_EVENTS == f"topic LIKE '{DISPUTE_TOPICS}%'"
+    assert f"topic LIKE '{DISPUTE_TOPICS}%'" == DISPUTE_EVENTS
     indexes = {i["name"] for i in sa.inspect(engine_for(database_url)).get_indexes("ledger_events")}
     assert DISPUTE_INDEX in indexes
     query = (
@@ -322,8 +322,7 @@ def test_a_games_verdict_reads_dispute_events_through_their_index(database_url):
     with engine_for(database_url).connect() as connection:
         if connection.dialect.name == "sqlite":
             plan = " ".join(
-                str(row[-1])
-                for row in connection.execute(sa.text("EXPLAIN QUERY PLAN " + query))
+                str(row[-1]) for row in connection.execute(sa.text("EXPLAIN QUERY PLAN " + query))
             )
         else:
             connection.exec_driver_sql("SET enable_seqscan = off")
