@@ -9,6 +9,7 @@ store like an insider and asks the pages' verdict.
 from __future__ import annotations
 
 import json
+import zlib
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
@@ -78,6 +79,10 @@ def test_verify_leaves_a_memo_per_game_and_the_badge_replays_nothing(
     report = verify_store(database_url)
     assert report.ok, report.problems
     assert memo_count(database_url) == len(games)
+    # A second run finds every memo up to date and rewrites none.
+    made = sql(database_url, "SELECT game_id, made_at FROM integrity_replay_memos").all()
+    assert verify_store(database_url).ok
+    assert sql(database_url, "SELECT game_id, made_at FROM integrity_replay_memos").all() == made
     replays = Replays(monkeypatch)
     for game_id in games:
         verdict = integrity_verdict(database_url, game_id)
@@ -156,13 +161,13 @@ def test_a_forged_memo_is_never_trusted(database_url, keys, monkeypatch):
             database_url, "SELECT body FROM integrity_replay_memos WHERE game_id = :g", g=game_id
         ).scalar_one()
     )
-    data = json.loads(body)
+    data = json.loads(zlib.decompress(body))
     moves = data["moves"]
     at = moves["columns"].index("card")
     for values in moves["values"]:
         if values[moves["columns"].index("move_index")] == index:
             values[at] = forged_card
-    forged = json.dumps(data, separators=(",", ":")).encode()
+    forged = zlib.compress(json.dumps(data, separators=(",", ":")).encode())
     assert forged != body
     sql(
         database_url,
