@@ -34,7 +34,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -47,9 +46,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from replays.integrity.models import ReplayMemo
-from replays.integrity.signing import PRIVATE_KEY_FILE, key_dir
+from replays.integrity.signing import MEMO_KEY_FILE, PRIVATE_KEY_FILE, key_dir, write_memo_key
 
-MEMO_KEY_FILE = "memo-key"
 FORMAT = b"rummy-ledger replay memo 1\0"
 
 
@@ -76,17 +74,6 @@ def memo_key(directory: str | os.PathLike | None = None) -> bytes | None:
         return _read_key(path)
     except OSError:
         return None
-
-
-def write_memo_key(where: Path) -> None:
-    """Write a new memo key into ``where`` unless one is there (two processes may race:
-    the first file stays, and a memo under the other's key is simply ignored)."""
-    try:
-        descriptor = os.open(where / MEMO_KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(secrets.token_bytes(32).hex().encode())
 
 
 def _read_key(path: Path) -> bytes:
