@@ -74,12 +74,15 @@ def projection_position(connection: sa.Connection) -> int:
 
 
 # -- rebuilding one game's rows ----------------------------------------------------------------
-def _notification(row: StoredRow) -> Notification:
+def _notification(row: StoredRow, originator_id: uuid.UUID) -> Notification:
+    """The stored row as the mapper reads it; ``originator_id`` is the row's own id as a
+    UUID, built once per game by the caller (one ``UUID`` per event cost as much as the
+    row itself)."""
     if row.defect is not None:
         raise Unreplayable(row.version, f"stored row {row.notification_id}: {row.defect}")
     return Notification(
         id=row.notification_id,
-        originator_id=uuid.UUID(bytes=row.originator),
+        originator_id=originator_id,
         originator_version=row.version,
         topic=row.topic,
         state=row.state,
@@ -138,6 +141,7 @@ def expected_rows(
     compared = 0
     expected: Expected | None = None
     replayed_all = True
+    originator, originator_id = None, None
     for index, row in enumerate(rows):
         if index == reach:
             expected = _finish(
@@ -145,7 +149,9 @@ def expected_rows(
             )
         within = index < reach
         try:
-            event = to_domain_event(_notification(row))
+            if row.originator != originator:  # a game's rows share one id: made once
+                originator, originator_id = row.originator, row.originator_id
+            event = to_domain_event(_notification(row, originator_id))
             if within:
                 move = variant.move_row(game, event)
                 if move is not None:
