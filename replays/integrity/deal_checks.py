@@ -37,6 +37,8 @@ from domain.shuffle import (
 from replays.store.transcodings import ledger_transcoder
 
 if TYPE_CHECKING:
+    from uuid import UUID
+
     from replays.integrity.report import Report
     from replays.integrity.store import StoredRow
 
@@ -67,14 +69,19 @@ class DealChecker:
         self.checked = 0
         self.unrevealed = 0
         self.rebuilt: dict[bytes, tuple[Any, str, Any]] = {}  # other variants: being rebuilt
+        self._last_id: tuple[bytes | None, UUID | None] = (None, None)
 
     @cached_property
     def mapper(self) -> Mapper:
         return Mapper(transcoder=ledger_transcoder())
 
     def _decode(self, row: StoredRow) -> Any:
+        """The stored event as the mapper decodes it. A game's events mostly come one after
+        another, so the last game's UUID is kept rather than built again for each event."""
+        if row.originator != self._last_id[0]:
+            self._last_id = (row.originator, row.originator_id)
         return self.mapper.to_domain_event(
-            StoredEvent(row.originator_id, row.version, row.topic, row.state)
+            StoredEvent(self._last_id[1], row.version, row.topic, row.state)
         )
 
     def skip(self, originator: bytes) -> None:
