@@ -458,7 +458,7 @@ def _small_tables(most: int, copies: int, budget: int) -> dict[int, tuple]:
 def _small_suits() -> None:
     """Work out the tables kept for good: every suit of up to three cards, and the suits of
     four cards holding one copy of each (ONE_COPY makes those cheap) within four jokers."""
-    _SMALL.update(_small_tables(ONE_COPY_SUIT, 1, SMALL_BUDGET))
+    _SMALL.update(_small_tables(ONE_COPY_SUIT, 2, SMALL_BUDGET))
     _SMALL.update(_small_tables(SMALL_SUIT, 2, 2 * SMALL_SUIT))
     _SMALL_SPLITS.update(_SPLITS)  # the splits behind them serve the search of larger suits
     clear_caches()
