@@ -75,6 +75,12 @@ ONE_COPY = True
 # suits with repeated cards, wild cards beside them and up to 6 jokers
 # (tests/test_solver_tables.py).
 ONE_STAND_IN = True
+# A sequence of SPLIT_AT places or more whose three lowest or three highest places hold
+# its own cards is beaten by those three as a pure sequence and the rest as another (no
+# more jokers, one more sequence, the rest keeping every stand-in and so its purity): the
+# search does not lay it (SPLIT_LONG; checked against the search that does).
+SPLIT_AT = 6
+SPLIT_LONG = True
 _SECOND_COPY = PLACE_BITS * 14  # the bits of a place's count beyond the first copy
 
 _SPLITS: dict[int, tuple[int, tuple]] = {}
@@ -171,6 +177,13 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
             else:
                 missing = gaps
             leaves_out = left_out or index > start  # a card held between its ends
+            if SPLIT_LONG and place - low >= SPLIT_AT - 1:
+                if sequence[2] == low + 2:
+                    break  # its three lowest places are its own cards, and so on longer ones
+                if sequence[-3] == place - 2:  # its three highest
+                    if index + 1 < count:
+                        stack.append((index + 1, place, more, missing, taken, sequence, leaves_out))
+                    continue
             if index + 1 < count:
                 stack.append((index + 1, place, more, missing, taken, sequence, leaves_out))
             if place - low == 1:  # two cards side by side: one more place at either end
@@ -364,13 +377,16 @@ def _wild_pure_entries(code: int, pure_at: int, budget: int) -> tuple:
     held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
     held |= (held & ACE_LOW_UNIT) << (NIBBLE * (ACE_HIGH - 1))  # an Ace is held high too
     row = MERGE[PURE_ONE]
+    # A pure sequence of SPLIT_AT places or more is beaten by its part of 3 to 5 places with
+    # the wild card and the rest of it, a sequence of the suit's own cards (SPLIT_LONG).
+    longest = SPLIT_AT - 1 if SPLIT_LONG else LONGEST
     wilds = pure_at
     while wilds:
         wild_bit = wilds & -wilds
         wilds ^= wild_bit
         wild = (wild_bit.bit_length() - 1) >> 2
         first = wild  # the lowest of the held places side by side below the wild place
-        while first > 1 and wild - first < LONGEST - 1 and held >> (NIBBLE * (first - 1)) & 1:
+        while first > 1 and wild - first < longest - 1 and held >> (NIBBLE * (first - 1)) & 1:
             first -= 1
         for low in range(first, wild + 1):
             high = wild  # every place from low to high but the wild place is held
@@ -387,7 +403,7 @@ def _wild_pure_entries(code: int, pure_at: int, budget: int) -> tuple:
                             if current is None or loose < current[0]:
                                 best[slot] = (loose, (witness, *places))
                 high += 1
-                if high > ACE_HIGH or high - low >= LONGEST or not held >> (NIBBLE * high) & 1:
+                if high > ACE_HIGH or high - low >= longest or not held >> (NIBBLE * high) & 1:
                     break
     if not best:
         return plain
