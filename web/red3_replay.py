@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flask import Response, abort, render_template, url_for
+from markupsafe import Markup, escape
 
 from domain.cards import Card
 from domain.red3.game import Red3Match
@@ -189,6 +190,24 @@ def _move_items(match: Red3Match, seat: str | None) -> list[dict]:
     return items
 
 
+def _move_list(items: list[dict], url, current: int) -> Markup:
+    """The move list's items as HTML. A ten-round match lists well over a thousand moves,
+    so they are written here in one pass rather than by the template's loop (a third of
+    the page's time); the markup is the same."""
+    parts = []
+    for item in items:
+        move = item["move"]
+        if item["round_starts"]:
+            parts.append(f'<li class="round-mark" aria-hidden="true">round {item["round"]}</li>')
+        at = f' data-at="{escape(item["at"])}"' if item["at"] else ""
+        mark = ' aria-current="step"' if move == current else ""
+        parts.append(
+            f'<li><a href="{escape(url(move))}" data-move="{move}"{at}{mark}>'
+            f'<span class="n">{move}</span><span>{escape(item["text"])}</span></a></li>'
+        )
+    return Markup("\n".join(parts))
+
+
 def replay_page(game_id: str) -> str:
     match = _timelines().game(get_ledger(), game_id)
     if not match.steps:
@@ -197,7 +216,7 @@ def replay_page(game_id: str) -> str:
     items = _move_items(context["match"], context["seat"])
     return render_template(
         "replays/red3_replay.html",
-        move_items=items,
+        move_list=_move_list(items, context["url"], context["move"]),
         timed=any(item["at"] for item in items),
         settlement=context["match"].settlement().to_dict(),
         **context,

@@ -306,7 +306,7 @@ def integrity_verdict(
     Raises :class:`UnknownGame` for a game the ledger does not have.
     """
     public_key = public_key or default_public_key()
-    report = verify_game(url, game_id, public_key=public_key)
+    report = verify_game(url, game_id, public_key=public_key, memos="use")
     checkpoint = report.latest
     about = (None, None) if checkpoint is None else (checkpoint.size, checkpoint.time)
     unreadable = [p for p in report.problems if p.kind == UNREADABLE]

@@ -17,10 +17,13 @@ They live apart from the events so that a change made to an event row alone show
   write lock, in the transaction that stores the events (:mod:`replays.integrity.append`).
 - :class:`CheckpointRow` (``integrity_checkpoints``): every signed tree head issued, as
   signed; the auditor's copies outside the system are what really count.
+- :class:`ReplayMemo` (``integrity_replay_memos``): per game, what the replay of its events
+  gave, under a MAC, so that its page's badge need not replay it again.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from uuid import UUID
 
 import sqlalchemy as sa
@@ -92,6 +95,24 @@ class CheckpointRow(Base):
     signature: Mapped[str] = mapped_column(sa.String(128))
 
 
+class ReplayMemo(Base):
+    """What one game's replay gave, remembered for its badge (:mod:`replays.integrity.replay_memos`):
+    the digest of the replay's inputs, the digest of the read rows found to match, the
+    deal check's notes, the rows the events give, and the MAC over all of it."""
+
+    __tablename__ = "integrity_replay_memos"
+
+    game_id: Mapped[str] = mapped_column(sa.String(200), primary_key=True)
+    digest: Mapped[bytes] = mapped_column(sa.LargeBinary(32))
+    rows_digest: Mapped[bytes | None] = mapped_column(sa.LargeBinary(32), nullable=True)
+    notes: Mapped[str] = mapped_column(sa.Text)
+    body: Mapped[bytes] = mapped_column(sa.LargeBinary)
+    mac: Mapped[bytes] = mapped_column(sa.LargeBinary(32))
+    made_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
+
+
 INTEGRITY_TABLES = [
     model.__table__ for model in (Seal, GameChainHead, TreeNode, TreeHead, CheckpointRow)
 ]
+# Created with them, but not required: a store without memos replays every game it checks.
+MEMO_TABLES = [ReplayMemo.__table__]

@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +44,7 @@ from replays.integrity.checkpoint_blocks import Blocks, BlocksError
 CHECKPOINT_FORMAT = "rummy-ledger/checkpoint@1"
 PRIVATE_KEY_FILE = "signing-key.pem"
 PUBLIC_KEY_FILE = "signing-key.pub"
+MEMO_KEY_FILE = "memo-key"  # signs remembered replays (replays/integrity/replay_memos.py)
 DEFAULT_KEY_DIR = "keys"
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z")
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
@@ -90,7 +92,22 @@ def init_keys(directory: str | os.PathLike | None = None, *, force: bool = False
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
         )
     )
+    # A new signing key starts a new trust: memos signed under the old memo key go.
+    (where / MEMO_KEY_FILE).unlink(missing_ok=True)
+    write_memo_key(where)
     return where
+
+
+def write_memo_key(where: Path) -> None:
+    """Write a new memo key (:mod:`replays.integrity.replay_memos`) into ``where`` unless one
+    is there (two processes may race: the first file stays, and a memo under the other's
+    key is simply ignored)."""
+    try:
+        descriptor = os.open(where / MEMO_KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(secrets.token_bytes(32).hex().encode())
 
 
 def load_private_key(directory: str | os.PathLike | None = None) -> Ed25519PrivateKey:

@@ -147,13 +147,14 @@ def snapshot_mismatch(ledger: Any, stored: StoredEvent, aggregate: Any) -> str |
     its events up to the snapshot's version) gives, or None when they are the same."""
     if _same_bytes(ledger, stored, aggregate):
         return None
+    encode = ledger.mapper.transcoder.encode
     try:
         snapshot = ledger.mapper.to_domain_event(stored)
-    except Exception as error:  # a snapshot that no longer decodes was changed
+        stored_state = encode(snapshot.state)
+    except Exception as error:  # a snapshot that no longer decodes (or lacks its state)
         return f"cannot be read ({error})"
     expected = type(snapshot).take(aggregate)
-    encode = ledger.mapper.transcoder.encode
-    if encode(expected.state) != encode(snapshot.state) or snapshot.topic != expected.topic:
+    if encode(expected.state) != stored_state or snapshot.topic != expected.topic:
         return "does not match the game rebuilt from its events"
     return None
 

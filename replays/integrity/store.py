@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from replays.integrity import merkle
 from replays.integrity.canonical import event_leaf
 from replays.integrity.checkpoint_blocks import Blocks, block_level, rest_subtrees
-from replays.integrity.models import INTEGRITY_TABLES, NODE_MIN_LEVEL, Seal, TreeNode
+from replays.integrity.models import INTEGRITY_TABLES, MEMO_TABLES, NODE_MIN_LEVEL, Seal, TreeNode
 from replays.store.db import Base, engine_for
 from replays.store.schema import EVENTS_TABLE
 from replays.store.settings import database_url
@@ -77,7 +77,7 @@ def has_table(connection: sa.Connection, name: str) -> bool:
 
 def create_tables(url: str | None = None) -> None:
     """Create the integrity tables directly (tests, and databases Alembic does not manage)."""
-    Base.metadata.create_all(engine(url), tables=INTEGRITY_TABLES)
+    Base.metadata.create_all(engine(url), tables=INTEGRITY_TABLES + MEMO_TABLES)
 
 
 def progress_bar(total: int | None, desc: str, enabled: bool):

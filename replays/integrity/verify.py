@@ -214,7 +214,15 @@ def verify_store(
             # are compared on the way, and the snapshot step checks only the rest.
             tally = _snapshot_tally() if check_snapshots else None
             read_models(
-                connection, url, report, names, skip=skip, progress=progress, tally=tally, jobs=jobs
+                connection,
+                url,
+                report,
+                names,
+                skip=skip,
+                progress=progress,
+                tally=tally,
+                jobs=jobs,
+                remember_deals=checker is not None,
             )
         if check_snapshots and has_events:
             done = skip if tally is None else skip | tally.done
@@ -238,9 +246,13 @@ def read_models(
     events: str = EVENTS_TABLE,
     tally=None,
     jobs: int = 1,
+    remember_deals: bool | None = None,
 ) -> None:
     """The read-model step: every game's rows against its events (replays.readmodels.read_model_checks);
-    with ``tally`` (a ``SnapshotTally``), the stored snapshots each replay passes too."""
+    with ``tally`` (a ``SnapshotTally``), the stored snapshots each replay passes too.
+    Unless ``remember_deals`` is None (it says whether the deals were checked), each
+    clean replay is remembered for the game's badge (:mod:`replays.integrity.replay_memos`)."""
+    from replays.integrity.replay_memos import memo_writer
     from replays.readmodels import read_model_checks as checks
 
     if not checks.has_read_models(connection):
@@ -261,8 +273,10 @@ def read_models(
                 events=events,
                 bar=bar,
                 snapshots=tally,
+                remember_deals=remember_deals,
             )
         else:
+            memos = None if remember_deals is None else memo_writer(url, deals=remember_deals)
             checked = checks.check_read_models(
                 connection,
                 checks.ledger_for(url),
@@ -272,6 +286,7 @@ def read_models(
                 events=events,
                 bar=bar,
                 snapshots=tally,
+                memos=memos,
             )
     report.notes.append(f"{checked} game(s)' read rows checked against their events")
 
@@ -744,10 +759,15 @@ def verify_game(
     check_deals: bool = True,
     check_snapshots: bool = True,
     check_read_models: bool = True,
+    memos: str = "write",
 ) -> Report:
     """One game's events against its seals and chain; its inclusion in the checkpoints
     (the given ones, plus the latest stored one when ``latest``) through the stored tree;
-    and its deal against its shuffle seeds when the record carried them."""
+    and its deal against its shuffle seeds when the record carried them.
+
+    ``memos`` (:mod:`replays.integrity.replay_memos`): ``"write"`` replays the game and
+    remembers a clean replay; ``"use"`` also takes a remembered replay of exactly these
+    events and snapshots instead of replaying (the pages' badge); ``"off"`` neither."""
     public_key = public_key or default_public_key()
     report = Report(games=1)
     with engine(url).connect() as connection:
@@ -791,6 +811,7 @@ def verify_game(
             if checks.has_read_models(connection):
                 # One replay of the game for its read rows, its snapshots and its deal.
                 riders = _riders(connection, rows, snapshots_wanted, check_deals, game_id)
+                riders.memo = _memo(connection, url, game_id, rows, riders, check_deals, memos)
                 checks.check_game_read_models(
                     connection,
                     checks.ledger_for(url),
@@ -809,7 +830,9 @@ def verify_game(
             # As when this step ran first: a snapshot that differs leaves the deal unread.
             settled = settled and len(report.problems) == found
     if check_deals and rows and settled and not (riders is not None and riders.snapshot_failed):
-        if carried and riders.watch is not None:
+        if carried and riders.recalled is not None:
+            report.notes += riders.recalled
+        elif carried and riders.watch is not None:
             riders.watch.checker.finish()
             report.problems += riders.watch.found.problems
             report.notes += riders.watch.found.notes
@@ -819,7 +842,43 @@ def verify_game(
                 checker.feed(row, game_id)
             checker.finish()
     locating.name_events(report, located.here)
+    if riders is not None and riders.memo is not None:
+        _remember(riders)
     return report
+
+
+def _memo(connection, url, game_id: str, rows, riders, deals: bool, memos: str):
+    """The game's memo slot, or None (memos off, or this process has no memo key)."""
+    if memos == "off":
+        return None
+    from replays.integrity import replay_memos
+
+    key = replay_memos.memo_key()
+    if key is None:
+        return None
+    snapshots = riders.snapshots.stored if riders.snapshots is not None else None
+    return replay_memos.GameMemo(
+        connection, engine(url), key, game_id, rows, snapshots, deals, read=memos == "use"
+    )
+
+
+def _remember(riders) -> None:
+    """Store what this check established in the game's memo: a replay that went to the end
+    and found its deal and snapshots clean, and read rows found equal to its rows (what
+    the read rows say does not decide the memo: they are compared on every view)."""
+    memo = riders.memo
+    if riders.recalled is None:
+        if riders.expected is None or not riders.carried or riders.snapshot_failed:
+            return
+        if riders.snapshots is not None and not riders.snapshots.done:
+            return
+        notes: list[str] = []
+        if riders.watch is not None:
+            if riders.watch.found.problems:
+                return
+            notes = list(riders.watch.found.notes)
+        memo.replayed(riders.expected, notes)
+    memo.remember()
 
 
 class _DealWatch:

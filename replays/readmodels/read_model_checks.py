@@ -33,6 +33,7 @@ from replays.integrity.report import UNREADABLE, Report
 from replays.integrity.snapshot_checks import report_mismatch, snapshot_mismatch, snapshots_of
 from replays.integrity.store import StoredRow, _stored, id_param
 from replays.readmodels.projections import ENTRIES, GAMES, MOVES, NAME, RESULTS
+from replays.store.schema import DISPUTE_EVENTS
 
 READ_MODEL = "read_model"
 BATCH_GAMES = 200
@@ -396,6 +397,10 @@ def _events_by_aggregate(
     that the projection has reached, one aggregate at a time; only the aggregates whose
     ids lie in ``span`` (from, to: 16 bytes or None for open) or are ``only``, if given."""
     where, params = "", {"position": position, "topics": topics + "%"}
+    matches = "topic LIKE :topics"
+    if f"topic LIKE '{topics}%'" == DISPUTE_EVENTS:
+        # Spelled as the partial index of dispute events is, so that the planner uses it.
+        matches, params = DISPUTE_EVENTS, {"position": position}
     if span is not None and span[0] is not None:
         where += " AND originator_id >= :low"
         params["low"] = id_param(connection, span[0])
@@ -404,7 +409,7 @@ def _events_by_aggregate(
         params["high"] = id_param(connection, span[1])
     query = sa.text(
         "SELECT id, originator_id, originator_version, topic, state FROM "
-        f"{events} WHERE id <= :position AND topic LIKE :topics{where} "
+        f"{events} WHERE id <= :position AND {matches}{where} "
         + ("AND originator_id IN :only " if only is not None else "")
         + "ORDER BY originator_id, originator_version"
     )
@@ -485,10 +490,12 @@ def check_read_models(
     events: str = "ledger_events",
     bar=None,
     snapshots: SnapshotTally | None = None,
+    memos=None,
 ) -> int:
     """Every game's read rows against its events (the whole store). Returns the number of
     games checked. ``names`` maps aggregate ids to game ids where known (the chain heads).
-    With ``snapshots``, each replayed game's stored snapshots are compared on the way.
+    With ``snapshots``, each replayed game's stored snapshots are compared on the way;
+    with ``memos``, each clean replay is remembered for the game's badge.
     (:mod:`replays.readmodels.verify_jobs` does the same over several processes.)"""
     names = names or {}
     position = projection_position(connection)
@@ -502,6 +509,7 @@ def check_read_models(
         events=events,
         bar=bar,
         snapshots=snapshots,
+        memos=memos,
     )
     finish_store_check(connection, ledger, report, seen, position, events)
     return checked
@@ -529,11 +537,13 @@ def replay_games(
     only: list[bytes] | None = None,
     troubled: set[bytes] | None = None,
     counted: set[bytes] | None = None,
+    memos=None,
 ) -> tuple[int, set[str]]:
     """The games' replays and row comparisons (of the aggregates in ``span`` or ``only``
     when given): how many games were checked, and the game ids met; the aggregates any
     finding was made about go into ``troubled``, those checked into ``counted``, when
-    given."""
+    given. ``memos`` (a :class:`replays.integrity.replay_memos.MemoWriter`) remembers each
+    clean replay for the games' badges."""
     seen: set[str] = set()
     waiting: list[list[StoredRow]] = []
     waiting_events = 0
@@ -545,6 +555,7 @@ def replay_games(
         if snapshots is not None:
             found = snapshots_of(connection, [rows[0].originator for rows in waiting])
         batch: list[tuple[bytes, Expected]] = []
+        remembered = []
         for rows in waiting:
             originator = rows[0].originator
             stored = found.get(originator)
@@ -570,6 +581,8 @@ def replay_games(
                         troubled.add(originator)
             seen.add(expected.game_id)
             batch.append((originator, expected))
+            if memos is not None and expected.replayed_all and (check is None or check.done):
+                remembered.append((expected.game_id, rows, stored, expected))
             checked += 1
             if counted is not None:
                 counted.add(originator)
@@ -582,6 +595,8 @@ def replay_games(
                 compare_game(report, expected, stored_rows)
                 if troubled is not None and len(report.problems) > found:
                     troubled.add(originator)
+            if remembered:
+                memos.write(connection, report, remembered)
 
     aggregates = itertools.chain.from_iterable(
         _events_by_aggregate(connection, position, events, prefix, span=span, only=only)
@@ -731,6 +746,12 @@ class Riders:
     watch: Any = None
     carried: bool = False
     snapshot_failed: bool = False
+    # A remembered replay (replays.integrity.replay_memos.GameMemo): when it answers,
+    # ``recalled`` holds the deal check's notes and nothing is replayed; otherwise the
+    # replay's rows are kept in ``expected`` for the caller to remember once it is clean.
+    memo: Any = None
+    recalled: list[str] | None = None
+    expected: Expected | None = None
 
 
 def check_game_read_models(
@@ -806,14 +827,18 @@ def _reach(rows: list[StoredRow], position: int, prefixes: tuple[str, ...]) -> i
 def _check_game_riding(
     connection, ledger, report, game_id, events, position, riders: Riders, reach: int
 ) -> bool:
+    memo = riders.memo
+    if memo is not None and memo.recall(reach) is not None:
+        return _check_game_recalled(connection, ledger, report, game_id, events, position, riders)
     failed = None
+    snapshots = riders.snapshots
     try:
         expected = expected_rows(
-            ledger, riders.rows, reach=reach, snapshots=riders.snapshots, watch=riders.watch
+            ledger, riders.rows, reach=reach, snapshots=snapshots, watch=riders.watch
         )
     except Unreplayable as error:
         failed, expected = error, None
-    snapshots = riders.snapshots
+    riders.expected = expected
     riders.carried = expected is not None and expected.replayed_all
     if riders.carried and snapshots is not None and snapshots.mismatch is not None:
         report_mismatch(report, game_id, snapshots.mismatch)
@@ -825,5 +850,30 @@ def _check_game_riding(
     if failed is not None:
         report.add(UNREADABLE, f"read rows cannot be checked: {failed}", game_id, failed.version)
         return False
-    compare_game(report, expected, _stored_rows(connection, [expected.game_id]))
+    _compare_stored(connection, report, expected, memo if riders.carried else None)
     return True
+
+
+def _check_game_recalled(connection, ledger, report, game_id, events, position, riders) -> bool:
+    """The one-game check where the same events (and snapshots) were replayed before and
+    found clean (``riders.memo``): the read rows are compared with the remembered rows,
+    or not at all when they are the very rows found to match them before."""
+    memo = riders.memo
+    riders.carried, riders.recalled = True, memo.found.notes
+    snapshots = riders.snapshots
+    if snapshots is not None:
+        snapshots.done = True
+        report.notes.append(f"{len(snapshots.stored)} snapshot(s) checked against their events")
+    check_adjustments(connection, ledger, report, position, events, game_id=game_id)
+    if not memo.rows_match():
+        _compare_stored(connection, report, memo.expected(_ENTRY_KEY), memo)
+    return True
+
+
+def _compare_stored(connection, report: Report, expected: Expected, memo) -> None:
+    """The game's stored read rows against ``expected``; rows found equal are noted in
+    ``memo`` (when there is one) so that the next check of the same rows need not compare."""
+    found = len(report.problems)
+    compare_game(report, expected, _stored_rows(connection, [expected.game_id]))
+    if memo is not None and not any(p.kind == READ_MODEL for p in report.problems[found:]):
+        memo.matched()

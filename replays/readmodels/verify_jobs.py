@@ -60,9 +60,12 @@ def check_read_models(
     events: str = "ledger_events",
     bar=None,
     snapshots: SnapshotTally | None = None,
+    remember_deals: bool | None = None,
 ) -> int:
     """:func:`replays.readmodels.read_model_checks.check_read_models` with the games
-    replayed in ``jobs`` processes. ``url`` is the database's, for the workers."""
+    replayed in ``jobs`` processes. ``url`` is the database's, for the workers, which
+    remember each clean replay for the games' badges unless ``remember_deals`` is None
+    (it says whether the main pass checked the deals)."""
     ledger = ledger_for(url)
     position = projection_position(connection)
     parts = spans(jobs * RANGES_PER_JOB)
@@ -79,6 +82,7 @@ def check_read_models(
                 frozenset(o for o in skip if _within(o, part)),
                 events,
                 snapshots is not None,
+                remember_deals,
             ): index
             for index, part in enumerate(parts)
         }
@@ -131,11 +135,15 @@ def _replay_span(
     skip: frozenset[bytes],
     events: str,
     with_snapshots: bool,
+    remember_deals: bool | None,
 ) -> dict[str, Any]:
     """One worker's range: the games it checked and found in order, and the aggregates
     it found anything wrong with (their findings are left to the main pass)."""
+    from replays.integrity.replay_memos import memo_writer
+
     report, count, troubled, counted = Report(), _Count(), set(), set()
     tally = SnapshotTally() if with_snapshots else None
+    memos = None if remember_deals is None else memo_writer(url, deals=remember_deals)
     with engine(url).connect() as connection:
         read_snapshot(connection)
         _, seen = replay_games(
@@ -151,6 +159,7 @@ def _replay_span(
             span=span,
             troubled=troubled,
             counted=counted,
+            memos=memos,
         )
     return {
         "checked": len(counted - troubled),

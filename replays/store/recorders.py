@@ -123,10 +123,14 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
     def create_table(self) -> None:
         """The event tables and, with them, the integrity tables every append writes to."""
         super().create_table()
-        from replays.integrity.models import INTEGRITY_TABLES
+        from replays.integrity.models import INTEGRITY_TABLES, MEMO_TABLES
         from replays.store.db import Base
 
-        Base.metadata.create_all(self.datastore.engine, tables=INTEGRITY_TABLES)
+        Base.metadata.create_all(self.datastore.engine, tables=INTEGRITY_TABLES + MEMO_TABLES)
+        from replays.store.schema import index_dispute_events
+
+        with self.datastore.engine.begin() as connection:
+            index_dispute_events(connection, self.events_table_name)
 
     def _insert_stored_events(
         self, session: Session, stored_events: Sequence[StoredEvent], **kwargs: Any

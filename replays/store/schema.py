@@ -80,7 +80,34 @@ def event_store_metadata() -> sa.MetaData:
             base_cls=base_cls,
         )
         record_cls.__table__.to_metadata(metadata)
+    events = metadata.tables[EVENTS_TABLE]
+    sa.Index(
+        DISPUTE_INDEX,
+        events.c.originator_id,
+        events.c.originator_version,
+        sqlite_where=sa.text(DISPUTE_EVENTS),
+        postgresql_where=sa.text(DISPUTE_EVENTS),
+    )
     return metadata
+
+
+# Dispute cases' events, few among millions of game events: one game's verdict reads its
+# cases' adjustments from them (replays.readmodels.read_model_checks.check_adjustments)
+# through this partial index instead of scanning every event. Queries must spell the
+# condition exactly so for the planners to use the index.
+DISPUTE_EVENTS = "topic LIKE 'rummy_ledger:DisputeCase.%'"
+DISPUTE_INDEX = f"ix_{EVENTS_TABLE}_dispute_cases"
+
+
+def index_dispute_events(connection: sa.Connection, events: str = EVENTS_TABLE) -> None:
+    """Create the partial index of dispute events on ``events`` where it is missing (a store
+    the ledger creates itself; migration 0011 adds it to migrated ones)."""
+    connection.execute(
+        sa.text(
+            f"CREATE INDEX IF NOT EXISTS ix_{events}_dispute_cases ON {events} "
+            f"(originator_id, originator_version) WHERE {DISPUTE_EVENTS}"
+        )
+    )
 
 
 def target_metadata() -> list[sa.MetaData]:
