@@ -234,7 +234,8 @@ def _set_choices(available: tuple[int, ...], jokers: int) -> tuple[tuple, ...]:
     finds a low score early.
 
     The ways for up to two copies per suit (two decks) are worked out once, at import;
-    those within a number of jokers are kept as they are asked for (every hand asks).
+    those within a number of jokers are kept as they are asked for (every hand asks, and
+    there are 81 × 14 of them at most with two decks).
     """
     key = (available, jokers)
     found = _WITHIN.get(key)
@@ -281,8 +282,6 @@ _WITHIN: dict[tuple[tuple[int, ...], int], tuple] = {}  # (copies per suit, joke
 for _copies in range(81):
     _available = (_copies % 3, _copies // 3 % 3, _copies // 9 % 3, _copies // 27)
     _SET_CHOICES[_available] = _list_set_choices(_available)
-    for _jokers in range(14):  # a hand of 13 cards holds at most 13 jokers
-        _set_choices(_available, _jokers)
 
 
 # -- the search -------------------------------------------------------------------------------
@@ -752,7 +751,9 @@ def _absorb_jokers(pure: list, impure: list, sets: list, jokers: list[int]) -> N
 def clear_caches() -> None:
     """Forget every cached suit table (the benchmark's cold start).
 
-    The ways to lay sets (:func:`_set_choices`) are worked out at import and stay.
+    The ways to lay sets (:func:`_set_choices`) are worked out at import and stay; those
+    within a number of jokers are forgotten.
     """
     suit_tables.clear_caches()
     _best_run.cache_clear()
+    _WITHIN.clear()

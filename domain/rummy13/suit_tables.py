@@ -473,19 +473,20 @@ def _small_tables(most: int, copies: int, budget: int) -> dict[int, tuple]:
 
 def _small_suits() -> None:
     """Work out the tables kept for good: every suit of up to three cards, and the suits of
-    four cards (a card twice at most) within four jokers."""
-    _SMALL.update(_small_tables(FOUR_CARD_SUIT, 2, SMALL_BUDGET))
+    four cards holding one copy of each (ONE_COPY makes those cheap) within four jokers."""
+    _SMALL.update(_small_tables(ONE_COPY_SUIT, 1, SMALL_BUDGET))
     _SMALL.update(_small_tables(SMALL_SUIT, 2, 2 * SMALL_SUIT))
     _SMALL_SPLITS.update(_SPLITS)  # the splits behind them serve the search of larger suits
     clear_caches()
 
 
 SMALL_SUIT = 3  # cards in a suit with tables kept for good, two copies at most
-# Cards in a suit with tables kept for good within SMALL_BUDGET jokers, two copies at most
-# (those with a card twice since issue 16: about 3 % fewer instructions a hand with one
-# or two jokers, 27 ms more to import; docs/benchmarks.md).
-FOUR_CARD_SUIT = 4
-SMALL_BUDGET = 4  # jokers the tables kept for good of four-card suits go up to
+# Cards in a suit with tables kept for good, one copy of each. Keeping also those with a
+# card twice (936 more) was measured for issue 16: 3 to 4 % fewer instructions a hand,
+# but importing the solver took 164 million more (a third more), which every one-hand
+# command pays; docs/benchmarks.md.
+ONE_COPY_SUIT = 4
+SMALL_BUDGET = 4  # jokers the tables kept for good of one-copy suits go up to
 _SMALL: dict[int, tuple] = {}
 _SMALL_SPLITS: dict[int, tuple[int, tuple]] = {}
 _small_suits()
