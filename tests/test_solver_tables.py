@@ -147,22 +147,27 @@ def _random_suit(rng, most_cards):
     return code
 
 
+RULES = ("ONE_COPY", "ONE_STAND_IN", "SPLIT_LONG")  # sequences the search does not lay
+
+
 def _searched_both_ways(cases, monkeypatch):
-    """The tables of ``cases`` (code, pure_at, budget) by the search that leaves out any
-    card (ONE_COPY and ONE_STAND_IN off) and by the search as it runs."""
-    found = {}
-    for rules in (False, True):
-        monkeypatch.setattr(suit_tables, "ONE_COPY", rules)
-        monkeypatch.setattr(suit_tables, "ONE_STAND_IN", rules)
-        suit_tables.clear_caches()
-        found[rules] = [suit_table(*case) for case in cases]
-    return found[False], found[True]
+    """The tables of ``cases`` (code, pure_at, budget) by the search that lays every
+    sequence (RULES off, a wild card's places taken by the search itself) and as served."""
+    for rule in RULES:
+        monkeypatch.setattr(suit_tables, rule, False)
+    suit_tables.clear_caches()
+    reference = [suit_tables._suit_entries(*case) for case in cases]
+    for rule in RULES:
+        monkeypatch.setattr(suit_tables, rule, True)
+    suit_tables.clear_caches()
+    return reference, [suit_table(*case) for case in cases]
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_one_stand_in_leaves_no_card_out_and_loses_nothing(seed, fresh, monkeypatch):
-    """ONE_STAND_IN on suits with repeated cards, a wild card beside them or not, every
-    budget up to 6 (run once over 80,000 such suits: no difference)."""
+def test_sequences_not_laid_lose_nothing(seed, fresh, monkeypatch):
+    """ONE_STAND_IN and SPLIT_LONG (with ONE_COPY) on suits with repeated cards, a wild
+    card beside them or not, every budget up to 6 (run once over 80,000 such suits, 20,000
+    with a wild card beside: no difference)."""
     rng = random.Random(1600 + seed)
     cases = []
     for _ in range(1500):
@@ -178,16 +183,29 @@ def test_one_stand_in_leaves_no_card_out_and_loses_nothing(seed, fresh, monkeypa
             assert triples(expected, within) == triples(found, within), (*map(hex, case), within)
 
 
-def test_the_one_stand_in_switch_reaches_the_search(fresh, monkeypatch):
-    """Switched off, a suit with a card twice searched within one joker tries more (else
-    the test above compares a thing with itself)."""
-    code = sum(1 << (NIBBLE * place) for place in (3, 4, 5, 5, 6, 7, 8, 8, 10, 11))
-    tried = {}
-    for rule in (False, True):
-        monkeypatch.setattr(suit_tables, "ONE_STAND_IN", rule)
+@pytest.mark.parametrize(
+    ("rule", "places", "budget"),
+    [
+        ("ONE_STAND_IN", (3, 4, 5, 5, 6, 7, 8, 8, 10, 11), 1),  # a card twice, one joker
+        ("SPLIT_LONG", (2, 3, 4, 5, 6, 7, 8, 9, 11, 12), 2),  # a long run
+    ],
+)
+def test_each_rule_reaches_the_search(rule, places, budget, fresh, monkeypatch):
+    """Switched off, the search tries more (else the test above compares a thing with
+    itself)."""
+    code = sum(1 << (NIBBLE * place) for place in places)
+    search = suit_tables._split
+    tried = {False: 0, True: 0}
+    for on in (False, True):
+
+        def counted(*args, on=on):
+            tried[on] += 1
+            return search(*args)
+
+        monkeypatch.setattr(suit_tables, "_split", counted)
+        monkeypatch.setattr(suit_tables, rule, on)
         suit_tables.clear_caches()
-        suit_table(code, 0, 1)
-        tried[rule] = len(suit_tables._SPLITS)
+        suit_table(code, 0, budget)
     assert tried[False] > tried[True]
 
 

@@ -177,7 +177,7 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
             else:
                 missing = gaps
             leaves_out = left_out or index > start  # a card held between its ends
-            if SPLIT_LONG and place - low >= SPLIT_AT - 1:
+            if SPLIT_LONG and place - low >= SPLIT_AT - 1 and len(sequence) > 2:
                 if sequence[2] == low + 2:
                     break  # its three lowest places are its own cards, and so on longer ones
                 if sequence[-3] == place - 2:  # its three highest
