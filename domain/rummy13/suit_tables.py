@@ -177,15 +177,15 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
             else:
                 missing = gaps
             leaves_out = left_out or index > start  # a card held between its ends
+            own_top = False  # too long, its three highest places its own cards (SPLIT_LONG)
             if SPLIT_LONG and place - low >= SPLIT_AT - 1 and len(sequence) > 2:
                 if sequence[2] == low + 2:
                     break  # its three lowest places are its own cards, and so on longer ones
-                if sequence[-3] == place - 2:  # its three highest
-                    if index + 1 < count:
-                        stack.append((index + 1, place, more, missing, taken, sequence, leaves_out))
-                    continue
+                own_top = sequence[-3] == place - 2
             if index + 1 < count:
                 stack.append((index + 1, place, more, missing, taken, sequence, leaves_out))
+            if own_top:
+                continue  # a longer one may still be laid
             if place - low == 1:  # two cards side by side: one more place at either end
                 cost = 1
                 pure = pure_at and pure_at & (low_bit >> NIBBLE | low_bit << (2 * NIBBLE))
