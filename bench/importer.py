@@ -15,7 +15,8 @@ both, on SQLite and PostgreSQL, storing one game per transaction (``batch=1``, o
 machine's load average at the start and end is recorded: the machine is shared.
 
 Then the whole of ``rummy-ledger import`` (issue 16): records checked, stored, sealed *and*
-projected into the read models (``follow=True``), in one process and with ``--jobs 2``
+projected into the read models (``follow=True``: each save projected from the games in
+memory, :class:`~replays.readmodels.projections.SavedGames`), in one process and with ``--jobs 2``
 (:mod:`replays.records.parallel`), on both engines; the scaling figure is the one-process
 import's time over the two-worker import's, both in this run. One-process figures also
 give the process's CPU seconds (what other sessions' load inflates least).

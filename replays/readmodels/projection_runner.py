@@ -126,6 +126,10 @@ class ProjectionCrash(RuntimeError):
     """Raised by test hooks to simulate a crash; never raised by the runner itself."""
 
 
+class _NotNext(Exception):
+    """The position is not right before the notifications saved: the catch-up's turn."""
+
+
 class Runner:
     """Catches one projection up with the notification log, in batches.
 
@@ -146,6 +150,7 @@ class Runner:
         self.batch_size = batch_size
         self.hook = hook
         self.events = event_store_metadata().tables[EVENTS_TABLE]
+        self._position_row_known = False
 
     # -- reading -----------------------------------------------------------------------
     def head(self, connection: sa.Connection | None = None) -> int:
@@ -282,6 +287,63 @@ class Runner:
             )
         )
         return len(notifications)
+
+    def apply_saved(self, first: int, last: int, apply: Callable[[sa.Connection], None]) -> bool:
+        """Project the notifications ``first``..``last`` that the caller has just saved
+        and still holds in memory, without reading them back: ``apply(connection)`` writes
+        their rows, and the position moves to ``last``, in one transaction, as a batch of
+        :meth:`catch_up` would.
+
+        Only when every notification before ``first`` is projected and none from
+        ``first`` on (no stored id lies between the position and ``first``: PostgreSQL's
+        ids have gaps where a save rolled back): otherwise, or when ``apply`` fails,
+        nothing is written and False is returned, and the ordinary catch-up projects
+        these notifications (recording any failure as it does). A crash before the commit
+        leaves the same: rows and position go together."""
+        if last < first:
+            return False
+        if not self._position_row_known:
+            self._ensure_position_row()
+            self._position_row_known = True
+        try:
+            with self.engine.begin() as connection:
+                position, applied = self._lock_position(connection)
+                if not self._next_after(connection, position, first):
+                    raise _NotNext
+                apply(connection)
+                if self.hook:
+                    self.hook("applied", 0)
+                connection.execute(
+                    POSITIONS.update()
+                    .where(POSITIONS.c.name == self.projection.name)
+                    .values(
+                        position=last,
+                        events_applied=applied + last - first + 1,
+                        updated_at=datetime.now(UTC),
+                    )
+                )
+        except Exception:  # _NotNext, or a failure the catch-up will find and record again
+            self.projection.forget()
+            return False
+        except BaseException:
+            self.projection.forget()
+            raise
+        if self.hook:
+            self.hook("committed", 0)
+        return True
+
+    def _next_after(self, connection: sa.Connection, position: int, first: int) -> bool:
+        """Whether notification ``first`` is the next one after ``position``."""
+        if position >= first:
+            return False
+        if position == first - 1:
+            return True
+        between = connection.execute(
+            sa.select(self.events.c.id)
+            .where(self.events.c.id > position, self.events.c.id < first)
+            .limit(1)
+        ).first()
+        return between is None
 
     def _set_aside_ids(self, connection: sa.Connection) -> set[str]:
         return set(

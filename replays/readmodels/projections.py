@@ -24,7 +24,8 @@ For a 13-card game (each family's row builders live in its package under ``domai
   reports stay pure SQL (docs/read-models.md explains the trade-off).
 
 Entry points: :func:`catch_up` (called by the importer, the ingest API and the simulator
-after they write), :func:`rebuild`, :func:`follow`, :func:`projection_status`.
+after they write), :func:`rebuild`, :func:`follow`, :func:`projection_status`; the importer
+projects its own saves from memory first (:class:`SavedGames`).
 
 >>> catch_up("sqlite:///rummy-ledger.sqlite3")  # doctest: +SKIP
 0
@@ -88,6 +89,7 @@ class _Batch:
     moves: list[dict] = field(default_factory=list)
     results: list[dict] = field(default_factory=list)
     entries: list[dict] = field(default_factory=list)
+    events: dict[str, list] = field(default_factory=dict)  # game id -> its events, when held
 
 
 class GameProjection(Projection):
@@ -132,11 +134,36 @@ class GameProjection(Projection):
             variant = variants.for_topic(notification.topic)
             if variant is None:
                 continue
-            self._apply(batch, variant, to_domain_event(notification))
+            domain_event = to_domain_event(notification)
+            self._remember(
+                self._apply(batch, variant, domain_event, self._game_before(domain_event))
+            )
         self._write(connection, batch)
         self._forget_finished(batch)
         if disputes:  # after the games: a case's adjustment entries refer to its game's row
             project_disputes(connection, disputes, to_domain_event)
+
+    def rows_of_new_games(self, games: Sequence[Any]) -> _Batch:
+        """The rows of games just saved whole (an import), from the games' own events in
+        memory: the same :meth:`_apply` as :meth:`process`, without selecting the events
+        back or decoding them; :meth:`write` writes them.
+
+        ``games`` pairs each game with all of its events (version 1 on), in order, exactly
+        as they were saved; the audit reads them from there too, not from the store. Each
+        game is rebuilt from its own events alone, so none goes through the cache: a later
+        event of a game still running is applied to it as loaded from the store."""
+        batch = _Batch()
+        for game, events in games:
+            variant = variants.for_game(game)
+            batch.events[game.game_id] = events
+            rebuilt = None
+            for domain_event in events:
+                rebuilt = self._apply(batch, variant, domain_event, rebuilt)
+        return batch
+
+    def write(self, connection: sa.Connection, batch: _Batch) -> None:
+        """Write rows gathered by :meth:`rows_of_new_games`."""
+        self._write(connection, batch)
 
     def _game_before(self, domain_event) -> Any:
         version = domain_event.originator_version
@@ -160,13 +187,13 @@ class GameProjection(Projection):
             if batch.variant[game_id].is_over(game):
                 self._games.pop(game.id, None)
 
-    def _apply(self, batch: _Batch, variant: Variant, domain_event) -> None:
-        before = self._game_before(domain_event)
+    def _apply(self, batch: _Batch, variant: Variant, domain_event, before) -> Any:
+        """Apply ``domain_event`` to ``before`` (the game at the version before it; None
+        for its first event), gather the rows it gives; the game after it."""
         move = variant.move_row(before, domain_event)
         if move is not None:
             batch.moves.append(move)
         game = domain_event.mutate(before)
-        self._remember(game)
         batch.touched[game.game_id] = game
         batch.variant[game.game_id] = variant
         if before is None:
@@ -178,6 +205,7 @@ class GameProjection(Projection):
             batch.entries += closing.entries
         if variant.audits_after(game, domain_event):
             batch.audit.add(game.game_id)
+        return game
 
     # -- writing rows ------------------------------------------------------------------
     def _write(self, connection: sa.Connection, batch: _Batch) -> None:
@@ -187,7 +215,7 @@ class GameProjection(Projection):
             row = {"game_id": game_id, **variant.progress_row(game)}
             row.update(batch.closing.get(game_id, {}))
             if game_id in batch.audit:
-                row.update(self._audit_row(game, variant))
+                row.update(self._audit_row(game, variant, batch.events.get(game_id)))
             if game_id in batch.created:
                 inserts.append({**variant.started_row(game), **row})
             else:
@@ -200,11 +228,13 @@ class GameProjection(Projection):
         insert_rows(connection, RESULTS, batch.results)
         insert_rows(connection, ENTRIES, batch.entries)
 
-    def _audit_row(self, game, variant: Variant | None = None) -> dict:
-        """The audit columns of ``game`` as it stands (its events read only if needed):
-        from what the write computed, or recomputed with ``recompute``."""
+    def _audit_row(self, game, variant: Variant | None = None, events=None) -> dict:
+        """The audit columns of ``game`` as it stands (its events read from the store only
+        if needed and not given): from what the write computed, or recomputed with
+        ``recompute``."""
         variant = variant or variants.for_game(game)
-        events = self.ledger.events_of(game)
+        if events is None:
+            events = self.ledger.events_of(game)
         if self.recompute or not self.verify:
             return variant.audit_columns(game, events, verify=self.verify)
         return variant.written_audit_columns(game, events)
@@ -286,6 +316,63 @@ def runner(
     return Runner(engine_for(url), projection, hook=hook, **options)
 
 
+class SavedGames:
+    """The read models kept up by a writer that saves whole new games (the importer):
+    each save's rows come from the games' events still in memory, right after the save,
+    instead of a catch-up selecting them back and decoding them.
+
+    Rows and position commit together (:meth:`Runner.apply_saved`); when the projection
+    is not right before the save (another writer's events wait, a game fails to
+    project), nothing is written that way and the ordinary catch-up runs at once (it sets
+    aside a game that fails, as always), so the next save is right after it again."""
+
+    def __init__(self, ledger) -> None:
+        self.runner = runner(ledger=ledger)
+        self.projected = 0  # events projected here
+
+    def saved(self, games: Sequence[Any], recordings: Sequence[Any]) -> bool:
+        """Project the ``recordings`` of saving ``games`` (all new); False: left to the
+        catch-up."""
+        if not recordings:
+            return False
+        held: dict[Any, list] = {game.id: [] for game in games}
+        for recording in recordings:
+            events = held.get(recording.domain_event.originator_id)
+            if events is None:
+                return False  # an event of no game given here: the catch-up's work
+            events.append(recording.domain_event)
+        pairs = []
+        for game in games:
+            events = held[game.id]
+            if not events or events[0].originator_version != 1:
+                return False  # not a whole new game
+            pairs.append((game, events))
+        first, last = recordings[0].notification.id, recordings[-1].notification.id
+        if last - first + 1 != len(recordings):
+            return False
+        projection = self.runner.projection
+        try:  # gathered before the position's lock is taken, and held only to write
+            rows = projection.rows_of_new_games(pairs)
+        except Exception:  # the catch-up will meet it again, and set the game aside
+            rows = None
+        done = rows is not None and self.runner.apply_saved(
+            first, last, lambda connection: projection.write(connection, rows)
+        )
+        if done:
+            self.projected += len(recordings)
+        else:
+            self._catch_up()
+        return done
+
+    def _catch_up(self) -> None:
+        """The catch-up, now: the next saves find the position right before them again.
+        A failure here is the final catch-up's to report (the events are stored)."""
+        try:
+            self.projected += self.runner.catch_up()
+        except Exception:
+            self.runner.projection.forget()
+
+
 class _StatusOnly(Projection):
     name = NAME
 
@@ -345,6 +432,7 @@ def follow(
 __all__ = [
     "GAME_TOPICS",
     "GameProjection",
+    "SavedGames",
     "canonical_settlement",
     "catch_up",
     "follow",

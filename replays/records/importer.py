@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from eventsourcing.persistence import IntegrityError
 
@@ -117,10 +118,21 @@ def compare_with_stored(ledger: Ledger, record: GameRecord) -> str:
 class Importer:
     """Feeds records to a :class:`Ledger`, a batch of games per save."""
 
-    def __init__(self, ledger: Ledger, *, batch: int = BATCH):
+    def __init__(self, ledger: Ledger, *, batch: int = BATCH, projector: Any = None):
+        """``projector``: a :class:`~replays.readmodels.projections.SavedGames` that
+        projects each save from the games in memory (None: the read models are left to a
+        catch-up)."""
         self.ledger = ledger
         self.batch = batch
+        self.projector = projector
         self._pending: list[tuple[GameRecord, Game, int | None]] = []
+
+    def _save(self, *games: Game) -> None:
+        """One save of new games (raises IntegrityError, nothing stored, if one exists),
+        then their read-model rows when a projector is given."""
+        recordings = self.ledger.save(*games)
+        if self.projector is not None:
+            self.projector.saved(games, recordings)
 
     def add(self, record: GameRecord, line: int | None = None) -> list[Outcome]:
         """Check one record; returns the outcomes now known (a batch may be flushed)."""
@@ -143,7 +155,7 @@ class Importer:
         if not pending:
             return []
         try:
-            self.ledger.save(*(game for _, game, _ in pending))
+            self._save(*(game for _, game, _ in pending))
         except IntegrityError:
             # Some game of the batch exists already; nothing of the batch was stored, and the
             # failed save has taken the games' pending events, so each is built again.
@@ -155,7 +167,7 @@ class Importer:
 
     def _save_one(self, record: GameRecord, game: Game, line: int | None) -> list[Outcome]:
         try:
-            self.ledger.save(game)
+            self._save(game)
         except IntegrityError:
             try:
                 return [
@@ -192,7 +204,12 @@ def import_lines(
 
 def _import_lines(ledger, lines, batch, on_outcome, follow, warn, progress) -> ImportSummary:
     summary = ImportSummary()
-    importer = Importer(ledger, batch=batch)
+    projector = None
+    if follow:
+        from replays.readmodels.projections import SavedGames
+
+        projector = SavedGames(ledger)
+    importer = Importer(ledger, batch=batch, projector=projector)
     if hasattr(lines, "readline"):  # a file: never read an unbounded line into memory
         lines = bounded_lines(lines)
 
@@ -212,6 +229,8 @@ def _import_lines(ledger, lines, batch, on_outcome, follow, warn, progress) -> I
         from replays.store.followers import catch_up_followers
 
         summary.followers = catch_up_followers(ledger.url, warn, progress=progress)
+        if summary.followers.get("projected") is not None:
+            summary.followers["projected"] += projector.projected
     return summary
 
 

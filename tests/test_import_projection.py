@@ -1,0 +1,188 @@
+"""An import projects each save from the games it has just built (``SavedGames``) instead of
+reading the events back: the read models must end row for row what a projection of the
+stored events gives, on SQLite and PostgreSQL, for every variant; rows and position commit
+together, and whenever the shortcut cannot be taken (another writer's events first, a
+crash before its commit, a game that fails to project) the ordinary catch-up finishes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sqlalchemy as sa
+
+from domain.simulation.floor import Floor
+from replays.integrity.verify import verify_store
+from replays.readmodels import projections
+from replays.readmodels.projection_runner import ProjectionCrash
+from replays.readmodels.projections import GAMES
+from replays.records.codec import parse_record
+from replays.records.importer import Importer, import_lines
+from replays.simulation.batch import Simulation
+from replays.store.application import Ledger
+from replays.store.db import engine_for
+from replays.store.schema import migrate
+from tests.test_projections import dump, head
+
+EVERY_VARIANT = ("points", "raise", "red3", "pool", "deals")
+
+
+def _lines(variants: tuple[str, ...], count: int, seed: int = 31) -> list[str]:
+    lines = []
+    for name in variants:
+        simulation = Simulation(Floor(seed=seed, variants=(name,)), discrepancy_rate=0.3)
+        lines += [json.dumps(record) for record in simulation.games(count)]
+    return lines
+
+
+@pytest.fixture
+def ledger(database_url):
+    migrate(database_url)
+    return Ledger(database_url, env={"CREATE_TABLE": "no"})
+
+
+def _forbid_catch_up_projection(monkeypatch) -> list[int]:
+    """Count the notifications the ordinary catch-up projects (the shortcut never calls
+    ``process``)."""
+    seen: list[int] = []
+    original = projections.GameProjection.process
+
+    def counting(self, connection, notifications):
+        seen.extend(n.id for n in notifications)
+        return original(self, connection, notifications)
+
+    monkeypatch.setattr(projections.GameProjection, "process", counting)
+    return seen
+
+
+def test_an_import_projects_every_variant_like_the_stored_events(ledger, database_url, monkeypatch):
+    lines = _lines(EVERY_VARIANT, 4)
+    by_catch_up = _forbid_catch_up_projection(monkeypatch)
+    summary = import_lines(ledger, lines, batch=3)
+    assert (summary.imported, summary.rejected) == (len(lines), 0)
+    # Every event projected from memory: the catch-up found nothing to read back.
+    assert by_catch_up == []
+    assert summary.followers["projected"] == head(database_url)
+    status = projections.projection_status(database_url)
+    assert status.lag == 0 and status.events_applied == head(database_url)
+    assert status.failures == ()
+
+    from_memory = dump(database_url)
+    assert len(from_memory["games"]) == len(lines)
+    assert len(from_memory["moves"]) > len(lines)
+    projections.rebuild(database_url, ledger=ledger)  # from the stored events
+    assert dump(database_url) == from_memory
+    report = verify_store(database_url)
+    assert report.ok, report.problems
+
+
+def _audit_columns(url: str) -> list[tuple]:
+    with engine_for(url).connect() as connection:
+        return [
+            tuple(row)
+            for row in connection.execute(
+                sa.select(
+                    GAMES.c.game_id,
+                    GAMES.c.discrepancy,
+                    GAMES.c.discrepancy_note,
+                    GAMES.c.recomputed_hash,
+                ).order_by(GAMES.c.game_id)
+            )
+        ]
+
+
+def test_the_audit_flag_is_what_the_write_knew(ledger, database_url):
+    """Misreported figures are flagged by the shortcut exactly as by a rebuild."""
+    lines = _lines(("points", "raise"), 12, seed=5)
+    import_lines(ledger, lines)
+    from_memory = _audit_columns(database_url)
+    assert len(from_memory) == 24
+    assert any(flagged for _, flagged, _, _ in from_memory)  # some games were misreported
+    assert not all(flagged for _, flagged, _, _ in from_memory)
+    assert all(recomputed for *_, recomputed in from_memory)
+    projections.rebuild(database_url, ledger=ledger)
+    assert _audit_columns(database_url) == from_memory
+
+
+def test_another_writer_s_events_first_are_caught_up_then_the_shortcut_resumes(
+    ledger, database_url, monkeypatch
+):
+    lines = _lines(("points",), 6, seed=7)
+    first = parse_record(lines[0])
+    ledger.record_game(first.config, first.deal, first.move_dicts())  # not projected
+    stored_alone = head(database_url)
+    by_catch_up = _forbid_catch_up_projection(monkeypatch)
+    summary = import_lines(ledger, lines[1:], batch=2)
+    assert summary.imported == 5
+    # The first save found the other game waiting: the catch-up took it and that save;
+    # the later saves were projected from memory.
+    assert stored_alone in by_catch_up
+    assert max(by_catch_up) < head(database_url)
+    assert projections.projection_status(database_url).lag == 0
+    projected = dump(database_url)
+    assert len(projected["games"]) == 6
+    projections.rebuild(database_url, ledger=ledger)
+    assert dump(database_url) == projected
+
+
+def test_a_crash_before_the_shortcut_commits_leaves_the_catch_up_to_finish(
+    ledger, database_url, monkeypatch
+):
+    lines = _lines(("points", "red3", "pool"), 2, seed=3)
+    crashes = []
+
+    def crash(stage, number):
+        if stage == "applied":  # the rows written, the position not yet, nothing committed
+            crashes.append(number)
+            raise ProjectionCrash("killed before the commit")
+
+    saver = projections.SavedGames(ledger)
+    saver.runner.hook = crash
+    monkeypatch.setattr(projections.SavedGames, "_catch_up", lambda self: None)  # died
+    importer = Importer(ledger, batch=2, projector=saver)
+    for line in lines:
+        importer.add(parse_record(line))
+    importer.flush()
+    # The first save's shortcut died; the later saves are not right after the position,
+    # so they do not take it (their events wait for the catch-up too).
+    assert crashes == [0]
+    assert dump(database_url)["games"] == []  # nothing half-written
+    assert projections.projection_status(database_url).position == 0
+    monkeypatch.undo()
+
+    assert projections.catch_up(database_url, ledger=ledger) == head(database_url)
+    projected = dump(database_url)
+    assert len(projected["games"]) == len(lines)
+    projections.rebuild(database_url, ledger=ledger)
+    assert dump(database_url) == projected
+
+
+def test_a_game_that_fails_to_project_is_set_aside_by_the_catch_up(
+    ledger, database_url, monkeypatch
+):
+    from domain.rummy13.variant import Rummy13
+
+    lines = _lines(("points",), 6, seed=13)
+    victim = parse_record(lines[2]).game_id
+    original = Rummy13.closing_rows
+
+    def failing(self, game, domain_event):
+        if game.game_id == victim:
+            raise ValueError("settlement body not understood")
+        return original(self, game, domain_event)
+
+    monkeypatch.setattr(Rummy13, "closing_rows", failing)
+    summary = import_lines(ledger, lines, batch=2)
+    assert summary.imported == 6
+    (failure,) = projections.projection_status(database_url).failures
+    assert failure.game_id == victim
+    games = [row[0] for row in dump(database_url)["games"]]
+    assert victim not in games and len(games) == 5
+    assert projections.projection_status(database_url).lag == 0
+
+    monkeypatch.undo()
+    cleared, failing = projections.retry(database_url, ledger=ledger)
+    assert [f.game_id for f in cleared] == [victim] and failing == []
+    projected = dump(database_url)
+    projections.rebuild(database_url, ledger=ledger)
+    assert dump(database_url) == projected
