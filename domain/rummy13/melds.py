@@ -193,7 +193,6 @@ def _first_repeat(cards: Sequence[Card]) -> tuple[Card, int] | None:
     return None
 
 
-_SEQUENCES = (GroupKind.PURE, GroupKind.IMPURE)
 _FACE_POINTS = tuple(Card(rank, "S").face_points if rank else 0 for rank in range(14))
 
 
@@ -278,25 +277,28 @@ def score_grouping(
     verdicts: tuple[GroupVerdict, ...], loose: tuple[Card, ...], wild: Card, profile: RuleProfile
 ) -> HandEvaluation:
     """Apply the scoring cases to already classified groups (no input checks)."""
+    # Written for speed: the solver scores every best grouping it finds through here.
     pure = [verdict for verdict in verdicts if verdict.kind is GroupKind.PURE]
-    sequences = sum(1 for verdict in verdicts if verdict.kind in _SEQUENCES)
+    sequences = len(pure) + [verdict.kind for verdict in verdicts].count(GroupKind.IMPURE)
     if not pure:
         case = ScoringCase.NO_PURE_SEQUENCE
-        counted = tuple(card for verdict in verdicts for card in verdict.cards) + loose
+        counted = tuple([card for verdict in verdicts for card in verdict.cards]) + loose
     elif sequences < 2:
         case = ScoringCase.PURE_ONLY
+        first = pure[0]
         counted = tuple(
-            card for verdict in verdicts if verdict is not pure[0] for card in verdict.cards
+            [card for verdict in verdicts if verdict is not first for card in verdict.cards]
         )
         counted += loose
     else:
         case = ScoringCase.TWO_SEQUENCES
         counted = tuple(
-            card for verdict in verdicts if verdict.kind is None for card in verdict.cards
+            [card for verdict in verdicts if verdict.kind is None for card in verdict.cards]
         )
         counted += loose
     wild_rank_ = wild_rank(wild)
-    hand_score = sum(_FACE_POINTS[card.rank] for card in counted if card.rank != wild_rank_)
+    points = _FACE_POINTS
+    hand_score = sum([points[card.rank] for card in counted if card.rank != wild_rank_])
     reasons = _declaration_faults(verdicts, loose, len(pure), sequences)
     return HandEvaluation(
         groups=verdicts,

@@ -224,19 +224,26 @@ def _best_pure(hand: _Hand) -> tuple[int, int, int, int]:
 # -- sets -------------------------------------------------------------------------------------
 
 
-def _set_choices(available: tuple[int, ...]) -> tuple[tuple, ...]:
-    """Ways to lay sets of one rank given its copies per suit.
+def _set_choices(available: tuple[int, ...], jokers: int) -> tuple[tuple, ...]:
+    """Ways to lay sets of one rank given its copies per suit, within ``jokers``.
 
     Each way is (copies taken per suit, jokers needed, the sets as tuples of suits, the
-    (suit, copies) taken), one per distinct choice of cards taken. A set of one card and two jokers is left out: the same
-    cards make an impure sequence, never worse. Ways taking more cards come first, since
-    they tend to leave fewer points, so the search finds a low score early.
+    (suit, copies) taken), one per distinct choice of cards taken. A set of one card and
+    two jokers is left out: the same cards make an impure sequence, never worse. Ways
+    taking more cards come first, since they tend to leave fewer points, so the search
+    finds a low score early.
 
-    The ways for up to two copies per suit (two decks) are worked out once, at import.
+    The ways for up to two copies per suit (two decks) are worked out once, at import;
+    those within a number of jokers are kept as they are asked for (every hand asks, and
+    there are 81 × 14 of them at most with two decks).
     """
-    found = _SET_CHOICES.get(available)
+    key = (available, jokers)
+    found = _WITHIN.get(key)
     if found is None:
-        found = _SET_CHOICES[available] = _list_set_choices(available)
+        every = _SET_CHOICES.get(available)
+        if every is None:
+            every = _SET_CHOICES[available] = _list_set_choices(available)
+        found = _WITHIN[key] = tuple(choice for choice in every if choice[1] <= jokers)
     return found
 
 
@@ -271,6 +278,7 @@ def _list_set_choices(available: tuple[int, ...]) -> tuple:
 
 
 _SET_CHOICES: dict[tuple[int, ...], tuple] = {}
+_WITHIN: dict[tuple[tuple[int, ...], int], tuple] = {}  # (copies per suit, jokers): ways
 for _copies in range(81):
     _available = (_copies % 3, _copies // 3 % 3, _copies // 9 % 3, _copies // 27)
     _SET_CHOICES[_available] = _list_set_choices(_available)
@@ -339,7 +347,7 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
             (codes[2] >> shift) & 15,
             (codes[3] >> shift) & 15,
         )
-        choices = [choice for choice in _set_choices(available) if choice[1] <= jokers]
+        choices = _set_choices(available, jokers)
         if len(choices) > 1:
             suits = [suit for suit in range(4) if available[suit]]
             for suit in suits:
@@ -743,7 +751,9 @@ def _absorb_jokers(pure: list, impure: list, sets: list, jokers: list[int]) -> N
 def clear_caches() -> None:
     """Forget every cached suit table (the benchmark's cold start).
 
-    The ways to lay sets (:func:`_set_choices`) are worked out at import and stay.
+    The ways to lay sets (:func:`_set_choices`) are worked out at import and stay; those
+    within a number of jokers are forgotten.
     """
     suit_tables.clear_caches()
     _best_run.cache_clear()
+    _WITHIN.clear()

@@ -64,6 +64,23 @@ LONGEST = 13
 # search that leaves cards out (tests/test_solver_tables.py), it makes the search of such a
 # suit one way per card instead of one per choice of cards.
 ONE_COPY = True
+# A sequence whose one stand-in fills a place where the suit holds a card (left out to
+# another sequence, or loose) never needs to: with that card in the stand-in's place the
+# sequence is pure, and the stand-in takes the card's place in the other sequence (still
+# a sequence of the same places, one joker as before; no fewer pure sequences, since this
+# one turns pure whatever the other turns) or is saved (the card was loose: fewer points).
+# The sequence with the lowest card is always the one laid first, so the search of each
+# suit only lays such sequences whole, and a suit searched within one joker leaves no card
+# out at all. Checked against the search that leaves cards out (ONE_STAND_IN False) on
+# suits with repeated cards, wild cards beside them and up to 6 jokers
+# (tests/test_solver_tables.py).
+ONE_STAND_IN = True
+# A sequence of SPLIT_AT places or more whose three lowest or three highest places hold
+# its own cards is beaten by those three as a pure sequence and the rest as another (no
+# more jokers, one more sequence, the rest keeping every stand-in and so its purity): the
+# search does not lay it (SPLIT_LONG; checked against the search that does).
+SPLIT_AT = 6
+SPLIT_LONG = True
 _SECOND_COPY = PLACE_BITS * 14  # the bits of a place's count beyond the first copy
 
 _SPLITS: dict[int, tuple[int, tuple]] = {}
@@ -134,14 +151,15 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
         _lay(best, _split(rest, pure_at, budget - 2), 2, IMPURE_ONE, (low,), budget)
     # Longer sequences: the lowest card and some higher cards, one copy per place. Each
     # stack item is (next candidate, last place taken, stand-ins so far, their places, units
-    # of the cards taken, places taken).
+    # of the cards taken, places taken, whether a card held was left out).
     per_card = STAND_INS_PER_CARD
     count = len(higher)
-    # One copy of each card: sequences leave out no card between their ends (see ONE_COPY).
-    ends = start_only = ONE_COPY and not code & _SECOND_COPY
-    stack = [(0, low, 0, 0, 0, (low,))]
+    # One copy of each card, or a budget under two (so a sequence leaving a card out has
+    # one stand-in): sequences leave out no card between their ends (ONE_COPY, ONE_STAND_IN).
+    ends = start_only = (ONE_COPY and not code & _SECOND_COPY) or (ONE_STAND_IN and budget < 2)
+    stack = [(0, low, 0, 0, 0, (low,), False)]
     while stack:
-        start, last, fillers, gaps, units, places = stack.pop()
+        start, last, fillers, gaps, units, places, left_out = stack.pop()
         if start_only:
             ends = start + 1 if start < count else start
         for index in range(start, ends if start_only else count):
@@ -158,8 +176,16 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
                 missing = gaps | (PLACE_BITS & ((1 << (NIBBLE * place)) - (1 << (NIBBLE * last + NIBBLE))))  # fmt: skip
             else:
                 missing = gaps
+            leaves_out = left_out or index > start  # a card held between its ends
+            own_top = False  # too long, its three highest places its own cards (SPLIT_LONG)
+            if SPLIT_LONG and place - low >= SPLIT_AT - 1 and len(sequence) > 2:
+                if sequence[2] == low + 2:
+                    break  # its three lowest places are its own cards, and so on longer ones
+                own_top = sequence[-3] == place - 2
             if index + 1 < count:
-                stack.append((index + 1, place, more, missing, taken, sequence))
+                stack.append((index + 1, place, more, missing, taken, sequence, leaves_out))
+            if own_top:
+                continue  # a longer one may still be laid
             if place - low == 1:  # two cards side by side: one more place at either end
                 cost = 1
                 pure = pure_at and pure_at & (low_bit >> NIBBLE | low_bit << (2 * NIBBLE))
@@ -168,6 +194,8 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
                 pure = cost == 0 or (cost == 1 and pure_at & missing)
             if cost > budget or cost >= per_card * len(sequence):
                 continue  # over budget, or beaten by splitting it (see WIDEST_GAP)
+            if leaves_out and cost == 1 and ONE_STAND_IN:
+                continue  # beaten by taking the card left out (see ONE_STAND_IN)
             left = rest - taken
             row = MERGE[PURE_ONE] if pure else MERGE[IMPURE_ONE]
             for used, state, loose, witness in (
@@ -349,13 +377,16 @@ def _wild_pure_entries(code: int, pure_at: int, budget: int) -> tuple:
     held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
     held |= (held & ACE_LOW_UNIT) << (NIBBLE * (ACE_HIGH - 1))  # an Ace is held high too
     row = MERGE[PURE_ONE]
+    # A pure sequence of SPLIT_AT places or more is beaten by its part of 3 to 5 places with
+    # the wild card and the rest of it, a sequence of the suit's own cards (SPLIT_LONG).
+    longest = SPLIT_AT - 1 if SPLIT_LONG else LONGEST
     wilds = pure_at
     while wilds:
         wild_bit = wilds & -wilds
         wilds ^= wild_bit
         wild = (wild_bit.bit_length() - 1) >> 2
         first = wild  # the lowest of the held places side by side below the wild place
-        while first > 1 and wild - first < LONGEST - 1 and held >> (NIBBLE * (first - 1)) & 1:
+        while first > 1 and wild - first < longest - 1 and held >> (NIBBLE * (first - 1)) & 1:
             first -= 1
         for low in range(first, wild + 1):
             high = wild  # every place from low to high but the wild place is held
@@ -372,7 +403,7 @@ def _wild_pure_entries(code: int, pure_at: int, budget: int) -> tuple:
                             if current is None or loose < current[0]:
                                 best[slot] = (loose, (witness, *places))
                 high += 1
-                if high > ACE_HIGH or high - low >= LONGEST or not held >> (NIBBLE * high) & 1:
+                if high > ACE_HIGH or high - low >= longest or not held >> (NIBBLE * high) & 1:
                     break
     if not best:
         return plain
@@ -450,7 +481,11 @@ def _small_suits() -> None:
 
 
 SMALL_SUIT = 3  # cards in a suit with tables kept for good, two copies at most
-ONE_COPY_SUIT = 4  # cards in a suit with tables kept for good, one copy of each
+# Cards in a suit with tables kept for good, one copy of each. Keeping also those with a
+# card twice (936 more) was measured for issue 16: 3 to 4 % fewer instructions a hand,
+# but importing the solver took 164 million more (a third more), which every one-hand
+# command pays; docs/benchmarks.md.
+ONE_COPY_SUIT = 4
 SMALL_BUDGET = 4  # jokers the tables kept for good of one-copy suits go up to
 _SMALL: dict[int, tuple] = {}
 _SMALL_SPLITS: dict[int, tuple[int, tuple]] = {}
