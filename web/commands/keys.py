@@ -28,6 +28,9 @@ def init(directory: str | None, force: bool) -> None:
     public_key = signing.load_public_key(where)
     click.echo(f"private key: {where / signing.PRIVATE_KEY_FILE} (keep it secret)")
     click.echo(f"public key:  {where / signing.PUBLIC_KEY_FILE} (give it to auditors)")
+    click.echo(
+        f"memo key:    {where / signing.MEMO_KEY_FILE} (signs the pages' remembered replays)"
+    )
     click.echo(f"key id:      {signing.key_id(public_key)}")
 
 
