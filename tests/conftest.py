@@ -43,3 +43,14 @@ def postgres_url(monkeypatch):
         yield url
     finally:
         drop()
+
+
+@pytest.fixture
+def keys(tmp_path, monkeypatch):
+    """A fresh key directory (signing key pair and memo key), set as RUMMY_LEDGER_KEY_DIR."""
+    from replays.integrity.signing import init_keys
+
+    directory = tmp_path / "keys"
+    init_keys(directory)
+    monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(directory))
+    return directory

@@ -109,14 +109,6 @@ def forget_seals(url: str) -> None:
         sql(url, f"DELETE FROM {table}")
 
 
-@pytest.fixture
-def keys(tmp_path, monkeypatch):
-    directory = tmp_path / "keys"
-    init_keys(directory)
-    monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(directory))
-    return directory
-
-
 # -- tampering like an insider ---------------------------------------------------------------
 def sql(url, statement, **params):
     with engine_for(url).begin() as connection:

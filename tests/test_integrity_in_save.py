@@ -37,7 +37,7 @@ from replays.integrity.evidence import (
     verify_store,
 )
 from replays.integrity.proofs import verify_proof
-from replays.integrity.signing import init_keys, load_public_key
+from replays.integrity.signing import load_public_key
 from replays.integrity.store import raw_id
 from replays.store.application import ConcurrentWrite, GameExists, Ledger
 from replays.store.timeline import store_record
@@ -49,14 +49,6 @@ FORGED = b'{"player":"p1","card":"JK","at":null}'
 def ledger(database_url):
     # No create_tables(): the recorder builds the integrity tables with the event tables.
     return Ledger(database_url)
-
-
-@pytest.fixture
-def keys(tmp_path, monkeypatch):
-    directory = tmp_path / "keys"
-    init_keys(directory)
-    monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(directory))
-    return directory
 
 
 # -- reading the integrity tables ------------------------------------------------------------

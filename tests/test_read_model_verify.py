@@ -194,16 +194,6 @@ def pages(game_id):
     return (f"/games/{game_id}", f"/games/{game_id}/audit", f"/games/{game_id}/replay")
 
 
-@pytest.fixture
-def keys(tmp_path, monkeypatch):
-    from replays.integrity.signing import init_keys
-
-    directory = tmp_path / "keys"
-    init_keys(directory)
-    monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(directory))
-    return directory
-
-
 def test_a_forged_read_row_is_named_on_the_game_pages(games, database_url, keys):
     from auth_support import signed_in
 

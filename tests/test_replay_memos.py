@@ -28,14 +28,6 @@ from replays.store.db import engine_for
 from replays.store.schema import migrate
 
 
-@pytest.fixture
-def keys(tmp_path, monkeypatch):
-    directory = tmp_path / "keys"
-    init_keys(directory)
-    monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(directory))
-    return directory
-
-
 def sql(url, statement, **params):
     with engine_for(url).begin() as connection:
         return connection.execute(sa.text(statement), params)

@@ -17,16 +17,6 @@ from replays.store.application import Ledger
 TOP = 2**63 - 1
 
 
-@pytest.fixture
-def keys(tmp_path, monkeypatch):
-    from replays.integrity.signing import init_keys
-
-    directory = tmp_path / "keys"
-    init_keys(directory)
-    monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(directory))
-    return directory
-
-
 def count(url):
     return sql(url, "SELECT count(*) FROM ledger_events").scalar_one()
 
