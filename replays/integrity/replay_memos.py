@@ -274,21 +274,27 @@ def recall(connection: sa.Connection, key: bytes, game_id: str, digest: bytes) -
 
     if not has_table(connection, ReplayMemo.__tablename__):
         return None
-    found = connection.execute(
-        sa.select(
-            ReplayMemo.digest,
-            ReplayMemo.rows_digest,
-            ReplayMemo.notes,
-            ReplayMemo.body,
-            ReplayMemo.mac,
-        ).where(ReplayMemo.game_id == game_id)
-    ).first()
-    if found is None or bytes(found.digest) != digest:
-        return None
-    memo = _memo_of(found)
-    if memo is None or not hmac.compare_digest(bytes(found.mac), memo.mac(key, game_id)):
-        return None  # written or edited by someone without the key: never trusted
-    return memo
+    memo = stored_memos(connection, key, [game_id]).get(game_id)
+    return memo if memo is not None and memo.digest == digest else None
+
+
+def stored_memos(connection: sa.Connection, key: bytes, game_ids: list[str]) -> dict[str, Memo]:
+    """The stored memos of these games whose MAC holds under ``key`` (a memo written or
+    edited by someone without the key is never trusted)."""
+    query = sa.select(
+        ReplayMemo.game_id,
+        ReplayMemo.digest,
+        ReplayMemo.rows_digest,
+        ReplayMemo.notes,
+        ReplayMemo.body,
+        ReplayMemo.mac,
+    ).where(ReplayMemo.game_id.in_(game_ids))
+    found = {}
+    for row in connection.execute(query):
+        memo = _memo_of(row)
+        if memo is not None and hmac.compare_digest(bytes(row.mac), memo.mac(key, row.game_id)):
+            found[row.game_id] = memo
+    return found
 
 
 def _memo_of(row) -> Memo | None:
@@ -304,22 +310,30 @@ def _memo_of(row) -> Memo | None:
 def remember(engine: sa.Engine, key: bytes, game_id: str, memo: Memo) -> bool:
     """Store (or replace) the memo for ``game_id``; False when the database would not take
     it now (a memo is an optimisation: a locked store or a missing table is no error)."""
-    row = {
-        "game_id": game_id,
-        "digest": memo.digest,
-        "rows_digest": memo.rows_digest,
-        "notes": json.dumps(memo.notes),
-        "body": memo.body,
-        "mac": memo.mac(key, game_id),
-        "made_at": datetime.now(UTC),
-    }
     try:
         with engine.begin() as connection, _brief_wait(connection):
-            connection.execute(sa.delete(ReplayMemo).where(ReplayMemo.game_id == game_id))
-            connection.execute(sa.insert(ReplayMemo), [row])
+            _store(connection, key, {game_id: memo})
     except sa.exc.DBAPIError:
         return False
     return True
+
+
+def _store(connection: sa.Connection, key: bytes, memos: dict[str, Memo]) -> None:
+    """Replace the memos of these games, each with its MAC under ``key``."""
+    rows = [
+        {
+            "game_id": game_id,
+            "digest": memo.digest,
+            "rows_digest": memo.rows_digest,
+            "notes": json.dumps(memo.notes),
+            "body": memo.body,
+            "mac": memo.mac(key, game_id),
+            "made_at": datetime.now(UTC),
+        }
+        for game_id, memo in memos.items()
+    ]
+    connection.execute(sa.delete(ReplayMemo).where(ReplayMemo.game_id.in_(list(memos))))
+    connection.execute(sa.insert(ReplayMemo), rows)
 
 
 class _brief_wait:
@@ -433,8 +447,8 @@ class MemoWriter:
             return
         ids = [game_id for game_id, *_ in clean]
         rows_digests = stored_rows_digests(connection, ids)
-        kept = self._stored(connection, ids)
-        memos = []
+        kept = stored_memos(connection, self.key, ids)
+        memos: dict[str, Memo] = {}
         for game_id, rows, snapshots, expected in clean:
             digest = inputs_digest(game_id, rows, len(rows), snapshots, self.deals)
             old = kept.get(game_id)
@@ -444,48 +458,15 @@ class MemoWriter:
                 body = memo_body(expected)
             except TypeError:
                 continue
-            memos.append((game_id, Memo(digest, rows_digests[game_id], [], body)))
+            memos[game_id] = Memo(digest, rows_digests[game_id], [], body)
         if not memos:
             return
-        values = [
-            {
-                "game_id": game_id,
-                "digest": memo.digest,
-                "rows_digest": memo.rows_digest,
-                "notes": json.dumps(memo.notes),
-                "body": memo.body,
-                "mac": memo.mac(self.key, game_id),
-                "made_at": datetime.now(UTC),
-            }
-            for game_id, memo in memos
-        ]
         try:
             with self.engine.begin() as writer:
-                ids = [game_id for game_id, _ in memos]
-                writer.execute(sa.delete(ReplayMemo).where(ReplayMemo.game_id.in_(ids)))
-                writer.execute(sa.insert(ReplayMemo), values)
+                _store(writer, self.key, memos)
         except sa.exc.DBAPIError:
             return
-        self.written += len(values)
-
-    def _stored(self, connection: sa.Connection, ids: list[str]) -> dict[str, Memo]:
-        """The stored memos of these games whose MAC holds."""
-        found = {}
-        query = sa.select(
-            ReplayMemo.game_id,
-            ReplayMemo.digest,
-            ReplayMemo.rows_digest,
-            ReplayMemo.notes,
-            ReplayMemo.body,
-            ReplayMemo.mac,
-        ).where(ReplayMemo.game_id.in_(ids))
-        for row in connection.execute(query):
-            memo = _memo_of(row)
-            if memo is not None and hmac.compare_digest(
-                bytes(row.mac), memo.mac(self.key, row.game_id)
-            ):
-                found[row.game_id] = memo
-        return found
+        self.written += len(memos)
 
 
 def memo_writer(url: str | None, *, deals: bool) -> MemoWriter | None:
