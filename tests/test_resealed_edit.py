@@ -24,7 +24,6 @@ import json
 import pytest
 from click.testing import CliRunner
 from test_integrity import forget_seals, record, row_id, sql
-from test_integrity import keys as signing_keys  # noqa: F401 (a fixture, used by name)
 
 from replays.integrity import merkle
 from replays.integrity.canonical import GENESIS, chain_hash, event_leaf
@@ -48,8 +47,8 @@ EDITED, EVENT = "G2", 9
 @pytest.fixture
 def store(database_url, request):
     """Four games, stored, sealed and projected (the read rows as first written), and the
-    ledger's signing key (test_integrity's ``keys`` fixture)."""
-    request.getfixturevalue("signing_keys")
+    ledger's signing key (the ``keys`` fixture of conftest.py)."""
+    request.getfixturevalue("keys")
     from replays.store.schema import migrate
 
     migrate(database_url)
