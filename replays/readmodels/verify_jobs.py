@@ -3,20 +3,24 @@
 The step that costs (every game replayed into its rows, its snapshots compared on the way:
 :func:`replays.readmodels.read_model_checks.replay_games`) is split by ranges of aggregate
 ids, a few ranges per process, so the slices stay even whatever the ids; the rest of
-``verify`` (seals, chains, the tree, deals) stays one streaming pass in the main process.
+``verify`` (seals, chains, the tree, deals) stays one streaming pass in the main process,
+which runs while the workers replay (:class:`SpanReplays` is submitted before it).
 
 Each worker reads in its own transaction, which may begin after the main pass's and so see
 saves made since: it reads only the events up to the projection position the main pass
 read, and every game a worker finds anything wrong with is checked again in the main
 pass's own snapshot, which alone decides what is reported. The findings are therefore the
 ones a single process gives; a game a worker found in order was in order in the newer view
-it read (on a store nobody writes to, the same view).
+it read (on a store nobody writes to, the same view). The games the main pass finds
+wanting (their events fail their seals or deals) are dropped from the workers' results,
+as one process would not have replayed them, and only the main pass stores memos.
 """
 
 from __future__ import annotations
 
 import itertools
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
@@ -49,6 +53,32 @@ def _within(originator: bytes, span: Span) -> bool:
     return (low is None or originator >= low) and (high is None or originator < high)
 
 
+def _context():
+    """Workers forked from a fork server that imported the ledger's code once: spawned
+    workers would each import it again (about a second of CPU apiece, as much as
+    replaying a few hundred games), and a child forked from this process would share its
+    open connections."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["__main__", __name__])
+    return context
+
+
+def _setting() -> tuple[dict[str, str], str]:
+    """What a spawned worker would take from this process and a forked one takes from the
+    fork server (started by an earlier ``verify``, perhaps under another key directory or
+    working directory): the environment and the working directory, as they are now."""
+    return dict(os.environ), os.getcwd()
+
+
+def _as_in_main(setting: tuple[dict[str, str], str]) -> None:
+    environment, folder = setting
+    if os.environ != environment:
+        os.environ.clear()
+        os.environ.update(environment)
+    if os.getcwd() != folder:
+        os.chdir(folder)
+
+
 class SpanReplays:
     """The games' replays, submitted to ``jobs`` processes before the main pass reads the
     events, so that the workers start (each imports the ledger's code: about a second of
@@ -77,8 +107,7 @@ class SpanReplays:
         # Made in the main process: the workers hold back what it would store.
         self.memos = None if remember_deals is None else memo_writer(url, deals=remember_deals)
         self.parts = spans(jobs * RANGES_PER_JOB)
-        context = multiprocessing.get_context("spawn")  # a forked child would share connections
-        self.pool = ProcessPoolExecutor(jobs, mp_context=context)
+        self.pool = ProcessPoolExecutor(jobs, mp_context=_context())
         try:
             self.futures = {
                 self.pool.submit(
@@ -90,6 +119,7 @@ class SpanReplays:
                     events,
                     snapshots,
                     remember_deals if self.memos is not None else None,
+                    _setting(),
                 ): index
                 for index, part in enumerate(self.parts)
             }
@@ -228,12 +258,14 @@ def _replay_span(
     events: str,
     with_snapshots: bool,
     remember_deals: bool | None,
+    setting: tuple[dict[str, str], str],
 ) -> dict[str, Any]:
     """One worker's range: every game in it replayed (the main pass drops those it found
     wanting); the games it checked and found in order, the aggregates it found anything
     wrong with (their findings are left to the main pass), and the memos it would write."""
     from replays.integrity.replay_memos import memo_writer
 
+    _as_in_main(setting)
     report, count, troubled, counted = Report(), _Count(), set(), set()
     tally = SnapshotTally() if with_snapshots else None
     writer = None if remember_deals is None else memo_writer(url, deals=remember_deals)
