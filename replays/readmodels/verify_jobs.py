@@ -59,8 +59,19 @@ def _context():
     replaying a few hundred games), and a child forked from this process would share its
     open connections."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["__main__", __name__])
+    context.set_forkserver_preload(["__main__", __name__, *_PRELOAD])
     return context
+
+
+# What a worker would otherwise import on its first replay (the application that decodes
+# the events, its persistence module, the memo writer): a hundred modules, in each worker.
+_PRELOAD = (
+    "replays.store.application",
+    "replays.store.recorders",
+    "replays.integrity.append",
+    "replays.integrity.replay_memos",
+    "eventsourcing_sqlalchemy.factory",
+)
 
 
 def _setting() -> tuple[dict[str, str], str]:
