@@ -169,25 +169,26 @@ class SaveSeals:
         self.sql = _sql(dialect)
         self.events = []
         first: dict[bytes, int] = {}
-        # A save holds a few games and a dozen topics: each id is converted, and each
-        # topic's part of the leaf's bytes made, once (the bytes are event_leaf's).
-        raws: dict[Any, bytes | None] = {}  # the id -> the leaf's bytes up to the version
+        # A save holds a few games and a dozen topics: each game's id is converted, and each
+        # topic's part of the leaf's bytes made, once (the bytes are event_leaf's). The ids
+        # are looked up by identity (a game's events share its id object): a UUID's own
+        # hash and equality are Python code.
+        ids: dict[int, tuple[Any, bytes, bytes | None]] = {}  # id() -> (id, raw, leaf prefix)
         topics: dict[str, bytes] = {}
         sha256, join, append = hashlib.sha256, b"".join, self.events.append
         for originator, version, topic, state in events:
-            prefix = raws.get(originator) if type(originator) is not memoryview else None
-            if prefix is None:
+            known = ids.get(id(originator))
+            if known is None or known[0] is not originator:
                 raw = originator.bytes if type(originator) is UUID else raw_id(originator)
                 first.setdefault(raw, version)
                 prefix = LEAF_PREFIX + raw if len(raw) == 16 else None
-                if type(originator) is not memoryview:
-                    raws[originator] = prefix
+                known = ids[id(originator)] = (originator, raw, prefix)
+            _, raw, prefix = known
             topic_part = topics.get(topic)
             if topic_part is None:
                 encoded = topic.encode("utf-8")
                 topic_part = topics[topic] = len(encoded).to_bytes(4, "big") + encoded
             if prefix is None or version < 0:  # event_leaf says what is wrong with it
-                raw = raw_id(originator)
                 append(NewEvent(raw, version, state, event_leaf(raw, version, topic, state)))
                 continue
             leaf = sha256(
@@ -201,7 +202,7 @@ class SaveSeals:
                     )
                 )
             ).digest()
-            append(NewEvent(prefix[-16:], version, state, leaf))
+            append(NewEvent(raw, version, state, leaf))
         # Games that already have seals: their chains go on from the stored chain head.
         self.continuing = [o for o, version in first.items() if version > 1]
 

@@ -136,15 +136,13 @@ class LedgerMapper(Mapper):
 
     Every event carries the library's ``timestamp``; wrapping it here, in the envelope the
     ``datetime_iso`` transcoding would produce, spares orjson a Python callback per event.
-    A game's events share a few timestamps (a record's moves are timed to the second), so
-    the envelopes are kept for the last few. What a class contributes (its topic, its
-    ``class_version``) is looked up once per class.
+    What a class contributes (its topic, its ``class_version``) is looked up once per
+    class. (Keeping the timestamps' envelopes did not pay: nearly every event has its own.)
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._classes: dict[type, tuple[str, int]] = {}
-        self._stamps: dict[tuple, dict] = {}
 
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
         event_class = type(domain_event)
@@ -162,19 +160,7 @@ class LedgerMapper(Mapper):
             state["class_version"] = class_version
         timestamp = state.get("timestamp")
         if type(timestamp) is datetime:
-            # Equal datetimes can differ in their text (the same instant at two offsets):
-            # the offset is part of the key.
-            key = (timestamp, timestamp.utcoffset())
-            stamps = self._stamps
-            envelope = stamps.get(key)
-            if envelope is None:
-                if len(stamps) >= _STAMPS_KEPT:
-                    stamps.clear()
-                envelope = stamps[key] = {
-                    "_type_": "datetime_iso",
-                    "_data_": timestamp.isoformat(),
-                }
-            state["timestamp"] = envelope
+            state["timestamp"] = {"_type_": "datetime_iso", "_data_": timestamp.isoformat()}
         data = self.transcoder.encode(state)
         if self.compressor:
             data = self.compressor.compress(data)
@@ -183,8 +169,6 @@ class LedgerMapper(Mapper):
         return stored_event(originator_id, originator_version, topic, data)
 
 
-# Timestamps whose envelopes a mapper keeps (a batch of games' worth, a few KiB).
-_STAMPS_KEPT = 4096
 _new = object.__new__
 
 
