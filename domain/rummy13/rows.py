@@ -11,6 +11,7 @@ and the report. For a game the ledger settled both give the same columns.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
 
@@ -182,7 +183,7 @@ def audit_row(game: Game, *, verify: bool = True) -> dict:
     }
 
 
-def written_audit_row(game: Game) -> dict:
+def written_audit_row(game: Game, whole: Callable[[], Game] | None = None) -> dict:
     """The audit columns from what the write already knew, without the solver.
 
     The ``Settled`` body is the settlement :meth:`Game.settle` computed from the game's
@@ -190,13 +191,16 @@ def written_audit_row(game: Game) -> dict:
     settlement: its hash is the recomputed hash, nothing recorded differs from it, and
     only the operator's report (which the write did not compute) is compared, with it.
     :func:`audit_row` recomputes instead; ``audit`` and ``verify`` (whose read-model check
-    compares these columns with it) distrust the stored figures (docs/read-models.md)."""
+    compares these columns with it) distrust the stored figures (docs/read-models.md).
+
+    ``game`` may be a :class:`~domain.rummy13.fold.GameFold`; ``whole()`` then gives the
+    aggregate for the recomputation, when one is needed."""
     recorded = game.settled_body
     written = game.computed_hash
     if recorded is None or written is None or settlement_hash(recorded) != written:
         # Stored before the write carried its hash, or the body is not what the write
         # computed (changed in the store since): only a recomputation can say what is right.
-        return audit_row(game)
+        return audit_row(game if whole is None else whole())
     reported = game.reported_body
     found = audit13._compare_reported(reported, Settlement.from_dict(recorded)) if reported else []
     note = "; ".join(d.note() for d in found)
