@@ -237,19 +237,23 @@ def apply(state: GameFold | None, event: Any) -> GameFold:
         if _name(event) != "Started" or version != 1:
             raise FoldError(f"{_name(event)} (version {version}) cannot start a game")
         return _started(None, event)
-    if event.originator_id != state.id:
-        raise FoldError(f"{_name(event)} belongs to another game")
-    if version != state.version + 1:
-        raise FoldError(f"{_name(event)} is version {version}, after version {state.version}")
-    step = _STEPS.get(_name(event))
-    if step is None:
-        raise FoldError(f"{_name(event)}: not an event of a 13-card game")
+    step = _STEPS.get(type(event).__name__)
+    if step is None or version != state.version + 1 or event.originator_id != state.id:
+        raise FoldError(_refusal(state, event, step))
     try:
         step(state, event)
     except (AttributeError, KeyError, TypeError, ValueError) as error:
         raise FoldError(f"{_name(event)}: {type(error).__name__} {error}") from None
     state.version = version
     return state
+
+
+def _refusal(state: GameFold, event: Any, step: Any) -> str:
+    if step is None:
+        return f"{_name(event)}: not an event of a 13-card game"
+    if event.originator_id != state.id:
+        return f"{_name(event)} belongs to another game"
+    return f"{_name(event)} is version {event.originator_version}, after version {state.version}"
 
 
 def replay(events: Iterable[Any]) -> GameFold | None:

@@ -32,6 +32,7 @@ from domain.variants.base import (
 
 FORMAT = "rummy-ledger/game@1"
 SETTLED = "settled"
+_CLOSING = (game13.Game.Settled, game13.Game.Reported)  # the events after which the audit runs
 
 
 class NotOver(RuleViolation):
@@ -269,10 +270,7 @@ class Rummy13(Variant):
         return GameRows(game=columns, results=results, entries=entries)
 
     def audits_after(self, game: game13.Game, domain_event: Any) -> bool:
-        return (
-            isinstance(domain_event, game13.Game.Settled | game13.Game.Reported)
-            and game.phase == SETTLED
-        )
+        return isinstance(domain_event, _CLOSING) and game.phase == SETTLED
 
     def audit_columns(self, game: game13.Game, events: Iterable[Any], *, verify: bool = True):
         return rows13.audit_row(_whole(game, events) if verify else game, verify=verify)

@@ -143,12 +143,18 @@ class GameProjection(Projection):
         batch = _Batch()
         to_domain_event = self.ledger.mapper.to_domain_event
         disputes = []  # dispute cases and adjustments (replays.disputes.projection)
+        of_topic: dict[str, Variant | None] = {}  # a few topics, thousands of events
         for notification in notifications:
-            if notification.topic.startswith(DISPUTE_TOPICS):
-                disputes.append(notification)
-                continue
-            variant = variants.for_topic(notification.topic)
+            topic = notification.topic
+            try:
+                variant = of_topic[topic]
+            except KeyError:
+                variant = of_topic[topic] = (
+                    None if topic.startswith(DISPUTE_TOPICS) else variants.for_topic(topic)
+                )
             if variant is None:
+                if topic.startswith(DISPUTE_TOPICS):
+                    disputes.append(notification)
                 continue
             domain_event = to_domain_event(notification)
             fold = self._fold(variant)
