@@ -236,3 +236,10 @@ def test_a_game_the_fold_refuses_is_set_aside_and_the_rest_project(
     assert failure.game_id == victim and failure.event_version == 9
     assert "is not a card" in failure.error
     assert len(failures(database_url)) == 1
+
+
+def test_the_modules_example_runs():
+    import doctest
+
+    failed, tried = doctest.testmod(fold13)
+    assert tried and not failed
