@@ -59,7 +59,11 @@ def _suits(ranks: int, copies: int) -> int:
 def test_every_small_suit_is_there():
     small = sum(_suits(size, 2) for size in range(SMALL_SUIT + 1))
     one_copy = sum(_suits(size, 1) for size in range(SMALL_SUIT + 1, ONE_COPY_SUIT + 1))
-    assert len(IMPORTED) == small + one_copy == 547 + 715
+    assert small + one_copy == 547 + 715
+    # And, kept too (KEEP_FOUR_TWICE), those suits with a card twice.
+    twice = sum(_suits(size, 2) for size in range(SMALL_SUIT + 1, ONE_COPY_SUIT + 1)) - one_copy
+    assert twice == 936
+    assert len(IMPORTED) == small + one_copy + (twice if suit_tables.KEEP_FOUR_TWICE else 0)
 
 
 def test_kept_tables_match_tables_worked_out_for_each_budget(fresh):

@@ -498,7 +498,9 @@ def _build_kept() -> tuple[dict[int, tuple], dict[int, tuple[int, tuple]]]:
     _SMALL_SPLITS.clear()
     clear_caches()
     try:
-        small = _small_tables(ONE_COPY_SUIT, 1, SMALL_BUDGET)
+        # Later tables replace earlier ones of the same suit: each within the most jokers.
+        small = _small_tables(ONE_COPY_SUIT, 2, SMALL_BUDGET) if KEEP_FOUR_TWICE else {}
+        small.update(_small_tables(ONE_COPY_SUIT, 1, SMALL_BUDGET))
         small.update(_small_tables(SMALL_SUIT, 2, 2 * SMALL_SUIT))
         splits = dict(_SPLITS)
     finally:
@@ -559,11 +561,12 @@ def write_kept(path: str | None = None) -> str:
 
 
 SMALL_SUIT = 3  # cards in a suit with tables kept for good, two copies at most
-# Cards in a suit with tables kept for good, one copy of each. Keeping also those with a
-# card twice (936 more) was measured for issue 16: 3 to 4 % fewer instructions a hand,
-# but importing the solver took 164 million more (a third more), which every one-hand
-# command pays; docs/benchmarks.md.
-ONE_COPY_SUIT = 4
+ONE_COPY_SUIT = 4  # cards in a suit with tables kept for good, one copy of each
+# Also keep the suits of ONE_COPY_SUIT cards holding a card twice (936 more tables), within
+# SMALL_BUDGET jokers: measured for issue 16 (docs/benchmarks.md), 3 to 4 % fewer
+# instructions a hand in the one- and two-joker classes and the joker-rich batch. Worked
+# out at import that cost a third more import time; read from kept_tables.py, far less.
+KEEP_FOUR_TWICE = True
 SMALL_BUDGET = 4  # jokers the tables kept for good of one-copy suits go up to
 _SMALL: dict[int, tuple] = {}
 _SMALL_SPLITS: dict[int, tuple[int, tuple]] = {}
