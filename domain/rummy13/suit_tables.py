@@ -475,9 +475,10 @@ def _small_tables(most: int, copies: int, budget: int) -> dict[int, tuple]:
 
 
 def _small_suits() -> None:
-    """Take up the tables kept for good: every suit of up to three cards, and the suits of
-    four cards holding one copy of each (ONE_COPY makes those cheap) within four jokers,
-    with the splits behind them, which serve the search of larger suits.
+    """Take up the tables kept for good: every suit of up to three cards, the suits of four
+    cards holding a card twice at most and those of five cards holding one copy of each
+    (ONE_COPY makes those cheap), these within four jokers, with the splits behind them,
+    which serve the search of larger suits.
 
     They are read from :mod:`domain.rummy13.kept_tables`, written by this module (run it:
     ``python -m domain.rummy13.suit_tables``) from exactly what :func:`_build_kept` works
@@ -499,7 +500,7 @@ def _build_kept() -> tuple[dict[int, tuple], dict[int, tuple[int, tuple]]]:
     clear_caches()
     try:
         # Later tables replace earlier ones of the same suit: each within the most jokers.
-        small = _small_tables(ONE_COPY_SUIT, 2, SMALL_BUDGET) if KEEP_FOUR_TWICE else {}
+        small = _small_tables(TWICE_SUIT, 2, SMALL_BUDGET) if KEEP_FOUR_TWICE else {}
         small.update(_small_tables(ONE_COPY_SUIT, 1, SMALL_BUDGET))
         small.update(_small_tables(SMALL_SUIT, 2, 2 * SMALL_SUIT))
         splits = dict(_SPLITS)
@@ -561,11 +562,15 @@ def write_kept(path: str | None = None) -> str:
 
 
 SMALL_SUIT = 3  # cards in a suit with tables kept for good, two copies at most
-ONE_COPY_SUIT = 4  # cards in a suit with tables kept for good, one copy of each
-# Also keep the suits of ONE_COPY_SUIT cards holding a card twice (936 more tables), within
-# SMALL_BUDGET jokers: measured for issue 16 (docs/benchmarks.md), 3 to 4 % fewer
+# Cards in a suit with tables kept for good, one copy of each (within SMALL_BUDGET jokers).
+# Five rather than four (1,287 more tables): 4 to 5 % fewer instructions a hand in the one-
+# and two-joker classes, for 40 million more instructions of import (docs/benchmarks.md).
+ONE_COPY_SUIT = 5
+# Also keep the suits of TWICE_SUIT cards holding a card twice (936 more tables), within
+# SMALL_BUDGET jokers: measured for issue 16 (docs/benchmarks.md), 2 to 4 % fewer
 # instructions a hand in the one- and two-joker classes and the joker-rich batch. Worked
 # out at import that cost a third more import time; read from kept_tables.py, far less.
+TWICE_SUIT = 4
 KEEP_FOUR_TWICE = True
 SMALL_BUDGET = 4  # jokers the tables kept for good of one-copy suits go up to
 _SMALL: dict[int, tuple] = {}
