@@ -49,6 +49,10 @@ def _once(arguments: list[str]) -> float:
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT)
+    # Byte code compiled, as after a person's first run: a PYTHONDONTWRITEBYTECODE set for
+    # the benchmark's own process (as in some shells and CI) would have every command
+    # compile every module it imports, every time.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
@@ -85,6 +89,7 @@ def run(quick: bool = False) -> dict:
         "clock": "wall time of the whole process (time.perf_counter around subprocess.run)",
         "load_average": {"start": round(load, 2), "end": round(os.getloadavg()[0], 2)},
         "python": sys.version.split()[0],
+        "byte_code": "compiled by the first run of each command, then read",
         "figures": figures,
         "targets": {
             "help_under_150_ms": figures["rummy-ledger --help"]["median_ms"] < TARGET_MS,

@@ -183,3 +183,14 @@ def test_bad_input_says_what_and_where(args, message):
     result = run(*args)
     assert result.exit_code in (1, 2)
     assert message in result.output
+
+
+def test_every_scoring_case_has_its_text():
+    """The command keeps its texts by the scoring case's value (so `hand --help` need not
+    import the rules); every case must find its own."""
+    from domain.rummy13.melds import ScoringCase
+    from web.commands.hand import CASE_TEXT
+
+    assert set(CASE_TEXT) == {case.value for case in ScoringCase}
+    for case in ScoringCase:
+        assert CASE_TEXT[case] == CASE_TEXT[case.value]

@@ -23,6 +23,7 @@ from domain.rummy13.suit_tables import (
     ONE_COPY_SUIT,
     SMALL_BUDGET,
     SMALL_SUIT,
+    TWICE_SUIT,
     suit_table,
 )
 
@@ -59,7 +60,13 @@ def _suits(ranks: int, copies: int) -> int:
 def test_every_small_suit_is_there():
     small = sum(_suits(size, 2) for size in range(SMALL_SUIT + 1))
     one_copy = sum(_suits(size, 1) for size in range(SMALL_SUIT + 1, ONE_COPY_SUIT + 1))
-    assert len(IMPORTED) == small + one_copy == 547 + 715
+    assert small + one_copy == 547 + 715 + 1287
+    # And, kept too (KEEP_FOUR_TWICE), the suits of four cards with a card twice.
+    twice = sum(_suits(size, 2) for size in range(SMALL_SUIT + 1, TWICE_SUIT + 1)) - sum(
+        _suits(size, 1) for size in range(SMALL_SUIT + 1, TWICE_SUIT + 1)
+    )
+    assert twice == 936
+    assert len(IMPORTED) == small + one_copy + (twice if suit_tables.KEEP_FOUR_TWICE else 0)
 
 
 def test_kept_tables_match_tables_worked_out_for_each_budget(fresh):

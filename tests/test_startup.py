@@ -95,6 +95,23 @@ def test_hand_imports_only_the_rules(arguments):
     }
 
 
+def test_hand_help_imports_no_rules():
+    """`hand --help` only prints the options: neither the solver (and its tables) nor the
+    rules nor the cards are imported."""
+    modules, out = imported_by("hand", "--help")
+    assert "--cards" in out
+    for name in ("domain.rummy13.solver", "domain.rummy13.suit_tables", "domain.rummy13.melds"):
+        assert name not in modules
+
+
+def test_hand_answers_import_the_solver():
+    modules, out = imported_by(
+        "hand", "--joker", "7D", "--cards", "AS 2S 3S 4H 5H JK 9C 9D 9H KS KD 2C 5D"
+    )
+    assert "Hand score" in out
+    assert "domain.rummy13.solver" in modules
+
+
 def test_other_commands_still_load_what_they_need():
     modules, _ = imported_by("import", "--help")
     assert "web.commands.import_records" in modules and "replays" in modules

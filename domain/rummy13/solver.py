@@ -233,9 +233,11 @@ def _set_choices(available: tuple[int, ...], jokers: int) -> tuple[tuple, ...]:
     taking more cards come first, since they tend to leave fewer points, so the search
     finds a low score early.
 
-    The ways for up to two copies per suit (two decks) are worked out once, at import;
-    those within a number of jokers are kept as they are asked for (every hand asks, and
-    there are 81 × 14 of them at most with two decks).
+    The ways for each count of copies per suit are worked out the first time a hand asks
+    for them (81 counts at most with two decks, about 5 ms for all of them: a one-hand
+    command asks for a few) and kept for good; those within a number of jokers are kept as
+    they are asked for (every hand asks, and there are 81 × 14 of them at most with two
+    decks) and forgotten by :func:`clear_caches`.
     """
     key = (available, jokers)
     found = _WITHIN.get(key)
@@ -277,11 +279,8 @@ def _list_set_choices(available: tuple[int, ...]) -> tuple:
     )
 
 
-_SET_CHOICES: dict[tuple[int, ...], tuple] = {}
+_SET_CHOICES: dict[tuple[int, ...], tuple] = {}  # copies per suit: every way (kept for good)
 _WITHIN: dict[tuple[tuple[int, ...], int], tuple] = {}  # (copies per suit, jokers): ways
-for _copies in range(81):
-    _available = (_copies % 3, _copies // 3 % 3, _copies // 9 % 3, _copies // 27)
-    _SET_CHOICES[_available] = _list_set_choices(_available)
 
 
 # -- the search -------------------------------------------------------------------------------
@@ -751,8 +750,8 @@ def _absorb_jokers(pure: list, impure: list, sets: list, jokers: list[int]) -> N
 def clear_caches() -> None:
     """Forget every cached suit table (the benchmark's cold start).
 
-    The ways to lay sets (:func:`_set_choices`) are worked out at import and stay; those
-    within a number of jokers are forgotten.
+    The ways to lay sets (:func:`_set_choices`) stay once worked out; those within a
+    number of jokers are forgotten.
     """
     suit_tables.clear_caches()
     _best_run.cache_clear()

@@ -13,19 +13,28 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import click
 
-from domain.cards import RANKS, Card, parse_cards, wild_rank
-from domain.rummy13.melds import HandEvaluation, ScoringCase, evaluate
-from domain.rummy13.profiles import DEFAULT_PROFILE, get_profile
-from domain.rummy13.solver import best_grouping, min_hand_score
+from domain.rummy13.profiles import DEFAULT_PROFILE
+
+if TYPE_CHECKING:
+    from domain.cards import Card
+    from domain.rummy13.melds import HandEvaluation
+
+# The cards, the rules and the solver are imported when a hand is answered, not when the
+# module loads: `rummy-ledger hand --help` needs none of them (tests/test_startup.py).
 
 KIND_LABELS = {"pure": "pure sequence", "impure": "impure sequence", "set": "set"}
+# By the scoring case's value (domain.rummy13.melds.ScoringCase, a StrEnum: its members
+# look these up; tests/test_hand_cli.py checks that every case has its text).
 CASE_TEXT = {
-    ScoringCase.NO_PURE_SEQUENCE: "no pure sequence: all 13 cards count",
-    ScoringCase.PURE_ONLY: "a pure sequence but fewer than two sequences: all but it count",
-    ScoringCase.TWO_SEQUENCES: "two sequences, one pure: only cards outside valid groups count",
+    "no_pure_sequence": "no pure sequence: all 13 cards count",
+    "pure_but_fewer_than_two_sequences": (
+        "a pure sequence but fewer than two sequences: all but it count"
+    ),
+    "two_sequences_with_pure": "two sequences, one pure: only cards outside valid groups count",
 }
 
 
@@ -70,6 +79,11 @@ def command(
         raise click.UsageError("give exactly one of --cards, --groups or --batch")
     if not wild:
         raise click.UsageError("--joker is required (the wild joker indicator, e.g. 7D or JK)")
+    from domain.cards import Card, parse_cards
+    from domain.rummy13.melds import evaluate
+    from domain.rummy13.profiles import get_profile
+    from domain.rummy13.solver import best_grouping, min_hand_score
+
     try:
         profile = get_profile(rules)
         indicator = Card.parse(wild)
@@ -130,6 +144,11 @@ def answer_line(line: str, default_rules: str = DEFAULT_PROFILE) -> dict:
         raise ValueError("missing 'joker' (the wild joker indicator, e.g. \"7D\")")
     if ("cards" in request) == ("groups" in request):
         raise ValueError("give either 'cards' (a list of 13) or 'groups' (a list of lists)")
+    from domain.cards import Card
+    from domain.rummy13.melds import evaluate
+    from domain.rummy13.profiles import get_profile
+    from domain.rummy13.solver import best_grouping
+
     profile = get_profile(request.get("rules", default_rules))
     indicator = Card.parse(_text(request["joker"], "joker"))
     if "cards" in request:
@@ -151,6 +170,8 @@ def _text(value, field: str) -> str:
 
 
 def _card_list(value, field: str) -> list[Card]:
+    from domain.cards import Card
+
     if not isinstance(value, list):
         raise ValueError(f"'{field}' must be a list of cards, got {json.dumps(value)}")
     return [Card.parse(_text(card, field)) for card in value]
@@ -177,6 +198,8 @@ def describe(
     searched: bool,
 ) -> list[str]:
     """The result for people: suit symbols, each group labelled, the score's arithmetic."""
+    from domain.cards import RANKS, wild_rank
+
     rank = wild_rank(wild)
     rank_text = {1: "Ace", 10: "10"}.get(rank, RANKS[rank - 1])
     why = " (a printed joker makes Aces wild)" if wild.rank == 0 else ""

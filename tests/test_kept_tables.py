@@ -1,0 +1,90 @@
+"""The suit tables kept for good are read from domain/rummy13/kept_tables.py at import
+instead of being worked out (about a sixth of the time): they must be exactly what
+domain/rummy13/suit_tables.py works out, and a stale or damaged file must not be used.
+
+If the first test fails after an edit of suit_tables.py, write the file again:
+``python -m domain.rummy13.suit_tables``.
+"""
+
+import binascii
+import importlib.util
+import marshal
+import zlib
+
+from domain.rummy13 import kept_tables, suit_tables
+from domain.rummy13.suit_tables import MERGED, _build_kept, _stored_kept, write_kept
+
+
+def _merged_nodes(witness, found):
+    stack = [witness]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        if isinstance(node[0], str):
+            found.append(node[0])
+            stack += node[1:]
+        else:
+            stack.append(node[0])
+
+
+def test_the_stored_tables_were_written_from_this_source():
+    assert suit_tables._fingerprint() == kept_tables.SOURCE, (
+        "domain/rummy13/suit_tables.py changed since kept_tables.py was written: "
+        "run `python -m domain.rummy13.suit_tables`"
+    )
+    assert _stored_kept() is not None
+
+
+def test_the_stored_tables_are_the_tables_worked_out():
+    stored = _stored_kept()
+    built = _build_kept()
+    assert stored == built
+    # And the module took up these very tables at import.
+    assert {code: suit_tables._SMALL[code] for code in built[0]} == built[0]
+    assert {key: suit_tables._SMALL_SPLITS[key] for key in built[1]} == built[1]
+    assert len(built[0]) > 1000 and len(built[1]) > 1000
+
+
+def test_stored_witnesses_use_the_module_merged_marker():
+    """witness_sequences tells a joined witness by identity (``node[0] is MERGED``)."""
+    small, splits = _stored_kept()
+    markers = []
+    for tables in small.values():
+        for table in tables:
+            for entry in table or ():
+                _merged_nodes(entry[3], markers)
+    for _, table in splits.values():
+        for entry in table:
+            _merged_nodes(entry[3], markers)
+    assert markers
+    assert all(marker is MERGED for marker in markers)
+
+
+def test_a_stale_or_damaged_file_is_not_used(monkeypatch):
+    monkeypatch.setattr(kept_tables, "SOURCE", "00000000-0")
+    assert _stored_kept() is None
+    monkeypatch.undo()
+    monkeypatch.setattr(kept_tables, "DATA", kept_tables.DATA[:-40])
+    assert _stored_kept() is None
+    monkeypatch.setattr(kept_tables, "DATA", "!!")
+    assert _stored_kept() is None
+
+
+def test_without_the_file_the_tables_are_worked_out(monkeypatch):
+    monkeypatch.setattr(suit_tables, "_stored_kept", lambda: None)
+    monkeypatch.setattr(suit_tables, "_SMALL", {})
+    monkeypatch.setattr(suit_tables, "_SMALL_SPLITS", {})
+    suit_tables._small_suits()
+    small, splits = _build_kept()
+    assert small == suit_tables._SMALL and splits == suit_tables._SMALL_SPLITS
+
+
+def test_write_kept_writes_what_is_read(tmp_path):
+    path = write_kept(str(tmp_path / "kept.py"))
+    spec = importlib.util.spec_from_file_location("kept_copy", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.SOURCE == kept_tables.SOURCE
+    data = marshal.loads(zlib.decompress(binascii.a2b_base64(module.DATA)))
+    assert data == _build_kept()
