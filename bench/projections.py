@@ -12,6 +12,9 @@ SQLite and on PostgreSQL:
   recorded settlement), commit with the position, batch by batch — reported as events/s
   and as a ratio of the raw read, with the process's CPU seconds beside the wall clock
   (the machine is shared: CPU time is what other sessions' load inflates least);
+- the same through the game aggregate (``light=False``: every event applied to a whole
+  ``Game`` with the library's ``mutate``, as before the light fold of
+  ``domain/rummy13/fold.py``), to show what the fold saves;
 - the same recomputing every settlement with the solver, as the projection did before
   issue 16 and as ``verify`` still does (``recompute=True``), and without any audit
   (``verify=False``), to show what each costs;
@@ -112,12 +115,12 @@ def raw_read(url: str) -> tuple[int, float]:
 
 
 def catch_up_rate(
-    url: str, ledger, verify: bool, recompute: bool = False
+    url: str, ledger, verify: bool, recompute: bool = False, light: bool = True
 ) -> tuple[int, float, float]:
     """A rebuild: (events, wall seconds, CPU seconds of this process)."""
     from replays.readmodels import projections
 
-    runner = projections.runner(url, ledger=ledger, verify=verify, recompute=recompute)
+    runner = projections.runner(url, ledger=ledger, verify=verify, recompute=recompute, light=light)
     runner.projection.forget()  # no aggregate kept from an earlier run
     start, cpu = time.perf_counter(), time.process_time()
     count = runner.rebuild()
@@ -153,6 +156,10 @@ def measure(url: str, lines: list[str], repeats: int) -> dict[str, Any]:
     full = min(
         (catch_up_rate(url, ledger, verify=True) for _ in range(repeats)), key=lambda r: r[1]
     )
+    whole = min(
+        (catch_up_rate(url, ledger, verify=True, light=False) for _ in range(repeats)),
+        key=lambda r: r[1],
+    )
     again = min(
         (catch_up_rate(url, ledger, verify=True, recompute=True) for _ in range(repeats)),
         key=lambda r: r[1],
@@ -163,7 +170,7 @@ def measure(url: str, lines: list[str], repeats: int) -> dict[str, Any]:
     # Leave the read models complete (verified) for the idle check.
     catch_up_rate(url, ledger, verify=True)
     idle_ms, probe_ms = idle_catch_up_ms(url)
-    assert full[0] == again[0] == bare[0] == events, (full, again, bare, events)
+    assert full[0] == whole[0] == again[0] == bare[0] == events, (full, again, bare, events)
     raw_rate = events / raw_seconds
     return {
         "games": len(lines),
@@ -175,6 +182,9 @@ def measure(url: str, lines: list[str], repeats: int) -> dict[str, Any]:
         "catch_up_seconds": round(full[1], 2),
         "catch_up_cpu_seconds": round(full[2], 2),
         "catch_up_cpu_events_per_s": round(events / full[2]),
+        "catch_up_aggregate_events_per_s": round(events / whole[1]),
+        "catch_up_aggregate_ratio": round(events / whole[1] / raw_rate, 4),
+        "catch_up_aggregate_cpu_seconds": round(whole[2], 2),
         "catch_up_recomputing_events_per_s": round(events / again[1]),
         "catch_up_recomputing_ratio": round(events / again[1] / raw_rate, 4),
         "catch_up_recomputing_cpu_seconds": round(again[2], 2),
@@ -211,6 +221,13 @@ def run(quick: bool = False) -> dict[str, Any]:
                     "baseline": raw,
                     "baseline_is": "raw read of the same notifications (DB-API, 1000 a batch)",
                     "ratio": figures["catch_up_ratio"],
+                },
+                {
+                    "benchmark": f"projection catch-up through the game aggregate (before the light fold), {name} (events/s)",
+                    "figure": figures["catch_up_aggregate_events_per_s"],
+                    "baseline": raw,
+                    "baseline_is": "raw read of the same notifications",
+                    "ratio": figures["catch_up_aggregate_ratio"],
                 },
                 {
                     "benchmark": f"projection catch-up recomputing every settlement (before issue 16), {name} (events/s)",

@@ -134,3 +134,91 @@ def test_a_worker_that_dies_stops_the_import_with_a_clear_error(sqlite_url, monk
     monkeypatch.setattr(parallel, "read_record", die)
     with pytest.raises(parallel.WorkerFailed, match="an import worker failed: SystemExit"):
         import_lines_parallel(sqlite_url, _lines(2), jobs=2, follow=False)
+
+
+class _Puts(list):
+    def put(self, item):
+        self.append(item)
+
+
+def _counting(monkeypatch, parallel):
+    """Count the parent writer's catch-ups (the fallback) and its saves written from the
+    workers' statements."""
+    calls = {"catch_up": 0, "written": 0}
+    catch_up, apply_saved = parallel._RowWriter.catch_up, projections.Runner.apply_saved
+
+    def counted_catch_up(self):
+        calls["catch_up"] += 1
+        return catch_up(self)
+
+    def counted_apply_saved(self, first, last, apply):
+        done = apply_saved(self, first, last, apply)
+        calls["written"] += done
+        return done
+
+    monkeypatch.setattr(parallel._RowWriter, "catch_up", counted_catch_up)
+    monkeypatch.setattr(projections.Runner, "apply_saved", counted_apply_saved)
+    return calls
+
+
+def _rebuilt_equal(url: str) -> dict:
+    """The read models as the import left them, checked against a rebuild from the events."""
+    status = projections.projection_status(url)
+    assert status.lag == 0 and status.events_applied == len(_event_ids(url))
+    projected = dump(url)
+    projections.rebuild(url, ledger=Ledger(url, env={"CREATE_TABLE": "no"}))
+    assert dump(url) == projected
+    return projected
+
+
+def test_jobs_write_the_rows_the_workers_worked_out(database_url, monkeypatch):
+    """The parent writes every save's rows from the workers' statements, in notification
+    order, and never replays events: no catch-up before the final one."""
+    from replays.records import parallel
+
+    migrate(database_url)
+    calls = _counting(monkeypatch, parallel)
+    lines = _lines(20)
+    shares = [sum(worker_of(line, 2) == w for line in lines) for w in (0, 1)]
+    summary = import_lines_parallel(database_url, lines, jobs=2, batch=3)
+    assert (summary.imported, summary.rejected) == (20, 0)
+    assert calls["catch_up"] == 0
+    assert calls["written"] == sum(-(-share // 3) for share in shares)  # every save
+    assert len(_rebuilt_equal(database_url)["games"]) == 20
+
+
+def test_jobs_fall_back_to_the_catch_up_without_a_workers_rows(database_url, monkeypatch):
+    from replays.records import parallel
+
+    migrate(database_url)
+    calls = _counting(monkeypatch, parallel)
+    monkeypatch.setattr(parallel._SavedRows, "_statements", lambda self, games, recordings: None)
+    summary = import_lines_parallel(database_url, _lines(12), jobs=2, batch=3)
+    assert (summary.imported, summary.rejected) == (12, 0)
+    assert calls["catch_up"] >= 1 and calls["written"] == 0
+    assert len(_rebuilt_equal(database_url)["games"]) == 12
+
+
+def test_the_row_writer_holds_saves_until_the_earlier_ones_come(sqlite_url):
+    """Saves' statements arriving last first are written in notification order, each
+    once, and leave the read models exactly as the saves' catch-up would."""
+    from replays.records import parallel
+    from replays.records.codec import parse_record
+    from replays.records.importer import Importer
+
+    migrate(sqlite_url)
+    ledger = Ledger(sqlite_url, env={"CREATE_TABLE": "no"})
+    sent = _Puts()
+    importer = Importer(ledger, batch=4, projector=parallel._SavedRows(ledger, sent))
+    for number, line in enumerate(_lines(12), start=1):
+        importer.add(parse_record(line), number)
+    importer.flush()
+    saves = [body for kind, body in sent]
+    assert [kind for kind, _ in sent] == ["rows"] * 3
+    assert all(statements for _, _, statements in saves)
+    writer = parallel._RowWriter(sqlite_url)
+    for first, last, statements in reversed(saves):
+        writer.add(first, last, statements)
+        assert projections.projection_status(sqlite_url).position in (0, saves[-1][1])
+    assert not writer.held and not writer.errors
+    assert len(_rebuilt_equal(sqlite_url)["games"]) == 12

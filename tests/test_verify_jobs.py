@@ -115,3 +115,46 @@ def test_cli_takes_jobs(games, database_url, monkeypatch):
     result = CliRunner().invoke(main, ["verify", "--jobs", "2", "--json"])
     assert result.exit_code == 0, result.output
     assert orjson.loads(result.output)["ok"] is True
+
+
+def memos_of(url):
+    return {g for (g,) in sql(url, "SELECT game_id FROM integrity_replay_memos")}
+
+
+def test_jobs_leave_no_memo_for_a_game_whose_events_fail_their_seals(games, database_url, keys):
+    # The workers replay every game while the main pass reads the events, so they replay
+    # this one too; the main pass drops its replay and the memo the worker held for it.
+    # A space in the event's JSON: its bytes no longer match their seal, but it decodes
+    # to the same event, so the worker's replay of it is clean and its rows match.
+    row = sql(
+        database_url,
+        "SELECT id, state FROM ledger_events WHERE originator_id = :o AND originator_version = 4",
+        o=_id(database_url, games[1]),
+    ).one()
+    sql(
+        database_url,
+        "UPDATE ledger_events SET state = :s WHERE id = :i",
+        s=b"{ " + bytes(row.state)[1:],
+        i=row.id,
+    )
+    one = verify_store(database_url)
+    sql(database_url, "DELETE FROM integrity_replay_memos")
+    two = verify_store(database_url, jobs=2)
+    assert ("altered", games[1], 4) in {(p.kind, p.game_id, p.event) for p in two.problems}
+    assert findings(two) == findings(one)
+    assert two.notes == one.notes
+    assert memos_of(database_url) == set(games) - {games[1]}
+
+
+def test_jobs_workers_take_the_key_directory_of_the_run(games, database_url, tmp_path, monkeypatch):
+    # The fork server the workers come from may have started under another key directory
+    # (here: none at all); each run's workers take this process's environment.
+    monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(tmp_path / "no-keys"))
+    assert verify_store(database_url, jobs=2).ok
+    assert memos_of(database_url) == set()
+    from replays.integrity.signing import init_keys
+
+    init_keys(tmp_path / "keys")
+    monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(tmp_path / "keys"))
+    assert verify_store(database_url, jobs=2).ok
+    assert memos_of(database_url) == set(games)

@@ -11,6 +11,7 @@ and the report. For a game the ledger settled both give the same columns.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
 
@@ -143,20 +144,21 @@ def progress_row(game: Game) -> dict:
 
 def move_row(before: Game, domain_event, move_type: str) -> dict:
     """The move as the event states it, with the round and point value in force before it."""
-    card = getattr(domain_event, "card", None) or getattr(domain_event, "finish", None)
-    groups = getattr(domain_event, "groups", None)
+    body = vars(domain_event)  # the event's fields (a missing one is None, as getattr's default)
+    card = body.get("card") or body.get("finish")
+    groups = body.get("groups")
     return {
         "game_id": before.game_id,
         "move_index": before.move_count,
         "version": domain_event.originator_version,
-        "player": getattr(domain_event, "player", None),
+        "player": body.get("player"),
         "move_type": move_type,
         "card": card,
-        "source": getattr(domain_event, "source", None),
+        "source": body.get("source"),
         "groups": None if groups is None else [list(group) for group in groups],
         "round": before.round,
         "point_value": point_value_for_round(before.config, before.round),
-        "at": parse_time(getattr(domain_event, "at", None)),
+        "at": parse_time(body.get("at")),
     }
 
 
@@ -182,7 +184,7 @@ def audit_row(game: Game, *, verify: bool = True) -> dict:
     }
 
 
-def written_audit_row(game: Game) -> dict:
+def written_audit_row(game: Game, whole: Callable[[], Game] | None = None) -> dict:
     """The audit columns from what the write already knew, without the solver.
 
     The ``Settled`` body is the settlement :meth:`Game.settle` computed from the game's
@@ -190,18 +192,22 @@ def written_audit_row(game: Game) -> dict:
     settlement: its hash is the recomputed hash, nothing recorded differs from it, and
     only the operator's report (which the write did not compute) is compared, with it.
     :func:`audit_row` recomputes instead; ``audit`` and ``verify`` (whose read-model check
-    compares these columns with it) distrust the stored figures (docs/read-models.md)."""
+    compares these columns with it) distrust the stored figures (docs/read-models.md).
+
+    ``game`` may be a :class:`~domain.rummy13.fold.GameFold`; ``whole()`` then gives the
+    aggregate for the recomputation, when one is needed."""
     recorded = game.settled_body
     written = game.computed_hash
-    if recorded is None or written is None or settlement_hash(recorded) != written:
+    digest = None if recorded is None or written is None else settlement_hash(recorded)
+    if digest is None or digest != written:
         # Stored before the write carried its hash, or the body is not what the write
         # computed (changed in the store since): only a recomputation can say what is right.
-        return audit_row(game)
+        return audit_row(game if whole is None else whole())
     reported = game.reported_body
     found = audit13._compare_reported(reported, Settlement.from_dict(recorded)) if reported else []
     note = "; ".join(d.note() for d in found)
     return {
-        "recomputed_hash": settlement_hash(recorded),
+        "recomputed_hash": digest,
         "discrepancy": bool(found),
         "discrepancy_note": note[:MAX_NOTE] or None,
     }

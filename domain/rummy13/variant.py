@@ -18,6 +18,7 @@ from typing import Any
 
 from domain.errors import RuleViolation
 from domain.rummy13 import audit as audit13
+from domain.rummy13 import fold as fold13
 from domain.rummy13 import game as game13
 from domain.rummy13 import moves as moves13
 from domain.rummy13 import rows as rows13
@@ -31,6 +32,7 @@ from domain.variants.base import (
 
 FORMAT = "rummy-ledger/game@1"
 SETTLED = "settled"
+_CLOSING = (game13.Game.Settled, game13.Game.Reported)  # the events after which the audit runs
 
 
 class NotOver(RuleViolation):
@@ -242,6 +244,11 @@ class Rummy13(Variant):
         return audit13.audit_game(game)
 
     # -- read models ---------------------------------------------------------------------
+    # Every row method below takes the game aggregate or its light fold (fold13.GameFold):
+    # the rows read the same fields of either.
+    def light_fold(self) -> Any:
+        return fold13.apply
+
     def started_row(self, game: game13.Game) -> dict[str, Any]:
         return rows13.started_row_of(game)
 
@@ -263,17 +270,15 @@ class Rummy13(Variant):
         return GameRows(game=columns, results=results, entries=entries)
 
     def audits_after(self, game: game13.Game, domain_event: Any) -> bool:
-        return (
-            isinstance(domain_event, game13.Game.Settled | game13.Game.Reported)
-            and game.phase == SETTLED
-        )
+        return isinstance(domain_event, _CLOSING) and game.phase == SETTLED
 
     def audit_columns(self, game: game13.Game, events: Iterable[Any], *, verify: bool = True):
-        return rows13.audit_row(game, verify=verify)
+        return rows13.audit_row(_whole(game, events) if verify else game, verify=verify)
 
     def written_audit_columns(self, game: game13.Game, events: Iterable[Any]) -> dict[str, Any]:
-        # The Settled body is what Game.settle computed at write time: no solver here.
-        return rows13.written_audit_row(game)
+        # The Settled body is what Game.settle computed at write time: no solver here
+        # (nor the aggregate, unless the body must be recomputed).
+        return rows13.written_audit_row(game, lambda: _whole(game, events))
 
     # -- replay --------------------------------------------------------------------------
     def timeline(self, game: game13.Game) -> list[dict[str, Any]]:
@@ -295,6 +300,18 @@ class Rummy13(Variant):
             simulate.play,
             reported.reported_block,
         )
+
+
+def _whole(game: Any, events: Iterable[Any]) -> game13.Game:
+    """The aggregate of ``game`` (itself, or rebuilt from ``events`` for a light fold)."""
+    if not isinstance(game, fold13.GameFold):
+        return game
+    whole = None
+    for domain_event in events:
+        whole = domain_event.mutate(whole)
+    if whole is None or whole.version != game.version:
+        raise fold13.FoldError(f"the events of game {game.game_id} do not rebuild its version")
+    return whole
 
 
 POINTS = Rummy13("points")

@@ -280,6 +280,14 @@ class Variant(ABC):
         compare: a value with ``discrepancies``, ``to_dict()`` and ``for_people()``."""
 
     # -- read models ---------------------------------------------------------------------
+    def light_fold(self) -> Callable[[Any, Any], Any] | None:
+        """A cheap stand-in for the aggregate in the projection: ``fold(state, event)``
+        moves ``state`` (None before the game's first event) on by one stored event and
+        returns it, raising for an event that cannot follow; every read-model method below
+        then takes such a state in place of the game and gives the same rows. None (the
+        default): the projection applies each event to the aggregate itself."""
+        return None
+
     @abstractmethod
     def started_row(self, game: Any) -> dict[str, Any]:
         """The ``games`` row of a game just started (every column)."""

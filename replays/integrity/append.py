@@ -36,6 +36,7 @@ those first.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -45,7 +46,7 @@ from uuid import UUID
 import sqlalchemy as sa
 
 from replays.integrity import merkle
-from replays.integrity.canonical import GENESIS, chain_hash, event_leaf
+from replays.integrity.canonical import GENESIS, LEAF_PREFIX, chain_hash, event_leaf
 from replays.integrity.models import HEAD_ID, NODE_MIN_LEVEL
 from replays.integrity.store import (
     IntegrityError,
@@ -168,12 +169,40 @@ class SaveSeals:
         self.sql = _sql(dialect)
         self.events = []
         first: dict[bytes, int] = {}
+        # A save holds a few games and a dozen topics: each game's id is converted, and each
+        # topic's part of the leaf's bytes made, once (the bytes are event_leaf's). The ids
+        # are looked up by identity (a game's events share its id object): a UUID's own
+        # hash and equality are Python code.
+        ids: dict[int, tuple[Any, bytes, bytes | None]] = {}  # id() -> (id, raw, leaf prefix)
+        topics: dict[str, bytes] = {}
+        sha256, join, append = hashlib.sha256, b"".join, self.events.append
         for originator, version, topic, state in events:
-            raw = originator.bytes if type(originator) is UUID else raw_id(originator)
-            self.events.append(
-                NewEvent(raw, version, state, event_leaf(raw, version, topic, state))
-            )
-            first.setdefault(raw, version)
+            known = ids.get(id(originator))
+            if known is None or known[0] is not originator:
+                raw = originator.bytes if type(originator) is UUID else raw_id(originator)
+                first.setdefault(raw, version)
+                prefix = LEAF_PREFIX + raw if len(raw) == 16 else None
+                known = ids[id(originator)] = (originator, raw, prefix)
+            _, raw, prefix = known
+            topic_part = topics.get(topic)
+            if topic_part is None:
+                encoded = topic.encode("utf-8")
+                topic_part = topics[topic] = len(encoded).to_bytes(4, "big") + encoded
+            if prefix is None or version < 0:  # event_leaf says what is wrong with it
+                append(NewEvent(raw, version, state, event_leaf(raw, version, topic, state)))
+                continue
+            leaf = sha256(
+                join(
+                    (
+                        prefix,
+                        version.to_bytes(8, "big"),
+                        topic_part,
+                        len(state).to_bytes(4, "big"),
+                        state,
+                    )
+                )
+            ).digest()
+            append(NewEvent(raw, version, state, leaf))
         # Games that already have seals: their chains go on from the stored chain head.
         self.continuing = [o for o, version in first.items() if version > 1]
 
@@ -312,6 +341,8 @@ class SaveSeals:
         expected = [
             (i, e.originator, e.version) for i, e in zip(notification_ids, self.events, strict=True)
         ]
+        if found == expected:  # the rows as SQLite returns them: the ids as 16 bytes
+            return
         got = [(i, raw_id(o), v) for i, o, v in found]
         if got != expected:
             wrong = next(

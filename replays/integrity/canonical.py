@@ -36,7 +36,7 @@ from replays.integrity.merkle import leaf_hash
 
 MAGIC = b"RLE1"
 GENESIS = bytes(32)  # the chain value before a game's first event
-_LEAF_PREFIX = b"\x00" + MAGIC  # RFC 6962's leaf prefix, then the event's first bytes
+LEAF_PREFIX = b"\x00" + MAGIC  # RFC 6962's leaf prefix, then the event's first bytes
 
 
 def event_bytes(
@@ -80,7 +80,7 @@ def event_leaf(
     return hashlib.sha256(
         b"".join(
             (
-                _LEAF_PREFIX,
+                LEAF_PREFIX,
                 raw_id,
                 originator_version.to_bytes(8, "big"),
                 len(topic_bytes).to_bytes(4, "big"),

@@ -441,10 +441,16 @@ class MemoWriter:
         """``batch``: ``(game_id, rows, snapshots or None, Expected)`` of games replayed.
         A game whose stored memo already says the same (same inputs, same read rows, a MAC
         that holds) is left as it is, so a nightly run rewrites only what changed."""
+        self.store(self.prepare(connection, report, batch))
+
+    def prepare(self, connection: sa.Connection, report, batch: list) -> dict[str, Memo]:
+        """The memos :meth:`write` would store for ``batch``, not stored yet: a ``verify
+        --jobs`` worker hands them to the main pass, which alone knows whether the store
+        pass found anything about their games (:mod:`replays.readmodels.verify_jobs`)."""
         troubled = {p.game_id for p in report.problems}
         clean = [item for item in batch if item[0] not in troubled]
         if not clean:
-            return
+            return {}
         ids = [game_id for game_id, *_ in clean]
         rows_digests = stored_rows_digests(connection, ids)
         kept = stored_memos(connection, self.key, ids)
@@ -459,6 +465,9 @@ class MemoWriter:
             except TypeError:
                 continue
             memos[game_id] = Memo(digest, rows_digests[game_id], [], body)
+        return memos
+
+    def store(self, memos: dict[str, Memo]) -> None:
         if not memos:
             return
         try:

@@ -198,12 +198,23 @@ def verify_store(
         total = count_events(connection, events) if has_events and progress else None
         checker = _deal_checker(report) if check_deals and has_events else None
         store_pass = _StorePass(connection, report, wanted, checker)
-        rows = event_rows(connection, events) if has_events else iter(())
-        with progress_bar(total, "verifying", progress) as bar:
-            store_pass.run(seal_rows(connection), rows, bar)
-        store_pass.finish()
-        if checker is not None:
-            checker.finish()
+        started = None
+        if check_read_models and has_events and jobs > 1:
+            # The workers start and replay while this process reads the events.
+            started = _start_replays(
+                connection, url, jobs, store_pass.names, events, check_snapshots, checker
+            )
+        try:
+            rows = event_rows(connection, events) if has_events else iter(())
+            with progress_bar(total, "verifying", progress) as bar:
+                store_pass.run(seal_rows(connection), rows, bar)
+            store_pass.finish()
+            if checker is not None:
+                checker.finish()
+        except BaseException:
+            if started is not None:
+                started.close()
+            raise
         # A located edit's game is still replayed: its read rows are what names the event.
         troubled = {p.game_id for p in report.problems if p.kind not in _LOCATING}
         skip = frozenset(o for o, g in store_pass.names.items() if g in troubled)
@@ -223,6 +234,7 @@ def verify_store(
                 tally=tally,
                 jobs=jobs,
                 remember_deals=checker is not None,
+                started=started,
             )
         if check_snapshots and has_events:
             done = skip if tally is None else skip | tally.done
@@ -247,11 +259,13 @@ def read_models(
     tally=None,
     jobs: int = 1,
     remember_deals: bool | None = None,
+    started=None,
 ) -> None:
     """The read-model step: every game's rows against its events (replays.readmodels.read_model_checks);
     with ``tally`` (a ``SnapshotTally``), the stored snapshots each replay passes too.
     Unless ``remember_deals`` is None (it says whether the deals were checked), each
-    clean replay is remembered for the game's badge (:mod:`replays.integrity.replay_memos`)."""
+    clean replay is remembered for the game's badge (:mod:`replays.integrity.replay_memos`).
+    ``started``: the replays already submitted to ``jobs`` processes (:func:`_start_replays`)."""
     from replays.integrity.replay_memos import memo_writer
     from replays.readmodels import read_model_checks as checks
 
@@ -274,6 +288,7 @@ def read_models(
                 bar=bar,
                 snapshots=tally,
                 remember_deals=remember_deals,
+                started=started,
             )
         else:
             memos = None if remember_deals is None else memo_writer(url, deals=remember_deals)
@@ -350,6 +365,25 @@ def _snapshots(connection, url, report: Report, names, already=None, **kwargs) -
     checked += already.checked if already is not None else 0
     if checked:
         report.notes.append(f"{checked} snapshot(s) checked against their events")
+
+
+def _start_replays(connection, url, jobs: int, names, events: str, snapshots: bool, checker):
+    """The read-model step's replays submitted to ``jobs`` processes, or None where there
+    are no read-model tables (:func:`read_models` then says so)."""
+    from replays.readmodels import read_model_checks as checks
+    from replays.readmodels.verify_jobs import SpanReplays
+
+    if not checks.has_read_models(connection):
+        return None
+    return SpanReplays(
+        connection,
+        database_url(url),
+        jobs,
+        names=names,
+        events=events,
+        snapshots=snapshots,
+        remember_deals=checker is not None,
+    )
 
 
 def _snapshot_tally():

@@ -274,7 +274,10 @@ class Runner:
         if not notifications:
             return 0
         aside = self._set_aside_ids(connection)
-        self._apply(connection, [n for n in notifications if str(n.originator_id) not in aside])
+        if aside:  # rare: only then is each event's game id written out to compare
+            self._apply(connection, [n for n in notifications if str(n.originator_id) not in aside])
+        else:
+            self._apply(connection, notifications)
         if self.hook:
             self.hook("applied", batch_number)
         connection.execute(

@@ -1,10 +1,13 @@
 """The game projection: stored game events → the read-model tables of :mod:`replays.readmodels.models`.
 
-Every game event is applied to its aggregate itself (the same event bodies that rebuild a
-game), and the game's variant (:mod:`domain.variants`, found by the event's topic) turns it
-into plain rows, so round, point value and outcome come from the domain, never from rules
-copied here; one writer below writes every variant's rows. Games seen recently stay in memory between batches; any other is loaded at
-the version before the event (a snapshot plus a few events).
+Every game event is folded by its variant (:mod:`domain.variants`, found by the event's
+topic), which turns it into plain rows, so round, point value and outcome come from the
+domain, never from rules copied here; one writer below writes every variant's rows. A
+variant with a light fold (13-card games: :mod:`domain.rummy13.fold`) folds its events into
+a small state that gives the same rows without moving cards; any other has each event
+applied to its aggregate itself (the same event bodies that rebuild a game). Games seen
+recently stay in memory between batches; any other is loaded at the version before the
+event (its events folded again, or its aggregate from a snapshot plus a few events).
 
 Per batch of notifications (see :mod:`replays.readmodels.projection_runner` for the exactly-once
 tracking), the projection writes:
@@ -100,7 +103,9 @@ class GameProjection(Projection):
     The audit columns come from what the write already knew
     (:meth:`~domain.variants.base.Variant.written_audit_columns`: a 13-card game's
     settlement is not computed again); ``recompute=True`` recomputes it as ``verify`` does,
-    and ``verify=False`` leaves the audit out (both for measuring its cost).
+    and ``verify=False`` leaves the audit out (both for measuring its cost). ``light=False``
+    applies every event to its aggregate even where the variant offers a light fold (the
+    reference path the fold is tested and measured against).
     """
 
     name = NAME
@@ -112,12 +117,23 @@ class GameProjection(Projection):
         verify: bool = True,
         recompute: bool = False,
         cache_size: int = CACHE_SIZE,
+        light: bool = True,
     ):
         self.ledger = ledger
         self.verify = verify
         self.recompute = recompute
         self.cache_size = cache_size
-        self._games: OrderedDict[Any, Any] = OrderedDict()
+        self.light = light
+        self._games: OrderedDict[Any, Any] = OrderedDict()  # id -> game or its light fold
+        self._folds: dict[Variant, Callable[[Any, Any], Any] | None] = {}
+
+    def _fold(self, variant: Variant) -> Callable[[Any, Any], Any] | None:
+        """The variant's light fold, or None: its events go through the aggregate."""
+        try:
+            return self._folds[variant]
+        except KeyError:
+            fold = self._folds[variant] = variant.light_fold() if self.light else None
+            return fold
 
     def forget(self) -> None:
         self._games.clear()
@@ -127,17 +143,23 @@ class GameProjection(Projection):
         batch = _Batch()
         to_domain_event = self.ledger.mapper.to_domain_event
         disputes = []  # dispute cases and adjustments (replays.disputes.projection)
+        of_topic: dict[str, Variant | None] = {}  # a few topics, thousands of events
         for notification in notifications:
-            if notification.topic.startswith(DISPUTE_TOPICS):
-                disputes.append(notification)
-                continue
-            variant = variants.for_topic(notification.topic)
+            topic = notification.topic
+            try:
+                variant = of_topic[topic]
+            except KeyError:
+                variant = of_topic[topic] = (
+                    None if topic.startswith(DISPUTE_TOPICS) else variants.for_topic(topic)
+                )
             if variant is None:
+                if topic.startswith(DISPUTE_TOPICS):
+                    disputes.append(notification)
                 continue
             domain_event = to_domain_event(notification)
-            self._remember(
-                self._apply(batch, variant, domain_event, self._game_before(domain_event))
-            )
+            fold = self._fold(variant)
+            before = self._game_before(domain_event, fold)
+            self._remember(self._apply(batch, variant, fold, domain_event, before))
         self._write(connection, batch)
         self._forget_finished(batch)
         if disputes:  # after the games: a case's adjustment entries refer to its game's row
@@ -150,28 +172,35 @@ class GameProjection(Projection):
 
         ``games`` pairs each game with all of its events (version 1 on), in order, exactly
         as they were saved; the audit reads them from there too, not from the store. Each
-        game is rebuilt from its own events alone, so none goes through the cache: a later
-        event of a game still running is applied to it as loaded from the store."""
+        game is rebuilt (or folded) from its own events alone, so none goes through the
+        cache: a later event of a game still running is applied to it as loaded from the
+        store."""
         batch = _Batch()
         for game, events in games:
             variant = variants.for_game(game)
+            fold = self._fold(variant)
             batch.events[game.game_id] = events
             rebuilt = None
             for domain_event in events:
-                rebuilt = self._apply(batch, variant, domain_event, rebuilt)
+                rebuilt = self._apply(batch, variant, fold, domain_event, rebuilt)
         return batch
 
     def write(self, connection: sa.Connection, batch: _Batch) -> None:
         """Write rows gathered by :meth:`rows_of_new_games`."""
         self._write(connection, batch)
 
-    def _game_before(self, domain_event) -> Any:
+    def _game_before(self, domain_event, fold=None) -> Any:
         version = domain_event.originator_version
         if version == 1:
             return None
         game = self._games.pop(domain_event.originator_id, None)
         if game is None or game.version != version - 1:
-            game = self.ledger.get_game(domain_event.originator_id, version=version - 1)
+            if fold is None:
+                game = self.ledger.get_game(domain_event.originator_id, version=version - 1)
+            else:  # its events folded again: a few dozen for a 13-card game
+                game = None
+                for earlier in self.ledger.events.get(domain_event.originator_id, lte=version - 1):
+                    game = fold(game, earlier)
         return game
 
     def _remember(self, game) -> None:
@@ -187,13 +216,14 @@ class GameProjection(Projection):
             if batch.variant[game_id].is_over(game):
                 self._games.pop(game.id, None)
 
-    def _apply(self, batch: _Batch, variant: Variant, domain_event, before) -> Any:
-        """Apply ``domain_event`` to ``before`` (the game at the version before it; None
-        for its first event), gather the rows it gives; the game after it."""
+    def _apply(self, batch: _Batch, variant: Variant, fold, domain_event, before) -> Any:
+        """Apply ``domain_event`` to ``before`` (the game, or its light fold, at the version
+        before it; None for its first event) with ``fold`` (None: the aggregate's own
+        ``mutate``), gather the rows it gives; the game after it."""
         move = variant.move_row(before, domain_event)
         if move is not None:
             batch.moves.append(move)
-        game = domain_event.mutate(before)
+        game = domain_event.mutate(before) if fold is None else fold(before, domain_event)
         batch.touched[game.game_id] = game
         batch.variant[game.game_id] = variant
         if before is None:
@@ -308,10 +338,14 @@ def runner(
     verify: bool = True,
     recompute: bool = False,
     hook: Callable[[str, int], None] | None = None,
+    light: bool = True,
 ) -> Runner:
-    """The read-model runner for the database at ``url`` (default: the project setting)."""
+    """The read-model runner for the database at ``url`` (default: the project setting);
+    ``light=False``: every event through its aggregate (see :class:`GameProjection`)."""
     url = database_url(url if ledger is None else ledger.url)
-    projection = GameProjection(ledger or _ledger(url), verify=verify, recompute=recompute)
+    projection = GameProjection(
+        ledger or _ledger(url), verify=verify, recompute=recompute, light=light
+    )
     options = {} if batch_size is None else {"batch_size": batch_size}
     return Runner(engine_for(url), projection, hook=hook, **options)
 

@@ -3,20 +3,24 @@
 The step that costs (every game replayed into its rows, its snapshots compared on the way:
 :func:`replays.readmodels.read_model_checks.replay_games`) is split by ranges of aggregate
 ids, a few ranges per process, so the slices stay even whatever the ids; the rest of
-``verify`` (seals, chains, the tree, deals) stays one streaming pass in the main process.
+``verify`` (seals, chains, the tree, deals) stays one streaming pass in the main process,
+which runs while the workers replay (:class:`SpanReplays` is submitted before it).
 
 Each worker reads in its own transaction, which may begin after the main pass's and so see
 saves made since: it reads only the events up to the projection position the main pass
 read, and every game a worker finds anything wrong with is checked again in the main
 pass's own snapshot, which alone decides what is reported. The findings are therefore the
 ones a single process gives; a game a worker found in order was in order in the newer view
-it read (on a store nobody writes to, the same view).
+it read (on a store nobody writes to, the same view). The games the main pass finds
+wanting (their events fail their seals or deals) are dropped from the workers' results,
+as one process would not have replayed them, and only the main pass stores memos.
 """
 
 from __future__ import annotations
 
 import itertools
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
@@ -49,6 +53,159 @@ def _within(originator: bytes, span: Span) -> bool:
     return (low is None or originator >= low) and (high is None or originator < high)
 
 
+def _context():
+    """Workers forked from a fork server that imported the ledger's code once: spawned
+    workers would each import it again (about a second of CPU apiece, as much as
+    replaying a few hundred games), and a child forked from this process would share its
+    open connections."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["__main__", __name__, *_PRELOAD])
+    return context
+
+
+# What a worker would otherwise import on its first replay (the application that decodes
+# the events, its persistence module, the memo writer): a hundred modules, in each worker.
+_PRELOAD = (
+    "replays.store.application",
+    "replays.store.recorders",
+    "replays.integrity.append",
+    "replays.integrity.replay_memos",
+    "eventsourcing_sqlalchemy.factory",
+)
+
+
+def _setting() -> tuple[dict[str, str], str]:
+    """What a spawned worker would take from this process and a forked one takes from the
+    fork server (started by an earlier ``verify``, perhaps under another key directory or
+    working directory): the environment and the working directory, as they are now."""
+    return dict(os.environ), os.getcwd()
+
+
+def _as_in_main(setting: tuple[dict[str, str], str]) -> None:
+    environment, folder = setting
+    if os.environ != environment:
+        os.environ.clear()
+        os.environ.update(environment)
+    if os.getcwd() != folder:
+        os.chdir(folder)
+
+
+class SpanReplays:
+    """The games' replays, submitted to ``jobs`` processes before the main pass reads the
+    events, so that the workers start (each imports the ledger's code: about a second of
+    CPU) and replay while the main process hashes and checks the seals.
+
+    The workers cannot know which games the main pass will find wanting (their events
+    fail their seals or deals), so they replay every game of their ranges and write
+    nothing: the memos they would write come back to :meth:`collect`, which drops those
+    of the games found wanting, as it drops their replays, and stores the rest."""
+
+    def __init__(
+        self,
+        connection: sa.Connection,
+        url: str,
+        jobs: int,
+        *,
+        names: dict[bytes, str],
+        events: str = "ledger_events",
+        snapshots: bool = False,
+        remember_deals: bool | None = None,
+    ) -> None:
+        from replays.integrity.replay_memos import memo_writer
+
+        self.url, self.names, self.events = url, names, events
+        self.position = projection_position(connection)
+        # Made in the main process: the workers hold back what it would store.
+        self.memos = None if remember_deals is None else memo_writer(url, deals=remember_deals)
+        self.parts = spans(jobs * RANGES_PER_JOB)
+        self.pool = ProcessPoolExecutor(jobs, mp_context=_context())
+        try:
+            self.futures = {
+                self.pool.submit(
+                    _replay_span,
+                    url,
+                    part,
+                    self.position,
+                    {o: g for o, g in names.items() if _within(o, part)},
+                    events,
+                    snapshots,
+                    remember_deals if self.memos is not None else None,
+                    _setting(),
+                ): index
+                for index, part in enumerate(self.parts)
+            }
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Stop what has not started (the main pass failed)."""
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def collect(
+        self,
+        connection: sa.Connection,
+        report: Report,
+        *,
+        skip: frozenset[bytes] = frozenset(),
+        bar=None,
+        snapshots: SnapshotTally | None = None,
+    ) -> int:
+        """The workers' results, less the games in ``skip`` (whose events the main pass
+        found wanting: one process does not replay them); the games a worker found
+        anything wrong with checked again in the main pass's own view. Returns the number
+        of games checked."""
+        results: list[dict[str, Any] | None] = [None] * len(self.parts)
+        try:
+            for future in as_completed(self.futures):
+                result = future.result()
+                results[self.futures[future]] = result
+                if bar is not None:
+                    bar.update(result["events"])
+        finally:
+            self.close()
+        checked, seen, troubled, held = 0, set(), [], []
+        for result in results:
+            checked += sum(1 for o in result["counted"] if o not in skip)
+            seen |= result["seen"]
+            troubled += [o for o in result["troubled"] if o not in skip]
+            held += [memo for memo in result["memos"] if memo[0] not in skip]
+            if snapshots is not None:
+                for originator, count in result["snapshots"].items():
+                    if originator not in skip:
+                        snapshots.done.add(originator)
+                        snapshots.checked += count
+        ledger = ledger_for(self.url)
+        if troubled:
+            # Decided in the main pass's own view (see the module's docstring).
+            checked_again, seen_again = replay_games(
+                connection,
+                ledger,
+                report,
+                names=self.names,
+                skip=skip,
+                position=self.position,
+                events=self.events,
+                snapshots=snapshots,
+                only=troubled,
+            )
+            checked += checked_again
+            seen |= seen_again
+        finish_store_check(connection, ledger, report, seen, self.position, self.events)
+        if self.memos is not None:
+            # Only games nothing was found about, once every check has spoken.
+            found = {p.game_id for p in report.problems}
+            again = set(troubled)
+            self.memos.store(
+                {
+                    game_id: memo
+                    for originator, game_id, memo in held
+                    if game_id not in found and originator not in again
+                }
+            )
+        return checked
+
+
 def check_read_models(
     connection: sa.Connection,
     url: str,
@@ -61,62 +218,39 @@ def check_read_models(
     bar=None,
     snapshots: SnapshotTally | None = None,
     remember_deals: bool | None = None,
+    started: SpanReplays | None = None,
 ) -> int:
     """:func:`replays.readmodels.read_model_checks.check_read_models` with the games
-    replayed in ``jobs`` processes. ``url`` is the database's, for the workers, which
-    remember each clean replay for the games' badges unless ``remember_deals`` is None
-    (it says whether the main pass checked the deals)."""
-    ledger = ledger_for(url)
-    position = projection_position(connection)
-    parts = spans(jobs * RANGES_PER_JOB)
-    results: list[dict[str, Any] | None] = [None] * len(parts)
-    context = multiprocessing.get_context("spawn")  # a forked child would share connections
-    with ProcessPoolExecutor(jobs, mp_context=context) as pool:
-        futures = {
-            pool.submit(
-                _replay_span,
-                url,
-                part,
-                position,
-                {o: g for o, g in names.items() if _within(o, part)},
-                frozenset(o for o in skip if _within(o, part)),
-                events,
-                snapshots is not None,
-                remember_deals,
-            ): index
-            for index, part in enumerate(parts)
-        }
-        for future in as_completed(futures):
-            result = future.result()
-            results[futures[future]] = result
-            if bar is not None:
-                bar.update(result["events"])
-    checked, seen, troubled = 0, set(), []
-    for result in results:
-        checked += result["checked"]
-        seen |= result["seen"]
-        troubled += result["troubled"]
-        if snapshots is not None:
-            for originator, count in result["snapshots"].items():
-                snapshots.done.add(originator)
-                snapshots.checked += count
-    if troubled:
-        # Decided in the main pass's own view (see the module's docstring).
-        checked_again, seen_again = replay_games(
+    replayed in ``jobs`` processes (``started``: already submitted, before the main pass
+    read the events). ``url`` is the database's, for the workers; each clean replay is
+    remembered for the games' badges unless ``remember_deals`` is None (it says whether
+    the main pass checked the deals)."""
+    if started is None:
+        started = SpanReplays(
             connection,
-            ledger,
-            report,
+            url,
+            jobs,
             names=names,
-            skip=skip,
-            position=position,
             events=events,
-            snapshots=snapshots,
-            only=troubled,
+            snapshots=snapshots is not None,
+            remember_deals=remember_deals,
         )
-        checked += checked_again
-        seen |= seen_again
-    finish_store_check(connection, ledger, report, seen, position, events)
-    return checked
+    return started.collect(connection, report, skip=skip, bar=bar, snapshots=snapshots)
+
+
+class _Held:
+    """A worker's memo writer: the memos it would store, kept for the main pass."""
+
+    def __init__(self, writer) -> None:
+        self.writer = writer
+        self.memos: list[tuple[bytes, str, Any]] = []
+        self.originators: dict[str, bytes] = {}
+
+    def write(self, connection: sa.Connection, report: Report, batch: list) -> None:
+        for game_id, rows, *_ in batch:
+            self.originators[game_id] = rows[0].originator
+        prepared = self.writer.prepare(connection, report, batch)
+        self.memos += [(self.originators[g], g, memo) for g, memo in prepared.items()]
 
 
 class _Count:
@@ -132,18 +266,21 @@ def _replay_span(
     span: Span,
     position: int,
     names: dict[bytes, str],
-    skip: frozenset[bytes],
     events: str,
     with_snapshots: bool,
     remember_deals: bool | None,
+    setting: tuple[dict[str, str], str],
 ) -> dict[str, Any]:
-    """One worker's range: the games it checked and found in order, and the aggregates
-    it found anything wrong with (their findings are left to the main pass)."""
+    """One worker's range: every game in it replayed (the main pass drops those it found
+    wanting); the games it checked and found in order, the aggregates it found anything
+    wrong with (their findings are left to the main pass), and the memos it would write."""
     from replays.integrity.replay_memos import memo_writer
 
+    _as_in_main(setting)
     report, count, troubled, counted = Report(), _Count(), set(), set()
     tally = SnapshotTally() if with_snapshots else None
-    memos = None if remember_deals is None else memo_writer(url, deals=remember_deals)
+    writer = None if remember_deals is None else memo_writer(url, deals=remember_deals)
+    memos = None if writer is None else _Held(writer)
     with engine(url).connect() as connection:
         read_snapshot(connection)
         _, seen = replay_games(
@@ -151,7 +288,7 @@ def _replay_span(
             ledger_for(url),
             report,
             names=names,
-            skip=skip,
+            skip=frozenset(),
             position=position,
             events=events,
             bar=count,
@@ -162,11 +299,12 @@ def _replay_span(
             memos=memos,
         )
     return {
-        "checked": len(counted - troubled),
+        "counted": sorted(counted - troubled),
         "seen": seen,
         "troubled": sorted(troubled),
         "snapshots": {
             o: n for o, n in (tally.counts.items() if tally else ()) if o not in troubled
         },
+        "memos": [] if memos is None else [m for m in memos.memos if m[0] not in troubled],
         "events": count.events,
     }

@@ -14,9 +14,19 @@ of the records, while the parent keeps the read models caught up.
   notification ids and their places in the one Merkle tree in one order
   (:mod:`replays.integrity.append`); what the workers do in parallel is everything before
   the lock: parsing, the rules, the settlement, encoding and hashing the leaves.
-- **The read models.** The parent runs the projection's catch-up in a loop while the
-  workers store (its position lock keeps it exactly once), then once more at the end with
-  the usual warnings for games it had to set aside.
+- **The read models.** Each worker, right after a save, works out the read-model rows of
+  the games it saved from the games still in memory
+  (:meth:`~replays.readmodels.projections.GameProjection.rows_of_new_games`, as a
+  one-process import does) and the statements that write them, and sends those to the
+  parent. The parent is the one writer: it runs the statements of each save in
+  notification order, moving the projection's position with them in one transaction
+  (:meth:`~replays.readmodels.projection_runner.Runner.apply_saved`). So the workers do the
+  projection's CPU work in parallel and the parent only writes; it never reads events back
+  nor replays them. A save whose rows could not be worked out, events the workers did not
+  write, or too long a wait for an earlier save's rows: the parent runs the ordinary
+  catch-up (its position lock keeps it exactly once), and rows made stale by it are
+  dropped. Once the workers are done, a last catch-up with the usual warnings for games it
+  had to set aside.
 
 The parent reads the file (a line never more than its limit, :func:`bounded_lines`),
 hands lines to the workers in small chunks through bounded queues (memory stays flat in
@@ -25,6 +35,7 @@ the number of records) and reports each outcome as it comes back, for the progre
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import queue
 import re
@@ -38,6 +49,9 @@ from replays.records.importer import BATCH, REJECTED, Importer, ImportSummary, O
 
 CHUNK = 25  # lines per message to a worker
 QUEUED_CHUNKS = 8  # per worker: enough to keep it busy, never the whole file
+# Saves' rows the parent holds while an earlier save's have not come: past this, the
+# catch-up projects the store instead (memory stays flat whatever happens to a worker).
+HELD_SAVES = 16
 _GAME_ID = re.compile(rb'"game_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 
@@ -54,23 +68,24 @@ def worker_of(line: str | bytes, jobs: int) -> int:
     return 0 if found is None else zlib.crc32(found.group(1)) % jobs
 
 
-def _work(url: str, batch: int, inbox: Any, results: Any) -> None:
+def _work(url: str, batch: int, inbox: Any, results: Any, follow: bool) -> None:
     """One worker: import the chunks it is given until ``None``, report every outcome."""
     from replays.store.collector import bulk_work
 
     try:
         with bulk_work():
-            _import_chunks(url, batch, inbox, results)
+            _import_chunks(url, batch, inbox, results, follow)
         results.put(("done", None))
     except BaseException as error:  # reported to the parent, which stops the import
         results.put(("crash", f"{type(error).__name__}: {error}"))
 
 
-def _import_chunks(url: str, batch: int, inbox: Any, results: Any) -> None:
+def _import_chunks(url: str, batch: int, inbox: Any, results: Any, follow: bool) -> None:
     from replays.store.application import Ledger
 
     ledger = Ledger(url, env={"CREATE_TABLE": "no"})
-    importer = Importer(ledger, batch=batch)
+    projector = _SavedRows(ledger, results) if follow else None
+    importer = Importer(ledger, batch=batch, projector=projector)
     while (chunk := inbox.get()) is not None:
         outcomes: list[Outcome] = []
         for number, line in chunk:
@@ -86,17 +101,152 @@ def _import_chunks(url: str, batch: int, inbox: Any, results: Any) -> None:
     results.put(("outcomes", importer.flush()))
 
 
-def _keep_projecting(url: str, stop: threading.Event, errors: list[str]) -> None:
-    """Catch the read models up while the workers store, until ``stop``."""
-    from replays.readmodels.projections import catch_up
+class _Statements:
+    """Stands in for a connection while a projection writes rows: keeps each statement
+    and its parameters (plain values) instead of running them, for the parent to run."""
 
-    while not stop.is_set():
+    def __init__(self, dialect: Any) -> None:
+        self.dialect = dialect
+        self.statements: list[tuple[str, Any]] = []
+
+    def exec_driver_sql(self, statement: str, parameters: Any = None) -> None:
+        self.statements.append((statement, parameters))
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything else (a read, an ORM statement) cannot be deferred: the save's rows
+        # are left to the parent's catch-up.
+        raise _NotDeferrable(name)
+
+
+class _NotDeferrable(Exception):
+    pass
+
+
+class _SavedRows:
+    """A worker's projector (:class:`~replays.records.importer.Importer`'s ``projector``):
+    after each save, the statements writing the saved games' read-model rows, sent to the
+    parent as ``("rows", (first id, last id, statements or None))``."""
+
+    def __init__(self, ledger: Any, results: Any) -> None:
+        from replays.readmodels.projections import GameProjection
+
+        self.projection = GameProjection(ledger)
+        self.dialect = ledger.recorder.datastore.engine.dialect
+        self.results = results
+
+    def saved(self, games: Any, recordings: Any) -> None:
+        if not recordings:
+            return
+        first, last = recordings[0].notification.id, recordings[-1].notification.id
+        self.results.put(("rows", (first, last, self._statements(games, recordings))))
+
+    def _statements(self, games: Any, recordings: Any) -> list | None:
+        """The statements, or None: not whole new games in one run of ids (the catch-up's
+        work), or rows this cannot work out (the catch-up meets it again and sets the game
+        aside, as it would in one process)."""
+        held: dict[Any, list] = {game.id: [] for game in games}
+        for recording in recordings:
+            events = held.get(recording.domain_event.originator_id)
+            if events is None:
+                return None
+            events.append(recording.domain_event)
+        if recordings[-1].notification.id - recordings[0].notification.id + 1 != len(recordings):
+            return None
+        pairs = []
+        for game in games:
+            events = held[game.id]
+            if not events or events[0].originator_version != 1:
+                return None
+            pairs.append((game, events))
+        statements = _Statements(self.dialect)
         try:
-            if catch_up(url) == 0:
-                stop.wait(0.2)
+            self.projection.write(statements, self.projection.rows_of_new_games(pairs))
+        except Exception:
+            return None
+        return statements.statements
+
+
+class _RowWriter:
+    """The parent's one writer of read-model rows: runs each save's statements in
+    notification order (:meth:`Runner.apply_saved`), holding those that arrive before an
+    earlier save's; the catch-up for anything else."""
+
+    def __init__(self, url: str) -> None:
+        from replays.readmodels.projections import runner
+
+        self.runner = runner(url)
+        self.held: dict[int, tuple[int, list | None]] = {}  # first id -> (last id, statements)
+        self.errors: list[str] = []
+
+    def add(self, first: int, last: int, statements: list | None) -> None:
+        self.held[first] = (last, statements)
+        self._write_next()
+
+    def _write_next(self) -> None:
+        while self.held:
+            first = min(self.held)
+            last, statements = self.held[first]
+            if statements is not None and self.runner.apply_saved(
+                first, last, functools.partial(_run, statements=statements)
+            ):
+                del self.held[first]
+                continue
+            position = self._position()
+            if position is None:
+                return
+            if position >= last:  # projected already, by a catch-up
+                del self.held[first]
+                continue
+            if statements is not None and position < first and len(self.held) <= HELD_SAVES:
+                return  # an earlier save's rows are still to come
+            self.catch_up()
+            self.held.pop(first, None)  # projected, or the final catch-up's to retry
+
+    def _position(self) -> int | None:
+        try:
+            return self.runner.status(failures=False).position
+        except Exception as error:
+            self.errors.append(f"{type(error).__name__}: {error}")
+            return None
+
+    def catch_up(self) -> None:
+        """Project what the store holds (the final catch-up retries and warns)."""
+        try:
+            self.runner.catch_up()
+        except Exception as error:
+            self.errors.append(f"{type(error).__name__}: {error}")
+            self.held.clear()  # the final catch-up projects them
+            return
+        position = self._position()
+        if position is not None:
+            for first in [f for f, (last, _) in self.held.items() if last <= position]:
+                del self.held[first]
+
+
+def _run(connection: Any, *, statements: list) -> None:
+    for statement, parameters in statements:
+        connection.exec_driver_sql(statement, parameters)
+
+
+def _keep_projecting(url: str, rows: queue.Queue, stop: threading.Event, errors: list) -> None:
+    """The parent's writer thread: the workers' rows as they come, until ``stop`` and
+    nothing is left in ``rows``."""
+    writer = None
+    while True:
+        try:
+            first, last, statements = rows.get(timeout=0.2)
+        except queue.Empty:
+            if stop.is_set():
+                break
+            continue
+        try:
+            if writer is None:
+                writer = _RowWriter(url)
+            writer.add(first, last, statements)
         except Exception as error:  # the final catch-up retries and warns
             errors.append(f"{type(error).__name__}: {error}")
-            stop.wait(1.0)
+    if writer is not None:
+        errors.extend(writer.errors)
 
 
 def import_lines_parallel(
@@ -116,7 +266,7 @@ def import_lines_parallel(
     results = context.Queue()
     inboxes = [context.Queue(maxsize=QUEUED_CHUNKS) for _ in range(jobs)]
     workers = [
-        context.Process(target=_work, args=(url, batch, inbox, results), daemon=True)
+        context.Process(target=_work, args=(url, batch, inbox, results, follow), daemon=True)
         for inbox in inboxes
     ]
     for worker in workers:
@@ -124,10 +274,11 @@ def import_lines_parallel(
     summary = ImportSummary()
     finished: list[int] = []  # workers that reported "done"
     stop, projection_errors = threading.Event(), []
+    saved_rows: queue.Queue = queue.Queue()
     projector = None
     if follow:
         projector = threading.Thread(
-            target=_keep_projecting, args=(url, stop, projection_errors), daemon=True
+            target=_keep_projecting, args=(url, saved_rows, stop, projection_errors), daemon=True
         )
         projector.start()
 
@@ -143,6 +294,8 @@ def import_lines_parallel(
                     summary.add(outcome)
                     if on_outcome is not None:
                         on_outcome(outcome)
+            elif kind == "rows":
+                saved_rows.put(body)
             elif kind == "done":
                 finished.append(1)
             else:

@@ -106,36 +106,43 @@ class Ledger(Application):
 
     def _record(self, processing_event: Any) -> Any:
         """Store the events and, in the same transaction, any snapshot they call for: one
-        commit per save, and never a snapshot of events that were not stored."""
+        commit per save, and never a snapshot of events that were not stored.
+
+        The snapshots are taken and encoded first: the insert takes the store's lock
+        (every other writer waits from there to the commit), so only the writes go under it.
+        """
+        snapshots = self._snapshots_of_saved_games(processing_event)
         with self.recorder.transaction(commit=True):
             recordings = super()._record(processing_event)
-            self._snapshot_saved_games(processing_event)
+            if snapshots:
+                self.snapshots.recorder.insert_events(snapshots)
         return recordings
 
     def _take_snapshots(self, processing_event: Any) -> None:
         """Done in :meth:`_record` instead."""
 
-    def _snapshot_saved_games(self, processing_event: Any) -> None:
-        """Snapshot each saved game when the save crosses a multiple of the interval.
+    def _snapshots_of_saved_games(self, processing_event: Any) -> list:
+        """A stored snapshot of each saved game whose save crosses a multiple of the interval.
 
         The library would rebuild the game from the store for each multiple crossed (an
         imported record crosses several in one save); the game in memory is already exactly
-        the saved state, so it is snapshotted as it is, once, at its latest version."""
+        the state the save stores, so it is snapshotted as it is, once, at its latest
+        version."""
         if self.snapshots is None:
-            return
+            return []
         first_versions: dict[uuid.UUID, int] = {}
         for domain_event in processing_event.events:
             first_versions.setdefault(domain_event.originator_id, domain_event.originator_version)
         snapshots = []
+        to_stored_event = self.snapshots.mapper.to_stored_event
         for aggregate_id, first in first_versions.items():
             game = processing_event.aggregates.get(aggregate_id)
             interval = self.snapshotting_intervals.get(type(game))
             if interval is None:
                 continue
             if game.version // interval > (first - 1) // interval:
-                snapshots.append(type(game).Snapshot.take(game))
-        if snapshots:
-            self.snapshots.put(snapshots)
+                snapshots.append(to_stored_event(type(game).Snapshot.take(game)))
+        return snapshots
 
     def _save(self, game: Game, *, creating: bool = False) -> None:
         try:

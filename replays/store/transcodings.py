@@ -70,8 +70,26 @@ class OrjsonTranscoder(JSONTranscoder):
     decode as strings; keep UUIDs and bare dates out of event state (game events have none).
     """
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._cards: dict[Card, dict] = {}
+
+    def register(self, transcoding: Transcoding) -> None:
+        super().register(transcoding)
+        self._cards.clear()  # a card's envelope follows the transcoding registered now
+
     def encode(self, obj: Any) -> bytes:
-        return orjson.dumps(obj, default=self._encode_obj, option=_OPTIONS)
+        return orjson.dumps(obj, default=self._default, option=_OPTIONS)
+
+    def _default(self, obj: Any) -> Any:
+        """orjson's callback for values it cannot write. A snapshot holds a hundred cards or
+        so, each once through here: their envelopes are made once per card."""
+        if type(obj) is Card:
+            envelope = self._cards.get(obj)
+            if envelope is None:
+                envelope = self._cards[obj] = self._encode_obj(obj)
+            return envelope
+        return self._encode_obj(obj)
 
     def decode(self, data: bytes) -> Any:
         value = orjson.loads(data)
@@ -114,18 +132,30 @@ class OrjsonTranscoder(JSONTranscoder):
 
 
 class LedgerMapper(Mapper):
-    """The library's mapper, writing the same bytes a little faster.
+    """The library's mapper, writing the same bytes faster.
 
     Every event carries the library's ``timestamp``; wrapping it here, in the envelope the
     ``datetime_iso`` transcoding would produce, spares orjson a Python callback per event.
+    What a class contributes (its topic, its ``class_version``) is looked up once per
+    class. (Keeping the timestamps' envelopes did not pay: nearly every event has its own.)
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._classes: dict[type, tuple[str, int]] = {}
 
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
         event_class = type(domain_event)
+        known = self._classes.get(event_class)
+        if known is None:
+            known = self._classes[event_class] = (
+                get_topic(event_class),
+                getattr(event_class, "class_version", 1),
+            )
+        topic, class_version = known
         state = dict(domain_event.__dict__)
         originator_id = state.pop("originator_id")
         originator_version = state.pop("originator_version")
-        class_version = getattr(event_class, "class_version", 1)
         if class_version > 1:
             state["class_version"] = class_version
         timestamp = state.get("timestamp")
@@ -136,12 +166,23 @@ class LedgerMapper(Mapper):
             data = self.compressor.compress(data)
         if self.cipher:
             data = self.cipher.encrypt(data)
-        return StoredEvent(
-            originator_id=originator_id,
-            originator_version=originator_version,
-            topic=get_topic(event_class),
-            state=data,
-        )
+        return stored_event(originator_id, originator_version, topic, data)
+
+
+_new = object.__new__
+
+
+def stored_event(originator_id: Any, originator_version: int, topic: str, state: bytes) -> Any:
+    """A ``StoredEvent`` equal to the one its constructor makes, made without the frozen
+    dataclass's four ``object.__setattr__`` calls (a third of the cost of a small event's
+    mapping); the fields go straight into the instance's ``__dict__``."""
+    made = _new(StoredEvent)
+    fields = made.__dict__
+    fields["originator_id"] = originator_id
+    fields["originator_version"] = originator_version
+    fields["topic"] = topic
+    fields["state"] = state
+    return made
 
 
 def register_ledger_transcodings(transcoder: JSONTranscoder) -> None:
