@@ -128,10 +128,15 @@ def parse_cards(cards: str | Iterable[str | Card]) -> list[Card]:
 
 
 def format_cards(cards: Iterable[Card]) -> str:
-    # The 53 cards are interned: their texts by id() skip a method call per card (the
-    # solver's every losing hand lists its loose cards).
+    return " ".join(card_texts(cards))
+
+
+def card_texts(cards: Iterable[Card]) -> list[str]:
+    """``[str(card) for card in cards]``. The 53 cards are interned: their texts by id()
+    skip a method call per card (the solver's every losing hand lists its loose cards, every
+    deal event its hands and stock)."""
     texts = _TEXT_BY_ID
-    return " ".join([texts.get(id(card)) or str(card) for card in cards])
+    return [texts.get(id(card)) or str(card) for card in cards]
 
 
 def full_deck(decks: int = 2, jokers_per_deck: int = 1) -> Counter[Card]:

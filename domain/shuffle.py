@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import struct
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from domain.cards import Card, CardError, deck_order
@@ -54,15 +56,20 @@ def commitment(server_seed: bytes) -> str:
 
 def shuffle_blocks(server_seed: bytes, client_seeds: Sequence[bytes]) -> Iterator[bytes]:
     """The HMAC-SHA256 stream as 32-byte blocks (counter 0, 1, 2, ...), without end."""
+    seeds = _seeds_message(client_seeds)
+    counter = 0
+    while True:
+        yield hmac.new(server_seed, seeds + counter.to_bytes(8, "big"), hashlib.sha256).digest()
+        counter += 1
+
+
+def _seeds_message(client_seeds: Sequence[bytes]) -> bytes:
     seeds = b""
     for seed in client_seeds:
         if len(seed) > 0xFFFF:
             raise ShuffleError(f"a client seed is {len(seed)} bytes; at most 65535 allowed")
         seeds += len(seed).to_bytes(2, "big") + seed
-    counter = 0
-    while True:
-        yield hmac.new(server_seed, seeds + counter.to_bytes(8, "big"), hashlib.sha256).digest()
-        counter += 1
+    return seeds
 
 
 def shuffle_stream(server_seed: bytes, client_seeds: Sequence[bytes]) -> Iterator[int]:
@@ -118,9 +125,37 @@ def derive_deck_order(
     decks: int = 2,
     jokers_per_deck: int = 1,
 ) -> list[Card]:
-    """The whole deck, top first, derived from the seeds (client seeds in seat order)."""
-    draws = UniformDraws(shuffle_blocks(server_seed, client_seeds))
-    return fisher_yates(deck_order(decks, jokers_per_deck), draws)
+    """The whole deck, top first, derived from the seeds (client seeds in seat order).
+
+    The same shuffle as ``fisher_yates(deck_order(...), UniformDraws(shuffle_blocks(...)))``
+    (steps 1-3 above, which the tests hold it to), computed with the 4-byte draws unpacked
+    eight to a block in C: a 32-byte block holds exactly eight, so no draw straddles two.
+    Every import of a record with a revealed seed derives its deck."""
+    words = chain.from_iterable(map(_EIGHT_DRAWS, _blocks(server_seed, client_seeds)))
+    draw = words.__next__
+    shuffled = deck_order(decks, jokers_per_deck)
+    for i in range(len(shuffled) - 1, 0, -1):
+        n = i + 1
+        limit = _DRAW_SPACE - _DRAW_SPACE % n
+        x = draw()
+        while x >= limit:  # rejection sampling, as UniformDraws.below
+            x = draw()
+        j = x % n
+        shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
+    return shuffled
+
+
+_EIGHT_DRAWS = struct.Struct(">8I").unpack
+
+
+def _blocks(server_seed: bytes, client_seeds: Sequence[bytes]) -> Iterator[bytes]:
+    """:func:`shuffle_blocks` with the one-shot ``hmac.digest`` (the same HMAC-SHA256)."""
+    message = _seeds_message(client_seeds)
+    digest = hmac.digest
+    counter = 0
+    while True:
+        yield digest(server_seed, message + counter.to_bytes(8, "big"), "sha256")
+        counter += 1
 
 
 @dataclass(frozen=True)
@@ -428,7 +463,8 @@ def _hand_mismatch(player: str, hand: Sequence[Card], derived: DealtCards) -> De
 def _picks_mismatch(moves: Iterable[Any], derived: DealtCards) -> DealMismatch | None:
     taken = 0
     for index, move in enumerate(moves):
-        kind = _field(move, "type")
+        mapping = isinstance(move, Mapping)
+        kind = move.get("type") if mapping else getattr(move, "type", None)
         if kind == "reshuffle":
             return None
         if kind != "pick" or _field(move, "from", "source") != "closed":
@@ -448,16 +484,21 @@ def _deal_parts(
     hands = _field(deal, "hands")
     stock = _field(deal, "stock")
     return (
-        {str(player): [_card(c) for c in cards] for player, cards in hands.items()},
+        # A parsed record's cards are Cards already: only other values go through _card.
+        {
+            str(player): [c if type(c) is Card else _card(c) for c in cards]
+            for player, cards in hands.items()
+        },
         _card(_field(deal, "wild")),
         _card(_field(deal, "open", "open_card")),
-        None if stock is None else [_card(c) for c in stock],
+        None if stock is None else [c if type(c) is Card else _card(c) for c in stock],
     )
 
 
 def _field(value: Any, *names: str) -> Any:
+    mapping = isinstance(value, Mapping)  # asked once: an ABC check is not cheap
     for name in names:
-        if isinstance(value, Mapping):
+        if mapping:
             if name in value:
                 return value[name]
         elif hasattr(value, name):

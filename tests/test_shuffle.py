@@ -312,3 +312,24 @@ def test_cards_may_be_given_as_cards_or_text():
     assert verify_deal(Deal(), _block(), PLAYERS, dealer="p3") is None
     record["hands"]["p1"] = parse_cards(record["hands"]["p1"])
     assert verify_deal(record, _block(), PLAYERS, dealer="p3") is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    server_seed=st.binary(min_size=0, max_size=40),
+    client_seeds=st.lists(st.binary(max_size=20), max_size=6),
+    decks=st.integers(min_value=1, max_value=4),
+    jokers_per_deck=st.integers(min_value=0, max_value=2),
+)
+def test_derive_deck_order_is_the_reference_fisher_yates(
+    server_seed, client_seeds, decks, jokers_per_deck
+):
+    # derive_deck_order unpacks the draws itself; the documented steps, one class each,
+    # must give the same deck for any seeds and table.
+    from domain.shuffle import UniformDraws, derive_deck_order, fisher_yates, shuffle_blocks
+
+    reference = fisher_yates(
+        deck_order(decks, jokers_per_deck), UniformDraws(shuffle_blocks(server_seed, client_seeds))
+    )
+    derived = derive_deck_order(server_seed, client_seeds, decks, jokers_per_deck)
+    assert [id(card) for card in derived] == [id(card) for card in reference]

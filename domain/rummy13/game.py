@@ -22,14 +22,17 @@ import copy
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
-from itertools import repeat
+from dataclasses import MISSING
+from dataclasses import fields as dataclass_fields
+from datetime import UTC, datetime
+from itertools import chain, repeat
 from operator import is_
 from typing import Any
 
-from eventsourcing.domain import Aggregate, MetaAggregate, event
+from eventsourcing.domain import Aggregate, MetaAggregate, decorated_funcs, event
+from eventsourcing.utils import resolve_topic
 
-from domain.cards import ALL_CARDS, Card, CardError, format_cards, full_deck
+from domain.cards import ALL_CARDS, Card, CardError, card_texts, format_cards, full_deck
 from domain.errors import (
     BadDeal,
     BadMove,
@@ -111,10 +114,6 @@ def _parse_groups(groups: Any, player: str, move_type: str) -> list[list[Card]]:
             raise BadMove("each group must be a list of cards", player=player, move_type=move_type)
         parsed.append([_parse_card(card, player, move_type) for card in group])
     return parsed
-
-
-def _texts(cards: Iterable[Card]) -> list[str]:
-    return [str(card) for card in cards]
 
 
 def _multiset_difference(want: Counter, have: Counter) -> str:
@@ -365,18 +364,41 @@ class Game(Aggregate, metaclass=_GameType):
     # == commands ==========================================================================
     def _trigger(self, event_class: type, at: Any, **fields: Any) -> None:
         try:
-            moment = parse_time(at, what="at")
+            # A parsed record's time is already an aware UTC datetime (parse_time's answer).
+            moment = at if type(at) is datetime and at.tzinfo is UTC else parse_time(at, what="at")
         except ValueError as error:
             move_type = MOVE_OF_EVENT.get(event_class.__name__, event_class.__name__.lower())
             raise self._violation(BadMove, str(error), fields.get("player"), move_type) from None
-        self.trigger_event(
-            event_class,
-            # parse_time gave an aware UTC time: format_time's own parse_time would be a
-            # second pass for the same text (one per event).
-            at=None if moment is None else moment.replace(tzinfo=None).isoformat() + "Z",
-            timestamp=moment or self.modified_on,
-            **fields,
-        )
+        # parse_time gave an aware UTC time: format_time's own parse_time would be a second
+        # pass for the same text (one per event).
+        fields["at"] = None if moment is None else moment.replace(tzinfo=None).isoformat() + "Z"
+        self._record(event_class, moment or self._modified_on, fields)
+
+    def _record(self, event_class: type, timestamp: datetime, fields: dict[str, Any]) -> None:
+        """What the library's ``trigger_event`` does for one of this class's own events,
+        without its per-event generic work (topic lookup, keyword copies, signature
+        filtering, the id and version checks of ``mutate``): the same event object, with
+        its attributes in the same order (so it is stored byte for byte the same), the same
+        body applied, then version, time and pending list as the library sets them.
+        ``tests/test_game_event_recording.py`` compares the two on whole games."""
+        names, defaults, body = _RECORDING[event_class]
+        version = self._version + 1
+        new_event = object.__new__(event_class)
+        values = new_event.__dict__
+        values["originator_id"] = self._id
+        values["originator_version"] = version
+        values["timestamp"] = timestamp
+        if defaults:
+            fields = {**defaults, **fields}
+        for name in names:
+            values[name] = fields[name]
+        if len(fields) != len(names):
+            unknown = sorted(set(fields) - set(names))
+            raise TypeError(f"Can't construct event {event_class}: unexpected {unknown}")
+        body(self, **fields)
+        self._version = version
+        self._modified_on = timestamp
+        self._pending_events.append(new_event)
 
     def _violation(
         self,
@@ -429,14 +451,21 @@ class Game(Aggregate, metaclass=_GameType):
         except RuleViolation as error:
             error.game_id = self.game_id
             raise
+        self.deal_cards(dealt, at=at)
+
+    def deal_cards(self, dealt: Deal, *, at: datetime | str | None = None) -> None:
+        """:meth:`deal` of a :class:`Deal` (its cards are already read: a record's deal is
+        not read a second time)."""
+        if self._phase != "dealing":
+            raise self._violation(NotDealt, "the cards were already dealt", move_type="deal")
         self._check_deal(dealt)
         self._trigger(
             self.Dealt,
             at,
-            hands={p: _texts(dealt.hands[p]) for p in self._config.players},
+            hands={p: card_texts(dealt.hands[p]) for p in self._config.players},
             wild=str(dealt.wild),
             open_card=str(dealt.open_card),
-            stock=None if dealt.stock is None else _texts(dealt.stock),
+            stock=None if dealt.stock is None else card_texts(dealt.stock),
         )
 
     def _check_deal(self, dealt: Deal) -> None:
@@ -458,7 +487,7 @@ class Game(Aggregate, metaclass=_GameType):
                     f"{player} was dealt {len(cards)} cards, a hand has {size}",
                     move_type="deal",
                 )
-        dealt_cards = Counter(card for cards in dealt.hands.values() for card in cards)
+        dealt_cards = Counter(chain.from_iterable(dealt.hands.values()))
         dealt_cards[dealt.wild] += 1
         dealt_cards[dealt.open_card] += 1
         if dealt.stock is not None:
@@ -474,7 +503,9 @@ class Game(Aggregate, metaclass=_GameType):
                 move_type="deal",
                 card=card,
             )
-        if dealt.stock is not None and dealt_cards != deck:
+        # Neither count holds a zero, so the dicts' own equality (C, on the hashes the
+        # counts keep) is Counter's (a Python loop hashing every card twice).
+        if dealt.stock is not None and not dict.__eq__(dealt_cards, deck):
             missing = list((deck - dealt_cards).elements())
             raise self._violation(
                 BadDeal,
@@ -618,7 +649,7 @@ class Game(Aggregate, metaclass=_GameType):
         cards = _parse_groups(groups, player, "declare")
         hand[finish] -= 1
         listed = Counter(card for group in cards for card in group)
-        if listed != +hand:
+        if not dict.__eq__(listed, +hand):  # no zeros on either side: see _check_deal
             raise self._violation(
                 DeclarationMismatch,
                 f"the groups must be exactly the 13 cards left after the finish card: they "
@@ -633,7 +664,7 @@ class Game(Aggregate, metaclass=_GameType):
             at,
             player=player,
             finish=str(finish),
-            groups=[_texts(group) for group in cards],
+            groups=[card_texts(group) for group in cards],
             valid=verdict.valid_declaration,
         )
         self._settle_if_decided(at)
@@ -670,7 +701,7 @@ class Game(Aggregate, metaclass=_GameType):
             if not held[card]:
                 raise self._violation(CardNotHeld, "not in hand", player, "show", card)
             held[card] -= 1
-        self._trigger(self.Shown, at, player=player, groups=[_texts(g) for g in cards])
+        self._trigger(self.Shown, at, player=player, groups=[card_texts(g) for g in cards])
         self._settle_if_decided(at)
 
     def reshuffle(
@@ -713,7 +744,9 @@ class Game(Aggregate, metaclass=_GameType):
                     f"it {' and '.join(detail)}",
                     move_type="reshuffle",
                 )
-        self._trigger(self.Reshuffled, at, stock=None if new_stock is None else _texts(new_stock))
+        self._trigger(
+            self.Reshuffled, at, stock=None if new_stock is None else card_texts(new_stock)
+        )
 
     def settle(self, *, at: datetime | str | None = None) -> Settlement:
         """Compute the settlement from the events and record it (a ``Settled`` event).
@@ -973,3 +1006,33 @@ class Game(Aggregate, metaclass=_GameType):
             currency=config.currency,
             revealed=self._revealed(),
         )
+
+
+def _recording_of(event_class: type) -> tuple[tuple[str, ...], dict[str, Any], Any]:
+    """An event class's own fields (after the library's three), their defaults, and the body
+    its ``@event`` decorator wraps."""
+    # Checked once here, not once per event as trigger_event does: every event names an
+    # explicit topic that resolves to its own class.
+    if resolve_topic(event_class.TOPIC) is not event_class:
+        raise TypeError(f"{event_class} does not own its topic {event_class.TOPIC!r}")
+    own = [f for f in dataclass_fields(event_class) if f.name not in _LIBRARY_FIELDS]
+    defaults = {f.name: f.default for f in own if f.default is not MISSING}
+    return tuple(f.name for f in own), defaults, decorated_funcs[event_class]
+
+
+_LIBRARY_FIELDS = ("originator_id", "originator_version", "timestamp")
+_RECORDING = {
+    event_class: _recording_of(event_class)
+    for event_class in (
+        Game.Dealt,
+        Game.Picked,
+        Game.Discarded,
+        Game.Dropped,
+        Game.Missed,
+        Game.Declared,
+        Game.Shown,
+        Game.Reshuffled,
+        Game.Settled,
+        Game.Reported,
+    )
+}

@@ -79,6 +79,49 @@ def apply_move(game: Game, move: Mapping[str, Any]) -> None:
         game.reshuffle(move.get("stock"), at=at)
 
 
+def apply_record_move(game: Game, move: Any) -> None:
+    """Apply one move of a parsed record (:class:`domain.rummy13.records.Move`: cards already
+    :class:`~domain.cards.Card`, ``at`` a datetime) to ``game``: the same commands, and so
+    the same checks and events, as :func:`apply_move` on the move's dict, without writing
+    the dict out and reading it back (the record's schema already gave its shape)."""
+    move_type = move.type
+    player = move.player
+    required = _REQUIRED.get(move_type)
+    if required is None:
+        raise BadMove(
+            f"unknown move type (known: {', '.join(MOVE_TYPES)})",
+            player=player,
+            move_type=str(move_type),
+            game_id=game.game_id,
+        )
+    for name in required:
+        if getattr(move, _TYPED_FIELD.get(name, name)) is None:
+            raise BadMove(
+                f"the move has no {name!r}",
+                move_type=move_type,
+                game_id=game.game_id,
+                player=player,
+            )
+    at = move.at
+    if move_type == "pick":
+        game.pick(player, move.source, move.card, at=at)
+    elif move_type == "discard":
+        game.discard(player, move.card, at=at)
+    elif move_type == "drop":
+        game.drop(player, at=at)
+    elif move_type == "miss":
+        game.miss(player, at=at)
+    elif move_type == "declare":
+        game.declare(player, move.finish, move.groups, at=at)
+    elif move_type == "show":
+        game.show(player, move.groups, at=at)
+    else:
+        game.reshuffle(move.stock, at=at)
+
+
+_TYPED_FIELD = {"from": "source"}  # the record's ``from`` is the typed move's ``source``
+
+
 def as_deal(value: Any) -> Deal:
     """A :class:`Deal` from a Deal, a docs/record-format.md ``deal`` block, or any object with
     ``hands``, ``wild``, ``open``/``open_card`` and ``stock`` attributes."""
@@ -103,22 +146,33 @@ def play_game(
 ) -> Game:
     """Build a whole game in memory (no database): start, deal, every move in order.
 
+    ``moves`` are docs/record-format.md move dicts or a parsed record's moves
+    (:func:`apply_record_move`).
+
     ``settle=True`` settles a game that is over but not yet settled (a running game is left
     as it is). The first illegal move raises its :class:`~domain.errors.RuleViolation`
     with ``move_index`` (0-based, like the API's ``seq``) and the move attached.
     """
     game = Game(config, at=at)
     dealt = as_deal(deal)
-    game.deal(dealt.hands, dealt.wild, dealt.open_card, dealt.stock)
+    game.deal_cards(dealt)
     for index, move in enumerate(moves):
         try:
-            apply_move(game, move)
+            if isinstance(move, Mapping):
+                apply_move(game, move)
+            else:
+                apply_record_move(game, move)
         except RuleViolation as error:
             error.game_id = game.game_id
-            located = error.at_move(index, dict(move) if isinstance(move, Mapping) else None)
-            raise located from None
+            given = dict(move) if isinstance(move, Mapping) else _move_dict(move)
+            raise error.at_move(index, given) from None
     if settle and game.phase == "showing":
         game.settle()
     if reported is not None and game.phase == "settled":
         game.report(reported)
     return game
+
+
+def _move_dict(move: Any) -> dict | None:
+    to_dict = getattr(move, "to_dict", None)
+    return None if to_dict is None else to_dict()

@@ -123,7 +123,7 @@ class Rummy13(Variant):
         from domain.records import RecordError
 
         reported = record.reported.to_dict() if record.reported is not None else None
-        game = moves13.play_game(record.config, record.deal, record.move_dicts(), settle=True)
+        game = moves13.play_game(record.config, record.deal, record.moves, settle=True)
         if reported is not None:
             if game.phase != SETTLED:
                 raise RecordError(
@@ -190,7 +190,7 @@ class Rummy13(Variant):
 
     # -- settlement ----------------------------------------------------------------------
     def settle(self, record: Any) -> dict[str, Any]:
-        game = moves13.play_game(record.config, record.deal, record.move_dicts(), settle=True)
+        game = moves13.play_game(record.config, record.deal, record.moves, settle=True)
         if game.settlement is None:
             waiting = f", {game.current_player} to move" if game.current_player else ""
             raise NotOver(
@@ -230,7 +230,7 @@ class Rummy13(Variant):
                 dealer=config.dealer_player,
                 decks=config.decks,
                 jokers_per_deck=config.jokers_per_deck,
-                moves=record.move_dicts(),
+                moves=record.moves,
             )
         except ShuffleError as error:
             raise RecordError(str(error), field="shuffle") from None

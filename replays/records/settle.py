@@ -24,7 +24,7 @@ from replays.records.codec import explain, read_records
 
 def play_record(record: GameRecord, *, settle: bool = True) -> Game:
     """The record's 13-card game built in memory (``settle``: settle it if it is over)."""
-    return play_game(record.config, record.deal, record.move_dicts(), settle=settle)
+    return play_game(record.config, record.deal, record.moves, settle=settle)
 
 
 def settle_record(record: Any) -> dict[str, Any]:
