@@ -12,7 +12,7 @@ and the report. For a game the ledger settled both give the same columns.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 
 from domain.rummy13 import audit as audit13
@@ -28,6 +28,20 @@ from domain.timestamps import parse_time
 from domain.variants.base import MAX_NOTE, SETTLEMENT_KIND, UNSETTLED_COLUMNS
 
 PLAYER_ACCOUNT = account_of("")
+
+
+def _moment(value) -> datetime | None:
+    """:func:`~domain.timestamps.parse_time` of a move's ``at``, the usual ``...Z`` text
+    taken straight from ``fromisoformat``; any other value (or a refusal) through
+    ``parse_time`` itself, which gives the same datetime or the same error."""
+    if type(value) is str:
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return parse_time(value)
+        if moment.tzinfo is UTC:
+            return moment
+    return parse_time(value)
 
 
 def _decimal(text: str | None) -> Decimal | None:
@@ -158,7 +172,7 @@ def move_row(before: Game, domain_event, move_type: str) -> dict:
         "groups": None if groups is None else [list(group) for group in groups],
         "round": before.round,
         "point_value": point_value_for_round(before.config, before.round),
-        "at": parse_time(body.get("at")),
+        "at": _moment(body.get("at")),
     }
 
 
