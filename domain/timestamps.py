@@ -29,6 +29,20 @@ def parse_time(value: str | datetime | None, *, what: str = "time") -> datetime 
     return moment.astimezone(UTC)
 
 
+def utc_text(value: object) -> datetime | None:
+    """``value`` read as it is when it is UTC text (``...Z``, ``+00:00``), which is already
+    :func:`parse_time`'s answer; None for anything else (an offset, no zone, spaces around,
+    not text, not a time), which :func:`parse_time` reads or refuses. Nearly every move's
+    time is UTC text: the import and the projection read it once a move."""
+    if type(value) is not str:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is UTC else None
+
+
 def format_time(moment: datetime | None) -> str | None:
     """``2025-03-01T18:04:05Z`` (microseconds only when present)."""
     if moment is None:

@@ -1,5 +1,5 @@
 """A record's times are read as they are when written in UTC (the import's fast path,
-``domain.record_schema.common._utc_time``): the value must be parse_time's, in every
+``domain.timestamps.utc_text``): the value must be parse_time's, in every
 spelling, zone and offset, and whatever parse_time refuses stays refused."""
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from domain.cards import Card
-from domain.timestamps import parse_time
+from domain.timestamps import parse_time, utc_text
 
 
 class Block(BaseModel):
@@ -237,24 +237,12 @@ def _read_time(value: Any) -> datetime:
     if not isinstance(value, str):
         raise refuse(f"{short(value)} is not an ISO-8601 time (text)")
     try:
-        moment = _utc_time(value) or parse_time(value)
+        moment = utc_text(value) or parse_time(value)
     except ValueError:
         raise refuse(f"{short(value)} is not an ISO-8601 time") from None
     if not EARLIEST <= moment < LATEST:
         raise refuse(f"{moment.isoformat()} is not between 1970 and 2100")
     return moment
-
-
-def _utc_time(text: str) -> datetime | None:
-    """``text`` read as it is when it is a UTC time (``...Z``, ``+00:00``), which is already
-    what parse_time gives; None for anything else (an offset, no zone, spaces around, not a
-    time), which parse_time reads or refuses. Nearly every move has a time, nearly always
-    in UTC: this spares the import one call a move."""
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is UTC else None
 
 
 Timestamp = Annotated[

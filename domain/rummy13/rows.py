@@ -12,7 +12,7 @@ and the report. For a game the ledger settled both give the same columns.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 
 from domain.rummy13 import audit as audit13
@@ -24,7 +24,7 @@ from domain.rummy13.settlement import (  # re-exported: the projection imports t
     canonical_settlement,
     settlement_hash,
 )
-from domain.timestamps import parse_time
+from domain.timestamps import parse_time, utc_text
 from domain.variants.base import MAX_NOTE, SETTLEMENT_KIND, UNSETTLED_COLUMNS
 
 PLAYER_ACCOUNT = account_of("")
@@ -32,16 +32,8 @@ PLAYER_ACCOUNT = account_of("")
 
 def _moment(value) -> datetime | None:
     """:func:`~domain.timestamps.parse_time` of a move's ``at``, the usual ``...Z`` text
-    taken straight from ``fromisoformat``; any other value (or a refusal) through
-    ``parse_time`` itself, which gives the same datetime or the same error."""
-    if type(value) is str:
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            return parse_time(value)
-        if moment.tzinfo is UTC:
-            return moment
-    return parse_time(value)
+    read as it is (:func:`~domain.timestamps.utc_text`)."""
+    return utc_text(value) or parse_time(value)
 
 
 def _decimal(text: str | None) -> Decimal | None:
