@@ -65,6 +65,7 @@ class GameFold:
         "reported_body",
         "round",
         "settled_body",
+        "settled_hash",
         "started_at",
         "version",
         "winner",
@@ -86,6 +87,7 @@ class GameFold:
         self.started_at = at
         self.created_on = when
         self.settled_body: dict | None = None
+        self.settled_hash: str | None = None  # settlement_hash(settled_body), once worked out
         self.computed_hash: str | None = None
         self.reported_body: dict | None = None
 
@@ -207,6 +209,7 @@ def _reshuffled(state: GameFold, event: Any) -> None:
 
 def _settled(state: GameFold, event: Any) -> None:
     state.settled_body = event.settlement
+    state.settled_hash = None
     state.computed_hash = getattr(event, "computed_hash", None)
     state.phase = SETTLED
 

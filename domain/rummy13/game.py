@@ -59,7 +59,7 @@ from domain.rummy13.raise_schedule import point_value_for_round
 from domain.rummy13.settlement import PlayerEnd, Settlement, compute_settlement, settlement_hash
 from domain.rummy13.state import SeatState, TableState
 from domain.rummy13.table import Deal, TableConfig
-from domain.timestamps import format_time, parse_time
+from domain.timestamps import format_time, parse_time, utc_z_text
 
 __all__ = ["GAME_NAMESPACE", "Deal", "Game", "SeatState", "TableConfig", "TableState"]
 
@@ -371,7 +371,7 @@ class Game(Aggregate, metaclass=_GameType):
             raise self._violation(BadMove, str(error), fields.get("player"), move_type) from None
         # parse_time gave an aware UTC time: format_time's own parse_time would be a second
         # pass for the same text (one per event).
-        fields["at"] = None if moment is None else moment.replace(tzinfo=None).isoformat() + "Z"
+        fields["at"] = None if moment is None else utc_z_text(moment)
         self._record(event_class, moment or self._modified_on, fields)
 
     def _record(self, event_class: type, timestamp: datetime, fields: dict[str, Any]) -> None:

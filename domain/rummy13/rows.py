@@ -16,6 +16,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from domain.rummy13 import audit as audit13
+from domain.rummy13.fold import GameFold
 from domain.rummy13.game import Game, TableConfig
 from domain.rummy13.raise_schedule import point_value_for_round
 from domain.rummy13.settlement import (  # re-exported: the projection imports them from here
@@ -40,12 +41,28 @@ def _decimal(text: str | None) -> Decimal | None:
     return None if text is None else Decimal(text)
 
 
+def recorded_hash(game: Game | GameFold) -> str:
+    """:func:`settlement_hash` of the game's ``Settled`` body. The games row and the audit
+    columns both carry it: a fold works it out once (its body is read, never changed)."""
+    if type(game) is GameFold:
+        digest = game.settled_hash
+        if digest is None:
+            digest = game.settled_hash = settlement_hash(game.settled_body)
+        return digest
+    return settlement_hash(game.settled_body)
+
+
 def settlement_rows(
-    config: TableConfig, recorded: dict, ended_at: datetime | None, final_round: int
+    config: TableConfig,
+    recorded: dict,
+    ended_at: datetime | None,
+    final_round: int,
+    digest: str | None = None,
 ) -> tuple[dict, list[dict], list[dict]]:
     """The rows a recorded settlement gives: the games row's settlement columns, one
     ``player_results`` row per player (the winner credited ``net_to_winner``) and the
-    settlement's ``ledger_entries`` lines, in order."""
+    settlement's ``ledger_entries`` lines, in order. ``digest``: the body's
+    :func:`settlement_hash` when already known."""
     game_id = config.game_id
     columns = {
         "ended_at": ended_at,
@@ -53,7 +70,7 @@ def settlement_rows(
         "gross": _decimal(recorded["gross"]),
         "fee": _decimal(recorded["fee"]),
         "net_to_winner": _decimal(recorded["net_to_winner"]),
-        "settlement_hash": settlement_hash(recorded),
+        "settlement_hash": settlement_hash(recorded) if digest is None else digest,
     }
     seats = dict(zip(config.players, config.seats or range(1, 99), strict=False))
     winner = recorded["winner"]
@@ -204,7 +221,7 @@ def written_audit_row(game: Game, whole: Callable[[], Game] | None = None) -> di
     aggregate for the recomputation, when one is needed."""
     recorded = game.settled_body
     written = game.computed_hash
-    digest = None if recorded is None or written is None else settlement_hash(recorded)
+    digest = None if recorded is None or written is None else recorded_hash(game)
     if digest is None or digest != written:
         # Stored before the write carried its hash, or the body is not what the write
         # computed (changed in the store since): only a recomputation can say what is right.

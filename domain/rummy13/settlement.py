@@ -221,7 +221,6 @@ def settle_player(end: PlayerEnd, wild: Card | None, config: TableConfig) -> Pla
     profile = config.profile
     point_value = point_value_for_round(config, end.ended_at_round)
     full_hand = len(end.cards) == profile.hand_size and wild is not None
-    min_score = min_hand_score(end.cards, wild, profile) if full_hand else None
     flat = {
         "first_drop": profile.first_drop,
         "middle_drop": profile.middle_drop,
@@ -229,6 +228,7 @@ def settle_player(end: PlayerEnd, wild: Card | None, config: TableConfig) -> Pla
         "wrong_show": profile.wrong_show,
     }
     if end.result in flat:
+        min_score = min_hand_score(end.cards, wild, profile) if full_hand else None
         points = flat[end.result]
         return PlayerSettlement(
             player=end.player,
@@ -242,8 +242,16 @@ def settle_player(end: PlayerEnd, wild: Card | None, config: TableConfig) -> Pla
     if not full_hand:
         raise ValueError(f"{end.player}: a {end.result} loser needs 13 cards to be scored")
     charged = _charged_grouping(end, wild, config)
+    # A loser who did not show is charged the best grouping, whose score is the least the
+    # cards can score: the solver is not asked the same question twice.
+    if end.shown is None:
+        min_score = charged.hand_score
+    else:
+        min_score = min_hand_score(end.cards, wild, profile)
+    # A declaration scores 0, so cards that cannot score 0 hold none: no search for one.
     met_objective = (
         profile.met_objective_points is not None
+        and min_score == 0
         and declaration(end.cards, wild, profile) is not None
     )
     if met_objective:

@@ -264,8 +264,10 @@ class Rummy13(Variant):
     def closing_rows(self, game: game13.Game, domain_event: Any) -> GameRows | None:
         if not isinstance(domain_event, game13.Game.Settled):
             return None
+        body = domain_event.settlement
+        digest = rows13.recorded_hash(game) if game.settled_body is body else None
         columns, results, entries = rows13.settlement_rows(
-            game.config, domain_event.settlement, domain_event.timestamp, game.round
+            game.config, body, domain_event.timestamp, game.round, digest
         )
         return GameRows(game=columns, results=results, entries=entries)
 

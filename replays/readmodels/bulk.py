@@ -18,7 +18,7 @@ repeats a few point values and amounts thousands of times).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
 from operator import itemgetter
@@ -27,6 +27,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects.sqlite import DATETIME as SQLITE_DATETIME
 
+from domain.timestamps import utc_z_text
 from replays.readmodels.models import Fixed
 
 _SQLITE_DATETIME_FORMAT = SQLITE_DATETIME._storage_format  # "YYYY-MM-DD HH:MM:SS.ffffff"
@@ -40,6 +41,13 @@ def _sqlite_datetime(original):
 
     def process(value):
         if type(value) is exact:
+            if value.tzinfo is UTC:
+                # The same fields from the text the move's event was written with (most
+                # move times are UTC): no isoformat for each row.
+                text = utc_z_text(value)
+                return (
+                    text[:10] + " " + (text[11:-1] if len(text) > 20 else text[11:19] + ".000000")
+                )
             return value.isoformat(" ", "microseconds")[:26]
         return original(value)
 

@@ -17,7 +17,7 @@ b'{"card":{"_type_":"card","_data_":"TH"},"cards":["AS","JK"]}'
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -35,6 +35,7 @@ from eventsourcing.utils import get_topic
 
 from domain.cards import Card
 from domain.rummy13.table import TableConfig
+from domain.timestamps import utc_z_text
 
 # Datetimes and dataclasses must reach `default` (and so the `_type_` envelope): orjson
 # would otherwise write them as plain strings/objects that decode as something else.
@@ -160,7 +161,13 @@ class LedgerMapper(Mapper):
             state["class_version"] = class_version
         timestamp = state.get("timestamp")
         if type(timestamp) is datetime:
-            state["timestamp"] = {"_type_": "datetime_iso", "_data_": timestamp.isoformat()}
+            if timestamp.tzinfo is UTC:
+                # isoformat's text of a UTC time, from the text the event's own ``at`` was
+                # written with moments ago (the same digits, then the offset).
+                iso = utc_z_text(timestamp)[:-1] + "+00:00"
+            else:
+                iso = timestamp.isoformat()
+            state["timestamp"] = {"_type_": "datetime_iso", "_data_": iso}
         data = self.transcoder.encode(state)
         if self.compressor:
             data = self.compressor.compress(data)
