@@ -139,6 +139,11 @@ def card_texts(cards: Iterable[Card]) -> list[str]:
     return [texts.get(id(card)) or str(card) for card in cards]
 
 
+def card_text(card: Card) -> str:
+    """``str(card)``, by id() for the interned cards (see :func:`card_texts`)."""
+    return _TEXT_BY_ID.get(id(card)) or str(card)
+
+
 def full_deck(decks: int = 2, jokers_per_deck: int = 1) -> Counter[Card]:
     """The multiset of cards on a table using ``decks`` packs with their printed jokers."""
     deck: Counter[Card] = Counter()

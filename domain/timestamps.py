@@ -8,6 +8,7 @@ datetime.datetime(2025, 3, 1, 18, 4, 5, tzinfo=datetime.timezone.utc)
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 
@@ -29,18 +30,25 @@ def parse_time(value: str | datetime | None, *, what: str = "time") -> datetime 
     return moment.astimezone(UTC)
 
 
-def utc_text(value: object) -> datetime | None:
+def utc_text(value: object, *, keep: bool = False) -> datetime | None:
     """``value`` read as it is when it is UTC text (``...Z``, ``+00:00``), which is already
     :func:`parse_time`'s answer; None for anything else (an offset, no zone, spaces around,
     not text, not a time), which :func:`parse_time` reads or refuses. Nearly every move's
-    time is UTC text: the import and the projection read it once a move."""
+    time is UTC text: the import and the projection read it once a move. ``keep``: a text
+    in :func:`format_time`'s form is remembered as the moment's (:func:`utc_z_text`)."""
     if type(value) is not str:
         return None
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
         return None
-    return moment if moment.tzinfo is UTC else None
+    if moment.tzinfo is not UTC:
+        return None
+    # Text already in format_time's form is the moment's text: remembered, it is not
+    # formatted again when the move's event, stored event and row are written.
+    if keep and _Z_FORM.fullmatch(value) is not None and (len(value) == 20 or moment.microsecond):
+        _remember(moment, value)
+    return moment
 
 
 # A move's time is written out three times on its way in (the event's ``at``, the stored
@@ -49,6 +57,14 @@ def utc_text(value: object) -> datetime | None:
 # kept for the few thousand moments of a batch of saves. A cleared memo only costs time.
 _Z_TEXTS: dict[datetime, str] = {}
 _Z_TEXTS_MAX = 1 << 14
+# format_time's text: seconds always, microseconds (six digits) only when not zero.
+_Z_FORM = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{6})?Z")
+
+
+def _remember(moment: datetime, text: str) -> None:
+    if len(_Z_TEXTS) >= _Z_TEXTS_MAX:
+        _Z_TEXTS.clear()
+    _Z_TEXTS[moment] = text
 
 
 def utc_z_text(moment: datetime) -> str:
@@ -57,12 +73,12 @@ def utc_z_text(moment: datetime) -> str:
     (aware datetimes compare by instant, and the text is the instant's in UTC)."""
     text = _Z_TEXTS.get(moment)
     if text is None:
-        if moment.tzinfo is None:
+        zone = moment.tzinfo
+        if zone is None:
             raise ValueError(f"{moment} has no time zone: parse_time it first")
-        text = moment.astimezone(UTC).replace(tzinfo=None).isoformat() + "Z"
-        if len(_Z_TEXTS) >= _Z_TEXTS_MAX:
-            _Z_TEXTS.clear()
-        _Z_TEXTS[moment] = text
+        utc = moment if zone is UTC else moment.astimezone(UTC)
+        text = utc.replace(tzinfo=None).isoformat() + "Z"
+        _remember(moment, text)
     return text
 
 

@@ -107,3 +107,32 @@ def test_any_move_is_the_constructors(raw: dict, at: str | None) -> None:
     built = Move.of(validated)
     assert_same(built, by_constructor(validated))
     assert Move.from_dict(built.to_dict()) == built
+
+
+def test_every_deal_of_the_sample_games_is_the_constructors() -> None:
+    """``Deal.of_cards`` (the record's deal, cards not read again) against ``Deal(...)``."""
+    from domain.cards import Card
+    from domain.rummy13.table import Deal
+
+    count = 0
+    for line in (DATA / "games.jsonl").read_text().splitlines():
+        obj = json.loads(line) if line.strip() else {}
+        if obj.get("format") != game13.FORMAT_TAG:
+            continue
+        deal = parse_game_record(obj).deal
+        reference = Deal(
+            hands={p: list(map(str, cards)) for p, cards in deal.hands.items()},
+            wild=str(deal.wild),
+            open_card=str(deal.open_card),
+            stock=None if deal.stock is None else [str(card) for card in deal.stock],
+        )
+        assert type(deal) is Deal and deal == reference and repr(deal) == repr(reference)
+        assert list(vars(deal)) == list(vars(reference))
+        assert all(type(cards) is tuple for cards in deal.hands.values())
+        assert all(type(card) is Card for cards in deal.hands.values() for card in cards)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            deal.wild = None  # type: ignore[misc]
+        count += 1
+    assert count > 5
+    # Anything but cards goes through the constructor, which reads (or refuses) it.
+    assert Deal.of_cards({"p1": ("AS",)}, "7d", "10c") == Deal({"p1": ["AS"]}, "7D", "TC")

@@ -66,3 +66,45 @@ def test_a_time_reads_as_parse_time_reads_it(moment: datetime, zone, how: str) -
 def test_what_is_no_time_stays_refused(text: str) -> None:
     with pytest.raises(ValidationError):
         _TIME.validate_python(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(moments, offsets, spellings)
+def test_a_times_remembered_text_is_format_times(moment: datetime, zone, how: str) -> None:
+    """The text ``utc_z_text`` gives (remembered from a record's own text when that is
+    already in format_time's form, else formatted) is format_time's, in every spelling."""
+    from domain import timestamps
+
+    text = spelled(moment, zone, how)
+    expected = reference(text)
+    if expected is None:
+        return
+    timestamps._Z_TEXTS.clear()
+    read = _TIME.validate_python(text)
+    assert timestamps.utc_z_text(read) == timestamps.format_time(expected)
+    assert timestamps.utc_z_text(expected) == timestamps.format_time(expected)
+    timestamps._Z_TEXTS.clear()
+    assert timestamps.utc_z_text(read) == timestamps.format_time(expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2025-03-01T18:04:05Z",
+        "2025-03-01T18:04:05.000000Z",
+        "2025-03-01T18:04:05.120000Z",
+        "2025-03-01T18:04:05.12Z",
+        "2025-03-01T18:04:05+00:00",
+        "2025-03-01 18:04:05Z",
+        "2025-W09-6T18:04:05Z",
+        "20250301T180405Z",
+    ],
+)
+def test_only_format_times_own_text_is_kept_as_it_is(text: str) -> None:
+    from domain import timestamps
+
+    timestamps._Z_TEXTS.clear()
+    moment = timestamps.utc_text(text, keep=True)
+    assert moment is not None
+    assert timestamps.utc_z_text(moment) == timestamps.format_time(moment)
+    assert (text in timestamps._Z_TEXTS.values()) == (text == timestamps.format_time(moment))

@@ -237,7 +237,7 @@ def _read_time(value: Any) -> datetime:
     if not isinstance(value, str):
         raise refuse(f"{short(value)} is not an ISO-8601 time (text)")
     try:
-        moment = utc_text(value) or parse_time(value)
+        moment = utc_text(value, keep=True) or parse_time(value)
     except ValueError:
         raise refuse(f"{short(value)} is not an ISO-8601 time") from None
     if not EARLIEST <= moment < LATEST:

@@ -241,7 +241,10 @@ def apply(state: GameFold | None, event: Any) -> GameFold:
             raise FoldError(f"{_name(event)} (version {version}) cannot start a game")
         return _started(None, event)
     step = _STEPS.get(type(event).__name__)
-    if step is None or version != state.version + 1 or event.originator_id != state.id:
+    originator = event.originator_id
+    # A game's events share its id object: identity first spares UUID's Python ``__eq__``.
+    same = originator is state.id or originator == state.id
+    if step is None or version != state.version + 1 or not same:
         raise FoldError(_refusal(state, event, step))
     try:
         step(state, event)

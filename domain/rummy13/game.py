@@ -32,7 +32,15 @@ from typing import Any
 from eventsourcing.domain import Aggregate, MetaAggregate, decorated_funcs, event
 from eventsourcing.utils import resolve_topic
 
-from domain.cards import ALL_CARDS, Card, CardError, card_texts, format_cards, full_deck
+from domain.cards import (
+    ALL_CARDS,
+    Card,
+    CardError,
+    card_text,
+    card_texts,
+    format_cards,
+    full_deck,
+)
 from domain.errors import (
     BadDeal,
     BadMove,
@@ -533,13 +541,13 @@ class Game(Aggregate, metaclass=_GameType):
             raise self._violation(
                 BadMove, f"a pick is from 'open' or 'closed', not {source!r}", player, "pick", card
             )
-        self._trigger(self.Picked, at, player=player, source=source, card=str(card))
+        self._trigger(self.Picked, at, player=player, source=source, card=card_text(card))
 
     def _check_open_pick(self, player: str, card: Card) -> None:
         if not self._open_pile:
             raise self._violation(IllegalPick, "the open pile is empty", player, "pick", card)
         top = self._open_pile[-1]
-        if card != top:
+        if card is not top and card != top:  # interned cards: identity first
             raise self._violation(
                 IllegalPick, f"the open pile's top card is {top}", player, "pick", card
             )
@@ -570,7 +578,8 @@ class Game(Aggregate, metaclass=_GameType):
                 raise self._violation(
                     IllegalPick, "the stock is empty: reshuffle first", player, "pick", card
                 )
-            if card != self._stock[0]:
+            top = self._stock[0]
+            if card is not top and card != top:  # interned cards: identity first
                 raise self._violation(
                     StockMismatch, f"the top of the stock is {self._stock[0]}", player, "pick", card
                 )
@@ -599,7 +608,7 @@ class Game(Aggregate, metaclass=_GameType):
             )
         if not _holds(self._hands[player], card):
             raise self._violation(CardNotHeld, "not in hand", player, "discard", card)
-        self._trigger(self.Discarded, at, player=player, card=str(card))
+        self._trigger(self.Discarded, at, player=player, card=card_text(card))
 
     def drop(self, player: str, *, at: datetime | str | None = None) -> None:
         """Leave the game at the start of one's turn: first drop (20) on the first turn,

@@ -290,7 +290,7 @@ def build_record(record: game13.GameRecord) -> GameRecord:
     deal = record.deal
     return GameRecord(
         config=config,
-        deal=Deal(
+        deal=Deal.of_cards(
             hands={player: tuple(deal.hands[player]) for player in players},
             wild=deal.wild,
             open_card=deal.open,

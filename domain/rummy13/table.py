@@ -370,6 +370,24 @@ class Deal:
         if self.stock is not None:
             put(self, "stock", tuple(self._cards(self.stock, "stock")))
 
+    @classmethod
+    def of_cards(
+        cls,
+        hands: dict[str, tuple[Card, ...]],
+        wild: Card,
+        open_card: Card,
+        stock: tuple[Card, ...] | None = None,
+    ) -> Deal:
+        """The deal of cards already read (a validated record's, every one a
+        :class:`Card`): the value the constructor gives, without reading each card again."""
+        if not all(type(card) is Card for card in (wild, open_card, *(stock or ()))) or not all(
+            type(card) is Card for cards in hands.values() for card in cards
+        ):
+            return cls(hands=hands, wild=wild, open_card=open_card, stock=stock)
+        deal = object.__new__(cls)
+        deal.__dict__.update(hands=hands, wild=wild, open_card=open_card, stock=stock)
+        return deal
+
     @staticmethod
     def _card(value: Any, what: str) -> Card:
         try:

@@ -180,10 +180,45 @@ class GameProjection(Projection):
             variant = variants.for_game(game)
             fold = self._fold(variant)
             batch.events[game.game_id] = events
-            rebuilt = None
-            for domain_event in events:
-                rebuilt = self._apply(batch, variant, fold, domain_event, rebuilt)
+            if fold is None:
+                rebuilt = None
+                for domain_event in events:
+                    rebuilt = self._apply(batch, variant, fold, domain_event, rebuilt)
+            else:
+                self._fold_new_game(batch, variant, fold, events)
         return batch
+
+    def _fold_new_game(self, batch: _Batch, variant: Variant, fold, events) -> None:
+        """:meth:`_apply` of each of a new game's events, in order, with its light fold:
+        the same rows, gathered in one pass (a game's bookkeeping in the batch, which
+        :meth:`_apply` redoes for every event, once at its end)."""
+        move_row, closing_rows, audits_after = (
+            variant.move_row,
+            variant.closing_rows,
+            variant.audits_after,
+        )
+        moves = batch.moves
+        state = audited = None
+        for domain_event in events:
+            move = move_row(state, domain_event)
+            if move is not None:
+                moves.append(move)
+            state = fold(state, domain_event)
+            closing = closing_rows(state, domain_event)
+            if closing is not None:
+                batch.closing.setdefault(state.game_id, {}).update(closing.game)
+                batch.results += closing.results
+                batch.entries += closing.entries
+            if audits_after(state, domain_event):
+                audited = state.game_id
+        if state is None:
+            return
+        game_id = state.game_id
+        batch.touched[game_id] = state
+        batch.variant[game_id] = variant
+        batch.created.add(game_id)
+        if audited is not None:
+            batch.audit.add(audited)
 
     def write(self, connection: sa.Connection, batch: _Batch) -> None:
         """Write rows gathered by :meth:`rows_of_new_games`."""
