@@ -86,7 +86,7 @@ def apply_record_move(game: Game, move: Any) -> None:
     the dict out and reading it back (the record's schema already gave its shape)."""
     move_type = move.type
     player = move.player
-    required = _REQUIRED.get(move_type)
+    required = _REQUIRED_TYPED.get(move_type)
     if required is None:
         raise BadMove(
             f"unknown move type (known: {', '.join(MOVE_TYPES)})",
@@ -94,8 +94,8 @@ def apply_record_move(game: Game, move: Any) -> None:
             move_type=str(move_type),
             game_id=game.game_id,
         )
-    for name in required:
-        if getattr(move, _TYPED_FIELD.get(name, name)) is None:
+    for name, attribute in required:
+        if getattr(move, attribute) is None:
             raise BadMove(
                 f"the move has no {name!r}",
                 move_type=move_type,
@@ -120,6 +120,11 @@ def apply_record_move(game: Game, move: Any) -> None:
 
 
 _TYPED_FIELD = {"from": "source"}  # the record's ``from`` is the typed move's ``source``
+# Each move type's required fields with the typed move's attribute that holds each.
+_REQUIRED_TYPED = {
+    move_type: tuple((name, _TYPED_FIELD.get(name, name)) for name in names)
+    for move_type, names in _REQUIRED.items()
+}
 
 
 def as_deal(value: Any) -> Deal:

@@ -405,11 +405,17 @@ class SavedGames:
         if not recordings:
             return False
         held: dict[Any, list] = {game.id: [] for game in games}
+        # A game's events come together and share its id object: the id (a UUID, hashed
+        # in Python) is looked up once per game, not once per event.
+        originator = events = None
         for recording in recordings:
-            events = held.get(recording.domain_event.originator_id)
-            if events is None:
-                return False  # an event of no game given here: the catch-up's work
-            events.append(recording.domain_event)
+            domain_event = recording.domain_event
+            if domain_event.originator_id is not originator:
+                originator = domain_event.originator_id
+                events = held.get(originator)
+                if events is None:
+                    return False  # an event of no game given here: the catch-up's work
+            events.append(domain_event)
         pairs = []
         for game in games:
             events = held[game.id]

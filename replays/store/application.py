@@ -131,8 +131,11 @@ class Ledger(Application):
         if self.snapshots is None:
             return []
         first_versions: dict[uuid.UUID, int] = {}
+        last = None  # a game's events come together, sharing its id object (hashed in Python)
         for domain_event in processing_event.events:
-            first_versions.setdefault(domain_event.originator_id, domain_event.originator_version)
+            if domain_event.originator_id is not last:
+                last = domain_event.originator_id
+                first_versions.setdefault(last, domain_event.originator_version)
         snapshots = []
         to_stored_event = self.snapshots.mapper.to_stored_event
         for aggregate_id, first in first_versions.items():

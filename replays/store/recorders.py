@@ -159,11 +159,14 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
             # A save holds many events of few games: convert each game's id once.
             bound: dict = {}
             rows = []
+            last = value = None  # a game's events come together, sharing its id object
             for e in stored_events:
                 originator_id = e.originator_id
-                value = bound.get(originator_id)
-                if value is None:
-                    value = bound[originator_id] = as_uuid(originator_id)
+                if originator_id is not last:
+                    last = originator_id
+                    value = bound.get(originator_id)
+                    if value is None:
+                        value = bound[originator_id] = as_uuid(originator_id)
                 rows.append((value, e.originator_version, e.topic, e.state))
             driver = connection.connection.dbapi_connection
             insert = (
