@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 RANKS = "A23456789TJQK"  # rank value = index + 1: A=1 ... K=13
 SUITS = "SHDC"  # the toss order: Spades > Hearts > Diamonds > Clubs
@@ -145,7 +146,14 @@ def card_text(card: Card) -> str:
 
 
 def full_deck(decks: int = 2, jokers_per_deck: int = 1) -> Counter[Card]:
-    """The multiset of cards on a table using ``decks`` packs with their printed jokers."""
+    """The multiset of cards on a table using ``decks`` packs with their printed jokers (a
+    new Counter each time: copied from the one worked out for these packs, without hashing
+    each card again in Python)."""
+    return Counter(_full_deck(decks, jokers_per_deck))
+
+
+@lru_cache(maxsize=32)
+def _full_deck(decks: int, jokers_per_deck: int) -> Counter[Card]:
     deck: Counter[Card] = Counter()
     for card in ALL_CARDS:
         deck[card] = decks * (jokers_per_deck if card.rank == 0 else 1)

@@ -212,21 +212,24 @@ def deal_from_order(
     needed = hand_size * len(players) + 2
     if len(order) < needed:
         raise ShuffleError(f"{len(players)} players need {needed} cards, the deck has {len(order)}")
+    count = len(players)
     start = list(players).index(first_mover(players, dealer))
-    seats = [players[(start + k) % len(players)] for k in range(len(players))]
-    hands: dict[str, list[Card]] = {player: [] for player in players}
-    positions: dict[str, list[int]] = {player: [] for player in players}
-    for position in range(hand_size * len(players)):
-        player = seats[position % len(players)]
-        hands[player].append(order[position])
-        positions[player].append(position)
-    dealt = hand_size * len(players)
+    dealt = hand_size * count
+    # Round-robin from the first mover: the k-th seat from it gets every count-th card
+    # from position k on (slices, not a loop over the cards).
+    cards = tuple(order[:dealt])
+    hands: dict[str, tuple[Card, ...]] = {}
+    positions: dict[str, tuple[int, ...]] = {}
+    for index, player in enumerate(players):
+        k = (index - start) % count
+        hands[player] = cards[k::count]
+        positions[player] = tuple(range(k, dealt, count))
     return DealtCards(
-        hands={player: tuple(hand) for player, hand in hands.items()},
+        hands=hands,
         wild=order[dealt],
         open_card=order[dealt + 1],
         stock=tuple(order[dealt + 2 :]),
-        hand_positions={player: tuple(p) for player, p in positions.items()},
+        hand_positions=positions,
     )
 
 
@@ -462,18 +465,30 @@ def _hand_mismatch(player: str, hand: Sequence[Card], derived: DealtCards) -> De
 
 def _picks_mismatch(moves: Iterable[Any], derived: DealtCards) -> DealMismatch | None:
     taken = 0
+    stock = derived.stock
+    mappings: dict[type, bool] = {}  # an ABC check per kind of move, not per move
     for index, move in enumerate(moves):
-        mapping = isinstance(move, Mapping)
+        kind_of_move = type(move)
+        mapping = mappings.get(kind_of_move)
+        if mapping is None:
+            mapping = mappings[kind_of_move] = isinstance(move, Mapping)
         kind = move.get("type") if mapping else getattr(move, "type", None)
         if kind == "reshuffle":
             return None
-        if kind != "pick" or _field(move, "from", "source") != "closed":
+        if kind != "pick" or _field(move, "from", "source", mapping=mapping) != "closed":
             continue
-        mismatch = pick_mismatch(
-            derived, taken, _field(move, "card"), player=_field(move, "player"), move=index
-        )
-        if mismatch:
-            return mismatch
+        card = _field(move, "card", mapping=mapping)
+        # The stock's own (interned) card is the usual answer: no need to say where.
+        if taken >= len(stock) or card is not stock[taken]:
+            mismatch = pick_mismatch(
+                derived,
+                taken,
+                card,
+                player=_field(move, "player", mapping=mapping),
+                move=index,
+            )
+            if mismatch:
+                return mismatch
         taken += 1
     return None
 
@@ -495,8 +510,9 @@ def _deal_parts(
     )
 
 
-def _field(value: Any, *names: str) -> Any:
-    mapping = isinstance(value, Mapping)  # asked once: an ABC check is not cheap
+def _field(value: Any, *names: str, mapping: bool | None = None) -> Any:
+    if mapping is None:
+        mapping = isinstance(value, Mapping)  # asked once: an ABC check is not cheap
     for name in names:
         if mapping:
             if name in value:

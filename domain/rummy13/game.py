@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import MISSING
 from dataclasses import fields as dataclass_fields
 from datetime import UTC, datetime
+from functools import lru_cache
 from itertools import chain, repeat
 from operator import is_
 from typing import Any
@@ -495,6 +496,22 @@ class Game(Aggregate, metaclass=_GameType):
                     f"{player} was dealt {len(cards)} cards, a hand has {size}",
                     move_type="deal",
                 )
+        if dealt.stock is not None:
+            # The usual deal: every card of the decks once per copy, the interned cards
+            # counted by id() (in C: no Python hash per card). Anything else (a card too
+            # many or missing, a card not interned) is counted again below, which says what.
+            ids = Counter(
+                map(
+                    id,
+                    chain(
+                        chain.from_iterable(dealt.hands.values()),
+                        (dealt.wild, dealt.open_card),
+                        dealt.stock,
+                    ),
+                )
+            )
+            if dict.__eq__(ids, _deck_ids(config.decks, config.jokers_per_deck)):
+                return
         dealt_cards = Counter(chain.from_iterable(dealt.hands.values()))
         dealt_cards[dealt.wild] += 1
         dealt_cards[dealt.open_card] += 1
@@ -1015,6 +1032,12 @@ class Game(Aggregate, metaclass=_GameType):
             currency=config.currency,
             revealed=self._revealed(),
         )
+
+
+@lru_cache(maxsize=32)
+def _deck_ids(decks: int, jokers_per_deck: int) -> dict[int, int]:
+    """The full deck counted by the id() of each (interned) card."""
+    return {id(card): count for card, count in full_deck(decks, jokers_per_deck).items()}
 
 
 def _recording_of(event_class: type) -> tuple[tuple[str, ...], dict[str, Any], Any]:

@@ -64,6 +64,9 @@ class TableConfigAsDict(Transcoding):
         return TableConfig.from_dict(data)
 
 
+_CARDS_KEPT = 512  # envelopes kept per transcoder (the 53 interned cards, and a few more)
+
+
 class OrjsonTranscoder(JSONTranscoder):
     """``JSONTranscoder``'s format with orjson underneath.
 
@@ -73,7 +76,7 @@ class OrjsonTranscoder(JSONTranscoder):
 
     def __init__(self) -> None:
         super().__init__()
-        self._cards: dict[Card, dict] = {}
+        self._cards: dict[int, tuple[Card, dict]] = {}
 
     def register(self, transcoding: Transcoding) -> None:
         super().register(transcoding)
@@ -86,9 +89,14 @@ class OrjsonTranscoder(JSONTranscoder):
         """orjson's callback for values it cannot write. A snapshot holds a hundred cards or
         so, each once through here: their envelopes are made once per card."""
         if type(obj) is Card:
-            envelope = self._cards.get(obj)
-            if envelope is None:
-                envelope = self._cards[obj] = self._encode_obj(obj)
+            # By id(), the card kept beside its envelope: a Card's hash is Python code, and
+            # the kept card keeps its id from being taken by another object.
+            known = self._cards.get(id(obj))
+            if known is not None and known[0] is obj:
+                return known[1]
+            envelope = self._encode_obj(obj)
+            if len(self._cards) < _CARDS_KEPT:
+                self._cards[id(obj)] = (obj, envelope)
             return envelope
         return self._encode_obj(obj)
 
