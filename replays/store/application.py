@@ -24,7 +24,14 @@ from typing import Any, ClassVar
 
 import orjson
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import IntegrityError, JSONTranscoder, Transcoder
+from eventsourcing.persistence import (
+    EventStore,
+    IntegrityError,
+    JSONTranscoder,
+    Notification,
+    Recording,
+    Transcoder,
+)
 
 from domain import variants
 from domain.errors import RuleViolation
@@ -67,6 +74,36 @@ class MoveOutOfRange(LookupError):
     """Asking for the table after a move the game does not have."""
 
 
+class LedgerEventStore(EventStore):
+    """The library's event store, whose :meth:`put` builds each save's ``Recording`` and
+    its ``Notification`` straight into their ``__dict__`` (the frozen dataclasses'
+    ``__init__`` sets one field at a time through ``object.__setattr__``: seven calls an
+    event): equal objects, fields in the same order."""
+
+    def put(self, domain_events: Sequence[Any], **kwargs: Any) -> list[Recording]:
+        stored_events = list(map(self.mapper.to_stored_event, domain_events))
+        notification_ids = self.recorder.insert_events(stored_events, **kwargs)
+        recordings: list[Recording] = []
+        if notification_ids:
+            if len(notification_ids) != len(stored_events):
+                raise AssertionError(
+                    f"{len(stored_events)} events stored but {len(notification_ids)} ids"
+                )
+            new, append = object.__new__, recordings.append
+            for domain_event, stored, notification_id in zip(
+                domain_events, stored_events, notification_ids, strict=True
+            ):
+                notification = new(Notification)
+                notification.__dict__.update(stored.__dict__)
+                notification.__dict__["id"] = notification_id
+                recording = new(Recording)
+                fields = recording.__dict__
+                fields["domain_event"] = domain_event
+                fields["notification"] = notification
+                append(recording)
+        return recordings
+
+
 class Ledger(Application):
     """Use cases over stored games. One instance per process; it is thread-safe."""
 
@@ -98,6 +135,9 @@ class Ledger(Application):
             datastore.init_sqlite_wal_mode()
 
     # -- wiring ----------------------------------------------------------------------------
+    def construct_event_store(self) -> LedgerEventStore:
+        return LedgerEventStore(mapper=self.mapper, recorder=self.recorder)
+
     def construct_transcoder(self) -> Transcoder:
         return ledger_transcoder()
 
