@@ -134,15 +134,21 @@ def derive_deck_order(
     words = chain.from_iterable(map(_EIGHT_DRAWS, _blocks(server_seed, client_seeds)))
     draw = words.__next__
     shuffled = deck_order(decks, jokers_per_deck)
+    limits = _LIMITS
     for i in range(len(shuffled) - 1, 0, -1):
         n = i + 1
-        limit = _DRAW_SPACE - _DRAW_SPACE % n
+        limit = limits[n] if n < _LIMITS_KEPT else _DRAW_SPACE - _DRAW_SPACE % n
         x = draw()
         while x >= limit:  # rejection sampling, as UniformDraws.below
             x = draw()
         j = x % n
         shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
     return shuffled
+
+
+# UniformDraws.below's limit for each n of the decks in use (four packs: 216 cards).
+_LIMITS_KEPT = 512
+_LIMITS = [0] + [_DRAW_SPACE - _DRAW_SPACE % n for n in range(1, _LIMITS_KEPT)]
 
 
 _EIGHT_DRAWS = struct.Struct(">8I").unpack
@@ -473,11 +479,13 @@ def _picks_mismatch(moves: Iterable[Any], derived: DealtCards) -> DealMismatch |
         if mapping is None:
             mapping = mappings[kind_of_move] = isinstance(move, Mapping)
         kind = move.get("type") if mapping else getattr(move, "type", None)
-        if kind == "reshuffle":
-            return None
-        if kind != "pick" or _field(move, "from", "source", mapping=mapping) != "closed":
+        if kind != "pick":
+            if kind == "reshuffle":
+                return None
             continue
-        card = _field(move, "card", mapping=mapping)
+        if _field(move, "from", "source", mapping=mapping) != "closed":
+            continue
+        card = move.get("card") if mapping else getattr(move, "card", None)
         # The stock's own (interned) card is the usual answer: no need to say where.
         if taken >= len(stock) or card is not stock[taken]:
             mismatch = pick_mismatch(
