@@ -251,3 +251,43 @@ def test_a_three_deck_table_judges_hands_against_three_decks():
     hand = parse_cards("AS AS AS 2S 3S 4S 5H 6H 7H 9C 9D 9H KD")
     assert best_grouping(hand, parse_cards("JK")[0], config.profile).hand_score >= 0
     assert config_for().profile is config_for().profile
+
+
+@pytest.mark.parametrize("rules", ["rummycircle", "deccan"])
+@pytest.mark.parametrize("result", ["lost", "deal_show", "middle_drop", "wrong_show"])
+def test_each_losers_scores_are_the_solvers_own_answers(rules: str, result: str):
+    """``settle_player`` asks the solver less (a non-showing loser's best grouping gives its
+    least score; a declaration is searched for only when that score is 0): every figure
+    must still be what the solver says of the same cards, shown or not."""
+    import random
+
+    from domain.cards import ALL_CARDS
+    from domain.rummy13.profiles import get_profile
+    from domain.rummy13.settlement import settle_player
+    from domain.rummy13.solver import best_grouping, declaration
+
+    config = config_for(rules=rules, dealer="p1")
+    profile = get_profile(rules)
+    deck = [card for card in ALL_CARDS for _ in range(2)]
+    chooser = random.Random(f"{rules}-{result}")
+    dealt = [chooser.sample(deck, 14) for _ in range(60)]  # the wild indicator and 13
+    dealt.append([parse_cards("7D")[0], *parse_cards(COMPLETE)])  # declarable: min score 0
+    seen_zero = False
+    for index, (wild, *held) in enumerate(dealt):
+        cards = tuple(held)
+        best = best_grouping(cards, wild, profile)
+        shown = None
+        if index % 2 and result in ("lost", "deal_show"):
+            shown = tuple(tuple(group.cards) for group in best.groups[:-1])
+        line = settle_player(
+            PlayerEnd("p2", result, ended_at_round=0, cards=cards, shown=shown), wild, config
+        )
+        least = min_hand_score(cards, wild, profile)
+        assert line.min_score == least
+        seen_zero |= least == 0
+        if result in ("lost", "deal_show"):
+            can_declare = declaration(cards, wild, profile) is not None
+            assert line.met_objective is (rules == "deccan" and can_declare)
+            if shown is None:
+                assert line.hand_score == best.hand_score == least
+    assert seen_zero
