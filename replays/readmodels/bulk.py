@@ -115,20 +115,19 @@ class _Compiled:
         # dates) go through Python one by one.
         pick = itemgetter(*keys) if len(keys) > 1 else (lambda row: (row[keys[0]],))
         processed = self.processed
-        picked = list(map(pick, rows))
         if not processed and self.positional:
-            return picked
-        if not picked:
-            return []
-        # Column by column: only the processed columns' values go through Python one by
-        # one; rows are taken apart and put together again by zip, in C.
-        columns = list(zip(*picked, strict=True))
-        for index, process in processed:
-            columns[index] = [None if value is None else process(value) for value in columns[index]]
-        if self.positional:
-            return list(zip(*columns, strict=True))
-        names = self.names
-        return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+            return [pick(row) for row in rows]
+        out = []
+        for row in rows:
+            values = list(pick(row))
+            for index, process in processed:
+                value = values[index]
+                if value is not None:
+                    values[index] = process(value)
+            out.append(
+                tuple(values) if self.positional else dict(zip(self.names, values, strict=True))
+            )
+        return out
 
 
 @lru_cache(maxsize=64)
