@@ -29,6 +29,7 @@ from eventsourcing.persistence import Notification
 from domain import variants
 from domain.variants.base import SETTLEMENT_KIND, GameRows
 from replays.disputes.projection import adjustment_rows
+from replays.integrity.replaying import replayer_for
 from replays.integrity.report import UNREADABLE, Report
 from replays.integrity.snapshot_checks import report_mismatch, snapshot_mismatch, snapshots_of
 from replays.integrity.store import StoredRow, _stored, id_param
@@ -74,21 +75,6 @@ def projection_position(connection: sa.Connection) -> int:
 
 
 # -- rebuilding one game's rows ----------------------------------------------------------------
-def _notification(row: StoredRow, originator_id: uuid.UUID) -> Notification:
-    """The stored row as the mapper reads it; ``originator_id`` is the row's own id as a
-    UUID, built once per game by the caller (one ``UUID`` per event cost as much as the
-    row itself)."""
-    if row.defect is not None:
-        raise Unreplayable(row.version, f"stored row {row.notification_id}: {row.defect}")
-    return Notification(
-        id=row.notification_id,
-        originator_id=originator_id,
-        originator_version=row.version,
-        topic=row.topic,
-        state=row.state,
-    )
-
-
 def _unreplayable(row: StoredRow, error: Exception) -> Unreplayable:
     return Unreplayable(
         row.version,
@@ -132,7 +118,8 @@ def expected_rows(
     if variant is None:
         raise Unreplayable(1, "the game has no first event of a known variant")
     reach = len(rows) if reach is None else reach
-    to_domain_event = ledger.mapper.to_domain_event
+    replayer = replayer_for(ledger.mapper)
+    decode, apply = replayer.event, replayer.apply
     auditor = variant.audit_watch()
     game = None
     events, moves, closing = [], [], GameRows()
@@ -151,14 +138,16 @@ def expected_rows(
         try:
             if row.originator != originator:  # a game's rows share one id: made once
                 originator, originator_id = row.originator, row.originator_id
-            event = to_domain_event(_notification(row, originator_id))
+            if row.defect is not None:
+                raise Unreplayable(row.version, f"stored row {row.notification_id}: {row.defect}")
+            event = decode(originator_id, row.version, row.topic, row.state)
             if within:
                 move = variant.move_row(game, event)
                 if move is not None:
                     moves.append(move)
                 if auditor is not None:
                     auditor.before(game, event)
-            game = event.mutate(game)
+            game = apply(event, game)
             if within:
                 events.append(event)
                 closed = variant.closing_rows(game, event)
