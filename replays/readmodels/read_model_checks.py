@@ -380,15 +380,15 @@ def _sqlite_dicts(
         values = list(raw)
         for index, process, seen in processors:
             value = values[index]
-            if seen is None:
+            # Only ints and texts are kept: 1, 1.0 and True are one key of a dict.
+            kind = type(value)
+            if seen is None or (kind is not int and kind is not str):
                 values[index] = process(value)
                 continue
             try:
                 values[index] = seen[value]
             except KeyError:
                 values[index] = seen[value] = process(value)
-            except TypeError:  # an unhashable stored value: processed as it is
-                values[index] = process(value)
         yield dict(zip(names, values, strict=True))
 
 
