@@ -493,3 +493,31 @@ def test_forged_audit_columns_are_found(games, database_url):
     fields = sorted(p.message.split(":")[0] for p in report.problems)
     assert fields == ["games.discrepancy", "games.discrepancy_note", "games.recomputed_hash"]
     assert {p.game_id for p in report.problems} == {game_id}
+
+
+def test_sqlite_read_rows_are_sqlalchemys_value_for_value(sqlite_url):
+    # verify reads SQLite's read rows from its cursor with each column's own processor
+    # (read_model_checks._sqlite_dicts); they must be the values SQLAlchemy gives, of the
+    # same types, forged odd values included (a NULL amount, a fraction of a paisa).
+    from replays.readmodels import read_model_checks as checks
+    from replays.readmodels.projections import ENTRIES, GAMES, MOVES, RESULTS
+
+    game_ids = store_simulated(sqlite_url)
+    game_id, winner = settled_game(sqlite_url, game_ids)
+    sql(sqlite_url, "UPDATE games SET gross = NULL, fee = 1 WHERE game_id = :g", g=game_id)
+    sql(sqlite_url, "UPDATE player_results SET amount = 123457 WHERE player = :p", p=winner)
+    with engine_for(sqlite_url).connect() as connection:
+        for table in (GAMES, RESULTS, MOVES, ENTRIES):
+            query = sa.select(table).where(table.c.game_id.in_(game_ids))
+            reference = sorted(checks._dicts(connection, query), key=_as_text)
+            mine = sorted(checks._sqlite_dicts(connection, table, game_ids), key=_as_text)
+            assert len(mine) == len(reference) > 0, table.name
+            for theirs, ours in zip(reference, mine, strict=True):
+                assert list(ours) == list(theirs)
+                assert [(type(v), repr(v)) for v in ours.values()] == [
+                    (type(v), repr(v)) for v in theirs.values()
+                ], table.name
+
+
+def _as_text(row: dict) -> str:
+    return repr(list(row.values()))

@@ -193,7 +193,8 @@ def audit_row(game: Game, *, verify: bool = True) -> dict:
     report = audit13.audit_game(game, with_recorded=False)  # compared below, in canonical order
     computed = canonical_settlement(report.computed.to_dict())
     found = [d for d in report.discrepancies if d.source != audit13.RECORDED]
-    recorded = game.recorded_settlement
+    # Read only (canonical_settlement copies what it reorders): no deep copy needed.
+    recorded = game.settled_body
     if recorded is not None:
         # Both sides in canonical order: a grouping recorded in another order is the
         # same grouping, whatever order the solver returned this time.

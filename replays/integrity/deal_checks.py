@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from eventsourcing.persistence import Mapper, StoredEvent
+from eventsourcing.persistence import Mapper
 
 from domain import variants
 from domain.cards import ALL_CARDS, Card
@@ -34,6 +34,7 @@ from domain.shuffle import (
     deal_mismatch,
     derive_deal,
 )
+from replays.integrity.replaying import Replayer, replayer_for
 from replays.store.transcodings import ledger_transcoder
 
 if TYPE_CHECKING:
@@ -75,14 +76,18 @@ class DealChecker:
     def mapper(self) -> Mapper:
         return Mapper(transcoder=ledger_transcoder())
 
+    @cached_property
+    def _replayer(self) -> Replayer:
+        return replayer_for(self.mapper)
+
     def _decode(self, row: StoredRow) -> Any:
-        """The stored event as the mapper decodes it. A game's events mostly come one after
-        another, so the last game's UUID is kept rather than built again for each event."""
+        """The stored event as the mapper decodes it (the same object, without the mapper's
+        per-event lookups: :mod:`replays.integrity.replaying`). A game's events mostly
+        come one after another, so the last game's UUID is kept rather than built again
+        for each event."""
         if row.originator != self._last_id[0]:
             self._last_id = (row.originator, row.originator_id)
-        return self.mapper.to_domain_event(
-            StoredEvent(self._last_id[1], row.version, row.topic, row.state)
-        )
+        return self._replayer.event(self._last_id[1], row.version, row.topic, row.state)
 
     def skip(self, originator: bytes) -> None:
         """Stop checking a game whose events are already found wanting."""

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
+from operator import itemgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -29,9 +30,10 @@ from eventsourcing.persistence import Notification
 from domain import variants
 from domain.variants.base import SETTLEMENT_KIND, GameRows
 from replays.disputes.projection import adjustment_rows
+from replays.integrity.replaying import replayer_for
 from replays.integrity.report import UNREADABLE, Report
 from replays.integrity.snapshot_checks import report_mismatch, snapshot_mismatch, snapshots_of
-from replays.integrity.store import StoredRow, _stored, id_param
+from replays.integrity.store import StoredRow, _stored, id_param, plain_rows
 from replays.readmodels.projections import ENTRIES, GAMES, MOVES, NAME, RESULTS
 from replays.store.schema import DISPUTE_EVENTS
 
@@ -74,21 +76,6 @@ def projection_position(connection: sa.Connection) -> int:
 
 
 # -- rebuilding one game's rows ----------------------------------------------------------------
-def _notification(row: StoredRow, originator_id: uuid.UUID) -> Notification:
-    """The stored row as the mapper reads it; ``originator_id`` is the row's own id as a
-    UUID, built once per game by the caller (one ``UUID`` per event cost as much as the
-    row itself)."""
-    if row.defect is not None:
-        raise Unreplayable(row.version, f"stored row {row.notification_id}: {row.defect}")
-    return Notification(
-        id=row.notification_id,
-        originator_id=originator_id,
-        originator_version=row.version,
-        topic=row.topic,
-        state=row.state,
-    )
-
-
 def _unreplayable(row: StoredRow, error: Exception) -> Unreplayable:
     return Unreplayable(
         row.version,
@@ -132,7 +119,8 @@ def expected_rows(
     if variant is None:
         raise Unreplayable(1, "the game has no first event of a known variant")
     reach = len(rows) if reach is None else reach
-    to_domain_event = ledger.mapper.to_domain_event
+    replayer = replayer_for(ledger.mapper)
+    decode, apply = replayer.event, replayer.apply
     auditor = variant.audit_watch()
     game = None
     events, moves, closing = [], [], GameRows()
@@ -151,14 +139,16 @@ def expected_rows(
         try:
             if row.originator != originator:  # a game's rows share one id: made once
                 originator, originator_id = row.originator, row.originator_id
-            event = to_domain_event(_notification(row, originator_id))
+            if row.defect is not None:
+                raise Unreplayable(row.version, f"stored row {row.notification_id}: {row.defect}")
+            event = decode(originator_id, row.version, row.topic, row.state)
             if within:
                 move = variant.move_row(game, event)
                 if move is not None:
                     moves.append(move)
                 if auditor is not None:
                     auditor.before(game, event)
-            game = event.mutate(game)
+            game = apply(event, game)
             if within:
                 events.append(event)
                 closed = variant.closing_rows(game, event)
@@ -262,6 +252,24 @@ def _show(value: Any) -> str:
     return str(value)
 
 
+_PICKERS: dict[tuple, Any] = {}
+
+
+def _picker(computed: dict, stored: dict):
+    """The compared columns of a pair of rows (those computed, stored and not ignored) as
+    one ``itemgetter``, made once per pair of column lists; None for fewer than two."""
+    key = (tuple(computed), tuple(stored))
+    try:
+        return _PICKERS[key]
+    except KeyError:
+        pass
+    columns = [c for c in computed if c not in _IGNORED and c in stored]
+    if len(_PICKERS) > 256:  # the column lists of a few tables: never many
+        _PICKERS.clear()
+    pick = _PICKERS[key] = itemgetter(*columns) if len(columns) > 1 else None
+    return pick
+
+
 def _compare_row(
     report: Report,
     game_id: str,
@@ -270,6 +278,13 @@ def _compare_row(
     computed: dict,
     event: int | None = None,
 ) -> None:
+    pick = _picker(computed, stored)
+    if pick is not None:
+        found, values = pick(stored), pick(computed)
+        # Every column equal and of one type: what the loop below finds column by
+        # column, in two comparisons of tuples (most rows of most games).
+        if found == values and tuple(map(type, found)) == tuple(map(type, values)):
+            return
     for column, value in computed.items():
         if column in _IGNORED or column not in stored:
             continue
@@ -337,8 +352,50 @@ def _dicts(connection: sa.Connection, query) -> Iterator[dict]:
         yield dict(zip(keys, row, strict=True))
 
 
+def _sqlite_dicts(
+    connection: sa.Connection, table: sa.Table, game_ids: list[str], extra: str = ""
+) -> Iterator[dict]:
+    """``SELECT *`` of a read-model table for some games, straight from SQLite's cursor,
+    each value passed through its column's own SQLAlchemy result processor (so the values
+    are the ones :func:`_dicts` gives: ``tests/test_read_model_verify.py`` compares them).
+    SQLAlchemy's rows cost twice the read itself here. A processor's answer is kept per
+    stored value, except for JSON (a list, which may be changed): money and times repeat
+    within a batch of games, and each money value costs a few Decimal operations."""
+    dialect = connection.dialect
+    quote = dialect.identifier_preparer.quote
+    columns = list(table.c)
+    names = [column.name for column in columns]
+    processors = []
+    for index, column in enumerate(columns):
+        process = column.type.dialect_impl(dialect).result_processor(dialect, None)
+        if process is not None:
+            cached = not isinstance(column.type, sa.JSON)
+            processors.append((index, process, {} if cached else None))
+    marks = ",".join("?" * len(game_ids))
+    query = (
+        f"SELECT {', '.join(quote(n) for n in names)} FROM {quote(table.name)} "
+        f"WHERE {quote('game_id')} IN ({marks}){extra}"
+    )
+    for raw in connection.connection.dbapi_connection.execute(query, game_ids).fetchall():
+        values = list(raw)
+        for index, process, seen in processors:
+            value = values[index]
+            # Only ints and texts are kept: 1, 1.0 and True are one key of a dict.
+            kind = type(value)
+            if seen is None or (kind is not int and kind is not str):
+                values[index] = process(value)
+                continue
+            try:
+                values[index] = seen[value]
+            except KeyError:
+                values[index] = seen[value] = process(value)
+        yield dict(zip(names, values, strict=True))
+
+
 def _stored_rows(connection: sa.Connection, game_ids: list[str]) -> _StoredRows:
     found = _StoredRows()
+    if connection.dialect.name == "sqlite":
+        return _stored_rows_sqlite(connection, game_ids, found)
     for row in _dicts(connection, sa.select(GAMES).where(GAMES.c.game_id.in_(game_ids))):
         found.games[row["game_id"]] = row
     for row in _dicts(connection, sa.select(RESULTS).where(RESULTS.c.game_id.in_(game_ids))):
@@ -349,6 +406,18 @@ def _stored_rows(connection: sa.Connection, game_ids: list[str]) -> _StoredRows:
         ENTRIES.c.game_id.in_(game_ids), ENTRIES.c.dispute_id.is_(None)
     )
     for row in _dicts(connection, entries):
+        found.entries.setdefault(row["game_id"], {})[tuple(row[k] for k in _ENTRY_KEY)] = row
+    return found
+
+
+def _stored_rows_sqlite(connection, game_ids: list[str], found: _StoredRows) -> _StoredRows:
+    for row in _sqlite_dicts(connection, GAMES, game_ids):
+        found.games[row["game_id"]] = row
+    for row in _sqlite_dicts(connection, RESULTS, game_ids):
+        found.results.setdefault(row["game_id"], {})[row["player"]] = row
+    for row in _sqlite_dicts(connection, MOVES, game_ids):
+        found.moves.setdefault(row["game_id"], {})[row["move_index"]] = row
+    for row in _sqlite_dicts(connection, ENTRIES, game_ids, ' AND "dispute_id" IS NULL'):
         found.entries.setdefault(row["game_id"], {})[tuple(row[k] for k in _ENTRY_KEY)] = row
     return found
 
@@ -413,16 +482,20 @@ def _events_by_aggregate(
     if span is not None and span[1] is not None:
         where += " AND originator_id < :high"
         params["high"] = id_param(connection, span[1])
-    query = sa.text(
+    query = (
         "SELECT id, originator_id, originator_version, topic, state FROM "
         f"{events} WHERE id <= :position AND {matches}{where} "
         + ("AND originator_id IN :only " if only is not None else "")
         + "ORDER BY originator_id, originator_version"
     )
     if only is not None:
-        query = query.bindparams(sa.bindparam("only", expanding=True))
+        query = sa.text(query).bindparams(sa.bindparam("only", expanding=True))
         params["only"] = [id_param(connection, o) for o in only]
-    result = connection.execution_options(yield_per=2000).execute(query, params)
+        result = connection.execution_options(yield_per=2000).execute(query, params)
+    elif connection.dialect.name == "sqlite":
+        result = plain_rows(connection, query, params)
+    else:
+        result = connection.execution_options(yield_per=2000).execute(sa.text(query), params)
     current: list[StoredRow] = []
     for raw in result:
         row = _stored(raw)

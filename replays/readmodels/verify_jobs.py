@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
+import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
@@ -119,27 +120,38 @@ class SpanReplays:
         self.memos = None if remember_deals is None else memo_writer(url, deals=remember_deals)
         self.parts = spans(jobs * RANGES_PER_JOB)
         self.pool = ProcessPoolExecutor(jobs, mp_context=_context())
+        self.futures: dict[Any, int] = {}
+        self.failed: BaseException | None = None
+        work = [
+            (
+                _replay_span,
+                url,
+                part,
+                self.position,
+                {o: g for o, g in names.items() if _within(o, part)},
+                events,
+                snapshots,
+                remember_deals if self.memos is not None else None,
+                _setting(),
+            )
+            for part in self.parts
+        ]
+        # The first submission waits for the workers to be forked, and so for the fork
+        # server to start and import the ledger's code (a second or so, the first time in
+        # a process): submitted from a thread, the main pass reads and hashes meanwhile.
+        self.submitting = threading.Thread(target=self._submit, args=(work,), daemon=True)
+        self.submitting.start()
+
+    def _submit(self, work: list[tuple]) -> None:
         try:
-            self.futures = {
-                self.pool.submit(
-                    _replay_span,
-                    url,
-                    part,
-                    self.position,
-                    {o: g for o, g in names.items() if _within(o, part)},
-                    events,
-                    snapshots,
-                    remember_deals if self.memos is not None else None,
-                    _setting(),
-                ): index
-                for index, part in enumerate(self.parts)
-            }
-        except BaseException:
-            self.close()
-            raise
+            for index, (function, *arguments) in enumerate(work):
+                self.futures[self.pool.submit(function, *arguments)] = index
+        except BaseException as error:  # raised in collect, in the main thread
+            self.failed = error
 
     def close(self) -> None:
         """Stop what has not started (the main pass failed)."""
+        self.submitting.join()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
     def collect(
@@ -156,7 +168,10 @@ class SpanReplays:
         anything wrong with checked again in the main pass's own view. Returns the number
         of games checked."""
         results: list[dict[str, Any] | None] = [None] * len(self.parts)
+        self.submitting.join()
         try:
+            if self.failed is not None:
+                raise self.failed
             for future in as_completed(self.futures):
                 result = future.result()
                 results[self.futures[future]] = result
