@@ -93,33 +93,30 @@ class _Hand:
 
     def __init__(self, cards: Sequence[Card], wild: Card, profile: RuleProfile) -> None:
         wild_rank = wild.rank or 1  # a printed joker as indicator makes Aces wild
-        try:  # the sum of the cards' numbers (_PACKED), added up in C
-            packed = sum(map(_PACKED.__getitem__, map(id, cards)))
-            self.indices = list(map(_INDEXES.__getitem__, map(id, cards)))
-        except KeyError:  # a card that is not one of the interned 53
-            packed = sum(_packed(card) for card in cards)
-            self.indices = [_facts(card)[0] for card in cards]
-        # The cards of the wild rank held in each suit are jokers, not natural cards: they
-        # sit at the wild rank's place of the suit's code, and come out of it.
-        shift = NIBBLE * wild_rank
-        codes, present, sizes, wilds = [], [], [], []
-        for lane in (0, _LANE, 2 * _LANE, 3 * _LANE):
-            code = packed >> lane & _CODE_MASK
-            held_wild = code >> shift & 15
-            code -= held_wild << shift
-            codes.append(code)
-            wilds.append(held_wild)
-            sizes.append((packed >> (_SIZES_AT + lane // 8) & 255) - held_wild)
-            held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
-            present.append(_RANK_BITS[held & _LOW_PLACES] | _RANK_BITS[held >> 32] << 8)
-        count = wilds[0] + wilds[1] + wilds[2] + wilds[3]
-        printed = packed >> _PRINTED_AT & 255
-        total = (packed >> _POINTS_AT & 0xFFFF) - PLACE_POINTS[wild_rank] * count
+        codes = [0, 0, 0, 0]  # 4 bits of count per place (domain.rummy13.suit_tables)
+        present = [0, 0, 0, 0]  # bit r: rank r held in that suit
+        sizes = [0, 0, 0, 0]
+        wilds = [0, 0, 0, 0]
+        self.indices = indices = []
+        printed = total = 0
+        by_id = _FACTS
+        for card in cards:
+            index, rank, suit, unit, bit, points = by_id.get(id(card)) or _facts(card)
+            indices.append(index)
+            if rank == wild_rank:
+                wilds[suit] += 1
+            elif rank:
+                codes[suit] += unit
+                present[suit] |= bit
+                sizes[suit] += 1
+                total += points
+            else:
+                printed += 1
         self.codes = codes
         self.sizes = sizes
         self.present = present
         self.wilds = wilds
-        self.wild_count = count
+        self.wild_count = count = wilds[0] + wilds[1] + wilds[2] + wilds[3]
         self.jokers = printed + count
         self.total = total
         self.wild_rank = wild_rank
@@ -159,34 +156,6 @@ def _facts(card: Card) -> tuple[int, int, int, int, int, int]:
 
 # The 53 cards are interned (domain.cards): looking them up by id() skips hashing them.
 _FACTS = {id(card): _facts(card) for card in ALL_CARDS}
-
-# A hand is broken down by adding up one number per card (in C, see _Hand), laid out in
-# lanes wide enough never to carry into each other with 13 cards: a suit's code (64 bits
-# a suit, places 1 to 13 at 4 bits each), the points of the natural cards (16 bits), the
-# cards of each suit (8 bits a suit) and the printed jokers (8 bits).
-_LANE = 64
-_CODE_MASK = (1 << _LANE) - 1
-_POINTS_AT = 4 * _LANE
-_SIZES_AT = _POINTS_AT + 16
-_PRINTED_AT = _SIZES_AT + 32
-_LOW_PLACES = (1 << 32) - 1  # places 0 to 7 of a held mask (the rest: places 8 to 15)
-# A held mask's 8 places (bit 4p) as 8 rank bits (bit p).
-_RANK_BITS = {
-    sum(1 << (NIBBLE * place) for place in range(8) if bits >> place & 1): bits
-    for bits in range(256)
-}
-
-
-def _packed(card: Card) -> int:
-    """The number a card adds to a hand's (see _LANE)."""
-    _, rank, suit, unit, _, points = _facts(card)
-    if rank == 0:
-        return 1 << _PRINTED_AT
-    return unit << (_LANE * suit) | points << _POINTS_AT | 1 << (_SIZES_AT + 8 * suit)
-
-
-_PACKED = {id(card): _packed(card) for card in ALL_CARDS}
-_INDEXES = {id(card): _facts(card)[0] for card in ALL_CARDS}
 
 
 def _over(codes: list[int], decks: int) -> bool:
