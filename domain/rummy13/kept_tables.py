@@ -7,7 +7,7 @@ reads them instead of working them out, and does work them out if that file has
 changed since (tests/test_kept_tables.py fails until this one is written again).
 """
 
-SOURCE = "f2612182-27575"
+SOURCE = "e2cad4c8-28249"
 DATA = (
     "eNqkXXugZ1P1/37P4/v+fu+d65HBcO/k0sRgYiLC13S9MyhqioRQI5VWqBA3xFQUlR4SUcmrvIoIP4RKUnklIgo1"
     "RJEUSr971v6utde+Z6/zuOOPucvan7X3Z52z99rnu/fa58wLjl5emfpvXnVe9cIIEnF5PPUPSouXDydFIRdBkJS3"

@@ -187,20 +187,30 @@ def _best_run(mask: int, zero_place: int) -> tuple[int, int, int]:
         points = sum(PLACE_POINTS[1:14]) - PLACE_POINTS[zero_place]
         return (points, 1, 13)
     best = (-1, 0, 0)
-    place = 1
-    while place <= ACE_HIGH:
-        if not mask >> place & 1:
-            place += 1
-            continue
-        first = place
-        points = 0
-        while place <= ACE_HIGH and mask >> place & 1:
-            is_zero = place == zero_place or (zero_place == 1 and place == ACE_HIGH)
-            points += 0 if is_zero else PLACE_POINTS[place]
-            place += 1
-        if place - first >= 3 and points > best[0]:
-            best = (points, first, place - 1)
+    # The runs of places held, each from a place held above one not held (a start) to the
+    # next place held below one not held (its end): a few steps instead of one a place.
+    starts = mask & ~(mask << 1)
+    ends = mask & ~(mask >> 1)
+    while starts:
+        start = starts & -starts
+        starts ^= start
+        end = ends & -ends
+        ends ^= end
+        first = start.bit_length() - 1
+        last = end.bit_length() - 1
+        if last - first >= 2:
+            points = _RUN_POINTS[last] - _RUN_POINTS[first - 1]
+            if first <= zero_place <= last:
+                points -= PLACE_POINTS[zero_place]
+            elif zero_place == 1 and last == ACE_HIGH:  # the wild Ace held high
+                points -= PLACE_POINTS[ACE_HIGH]
+            if points > best[0]:
+                best = (points, first, last)
     return best
+
+
+# The points of places 1 to p, for each p (a run's points are a difference of two).
+_RUN_POINTS = tuple(sum(PLACE_POINTS[1 : place + 1]) for place in range(ACE_HIGH + 1))
 
 
 def _best_pure(hand: _Hand) -> tuple[int, int, int, int]:

@@ -384,6 +384,7 @@ def _wild_pure_entries(code: int, pure_at: int, budget: int) -> tuple:
     # the wild card and the rest of it, a sequence of the suit's own cards (SPLIT_LONG).
     longest = SPLIT_AT - 1 if SPLIT_LONG else LONGEST
     wilds = pure_at
+    within = budget - 1  # the wild card standing as itself takes one joker
     while wilds:
         wild_bit = wilds & -wilds
         wilds ^= wild_bit
@@ -392,22 +393,30 @@ def _wild_pure_entries(code: int, pure_at: int, budget: int) -> tuple:
         while first > 1 and wild - first < longest - 1 and held >> (NIBBLE * (first - 1)) & 1:
             first -= 1
         for low in range(first, wild + 1):
-            high = wild  # every place from low to high but the wild place is held
+            # Every place from low to high but the wild place is held; the sequence's own
+            # cards (places, and their units in the code) grow with high.
+            places = list(range(low, wild))
+            units = 0
+            for place in places:
+                units += 1 << (NIBBLE * place)
+            high = wild
             while True:
                 if high - low >= 2:  # 3 places or more: a sequence, pure
-                    places = tuple(place for place in range(low, high + 1) if place != wild)
-                    units = sum(1 << (NIBBLE * (place % ACE_HIGH or 1)) for place in places)
                     rest = suit_table(code - units, 0, budget) if code != units else EMPTY
+                    laid = None
                     for used, state, loose, witness in rest:
-                        used += 1
-                        if used <= budget:
-                            slot = used << 3 | row[state]
+                        if used <= within:
+                            slot = (used + 1) << 3 | row[state]
                             current = best.get(slot)
                             if current is None or loose < current[0]:
-                                best[slot] = (loose, (witness, *places))
+                                if laid is None:
+                                    laid = tuple(places)
+                                best[slot] = (loose, witness, laid)
                 high += 1
                 if high > ACE_HIGH or high - low >= longest or not held >> (NIBBLE * high) & 1:
                     break
+                places.append(high)
+                units += 1 << (NIBBLE * (high % ACE_HIGH or 1))  # an Ace high is held low
     if not best:
         return plain
     for used, state, loose, witness in plain:
@@ -415,8 +424,15 @@ def _wild_pure_entries(code: int, pure_at: int, budget: int) -> tuple:
             slot = used << 3 | state
             current = best.get(slot)
             if current is None or loose < current[0]:
-                best[slot] = (loose, witness)
-    return _pareto(best)
+                best[slot] = (loose, witness, None)
+    # The witnesses of the wild card's sequences are built only for the entries kept.
+    return _pareto(best, _laid)
+
+
+def _laid(found: tuple):
+    """The witness of ``best``'s value (loose, the rest's witness, the places laid or None)."""
+    laid = found[2]
+    return found[1] if laid is None else (found[1], *laid)
 
 
 def _suit_entries(code: int, pure_at: int, budget: int) -> tuple:
