@@ -119,6 +119,10 @@ class LedgerAggregateRecorder(_CoreSelect, SQLAlchemyAggregateRecorder):
 class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
     # False: every database goes through SQLAlchemy Core (slower; same rows).
     driver_inserts = True
+    # SQLite: a lock the processes of one ``import --jobs`` share, entered right before
+    # the insert takes the database's write lock (its owner leaves it after the commit:
+    # :class:`replays.records.parallel.WriteGate`). None: SQLite's lock alone.
+    write_gate: Any = None
 
     def create_table(self) -> None:
         """The event tables and, with them, the integrity tables every append writes to."""
@@ -171,6 +175,8 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
                 "VALUES ({0}, {0}, {0}, {0})"
             )
             if dialect.name == "sqlite":
+                if self.write_gate is not None:
+                    self.write_gate.enter()
                 cursor = driver.cursor()
                 cursor.executemany(insert.format("?"), rows)
                 # SQLite gives a new row max(rowid) + 1, and this transaction holds the only
