@@ -260,3 +260,30 @@ def test_the_row_writer_holds_saves_until_the_earlier_ones_come(sqlite_url):
         assert projections.projection_status(sqlite_url).position in (0, saves[-1][1])
     assert not writer.held and not writer.errors
     assert len(_rebuilt_equal(sqlite_url)["games"]) == 12
+
+
+def test_a_workers_save_leaves_the_write_gate_whether_stored_or_refused(sqlite_url):
+    """The gate is entered as the insert starts and left after the commit or the rollback:
+    a refused save must not keep the other writers waiting."""
+    import multiprocessing
+
+    from replays.records import parallel
+    from replays.records.codec import parse_record
+    from replays.records.importer import build_game
+
+    migrate(sqlite_url)
+    gate = parallel.WriteGate(multiprocessing.get_context("fork"))
+    entered = []
+    enter = gate.enter
+    gate.enter = lambda: (entered.append(1), enter())
+    ledger = Ledger(sqlite_url, env={"CREATE_TABLE": "no"})
+    parallel._gated(ledger, gate)
+    record = parse_record(_lines(1)[0])
+    ledger.save(build_game(record))
+    assert entered and not gate._held
+    assert gate._lock.acquire(block=False)
+    gate._lock.release()
+    with pytest.raises(Exception):  # noqa: B017 - the library's IntegrityError
+        ledger.save(build_game(record))  # the same game again: refused
+    assert len(entered) == 2 and not gate._held
+    assert gate._lock.acquire(block=False)
