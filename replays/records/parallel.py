@@ -27,6 +27,10 @@ of the records, while the parent keeps the read models caught up.
   catch-up (its position lock keeps it exactly once), and rows made stale by it are
   dropped. Once the workers are done, a last catch-up with the usual warnings for games it
   had to set aside.
+- **Handing on the lock.** On SQLite the workers' saves and the parent's writes queue at a
+  :class:`WriteGate` before SQLite's write lock, so each starts as the one before commits;
+  on PostgreSQL the parent's inserts of many rows are one statement over arrays each
+  (:func:`rows_at_once`), the server's work for them being what competes with the workers.
 
 The parent reads the file (a line never more than its limit, :func:`bounded_lines`),
 hands lines to the workers in small chunks through bounded queues (memory stays flat in
