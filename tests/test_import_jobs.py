@@ -17,6 +17,7 @@ from domain.simulation.floor import Floor
 from replays.integrity.verify import verify_store
 from replays.readmodels import projections
 from replays.records.parallel import import_lines_parallel, worker_of
+from replays.records.parallel import rows_at_once as parallel_rows_at_once
 from replays.simulation.batch import Simulation
 from replays.store.application import Ledger
 from replays.store.db import engine_for
@@ -187,6 +188,43 @@ def test_jobs_write_the_rows_the_workers_worked_out(database_url, monkeypatch):
     assert len(_rebuilt_equal(database_url)["games"]) == 20
 
 
+def test_on_postgresql_the_workers_rows_go_in_as_arrays(postgres_url, monkeypatch):
+    """The parent's inserts of many rows are one statement over arrays each, and leave the
+    rows a rebuild writes row by row (money, times, JSON, NULLs included)."""
+    from replays.records import parallel
+
+    migrate(postgres_url)
+    calls = _counting(monkeypatch, parallel)
+    ran: list[str] = []
+    run = parallel._run
+
+    def recorded(connection, *, statements):
+        ran.extend(statement for statement, _ in statements)
+        return run(connection, statements=statements)
+
+    monkeypatch.setattr(parallel, "_run", recorded)
+    summary = import_lines_parallel(postgres_url, _lines(12), jobs=2, batch=4)
+    assert (summary.imported, summary.rejected) == (12, 0)
+    assert calls["catch_up"] == 0 and calls["written"] >= 3
+    at_once = {s.split(" (")[0] for s in ran if "unnest(" in s}
+    assert {"INSERT INTO moves", "INSERT INTO player_results"} <= at_once
+    assert len(_rebuilt_equal(postgres_url)["games"]) == 12
+
+
+def test_only_plain_inserts_with_typed_binds_go_in_as_arrays():
+    rows = [{"a": 1, "b": None}, {"a": 2, "b": "x"}]
+    plain = "INSERT INTO t (a, b) VALUES (%(a)s::INTEGER, %(b)s::NUMERIC(12, 2))"
+    assert parallel_rows_at_once(plain, rows) == (
+        "INSERT INTO t (a, b) SELECT * FROM unnest(%s::INTEGER[], %s::NUMERIC(12, 2)[])",
+        ([1, 2], [None, "x"]),
+    )
+    assert parallel_rows_at_once(plain, rows[:1]) is None  # one row: as it is
+    assert parallel_rows_at_once(plain + " RETURNING t.id", rows) is None
+    assert parallel_rows_at_once(plain.replace("::NUMERIC(12, 2)", ""), rows) is None
+    assert parallel_rows_at_once("UPDATE t SET a = %(a)s::INTEGER", rows) is None
+    assert parallel_rows_at_once(plain, [(1, None), (2, "x")]) is None
+
+
 def test_jobs_fall_back_to_the_catch_up_without_a_workers_rows(database_url, monkeypatch):
     from replays.records import parallel
 
@@ -222,3 +260,30 @@ def test_the_row_writer_holds_saves_until_the_earlier_ones_come(sqlite_url):
         assert projections.projection_status(sqlite_url).position in (0, saves[-1][1])
     assert not writer.held and not writer.errors
     assert len(_rebuilt_equal(sqlite_url)["games"]) == 12
+
+
+def test_a_workers_save_leaves_the_write_gate_whether_stored_or_refused(sqlite_url):
+    """The gate is entered as the insert starts and left after the commit or the rollback:
+    a refused save must not keep the other writers waiting."""
+    import multiprocessing
+
+    from replays.records import parallel
+    from replays.records.codec import parse_record
+    from replays.records.importer import build_game
+
+    migrate(sqlite_url)
+    gate = parallel.WriteGate(multiprocessing.get_context("fork"))
+    entered = []
+    enter = gate.enter
+    gate.enter = lambda: (entered.append(1), enter())
+    ledger = Ledger(sqlite_url, env={"CREATE_TABLE": "no"})
+    parallel._gated(ledger, gate)
+    record = parse_record(_lines(1)[0])
+    ledger.save(build_game(record))
+    assert entered and not gate._held
+    assert gate._lock.acquire(block=False)
+    gate._lock.release()
+    with pytest.raises(Exception):  # noqa: B017 - the library's IntegrityError
+        ledger.save(build_game(record))  # the same game again: refused
+    assert len(entered) == 2 and not gate._held
+    assert gate._lock.acquire(block=False)

@@ -539,3 +539,36 @@ def test_the_seal_command_refuses_forgeries_unless_forced(ledger, database_url):
     assert code == 1 and "game G1, event 15: inserted" in out
     assert run("seal", "--force") == (0, "sealed 1 event(s)\n")
     assert run("verify")[0] == 0
+
+
+def test_one_save_of_many_games_seals_each_event_at_its_own_row(database_url):
+    """A save of several games inserts their rows at once (PostgreSQL: one statement over
+    arrays): each row's notification id is the one its seal names, in the save's order."""
+    from domain.simulation.floor import Floor
+    from replays.records.codec import parse_record
+    from replays.records.importer import build_game
+    from replays.simulation.batch import Simulation
+
+    records = [parse_record(json.dumps(r)) for r in Simulation(Floor(seed=5)).games(5)]
+    games = [build_game(r) for r in records]
+    # Given against the ids' order, so that rows sorted any other way would not line up.
+    games.sort(key=lambda game: game.id, reverse=True)
+    ledger = Ledger(database_url)
+    recordings = ledger.save(*games)
+    expected = [
+        (raw_id(r.domain_event.originator_id), r.domain_event.originator_version)
+        for r in recordings
+    ]
+    rows = sql(
+        database_url,
+        "SELECT id, originator_id, originator_version, topic, state FROM ledger_events ORDER BY id",
+    ).all()
+    assert [(raw_id(r[1]), r[2]) for r in rows] == expected
+    assert [r.notification.id for r in recordings] == [r[0] for r in rows]
+    sealed = seals(database_url)
+    assert [(s[1], s[2], s[3]) for s in sealed] == [(r[0], raw_id(r[1]), r[2]) for r in rows]
+    assert [s[5] for s in sealed] == [
+        event_leaf(raw_id(r[1]), r[2], r[3], bytes(r[4])) for r in rows
+    ]
+    report = verify_store(database_url)
+    assert report.ok, report.problems

@@ -265,3 +265,17 @@ def test_builder_resumes_from_stored_subtrees(size):
     for leaf in leaves[size:]:
         resumed.append(leaf)
     assert resumed.root() == tree_hash(leaves)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 300), st.integers(0, 300), st.integers(1, 6))
+def test_extend_is_append_leaf_by_leaf(before, count, min_level):
+    """A save's leaves taken at once give the nodes, order and frontier of one append each."""
+    leaves = [leaf_hash(x) for x in data(before + count)]
+    one, many = TreeBuilder(), TreeBuilder()
+    for leaf in leaves[:before]:
+        one.append(leaf)
+        many.append(leaf)
+    appended = [node for leaf in leaves[before:] for node in one.append(leaf)]
+    assert many.extend(leaves[before:], min_level) == [n for n in appended if n[0] >= min_level]
+    assert (many.size, many.frontier, many.root()) == (one.size, one.frontier, one.root())

@@ -67,6 +67,9 @@ class NewEvent:
     version: int
     state: bytes
     leaf: bytes
+    # The chain link, worked out before the lock for a game whose chain this save starts
+    # (its first event here is version 1: the link depends on nothing stored); else None.
+    link: bytes | None = None
 
 
 @dataclass(slots=True)
@@ -106,6 +109,14 @@ class _Sql:
             "INSERT INTO integrity_seals (position, notification_id, originator_id, "
             "originator_version, game_id, leaf_hash, chain_hash) "
             f"VALUES ({m}, {m}, {m}, {m}, {m}, {m}, {m})"
+        )
+        # PostgreSQL: a save's seals as one statement over arrays (the server's overhead
+        # per statement was as much as the row's own insert, and it is paid under the lock).
+        self.insert_seals_at_once = (
+            "INSERT INTO integrity_seals (position, notification_id, originator_id, "
+            "originator_version, game_id, leaf_hash, chain_hash) SELECT * FROM unnest("
+            "%s::bigint[], %s::bigint[], %s::uuid[], %s::bigint[], %s::varchar[], "
+            "%s::bytea[], %s::bytea[])"
         )
         self.insert_node = (
             f'INSERT INTO integrity_nodes (level, "index", hash) VALUES ({m}, {m}, {m})'
@@ -175,12 +186,19 @@ class SaveSeals:
         # hash and equality are Python code.
         ids: dict[int, tuple[Any, bytes, bytes | None]] = {}  # id() -> (id, raw, leaf prefix)
         topics: dict[str, bytes] = {}
+        # Games whose chains this save starts: raw id -> the last link so far.
+        starting: dict[bytes, bytes] = {}
+        self.names: dict[bytes, str | None] = {}  # their game ids, from their first events
         sha256, join, append = hashlib.sha256, b"".join, self.events.append
         for originator, version, topic, state in events:
             known = ids.get(id(originator))
             if known is None or known[0] is not originator:
                 raw = originator.bytes if type(originator) is UUID else raw_id(originator)
-                first.setdefault(raw, version)
+                if raw not in first:
+                    first[raw] = version
+                    if version == 1:
+                        starting[raw] = GENESIS
+                        self.names[raw] = game_id_from_state(state)
                 prefix = LEAF_PREFIX + raw if len(raw) == 16 else None
                 known = ids[id(originator)] = (originator, raw, prefix)
             _, raw, prefix = known
@@ -189,20 +207,24 @@ class SaveSeals:
                 encoded = topic.encode("utf-8")
                 topic_part = topics[topic] = len(encoded).to_bytes(4, "big") + encoded
             if prefix is None or version < 0:  # event_leaf says what is wrong with it
-                append(NewEvent(raw, version, state, event_leaf(raw, version, topic, state)))
-                continue
-            leaf = sha256(
-                join(
-                    (
-                        prefix,
-                        version.to_bytes(8, "big"),
-                        topic_part,
-                        len(state).to_bytes(4, "big"),
-                        state,
+                leaf = event_leaf(raw, version, topic, state)
+            else:
+                leaf = sha256(
+                    join(
+                        (
+                            prefix,
+                            version.to_bytes(8, "big"),
+                            topic_part,
+                            len(state).to_bytes(4, "big"),
+                            state,
+                        )
                     )
-                )
-            ).digest()
-            append(NewEvent(raw, version, state, leaf))
+                ).digest()
+            previous = starting.get(raw)
+            link = None
+            if previous is not None:
+                link = starting[raw] = chain_hash(previous, leaf)
+            append(NewEvent(raw, version, state, leaf, link))
         # Games that already have seals: their chains go on from the stored chain head.
         self.continuing = [o for o, version in first.items() if version > 1]
 
@@ -261,29 +283,33 @@ class SaveSeals:
                 "`rummy-ledger verify`"
             )
         sql = self.sql
-        seals, nodes = [], []
+        seals = []
         ids: dict[bytes, Any] = {}
-        stored_from = NODE_MIN_LEVEL - 1  # append() lists what it completes from level 1 up
+        # A chain worked out before the lock holds only if nothing stored continues it.
+        started = {o for o in self.names if o not in chains}
+        position = builder.size
         for event, notification_id in zip(self.events, notification_ids, strict=True):
             chain = chains.get(event.originator)
             if chain is None:
                 # A game's first event carries its table configuration, hence its game id.
-                name = game_id_from_state(event.state) if event.version == 1 else None
+                name = self.names.get(event.originator) if event.version == 1 else None
                 chain = chains[event.originator] = ChainHead(
                     name or str(UUID(bytes=event.originator)), 0, GENESIS, -1, False
                 )
             originator = ids.get(event.originator)
             if originator is None:
                 originator = ids[event.originator] = sql.uuid(event.originator)
-            version, leaf, position = event.version, event.leaf, builder.size
-            link = chain_hash(chain.chain, leaf)
+            version, leaf = event.version, event.leaf
+            if event.link is not None and event.originator in started:
+                link = event.link
+            else:
+                link = chain_hash(chain.chain, leaf)
             seals.append(
                 (position, notification_id, originator, version, chain.game_id, leaf, link)
             )
             chain.version, chain.chain, chain.position = version, link, position
-            completed = builder.append(leaf)
-            if len(completed) > stored_from:
-                nodes.extend(completed[stored_from:])
+            position += 1
+        nodes = builder.extend([event.leaf for event in self.events], NODE_MIN_LEVEL)
         touched = {e.originator for e in self.events}
         fresh = [
             (sql.uuid(o), c.game_id, c.version, c.chain, c.position)
@@ -306,7 +332,11 @@ class SaveSeals:
         try:
             with _pipeline(driver, sql.pipelines):
                 cursor = driver.cursor()
-                if seals:
+                if seals and sql.pipelines:
+                    cursor.execute(
+                        sql.insert_seals_at_once, [list(c) for c in zip(*seals, strict=True)]
+                    )
+                elif seals:
                     cursor.executemany(sql.insert_seal, seals)
                 if nodes:
                     cursor.executemany(sql.insert_node, nodes)

@@ -129,6 +129,35 @@ class TreeBuilder:
         self.size += 1
         return completed
 
+    def extend(self, leaves: Iterable[bytes], min_level: int = 1) -> list[tuple[int, int, bytes]]:
+        """:meth:`append` each leaf in turn; the subtrees they complete at ``min_level`` and
+        up, in the order the appends list them (leaf by leaf, lower levels first).
+
+        The same hashes as :meth:`append`, for a save's thousands of leaves taken while
+        every other writer waits on the store's lock: no list per leaf, no call per node.
+
+        >>> one, many = TreeBuilder(), TreeBuilder()
+        >>> leaves = [leaf_hash(bytes([n])) for n in range(37)]
+        >>> appended = [node for leaf in leaves for node in one.append(leaf) if node[0] >= 2]
+        >>> many.extend(leaves, 2) == appended, many.frontier == one.frontier
+        (True, True)
+        """
+        completed: list[tuple[int, int, bytes]] = []
+        keep = completed.append
+        stack, push, pop = self._stack, self._stack.append, self._stack.pop
+        sha256, size = hashlib.sha256, self.size
+        for leaf in leaves:
+            level, value = 0, leaf
+            while stack and stack[-1][0] == level:
+                value = sha256(b"\x01" + pop()[1] + value).digest()  # node_hash(left, value)
+                level += 1
+                if level >= min_level:
+                    keep((level, size >> level, value))
+            push((level, value))
+            size += 1
+        self.size = size
+        return completed
+
     def root(self) -> bytes:
         if not self._stack:
             return EMPTY_ROOT

@@ -27,6 +27,10 @@ of the records, while the parent keeps the read models caught up.
   catch-up (its position lock keeps it exactly once), and rows made stale by it are
   dropped. Once the workers are done, a last catch-up with the usual warnings for games it
   had to set aside.
+- **Handing on the lock.** On SQLite the workers' saves and the parent's writes queue at a
+  :class:`WriteGate` before SQLite's write lock, so each starts as the one before commits;
+  on PostgreSQL the parent's inserts of many rows are one statement over arrays each
+  (:func:`rows_at_once`), the server's work for them being what competes with the workers.
 
 The parent reads the file (a line never more than its limit, :func:`bounded_lines`),
 hands lines to the workers in small chunks through bounded queues (memory stays flat in
@@ -46,6 +50,7 @@ from typing import Any
 
 from replays.records.codec import bounded_lines, read_record
 from replays.records.importer import BATCH, REJECTED, Importer, ImportSummary, Outcome
+from replays.store.settings import database_url
 
 CHUNK = 25  # lines per message to a worker
 QUEUED_CHUNKS = 8  # per worker: enough to keep it busy, never the whole file
@@ -53,6 +58,37 @@ QUEUED_CHUNKS = 8  # per worker: enough to keep it busy, never the whole file
 # catch-up projects the store instead (memory stays flat whatever happens to a worker).
 HELD_SAVES = 16
 _GAME_ID = re.compile(rb'"game_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+# How long a writer waits at the gate before going on to SQLite's own lock (a process that
+# died holding the gate must not stop the others).
+GATE_WAIT = 5.0
+
+
+class WriteGate:
+    """SQLite: one lock for the writers of one import (the workers' saves and the parent's
+    read-model rows), taken just before SQLite's write lock and given back after the
+    commit.
+
+    SQLite's lock stays the one that orders the writes; this only hands it on. A writer
+    that finds SQLite's lock taken polls it, sleeping 1, 2, 5, 10 ... 100 ms between
+    tries, so it went on 10-30 ms after the holder had committed, for every save and every
+    write of rows; waiting here, it is woken at the release. ``enter`` and ``leave`` pair
+    up within one process; a writer that waits longer than :data:`GATE_WAIT` goes on
+    without it."""
+
+    def __init__(self, context: Any) -> None:
+        self._lock = context.Lock()
+        self._held = False
+
+    def enter(self) -> None:
+        if not self._held:
+            self._held = self._lock.acquire(timeout=GATE_WAIT)
+
+    def leave(self) -> None:
+        if self._held:
+            self._held = False
+            self._lock.release()
 
 
 class WorkerFailed(RuntimeError):
@@ -68,22 +104,28 @@ def worker_of(line: str | bytes, jobs: int) -> int:
     return 0 if found is None else zlib.crc32(found.group(1)) % jobs
 
 
-def _work(url: str, batch: int, inbox: Any, results: Any, follow: bool) -> None:
+def _work(
+    url: str, batch: int, inbox: Any, results: Any, follow: bool, gate: WriteGate | None = None
+) -> None:
     """One worker: import the chunks it is given until ``None``, report every outcome."""
     from replays.store.collector import bulk_work
 
     try:
         with bulk_work():
-            _import_chunks(url, batch, inbox, results, follow)
+            _import_chunks(url, batch, inbox, results, follow, gate)
         results.put(("done", None))
     except BaseException as error:  # reported to the parent, which stops the import
         results.put(("crash", f"{type(error).__name__}: {error}"))
 
 
-def _import_chunks(url: str, batch: int, inbox: Any, results: Any, follow: bool) -> None:
+def _import_chunks(
+    url: str, batch: int, inbox: Any, results: Any, follow: bool, gate: WriteGate | None = None
+) -> None:
     from replays.store.application import Ledger
 
     ledger = Ledger(url, env={"CREATE_TABLE": "no"})
+    if gate is not None:
+        _gated(ledger, gate)
     projector = _SavedRows(ledger, results) if follow else None
     importer = Importer(ledger, batch=batch, projector=projector)
     while (chunk := inbox.get()) is not None:
@@ -101,6 +143,21 @@ def _import_chunks(url: str, batch: int, inbox: Any, results: Any, follow: bool)
     results.put(("outcomes", importer.flush()))
 
 
+def _gated(ledger: Any, gate: WriteGate) -> None:
+    """The worker's saves enter ``gate`` as their insert starts (the recorder does) and
+    leave it once committed or rolled back."""
+    ledger.recorder.write_gate = gate
+    record = ledger._record
+
+    def gated_record(processing_event: Any) -> Any:
+        try:
+            return record(processing_event)
+        finally:
+            gate.leave()
+
+    ledger._record = gated_record
+
+
 class _Statements:
     """Stands in for a connection while a projection writes rows: keeps each statement
     and its parameters (plain values) instead of running them, for the parent to run."""
@@ -108,8 +165,13 @@ class _Statements:
     def __init__(self, dialect: Any) -> None:
         self.dialect = dialect
         self.statements: list[tuple[str, Any]] = []
+        self.arrays = dialect.name == "postgresql"
 
     def exec_driver_sql(self, statement: str, parameters: Any = None) -> None:
+        if self.arrays:
+            at_once = rows_at_once(statement, parameters)
+            if at_once is not None:
+                statement, parameters = at_once
         self.statements.append((statement, parameters))
 
     def __getattr__(self, name: str) -> Any:
@@ -120,6 +182,41 @@ class _Statements:
 
 class _NotDeferrable(Exception):
     pass
+
+
+_INSERT = re.compile(r"INSERT INTO (\w+) \(([\w, ]+)\) VALUES \((.+)\)", re.DOTALL)
+_BIND = re.compile(r"%\((\w+)\)s::([A-Z][A-Z ]*(?:\(\d+(?:, \d+)?\))?)")
+
+
+def rows_at_once(statement: str, parameters: Any) -> tuple[str, tuple] | None:
+    """PostgreSQL: an INSERT of many rows (one execution a row, as psycopg runs an
+    executemany) as one ``INSERT ... SELECT * FROM unnest(...)`` over a typed array a
+    column, with the same values in the same order; None when the statement is not a plain
+    INSERT whose every bind has its type cast (the form SQLAlchemy's psycopg dialect
+    writes), or has too few rows to matter.
+
+    The parent writes every read-model row of an import: run row by row, the server's
+    per-statement work and psycopg's per-row messages were most of the parent's and the
+    server's time for them."""
+    if not isinstance(parameters, list) or len(parameters) < 2:
+        return None
+    if not all(type(row) is dict for row in parameters):
+        return None
+    found = _INSERT.fullmatch(statement)
+    if found is None:
+        return None
+    binds = list(_BIND.finditer(found.group(3)))
+    if ", ".join(bind.group(0) for bind in binds) != found.group(3):
+        return None  # an uncast bind, an expression, a RETURNING: row by row, as before
+    columns = [column.strip() for column in found.group(2).split(",")]
+    if len(columns) != len(binds):
+        return None
+    names = [bind.group(1) for bind in binds]
+    arrays = ", ".join(f"%s::{bind.group(2)}[]" for bind in binds)
+    return (
+        f"INSERT INTO {found.group(1)} ({found.group(2)}) SELECT * FROM unnest({arrays})",
+        tuple([row[name] for row in parameters] for name in names),
+    )
 
 
 class _SavedRows:
@@ -171,10 +268,11 @@ class _RowWriter:
     notification order (:meth:`Runner.apply_saved`), holding those that arrive before an
     earlier save's; the catch-up for anything else."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, gate: WriteGate | None = None) -> None:
         from replays.readmodels.projections import runner
 
         self.runner = runner(url)
+        self.gate = gate
         self.held: dict[int, tuple[int, list | None]] = {}  # first id -> (last id, statements)
         self.errors: list[str] = []
 
@@ -186,9 +284,7 @@ class _RowWriter:
         while self.held:
             first = min(self.held)
             last, statements = self.held[first]
-            if statements is not None and self.runner.apply_saved(
-                first, last, functools.partial(_run, statements=statements)
-            ):
+            if statements is not None and self._apply(first, last, statements):
                 del self.held[first]
                 continue
             position = self._position()
@@ -201,6 +297,17 @@ class _RowWriter:
                 return  # an earlier save's rows are still to come
             self.catch_up()
             self.held.pop(first, None)  # projected, or the final catch-up's to retry
+
+    def _apply(self, first: int, last: int, statements: list) -> bool:
+        if self.gate is not None:
+            self.gate.enter()
+        try:
+            return self.runner.apply_saved(
+                first, last, functools.partial(_run, statements=statements)
+            )
+        finally:
+            if self.gate is not None:
+                self.gate.leave()
 
     def _position(self) -> int | None:
         try:
@@ -228,7 +335,13 @@ def _run(connection: Any, *, statements: list) -> None:
         connection.exec_driver_sql(statement, parameters)
 
 
-def _keep_projecting(url: str, rows: queue.Queue, stop: threading.Event, errors: list) -> None:
+def _keep_projecting(
+    url: str,
+    rows: queue.Queue,
+    stop: threading.Event,
+    errors: list,
+    gate: WriteGate | None = None,
+) -> None:
     """The parent's writer thread: the workers' rows as they come, until ``stop`` and
     nothing is left in ``rows``."""
     writer = None
@@ -241,7 +354,7 @@ def _keep_projecting(url: str, rows: queue.Queue, stop: threading.Event, errors:
             continue
         try:
             if writer is None:
-                writer = _RowWriter(url)
+                writer = _RowWriter(url, gate)
             writer.add(first, last, statements)
         except Exception as error:  # the final catch-up retries and warns
             errors.append(f"{type(error).__name__}: {error}")
@@ -265,8 +378,9 @@ def import_lines_parallel(
     context = multiprocessing.get_context("fork")  # workers start with the modules loaded
     results = context.Queue()
     inboxes = [context.Queue(maxsize=QUEUED_CHUNKS) for _ in range(jobs)]
+    gate = WriteGate(context) if database_url(url).startswith("sqlite") else None
     workers = [
-        context.Process(target=_work, args=(url, batch, inbox, results, follow), daemon=True)
+        context.Process(target=_work, args=(url, batch, inbox, results, follow, gate), daemon=True)
         for inbox in inboxes
     ]
     for worker in workers:
@@ -278,7 +392,9 @@ def import_lines_parallel(
     projector = None
     if follow:
         projector = threading.Thread(
-            target=_keep_projecting, args=(url, saved_rows, stop, projection_errors), daemon=True
+            target=_keep_projecting,
+            args=(url, saved_rows, stop, projection_errors, gate),
+            daemon=True,
         )
         projector.start()
 
