@@ -243,14 +243,18 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
                 f"INSERT INTO {table.fullname} (originator_id, originator_version, topic, state) "
                 "SELECT o, v, t, s FROM unnest(%s::uuid[], %s::bigint[], %s::text[], "
                 "%s::bytea[]) WITH ORDINALITY AS r(o, v, t, s, n) ORDER BY n "
-                "RETURNING id, originator_version",
+                "RETURNING id, originator_id, originator_version",
                 columns,
             )
             lock_and_notify.execute(f"NOTIFY {self.channel_name}")
             seals.query(head_cursor, chains_cursor)
         returned = sorted(cursor.fetchall())
         notification_ids = [row[0] for row in returned]
-        if [row[1] for row in returned] != columns[1]:
+        # Each id's row must be the one given at that place: game and version both (two
+        # games with the same run of versions could otherwise trade places unseen).
+        # The ids go in as the column's bound text and come back as UUIDs: compare as text.
+        given = list(zip(map(str, columns[0]), columns[1], strict=True))
+        if [(str(row[1]), row[2]) for row in returned] != given:
             # Never seen; if ids were ever drawn out of the rows' order, nothing is sealed
             # against the wrong event: the save is refused and rolls back.
             raise SealingError(
