@@ -76,8 +76,7 @@ def utc_z_text(moment: datetime) -> str:
         zone = moment.tzinfo
         if zone is None:
             raise ValueError(f"{moment} has no time zone: parse_time it first")
-        utc = moment if zone is UTC else moment.astimezone(UTC)
-        text = utc.replace(tzinfo=None).isoformat() + "Z"
+        text = _z_text(moment if zone is UTC else moment.astimezone(UTC))
         _remember(moment, text)
     return text
 
@@ -86,6 +85,9 @@ def format_time(moment: datetime | None) -> str | None:
     """``2025-03-01T18:04:05Z`` (microseconds only when present)."""
     if moment is None:
         return None
-    moment = parse_time(moment)
-    text = moment.replace(tzinfo=None).isoformat()
-    return text + "Z"
+    return _z_text(parse_time(moment))
+
+
+def _z_text(utc: datetime) -> str:
+    """The text of an aware UTC datetime: ISO-8601 without the offset, then ``Z``."""
+    return utc.replace(tzinfo=None).isoformat() + "Z"

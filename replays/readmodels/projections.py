@@ -167,7 +167,7 @@ class GameProjection(Projection):
 
     def rows_of_new_games(self, games: Sequence[Any]) -> _Batch:
         """The rows of games just saved whole (an import), from the games' own events in
-        memory: the same :meth:`_apply` as :meth:`process`, without selecting the events
+        memory: the same :meth:`_gather` as :meth:`process`, without selecting the events
         back or decoding them; :meth:`write` writes them.
 
         ``games`` pairs each game with all of its events (version 1 on), in order, exactly
@@ -180,45 +180,12 @@ class GameProjection(Projection):
             variant = variants.for_game(game)
             fold = self._fold(variant)
             batch.events[game.game_id] = events
-            if fold is None:
-                rebuilt = None
-                for domain_event in events:
-                    rebuilt = self._apply(batch, variant, fold, domain_event, rebuilt)
-            else:
-                self._fold_new_game(batch, variant, fold, events)
+            state = None
+            for domain_event in events:
+                state = self._gather(batch, variant, fold, domain_event, state)
+            if state is not None:
+                self._touch(batch, variant, state, created=True)
         return batch
-
-    def _fold_new_game(self, batch: _Batch, variant: Variant, fold, events) -> None:
-        """:meth:`_apply` of each of a new game's events, in order, with its light fold:
-        the same rows, gathered in one pass (a game's bookkeeping in the batch, which
-        :meth:`_apply` redoes for every event, once at its end)."""
-        move_row, closing_rows, audits_after = (
-            variant.move_row,
-            variant.closing_rows,
-            variant.audits_after,
-        )
-        moves = batch.moves
-        state = audited = None
-        for domain_event in events:
-            move = move_row(state, domain_event)
-            if move is not None:
-                moves.append(move)
-            state = fold(state, domain_event)
-            closing = closing_rows(state, domain_event)
-            if closing is not None:
-                batch.closing.setdefault(state.game_id, {}).update(closing.game)
-                batch.results += closing.results
-                batch.entries += closing.entries
-            if audits_after(state, domain_event):
-                audited = state.game_id
-        if state is None:
-            return
-        game_id = state.game_id
-        batch.touched[game_id] = state
-        batch.variant[game_id] = variant
-        batch.created.add(game_id)
-        if audited is not None:
-            batch.audit.add(audited)
 
     def write(self, connection: sa.Connection, batch: _Batch) -> None:
         """Write rows gathered by :meth:`rows_of_new_games`."""
@@ -255,14 +222,20 @@ class GameProjection(Projection):
         """Apply ``domain_event`` to ``before`` (the game, or its light fold, at the version
         before it; None for its first event) with ``fold`` (None: the aggregate's own
         ``mutate``), gather the rows it gives; the game after it."""
+        game = self._gather(batch, variant, fold, domain_event, before)
+        self._touch(batch, variant, game, created=before is None)
+        return game
+
+    @staticmethod
+    def _gather(batch: _Batch, variant: Variant, fold, domain_event, before) -> Any:
+        """The rows ``domain_event`` gives (its move, the closing rows, the audit flag),
+        into ``batch``; the game after it. A new game's events go through here one after
+        another (:meth:`rows_of_new_games`), its bookkeeping (:meth:`_touch`) once at the
+        end."""
         move = variant.move_row(before, domain_event)
         if move is not None:
             batch.moves.append(move)
         game = domain_event.mutate(before) if fold is None else fold(before, domain_event)
-        batch.touched[game.game_id] = game
-        batch.variant[game.game_id] = variant
-        if before is None:
-            batch.created.add(game.game_id)
         closing = variant.closing_rows(game, domain_event)
         if closing is not None:
             batch.closing.setdefault(game.game_id, {}).update(closing.game)
@@ -271,6 +244,14 @@ class GameProjection(Projection):
         if variant.audits_after(game, domain_event):
             batch.audit.add(game.game_id)
         return game
+
+    @staticmethod
+    def _touch(batch: _Batch, variant: Variant, game, *, created: bool) -> None:
+        """Mark ``game``'s row to be written as it now stands (inserted if ``created``)."""
+        batch.touched[game.game_id] = game
+        batch.variant[game.game_id] = variant
+        if created:
+            batch.created.add(game.game_id)
 
     # -- writing rows ------------------------------------------------------------------
     def _write(self, connection: sa.Connection, batch: _Batch) -> None:
