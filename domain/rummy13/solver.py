@@ -382,10 +382,10 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
     # The tables behind the best: the suits' cards once its sets are laid.
     codes = codes.copy()
     budget = jokers
-    for shift, (taken, needed, _, _) in search.sets:
+    for shift, (_, needed, _, takes) in search.sets:
         budget -= needed
-        for suit in range(4):
-            codes[suit] -= taken[suit] << shift
+        for suit, copies in takes:
+            codes[suit] -= copies << shift
     tables = [search.table(suit, codes[suit]) for suit in range(4)]
     tables.append(joker_groups)
     return search.loose, tuple(search.sets), tables, budget
