@@ -382,10 +382,10 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
     # The tables behind the best: the suits' cards once its sets are laid.
     codes = codes.copy()
     budget = jokers
-    for shift, (taken, needed, _, _) in search.sets:
+    for shift, (_, needed, _, takes) in search.sets:
         budget -= needed
-        for suit in range(4):
-            codes[suit] -= taken[suit] << shift
+        for suit, copies in takes:
+            codes[suit] -= copies << shift
     tables = [search.table(suit, codes[suit]) for suit in range(4)]
     tables.append(joker_groups)
     return search.loose, tuple(search.sets), tables, budget
@@ -422,10 +422,17 @@ class _Search:
 
     def decide(self, index: int, codes: list[int], budget: int, states: dict) -> None:
         """Decide the sets of ``per_rank[index:]``: ``codes`` are the cards left in the suits,
-        ``states`` the combination of the tables of the suits already final."""
+        ``states`` the combination of the tables of the suits already final.
+
+        The final suits' tables join one by one, each asked for only if the combination so
+        far is not empty: a choice of sets that leaves nothing under the best found so far
+        costs no table of the suits after (each a search of its own the first time).
+        """
         shift, choices, _ = self.per_rank[index]
         final = self.final[index]
         last = index + 1 == len(self.per_rank)
+        if last:  # the last suit joins straight to the goal (final holds this rank's suits)
+            final, end_suit = final[:-1], final[-1]
         memos, table = self.memos, self.table
         for choice in choices:
             _, needed, _, takes = choice
@@ -438,21 +445,24 @@ class _Search:
             else:
                 left = codes
             more = budget - needed
-            tables = []
+            merged = states
             for suit in final:
                 code = left[suit]
                 found = memos[suit].get(code)
-                tables.append(table(suit, code) if found is None else found)
-            if last:  # the last suit joins straight to the goal (final holds this rank's suits)
-                end = tables.pop()
-                merged = _add_all(states, tables, more, self.loose) if tables else states
-                if merged:
+                merged = _add(
+                    merged, table(suit, code) if found is None else found, more, self.loose
+                )
+                if not merged:
+                    break
+            else:
+                if last:
+                    code = left[end_suit]
+                    found = memos[end_suit].get(code)
+                    end = table(end_suit, code) if found is None else found
                     loose = _goal(merged, end, more, self.loose)
                     if loose < self.loose:
                         self.loose, self.sets = loose, [*self.picked, (shift, choice)]
-            else:
-                merged = _add_all(states, tables, more, self.loose) if tables else states
-                if merged:
+                else:
                     self.picked.append((shift, choice))
                     self.decide(index + 1, left, more, merged)
                     self.picked.pop()
@@ -464,30 +474,34 @@ def _add_all(states: dict[int, int], tables: list, budget: int, below: int) -> d
     """``states`` (jokers used << 3 | progress: least loose points) with ``tables`` joined.
 
     Combinations using more than ``budget`` jokers, or with ``below`` loose points or more,
-    are dropped (a table's entries come by loose points, least first).
+    are dropped.
     """
     for table in tables:
-        if len(table) == 1 and table[0][1] == NOTHING:  # every card loose: add the points
-            more = table[0][2]
-            states = {slot: loose + more for slot, loose in states.items() if loose + more < below}
-        else:
-            merged: dict[int, int] = {}
-            for slot, loose in states.items():
-                used = slot >> 3
-                row = MERGE[slot & 7]
-                for extra, state, more, _ in table:
-                    value = loose + more
-                    if value >= below:
-                        break
-                    total = used + extra
-                    if total <= budget:
-                        key = total << 3 | row[state]
-                        if value < merged.get(key, UNREACHED):
-                            merged[key] = value
-            states = merged
+        states = _add(states, table, budget, below)
         if not states:
             break
     return states
+
+
+def _add(states: dict[int, int], table: tuple, budget: int, below: int) -> dict[int, int]:
+    """:func:`_add_all` of one table (its entries come by loose points, least first)."""
+    if len(table) == 1 and table[0][1] == NOTHING:  # every card loose: add the points
+        more = table[0][2]
+        return {slot: loose + more for slot, loose in states.items() if loose + more < below}
+    merged: dict[int, int] = {}
+    for slot, loose in states.items():
+        used = slot >> 3
+        row = MERGE[slot & 7]
+        for extra, state, more, _ in table:
+            value = loose + more
+            if value >= below:
+                break
+            total = used + extra
+            if total <= budget:
+                key = total << 3 | row[state]
+                if value < merged.get(key, UNREACHED):
+                    merged[key] = value
+    return merged
 
 
 def _goal(states: dict[int, int], table: tuple, budget: int, below: int) -> int:
