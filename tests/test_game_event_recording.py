@@ -155,3 +155,23 @@ def test_settle_gives_the_same_outcomes_as_before(reference):
     with reference:
         assert settle_lines(lines) == fast
     assert len(fast) == len(list(read_records(lines)))
+
+
+@pytest.mark.parametrize("index", range(len(RECORDS)))
+def test_a_new_game_keeps_the_config_it_was_made_with_as_its_started_event_reads(index):
+    """``Game(config)`` keeps the TableConfig it was given (its Started body does not read
+    the event's dict back): it must be the one a replay reads from that dict, field for
+    field and spelling for spelling, and the same config a replay of the events ends with."""
+    from domain.rummy13.table import TableConfig
+
+    parsed = parse_record(json.dumps(RECORDS[index]))
+    if isinstance(parsed, RecordError) or not isinstance(parsed.config, TableConfig):
+        pytest.skip("not a 13-card record")
+    game = Game(parsed.config)
+    assert game.config is parsed.config
+    started = game.collect_events()[0]
+    read_back = TableConfig.from_dict(started.config)
+    assert repr(game.config) == repr(read_back)
+    assert game.config.to_dict() == started.config
+    replayed = started.mutate(None)
+    assert repr(replayed.config) == repr(game.config)
