@@ -67,7 +67,7 @@ from domain.rummy13.melds import HandEvaluation, evaluate
 from domain.rummy13.raise_schedule import point_value_for_round
 from domain.rummy13.settlement import PlayerEnd, Settlement, compute_settlement, settlement_hash
 from domain.rummy13.state import SeatState, TableState
-from domain.rummy13.table import Deal, TableConfig
+from domain.rummy13.table import Deal, TableConfig, config_of_started, remember_written
 from domain.timestamps import format_time, parse_time, utc_z_text
 
 __all__ = ["GAME_NAMESPACE", "Deal", "Game", "SeatState", "TableConfig", "TableState"]
@@ -144,24 +144,14 @@ class _GameType(MetaAggregate):
             config = TableConfig.from_dict(config)
         moment = parse_time(at, what="at") or config.started_at
         data = config.to_dict()
-        _BUILT_CONFIGS[id(data)] = (data, config)
-        try:
-            return cls._create(
-                cls.Started,
-                id=cls.create_id(config.game_id),
-                config=data,
-                at=format_time(moment),
-                timestamp=moment,
-            )
-        finally:
-            _BUILT_CONFIGS.pop(id(data), None)
-
-
-# The TableConfig a new game was made with, by the id of the dict written from it into its
-# Started event, while the event's body runs: the body takes the configuration already
-# built and checked instead of reading the dict back into an equal one (a third of a
-# record's TableConfig work). A replay's body reads its event's dict, as always.
-_BUILT_CONFIGS: dict[int, tuple[dict, TableConfig]] = {}
+        remember_written(data, config)
+        return cls._create(
+            cls.Started,
+            id=cls.create_id(config.game_id),
+            config=data,
+            at=format_time(moment),
+            timestamp=moment,
+        )
 
 
 class Game(Aggregate, metaclass=_GameType):
@@ -194,11 +184,7 @@ class Game(Aggregate, metaclass=_GameType):
 
     @event("Started", topic="rummy_ledger:Game.Started")
     def __init__(self, config: dict, at: str | None = None) -> None:
-        built = _BUILT_CONFIGS.get(id(config))
-        if built is not None and built[0] is config:
-            self._config = built[1]
-        else:
-            self._config = TableConfig.from_dict(config)
+        self._config = config_of_started(config)
         players = self._config.players
         self._dealer = players.index(self._config.dealer_player)
         self._phase = "dealing"
