@@ -38,6 +38,9 @@ def utc_text(value: object, *, keep: bool = False) -> datetime | None:
     in :func:`format_time`'s form is remembered as the moment's (:func:`utc_z_text`)."""
     if type(value) is not str:
         return None
+    moment = _MOMENTS.get(value)
+    if moment is not None:
+        return moment
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
@@ -56,15 +59,24 @@ def utc_text(value: object, *, keep: bool = False) -> datetime | None:
 # rest of a small event's encoding (a C ``%``-format per call); the text of a moment is
 # kept for the few thousand moments of a batch of saves. A cleared memo only costs time.
 _Z_TEXTS: dict[datetime, str] = {}
+# The other way round: a remembered text's moment. A move's time is read again from its
+# event's ``at`` for the read model's row; the same moment object comes back (no second
+# parse), and its hash, cached in it, is not worked out again when its text is looked up.
+_MOMENTS: dict[str, datetime] = {}
 _Z_TEXTS_MAX = 1 << 14
 # format_time's text: seconds always, microseconds (six digits) only when not zero.
 _Z_FORM = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{6})?Z")
 
 
 def _remember(moment: datetime, text: str) -> None:
-    if len(_Z_TEXTS) >= _Z_TEXTS_MAX:
+    if len(_Z_TEXTS) >= _Z_TEXTS_MAX or len(_MOMENTS) >= _Z_TEXTS_MAX:
         _Z_TEXTS.clear()
+        _MOMENTS.clear()
     _Z_TEXTS[moment] = text
+    if type(moment) is datetime and moment.tzinfo is UTC and not moment.fold:
+        # Only what ``fromisoformat`` would give for the text (an equal time in another
+        # zone is not): utc_text hands it out as its answer.
+        _MOMENTS[text] = moment
 
 
 def utc_z_text(moment: datetime) -> str:

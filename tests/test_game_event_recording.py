@@ -155,3 +155,33 @@ def test_settle_gives_the_same_outcomes_as_before(reference):
     with reference:
         assert settle_lines(lines) == fast
     assert len(fast) == len(list(read_records(lines)))
+
+
+@pytest.mark.parametrize("index", range(len(RECORDS)))
+def test_a_new_game_keeps_the_config_it_was_made_with_as_its_started_event_reads(index):
+    """``Game(config)`` keeps the TableConfig it was given (its Started body and the fold
+    of its Started event do not read the event's dict back): it must be the one a replay
+    reads from that dict, field for field and spelling for spelling."""
+    from domain.rummy13.table import TableConfig
+
+    parsed = parse_record(json.dumps(RECORDS[index]))
+    if isinstance(parsed, RecordError) or not isinstance(parsed.config, TableConfig):
+        pytest.skip("not a 13-card record")
+    game = Game(parsed.config)
+    assert game.config is parsed.config
+    started = game.collect_events()[0]
+    read_back = TableConfig.from_dict(started.config)
+    assert repr(game.config) == repr(read_back)
+    assert game.config.to_dict() == started.config
+    replayed = started.mutate(None)
+    assert repr(replayed.config) == repr(game.config)
+    # The projection's fold of this very event takes the same config; a copy of the dict
+    # (a stored event read back) is read again, to the same values.
+    from domain.rummy13 import fold
+    from domain.rummy13.table import config_of_started
+
+    assert config_of_started(started.config) is game.config
+    copied = dict(started.config)
+    assert config_of_started(copied) is not game.config
+    assert repr(config_of_started(copied)) == repr(game.config)
+    assert fold.apply(None, started).config is game.config

@@ -108,3 +108,31 @@ def test_only_format_times_own_text_is_kept_as_it_is(text: str) -> None:
     assert moment is not None
     assert timestamps.utc_z_text(moment) == timestamps.format_time(moment)
     assert (text in timestamps._Z_TEXTS.values()) == (text == timestamps.format_time(moment))
+
+
+@settings(max_examples=400, deadline=None)
+@given(moments, offsets, st.booleans(), st.booleans())
+def test_a_remembered_moment_is_handed_back_only_as_fromisoformat_reads_its_text(
+    moment: datetime, zone, fold: bool, through_record: bool
+) -> None:
+    """``utc_text`` answers a remembered text with the moment remembered for it: that must
+    be exactly ``fromisoformat``'s reading of the text (UTC, the same instant and fields,
+    no fold), whatever zone or fold the moment was remembered from, or not come back."""
+    from domain import timestamps
+
+    if zone is None:
+        zone = UTC
+    remembered = moment.replace(tzinfo=zone, fold=int(fold))
+    if not datetime(1970, 1, 2, tzinfo=UTC) <= remembered < datetime(2099, 12, 31, tzinfo=UTC):
+        return
+    timestamps._Z_TEXTS.clear()
+    timestamps._MOMENTS.clear()
+    text = timestamps.format_time(remembered)
+    if through_record and zone is UTC:
+        timestamps.utc_text(text, keep=True)
+    timestamps.utc_z_text(remembered)
+    read = timestamps.utc_text(text)
+    fresh = datetime.fromisoformat(text)
+    assert read == fresh and read.tzinfo is UTC and read.fold == 0
+    assert read.isoformat() == fresh.isoformat()
+    assert _TIME.validate_python(text).isoformat() == fresh.isoformat()

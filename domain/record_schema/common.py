@@ -38,7 +38,6 @@ from pydantic import (
     PlainValidator,
     StringConstraints,
     ValidationError,
-    ValidationInfo,
     WithJsonSchema,
     model_validator,
 )
@@ -55,17 +54,11 @@ class Block(BaseModel):
 
 
 class Seated(Block):
-    """A block that names players. Validated with ``context={"players": (...)}`` it also
-    checks that they are seated: a whole record knows its players only once read (it calls
-    :meth:`unseated` itself), the ingest API has them from the stored game."""
-
-    @model_validator(mode="after")
-    def _seated(self, info: ValidationInfo) -> Seated:
-        players = (info.context or {}).get("players")
-        problem = None if players is None else self.unseated(tuple(players))
-        if problem is not None:
-            raise refuse(problem[1], field=problem[0])
-        return self
+    """A block that names players, who must be seated. The players are known only outside
+    the block: a whole record asks :meth:`unseated` of each of its blocks once it has read
+    its own ``players``, and a block read alone (the ingest API's move, a ``reported``
+    block) is asked by its reader right after it is validated. (A validator here ran once
+    a move for every move of every record, with no players to check against.)"""
 
     def unseated(self, players: tuple[str, ...]) -> tuple[str, str] | None:
         """``(field, reason)`` for the first player named who is not in ``players``."""

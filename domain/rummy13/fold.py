@@ -35,7 +35,7 @@ from typing import Any
 
 from domain.cards import ALL_CARDS
 from domain.errors import RuleViolation
-from domain.rummy13.table import TableConfig
+from domain.rummy13.table import TableConfig, config_of_started
 
 CARD_TEXTS = frozenset(str(card) for card in ALL_CARDS)
 SETTLED = "settled"
@@ -137,7 +137,7 @@ def _cards(texts: Iterable[Any], event: Any) -> None:
 def _started(state: GameFold | None, event: Any) -> GameFold:
     if state is not None:
         raise FoldError("Started: the game has started already")
-    config = TableConfig.from_dict(event.config)
+    config = config_of_started(event.config)
     return GameFold(event.originator_id, config, event.at, event.timestamp)
 
 

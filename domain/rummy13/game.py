@@ -67,7 +67,7 @@ from domain.rummy13.melds import HandEvaluation, evaluate
 from domain.rummy13.raise_schedule import point_value_for_round
 from domain.rummy13.settlement import PlayerEnd, Settlement, compute_settlement, settlement_hash
 from domain.rummy13.state import SeatState, TableState
-from domain.rummy13.table import Deal, TableConfig
+from domain.rummy13.table import Deal, TableConfig, config_of_started, remember_written
 from domain.timestamps import format_time, parse_time, utc_z_text
 
 __all__ = ["GAME_NAMESPACE", "Deal", "Game", "SeatState", "TableConfig", "TableState"]
@@ -143,10 +143,12 @@ class _GameType(MetaAggregate):
         if not isinstance(config, TableConfig):
             config = TableConfig.from_dict(config)
         moment = parse_time(at, what="at") or config.started_at
+        data = config.to_dict()
+        remember_written(data, config)
         return cls._create(
             cls.Started,
             id=cls.create_id(config.game_id),
-            config=config.to_dict(),
+            config=data,
             at=format_time(moment),
             timestamp=moment,
         )
@@ -182,7 +184,7 @@ class Game(Aggregate, metaclass=_GameType):
 
     @event("Started", topic="rummy_ledger:Game.Started")
     def __init__(self, config: dict, at: str | None = None) -> None:
-        self._config = TableConfig.from_dict(config)
+        self._config = config_of_started(config)
         players = self._config.players
         self._dealer = players.index(self._config.dealer_player)
         self._phase = "dealing"

@@ -21,6 +21,24 @@ from domain.rummy13.table import TableConfig
 
 def point_value_for_round(config: TableConfig, round_number: int) -> Decimal:
     """The point value of round ``round_number`` (0 = the first round)."""
+    global _LAST
+    last = _LAST
+    if last[0] is config and last[1] == round_number and type(round_number) is int:
+        return last[2]
+    value = _point_value(config, round_number)
+    _LAST = (config, round_number, value)
+    return value
+
+
+# The last answer, with the table and round it was for: a game's moves ask for the same
+# round's value one after another (each move's row, then the settlement). The same Decimal
+# object comes back each time, so a raise game's value is not worked out again for every
+# move, and the read rows' money memo hashes it once (a Decimal keeps its hash) instead of
+# once a move. A table's settings never change (a frozen TableConfig).
+_LAST: tuple = (None, None, None)
+
+
+def _point_value(config: TableConfig, round_number: int) -> Decimal:
     if round_number < 0:
         raise ValueError(f"round {round_number} is before the game started")
     if config.variant == "points":

@@ -5,9 +5,9 @@ checks that tie one field to another (the dealer is seated, every player has a h
 only in a ``raise`` game). The rules a record's moves must follow are not here: the game
 aggregate checks those when the record is played (``domain/rummy13/game.py``).
 
-Moves are a union told apart by ``type``; a move validated with
-``context={"players": (...)}`` also checks that its player is seated (the ingest API has the
-players from the stored game, a whole record from its own ``players``).
+Moves are a union told apart by ``type``; whether a move's player is seated is
+:meth:`~domain.record_schema.common.Seated.unseated`'s question, asked once a record by the
+record (of its own ``players``) or by the ingest API's reader (of the stored game's).
 """
 
 from __future__ import annotations

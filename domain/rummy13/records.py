@@ -71,11 +71,14 @@ class Move:
         cls, obj: Any, *, index: int | None = None, players: Iterable[str] | None = None
     ) -> Move:
         """Read one move; :class:`RecordError` names ``index`` and the field at fault."""
-        context = None if players is None else {"players": tuple(players)}
         try:
-            move = _MOVE.validate_python(obj, context=context)
+            move = _MOVE.validate_python(obj)
         except ValidationError as error:
             raise refusal(error, obj, "a move", move=index) from None
+        if players is not None:
+            problem = move.unseated(tuple(players))
+            if problem is not None:
+                raise RecordError(problem[1], move=index, field=problem[0])
         return cls.of(move)
 
     @classmethod
@@ -153,9 +156,12 @@ class Reported:
     def from_dict(cls, obj: Any, players: Iterable[str] = ()) -> Reported:
         """Read the ``reported`` block of a game seating ``players``."""
         try:
-            block = game13.Reported.model_validate(obj, context={"players": tuple(players)})
+            block = game13.Reported.model_validate(obj)
         except ValidationError as error:
             raise refusal(error, obj, "the reported block", prefix="reported") from None
+        problem = block.unseated(tuple(players))
+        if problem is not None:
+            raise RecordError(problem[1], field=f"reported.{problem[0]}")
         return cls.of(block)
 
     @classmethod

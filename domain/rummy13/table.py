@@ -343,6 +343,32 @@ class TableConfig:
         return cls(**dict(data))
 
 
+def config_of_started(data: Mapping[str, Any]) -> TableConfig:
+    """``TableConfig.from_dict(data)`` of a Started event's ``config``: when ``data`` is the
+    very dict a new game wrote from its TableConfig in this process, that TableConfig (the
+    same values, already built and checked), so a record's table is built once, not again
+    by the game's Started body and again by the projection's fold of the same event. Any
+    other dict (a stored event, read back) is read as always."""
+    known = _WRITTEN.get(id(data))
+    if known is not None and known[0] is data:
+        return known[1]
+    return TableConfig.from_dict(data)
+
+
+def remember_written(data: dict, config: TableConfig) -> None:
+    """``data`` is ``config.to_dict()``, written into a new game's Started event (which
+    nothing changes afterwards: an event's values are read, never written)."""
+    if len(_WRITTEN) >= _WRITTEN_MAX:
+        _WRITTEN.clear()
+    _WRITTEN[id(data)] = (data, config)
+
+
+# By the dict's id, with the dict kept beside its config (so that its id is not another's).
+# Enough for an import's save of 50 games and its projection; a cleared memo only costs time.
+_WRITTEN: dict[int, tuple[dict, TableConfig]] = {}
+_WRITTEN_MAX = 1024
+
+
 @dataclass(frozen=True)
 class Deal:
     """Hands, wild indicator, first open card and (when known) the stock, top first.
