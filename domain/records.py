@@ -19,7 +19,6 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-import orjson
 from pydantic import BaseModel, ValidationError
 
 from domain.cards import Card
@@ -67,42 +66,12 @@ class RecordError(ValueError):
         return f"{self.game_id}: {self.detail}" if self.game_id else self.detail
 
 
-# A run of 19 digits: a number past 64 bits may be in it, which orjson reads as a float
-# where json reads an int. Looked for in the line's bytes with every digit made "1" and
-# everything else " " (a table look-up a byte, several times faster than a regex search).
-_DIGITS_AS_ONES = bytes(0x31 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
-_LONG_NUMBER = b"1" * 19
-# With fewer opening brackets than this nothing is nested anywhere near json's recursion
-# limit, where json refuses a line (TOO_DEEP) that orjson, whose limit is its own, reads.
-_FEW_BRACKETS = 400
-
-
-def read_json(text: str | bytes) -> Any:
-    """``json.loads(text)``: the same value, or the same error.
-
-    A record line is read by orjson when its answer is sure to be json's (about a third of
-    the instructions for a game's line, 1 % of an import): text, no number of 19 digits or
-    more, few brackets. Anything orjson refuses (not JSON, NaN, a lone surrogate, 1e400)
-    and every other line go to ``json.loads``, whose value or error it then is.
-    ``tests/test_read_json.py`` holds the two to the same answers."""
-    if (
-        type(text) is str
-        and text.count("[") + text.count("{") < _FEW_BRACKETS
-        and _LONG_NUMBER not in text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ONES)
-    ):
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(text)
-
-
 # The header checks every record shape shares (13-card games and Red 3 matches alike).
 def record_object(obj: Any) -> Mapping:
     """A record as a mapping: JSON text is decoded, anything but an object is refused."""
     if isinstance(obj, str | bytes):
         try:
-            obj = read_json(obj)
+            obj = json.loads(obj)
         except ValueError as error:
             raise RecordError(f"not valid JSON: {error}") from None
         except RecursionError:

@@ -19,12 +19,13 @@ same game is imported twice).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from domain import variants
 from domain.record_schema import common as schema
-from domain.records import TOO_DEEP, RecordError, read_json, record_object
+from domain.records import TOO_DEEP, RecordError, record_object
 from domain.rummy13.game import Game
 from domain.rummy13.records import GameRecord, explain_game, parse_game_record
 
@@ -58,7 +59,7 @@ def read_record(number: int, line: str | bytes) -> GameRecord | RecordError | No
             line=number,
         )
     try:
-        obj = read_json(line)
+        obj = json.loads(line)
     except ValueError as error:
         return RecordError(f"not valid JSON: {error}", line=number)
     except RecursionError:  # a hostile line: arrays in arrays thousands deep
