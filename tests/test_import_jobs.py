@@ -215,7 +215,7 @@ def test_only_plain_inserts_with_typed_binds_go_in_as_arrays():
     rows = [{"a": 1, "b": None}, {"a": 2, "b": "x"}]
     plain = "INSERT INTO t (a, b) VALUES (%(a)s::INTEGER, %(b)s::NUMERIC(12, 2))"
     assert parallel_rows_at_once(plain, rows) == (
-        "INSERT INTO t (a, b) SELECT * FROM unnest(%s::INTEGER[], %s::NUMERIC(12, 2)[])",
+        "INSERT INTO t (a, b) SELECT * FROM unnest(%b::INTEGER[], %b::NUMERIC(12, 2)[])",
         ([1, 2], [None, "x"]),
     )
     assert parallel_rows_at_once(plain, rows[:1]) is None  # one row: as it is

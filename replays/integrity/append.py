@@ -111,12 +111,14 @@ class _Sql:
             f"VALUES ({m}, {m}, {m}, {m}, {m}, {m}, {m})"
         )
         # PostgreSQL: a save's seals as one statement over arrays (the server's overhead
-        # per statement was as much as the row's own insert, and it is paid under the lock).
+        # per statement was as much as the row's own insert, and it is paid under the lock),
+        # sent in binary (``%b``): psycopg's text form escaped each hash byte by byte in
+        # Python, under the lock; binary copies them as they are.
         self.insert_seals_at_once = (
             "INSERT INTO integrity_seals (position, notification_id, originator_id, "
             "originator_version, game_id, leaf_hash, chain_hash) SELECT * FROM unnest("
-            "%s::bigint[], %s::bigint[], %s::uuid[], %s::bigint[], %s::varchar[], "
-            "%s::bytea[], %s::bytea[])"
+            "%b::bigint[], %b::bigint[], %b::uuid[], %b::bigint[], %b::varchar[], "
+            "%b::bytea[], %b::bytea[])"
         )
         self.insert_node = (
             f'INSERT INTO integrity_nodes (level, "index", hash) VALUES ({m}, {m}, {m})'

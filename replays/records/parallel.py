@@ -212,7 +212,7 @@ def rows_at_once(statement: str, parameters: Any) -> tuple[str, tuple] | None:
     if len(columns) != len(binds):
         return None
     names = [bind.group(1) for bind in binds]
-    arrays = ", ".join(f"%s::{bind.group(2)}[]" for bind in binds)
+    arrays = ", ".join(f"%b::{bind.group(2)}[]" for bind in binds)
     return (
         f"INSERT INTO {found.group(1)} ({found.group(2)}) SELECT * FROM unnest({arrays})",
         tuple([row[name] for row in parameters] for name in names),
