@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from domain.simulation.floor import Floor
 from replays.integrity.verify import verify_store
 from replays.readmodels import projections
-from replays.records.parallel import import_lines_parallel, worker_of
+from replays.records.parallel import Dispatcher, game_key, import_lines_parallel
 from replays.records.parallel import rows_at_once as parallel_rows_at_once
 from replays.simulation.batch import Simulation
 from replays.store.application import Ledger
@@ -62,13 +62,62 @@ def _event_ids(url: str) -> list[int]:
         )
 
 
-def test_records_of_one_game_id_go_to_one_worker():
+def test_free_lines_go_together_and_one_id_stays_with_its_worker():
     line = '{"format": "rummy-ledger/game@1", "game_id": "T7-000123", "moves": []}'
     same = '{"game_id":"T7-000123","format":"x"}'
-    assert worker_of(line, 3) == worker_of(same, 3) == worker_of(line.encode(), 3)
-    assert worker_of("not json at all", 3) == 0
-    spread = {worker_of(f'{{"game_id": "G{n}"}}', 4) for n in range(40)}
-    assert spread == {0, 1, 2, 3}
+    assert game_key(line) == game_key(same) == game_key(line.encode()) == b"T7-000123"
+    assert game_key("not json at all") is None
+    free, dispatcher = Dispatcher.FREE, Dispatcher(2)
+    long = '{"game_id": "A", "moves": [' + "0, " * 100 + "0]}"
+    assert [dispatcher.route(1, long), dispatcher.route(2, "not json at all")] == [free, free]
+    dispatcher.give_free(1)
+    assert dispatcher.load == [0, len(long) + 15] and dispatcher.by_load() == [0, 1]
+    assert dispatcher.route(3, '{"game_id": "B"}') == free
+    assert dispatcher.route(4, long) == 1  # "A" is still with worker 1: behind it
+    assert dispatcher.route(5, '{"game_id": "B"}') == free  # with the first "B"
+    dispatcher.give_free(0)
+    assert dispatcher.route(6, '{"game_id": "B"}') == 0
+    dispatcher.answered(1)
+    assert dispatcher.route(7, long) == 1  # "A"'s second line is not answered yet
+    for number in (2, 3, 4, 5, 6, 7, 99):  # 99: never given (no worker answers for it)
+        dispatcher.answered(number)
+    dispatcher.answered(None)
+    assert dispatcher.load == [0, 0] and dispatcher.unanswered == 0
+    assert dispatcher.route(8, long) == free  # "A" answered: free again
+
+
+def test_a_slow_worker_is_given_fewer_records(sqlite_url, tmp_path, monkeypatch):
+    """Chunks go to whichever worker has room first: one that takes longer over each
+    record (here made to sleep) is given fewer of them, and the import ends as usual."""
+    import os
+    import time
+
+    from replays.records import parallel
+    from replays.records.importer import Importer
+
+    migrate(sqlite_url)
+    claim, handled = tmp_path / "slow", tmp_path / "handled"
+    add, slow = Importer.add, []
+
+    def timed_add(self, record, line=None):
+        if not slow:  # the first worker to get here is the slow one
+            try:
+                os.close(os.open(claim, os.O_CREAT | os.O_EXCL))
+                slow.append(True)
+            except FileExistsError:
+                slow.append(False)
+        if slow[0]:
+            with handled.open("a") as out:
+                out.write(f"{line}\n")
+            time.sleep(0.1)
+        return add(self, record, line)
+
+    monkeypatch.setattr(Importer, "add", timed_add)
+    monkeypatch.setattr(parallel, "CHUNK", 2)
+    monkeypatch.setattr(parallel, "QUEUED_CHUNKS", 1)
+    summary = import_lines_parallel(sqlite_url, _lines(40), jobs=2, batch=5)
+    assert (summary.imported, summary.rejected) == (40, 0)
+    assert len(handled.read_text().split()) <= 14  # of 40, where a fixed split gives 20
 
 
 @pytest.mark.parametrize("jobs", [2, 3])
@@ -145,7 +194,7 @@ class _Puts(list):
 def _counting(monkeypatch, parallel):
     """Count the parent writer's catch-ups (the fallback) and its saves written from the
     workers' statements."""
-    calls = {"catch_up": 0, "written": 0}
+    calls = {"catch_up": 0, "written": 0, "events": 0}
     catch_up, apply_saved = parallel._RowWriter.catch_up, projections.Runner.apply_saved
 
     def counted_catch_up(self):
@@ -155,6 +204,7 @@ def _counting(monkeypatch, parallel):
     def counted_apply_saved(self, first, last, apply):
         done = apply_saved(self, first, last, apply)
         calls["written"] += done
+        calls["events"] += (last - first + 1) * done
         return done
 
     monkeypatch.setattr(parallel._RowWriter, "catch_up", counted_catch_up)
@@ -180,11 +230,10 @@ def test_jobs_write_the_rows_the_workers_worked_out(database_url, monkeypatch):
     migrate(database_url)
     calls = _counting(monkeypatch, parallel)
     lines = _lines(20)
-    shares = [sum(worker_of(line, 2) == w for line in lines) for w in (0, 1)]
     summary = import_lines_parallel(database_url, lines, jobs=2, batch=3)
     assert (summary.imported, summary.rejected) == (20, 0)
     assert calls["catch_up"] == 0
-    assert calls["written"] == sum(-(-share // 3) for share in shares)  # every save
+    assert calls["events"] == len(_event_ids(database_url))  # every save's rows
     assert len(_rebuilt_equal(database_url)["games"]) == 20
 
 
