@@ -1,8 +1,8 @@
 """The save's fast paths against the slow ones they replace, on both engines: the same
 imports stored through the driver (event rows and seals as binary arrays on PostgreSQL,
 snapshots by one ``executemany``, before the events' lock on PostgreSQL) and through the
-library's paths (Core inserts, ORM snapshots flushed at the commit, the seals' arrays in
-psycopg's text form) leave every event, snapshot, seal, tree node, chain head and tree
+library's paths (Core inserts, ORM snapshots flushed at the commit, seals, tree nodes and
+chain heads one row an execution) leave every event, snapshot, seal, tree node, chain head and tree
 head equal, row for row."""
 
 from __future__ import annotations
@@ -82,13 +82,13 @@ def test_driver_saves_store_what_the_library_paths_store(database_url, second_ur
 
 
 def _text_arrays(sql):
-    """The seals' statement with psycopg's text form of its arrays (``%s``)."""
+    """The seals' statements one execution a row (no arrays, no pipeline)."""
 
     def text_form(dialect: str):
         statements = sql(dialect)
         changed = object.__new__(type(statements))
         changed.__dict__.update(statements.__dict__)
-        changed.insert_seals_at_once = statements.insert_seals_at_once.replace("%b", "%s")
+        changed.pipelines = False  # every insert row by row, as the library's paths do
         return changed
 
     return text_form
