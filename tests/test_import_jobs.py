@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from click.testing import CliRunner
 from domain.simulation.floor import Floor
 from replays.integrity.verify import verify_store
 from replays.readmodels import projections
-from replays.records.parallel import import_lines_parallel, worker_of
+from replays.records.parallel import Dispatcher, game_key, import_lines_parallel
 from replays.records.parallel import rows_at_once as parallel_rows_at_once
 from replays.simulation.batch import Simulation
 from replays.store.application import Ledger
@@ -62,13 +63,62 @@ def _event_ids(url: str) -> list[int]:
         )
 
 
-def test_records_of_one_game_id_go_to_one_worker():
+def test_free_lines_go_together_and_one_id_stays_with_its_worker():
     line = '{"format": "rummy-ledger/game@1", "game_id": "T7-000123", "moves": []}'
     same = '{"game_id":"T7-000123","format":"x"}'
-    assert worker_of(line, 3) == worker_of(same, 3) == worker_of(line.encode(), 3)
-    assert worker_of("not json at all", 3) == 0
-    spread = {worker_of(f'{{"game_id": "G{n}"}}', 4) for n in range(40)}
-    assert spread == {0, 1, 2, 3}
+    assert game_key(line) == game_key(same) == game_key(line.encode()) == b"T7-000123"
+    assert game_key("not json at all") is None
+    free, dispatcher = Dispatcher.FREE, Dispatcher(2)
+    long = '{"game_id": "A", "moves": [' + "0, " * 100 + "0]}"
+    assert [dispatcher.route(1, long), dispatcher.route(2, "not json at all")] == [free, free]
+    dispatcher.give_free(1)
+    assert dispatcher.load == [0, len(long) + 15] and dispatcher.by_load() == [0, 1]
+    assert dispatcher.route(3, '{"game_id": "B"}') == free
+    assert dispatcher.route(4, long) == 1  # "A" is still with worker 1: behind it
+    assert dispatcher.route(5, '{"game_id": "B"}') == free  # with the first "B"
+    dispatcher.give_free(0)
+    assert dispatcher.route(6, '{"game_id": "B"}') == 0
+    dispatcher.answered(1)
+    assert dispatcher.route(7, long) == 1  # "A"'s second line is not answered yet
+    for number in (2, 3, 4, 5, 6, 7, 99):  # 99: never given (no worker answers for it)
+        dispatcher.answered(number)
+    dispatcher.answered(None)
+    assert dispatcher.load == [0, 0] and dispatcher.unanswered == 0
+    assert dispatcher.route(8, long) == free  # "A" answered: free again
+
+
+def test_a_slow_worker_is_given_fewer_records(sqlite_url, tmp_path, monkeypatch):
+    """Chunks go to whichever worker has room first: one that takes longer over each
+    record (here made to sleep) is given fewer of them, and the import ends as usual."""
+    import os
+    import time
+
+    from replays.records import parallel
+    from replays.records.importer import Importer
+
+    migrate(sqlite_url)
+    claim, handled = tmp_path / "slow", tmp_path / "handled"
+    add, slow = Importer.add, []
+
+    def timed_add(self, record, line=None):
+        if not slow:  # the first worker to get here is the slow one
+            try:
+                os.close(os.open(claim, os.O_CREAT | os.O_EXCL))
+                slow.append(True)
+            except FileExistsError:
+                slow.append(False)
+        if slow[0]:
+            with handled.open("a") as out:
+                out.write(f"{line}\n")
+            time.sleep(0.1)
+        return add(self, record, line)
+
+    monkeypatch.setattr(Importer, "add", timed_add)
+    monkeypatch.setattr(parallel, "CHUNK", 2)
+    monkeypatch.setattr(parallel, "QUEUED_CHUNKS", 1)
+    summary = import_lines_parallel(sqlite_url, _lines(40), jobs=2, batch=5)
+    assert (summary.imported, summary.rejected) == (40, 0)
+    assert len(handled.read_text().split()) <= 14  # of 40, where a fixed split gives 20
 
 
 @pytest.mark.parametrize("jobs", [2, 3])
@@ -107,11 +157,13 @@ def test_import_jobs_ends_like_one_process(database_url, tmp_path, jobs):
     assert len(projected["games"]) == 25
 
 
-def test_import_jobs_matches_a_one_process_import_row_for_row(tmp_path):
+def test_import_jobs_matches_a_one_process_import_row_for_row(database_url, second_url):
+    """Read models, events, snapshots, seals and chain heads equal a one-process import's
+    row for row; only what the saves' interleaving decides differs (notification ids,
+    tree positions, hence the tree's nodes)."""
     lines = _lines(16)
     dumps = []
-    for jobs in (1, 2):
-        url = f"sqlite:///{tmp_path / f'jobs{jobs}.sqlite3'}"
+    for jobs, url in ((1, second_url), (2, database_url)):
         migrate(url)
         if jobs == 1:
             from replays.records.importer import import_lines
@@ -120,21 +172,52 @@ def test_import_jobs_matches_a_one_process_import_row_for_row(tmp_path):
         else:
             summary = import_lines_parallel(url, copy.copy(lines), jobs=jobs)
         assert (summary.imported, summary.rejected) == (16, 0)
-        dumps.append(dump(url))
-    assert dumps[0] == dumps[1]
+        dumps.append((dump(url), _store_rows(url)))
+    assert dumps[0][0] == dumps[1][0]
+    assert dumps[0][1] == dumps[1][1]
+    assert verify_store(database_url).ok
 
 
-def test_a_worker_that_dies_stops_the_import_with_a_clear_error(sqlite_url, monkeypatch):
-    from replays.records import parallel
+@pytest.fixture
+def second_url(database_url, tmp_path):
+    """Another fresh store on the same engine as ``database_url``."""
+    if database_url.startswith("sqlite"):
+        yield f"sqlite:///{tmp_path / 'second.sqlite3'}"
+        return
+    from pg_support import postgres_schema_url
 
-    migrate(sqlite_url)
+    url, drop = postgres_schema_url()
+    try:
+        yield url
+    finally:
+        drop()
 
-    def die(*args):
-        raise SystemExit(3)
 
-    monkeypatch.setattr(parallel, "read_record", die)
-    with pytest.raises(parallel.WorkerFailed, match="an import worker failed: SystemExit"):
-        import_lines_parallel(sqlite_url, _lines(2), jobs=2, follow=False)
+_TAKEN_AT = re.compile(rb'^\{"timestamp":\{"_type_":"datetime_iso","_data_":"[^"]*"\}')
+
+
+def _store_rows(url: str) -> dict[str, list[tuple]]:
+    """The stored rows whose content does not depend on the order of the saves, sorted:
+    a snapshot without the moment it was taken."""
+    queries = {
+        "events": "SELECT originator_id, originator_version, topic, state FROM ledger_events",
+        "snapshots": "SELECT originator_id, originator_version, topic, state FROM ledger_snapshots",
+        "seals": "SELECT originator_id, originator_version, game_id, leaf_hash, chain_hash "
+        "FROM integrity_seals",
+        "chains": "SELECT originator_id, game_id, version, chain_hash FROM integrity_games",
+    }
+    out = {}
+    with engine_for(url).connect() as connection:
+        for name, query in queries.items():
+            rows = [
+                tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
+                for row in connection.execute(sa.text(query))
+            ]
+            if name == "snapshots":
+                rows = [(*row[:3], _TAKEN_AT.sub(b"", row[3])) for row in rows]
+            out[name] = sorted(rows, key=repr)
+    assert out["snapshots"] and len(out["seals"]) == len(out["events"])
+    return out
 
 
 class _Puts(list):
@@ -145,7 +228,7 @@ class _Puts(list):
 def _counting(monkeypatch, parallel):
     """Count the parent writer's catch-ups (the fallback) and its saves written from the
     workers' statements."""
-    calls = {"catch_up": 0, "written": 0}
+    calls = {"catch_up": 0, "written": 0, "events": 0}
     catch_up, apply_saved = parallel._RowWriter.catch_up, projections.Runner.apply_saved
 
     def counted_catch_up(self):
@@ -155,6 +238,7 @@ def _counting(monkeypatch, parallel):
     def counted_apply_saved(self, first, last, apply):
         done = apply_saved(self, first, last, apply)
         calls["written"] += done
+        calls["events"] += (last - first + 1) * done
         return done
 
     monkeypatch.setattr(parallel._RowWriter, "catch_up", counted_catch_up)
@@ -180,11 +264,10 @@ def test_jobs_write_the_rows_the_workers_worked_out(database_url, monkeypatch):
     migrate(database_url)
     calls = _counting(monkeypatch, parallel)
     lines = _lines(20)
-    shares = [sum(worker_of(line, 2) == w for line in lines) for w in (0, 1)]
     summary = import_lines_parallel(database_url, lines, jobs=2, batch=3)
     assert (summary.imported, summary.rejected) == (20, 0)
     assert calls["catch_up"] == 0
-    assert calls["written"] == sum(-(-share // 3) for share in shares)  # every save
+    assert calls["events"] == len(_event_ids(database_url))  # every save's rows
     assert len(_rebuilt_equal(database_url)["games"]) == 20
 
 
@@ -215,7 +298,7 @@ def test_only_plain_inserts_with_typed_binds_go_in_as_arrays():
     rows = [{"a": 1, "b": None}, {"a": 2, "b": "x"}]
     plain = "INSERT INTO t (a, b) VALUES (%(a)s::INTEGER, %(b)s::NUMERIC(12, 2))"
     assert parallel_rows_at_once(plain, rows) == (
-        "INSERT INTO t (a, b) SELECT * FROM unnest(%s::INTEGER[], %s::NUMERIC(12, 2)[])",
+        "INSERT INTO t (a, b) SELECT * FROM unnest(%b::INTEGER[], %b::NUMERIC(12, 2)[])",
         ([1, 2], [None, "x"]),
     )
     assert parallel_rows_at_once(plain, rows[:1]) is None  # one row: as it is

@@ -111,12 +111,14 @@ class _Sql:
             f"VALUES ({m}, {m}, {m}, {m}, {m}, {m}, {m})"
         )
         # PostgreSQL: a save's seals as one statement over arrays (the server's overhead
-        # per statement was as much as the row's own insert, and it is paid under the lock).
+        # per statement was as much as the row's own insert, and it is paid under the lock),
+        # sent in binary (``%b``): psycopg's text form escaped each hash byte by byte in
+        # Python, under the lock; binary copies them as they are.
         self.insert_seals_at_once = (
             "INSERT INTO integrity_seals (position, notification_id, originator_id, "
             "originator_version, game_id, leaf_hash, chain_hash) SELECT * FROM unnest("
-            "%s::bigint[], %s::bigint[], %s::uuid[], %s::bigint[], %s::varchar[], "
-            "%s::bytea[], %s::bytea[])"
+            "%b::bigint[], %b::bigint[], %b::uuid[], %b::bigint[], %b::varchar[], "
+            "%b::bytea[], %b::bytea[])"
         )
         self.insert_node = (
             f'INSERT INTO integrity_nodes (level, "index", hash) VALUES ({m}, {m}, {m})'
@@ -124,6 +126,17 @@ class _Sql:
         self.insert_game = (
             "INSERT INTO integrity_games (originator_id, game_id, version, chain_hash, "
             f"last_position) VALUES ({m}, {m}, {m}, {m}, {m})"
+        )
+        # PostgreSQL: a save's tree nodes (one every 16 events and more) and its new games'
+        # chain heads likewise, one statement each instead of one execution a row.
+        self.insert_nodes_at_once = (
+            'INSERT INTO integrity_nodes (level, "index", hash) SELECT * FROM unnest('
+            "%b::smallint[], %b::bigint[], %b::bytea[])"
+        )
+        self.insert_games_at_once = (
+            "INSERT INTO integrity_games (originator_id, game_id, version, chain_hash, "
+            "last_position) SELECT * FROM unnest(%b::uuid[], %b::varchar[], %b::bigint[], "
+            "%b::bytea[], %b::bigint[])"
         )
         self.update_game = (
             f"UPDATE integrity_games SET version = {m}, chain_hash = {m}, last_position = {m} "
@@ -333,14 +346,16 @@ class SaveSeals:
             with _pipeline(driver, sql.pipelines):
                 cursor = driver.cursor()
                 if seals and sql.pipelines:
-                    cursor.execute(
-                        sql.insert_seals_at_once, [list(c) for c in zip(*seals, strict=True)]
-                    )
+                    cursor.execute(sql.insert_seals_at_once, _columns(seals))
                 elif seals:
                     cursor.executemany(sql.insert_seal, seals)
-                if nodes:
+                if nodes and sql.pipelines:
+                    cursor.execute(sql.insert_nodes_at_once, _columns(nodes))
+                elif nodes:
                     cursor.executemany(sql.insert_node, nodes)
-                if fresh:
+                if fresh and sql.pipelines:
+                    cursor.execute(sql.insert_games_at_once, _columns(fresh))
+                elif fresh:
                     cursor.executemany(sql.insert_game, fresh)
                 if moved:
                     cursor.executemany(sql.update_game, moved)
@@ -386,6 +401,11 @@ class SaveSeals:
                 "ledger (a forged row at the top of the id range makes SQLite hand out ids "
                 "at random). Nothing was stored; run `rummy-ledger verify`"
             )
+
+
+def _columns(rows: list[tuple]) -> list[list]:
+    """Rows as one list a column (the arrays of an ``INSERT ... SELECT * FROM unnest``)."""
+    return [list(column) for column in zip(*rows, strict=True)]
 
 
 class _NoPipeline:

@@ -18,6 +18,7 @@ False
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
@@ -152,11 +153,24 @@ class Ledger(Application):
         (every other writer waits from there to the commit), so only the writes go under it.
         """
         snapshots = self._snapshots_of_saved_games(processing_event)
+        first = bool(snapshots) and self._snapshots_before_lock
         with self.recorder.transaction(commit=True):
+            if first:
+                self.snapshots.recorder.insert_events(snapshots)
             recordings = super()._record(processing_event)
-            if snapshots:
+            if snapshots and not first:
                 self.snapshots.recorder.insert_events(snapshots)
         return recordings
+
+    @functools.cached_property
+    def _snapshots_before_lock(self) -> bool:
+        """PostgreSQL: a save's snapshots are inserted before its events, so before the
+        ``LOCK TABLE`` the events' insert takes (the snapshots table has no notification
+        ids: their order is nobody's); the server's work for them (large values,
+        compressed) no longer holds up the other writers. SQLite: after, since any write
+        takes its one write lock (the events' insert first enters the import's write gate)."""
+        engine = getattr(getattr(self.recorder, "datastore", None), "engine", None)
+        return engine is not None and engine.dialect.name == "postgresql"
 
     def _take_snapshots(self, processing_event: Any) -> None:
         """Done in :meth:`_record` instead."""

@@ -113,7 +113,43 @@ class _CoreSelect:
 
 
 class LedgerAggregateRecorder(_CoreSelect, SQLAlchemyAggregateRecorder):
-    """The snapshot store's recorder."""
+    """The snapshot store's recorder: a save's snapshots inserted by the driver.
+
+    The library adds one ORM object a snapshot and flushes them at the commit, that is
+    under the store's lock, where every other writer of an ``import --jobs`` waits: the
+    flush of a save's fifty snapshots cost several times their inserts. The same rows go
+    in by one ``executemany`` on the DB-API connection, in the save's transaction."""
+
+    # False: the library's ORM objects (slower; same rows).
+    driver_inserts = True
+
+    def _insert_stored_events(
+        self, session: Session, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        connection = session.connection()
+        dialect = connection.dialect
+        if not self.driver_inserts or dialect.name not in ("sqlite", "postgresql"):
+            return super()._insert_stored_events(session, stored_events, **kwargs)
+        if not stored_events:
+            return None
+        table = self.events_record_cls.__table__
+        as_uuid = table.c.originator_id.type.dialect_impl(dialect).bind_processor(dialect)
+        as_uuid = as_uuid or (lambda value: value)
+        rows = [
+            (as_uuid(e.originator_id), e.originator_version, e.topic, e.state)
+            for e in stored_events
+        ]
+        mark = "?" if dialect.name == "sqlite" else "%s"
+        cursor = connection.connection.dbapi_connection.cursor()
+        try:
+            cursor.executemany(
+                f"INSERT INTO {table.fullname} (originator_id, originator_version, topic, "
+                f"state) VALUES ({mark}, {mark}, {mark}, {mark})",
+                rows,
+            )
+        except dialect.dbapi.IntegrityError as error:
+            raise IntegrityError(error) from error
+        return None
 
 
 class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
@@ -230,7 +266,12 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
         each: the server's work per row, paid under the lock while every other writer
         waits, was half of it statement overhead. Ordered by the rows' place in the save,
         the serial ids are drawn in that order (the form SQLAlchemy's "insertmanyvalues"
-        relies on for PostgreSQL), so the i-th smallest id returned is the i-th row's."""
+        relies on for PostgreSQL), so the i-th smallest id returned is the i-th row's.
+
+        The arrays go in binary (``%b``): psycopg dumps them as they are sent, after the
+        ``LOCK`` has gone ahead in the pipeline, and in text form it escaped every byte of
+        every event's state in Python (about 50 ms a save of 2,300 events, under the lock);
+        in binary the values are copied as they are, and the server stores the same ones."""
         lock_and_notify = driver.cursor()
         cursor = driver.cursor()
         head_cursor, chains_cursor = driver.cursor(), driver.cursor()
@@ -241,8 +282,8 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
             lock_and_notify.execute(f"LOCK TABLE {table.fullname} IN EXCLUSIVE MODE")
             cursor.execute(
                 f"INSERT INTO {table.fullname} (originator_id, originator_version, topic, state) "
-                "SELECT o, v, t, s FROM unnest(%s::uuid[], %s::bigint[], %s::text[], "
-                "%s::bytea[]) WITH ORDINALITY AS r(o, v, t, s, n) ORDER BY n "
+                "SELECT o, v, t, s FROM unnest(%b::uuid[], %b::bigint[], %b::text[], "
+                "%b::bytea[]) WITH ORDINALITY AS r(o, v, t, s, n) ORDER BY n "
                 "RETURNING id, originator_id, originator_version",
                 columns,
             )
