@@ -29,6 +29,20 @@ def database_url(request, tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def second_url(database_url, tmp_path):
+    """Another fresh, empty store on the same engine as ``database_url`` (for comparing
+    two ways of storing the same records); not set as the environment's URL."""
+    if database_url.startswith("sqlite"):
+        yield f"sqlite:///{tmp_path / 'second.sqlite3'}"
+        return
+    url, drop = postgres_schema_url()
+    try:
+        yield url
+    finally:
+        drop()
+
+
+@pytest.fixture
 def sqlite_url(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
     monkeypatch.setenv("RUMMY_LEDGER_DATABASE_URL", url)

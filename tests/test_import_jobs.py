@@ -178,21 +178,6 @@ def test_import_jobs_matches_a_one_process_import_row_for_row(database_url, seco
     assert verify_store(database_url).ok
 
 
-@pytest.fixture
-def second_url(database_url, tmp_path):
-    """Another fresh store on the same engine as ``database_url``."""
-    if database_url.startswith("sqlite"):
-        yield f"sqlite:///{tmp_path / 'second.sqlite3'}"
-        return
-    from pg_support import postgres_schema_url
-
-    url, drop = postgres_schema_url()
-    try:
-        yield url
-    finally:
-        drop()
-
-
 _TAKEN_AT = re.compile(rb'^\{"timestamp":\{"_type_":"datetime_iso","_data_":"[^"]*"\}')
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
 import sqlalchemy as sa
 
 from domain.simulation.floor import Floor
@@ -53,20 +52,6 @@ def _import(url: str, lines: list[str]) -> dict[str, list[tuple]]:
     summary = import_lines(Ledger(url, env={"CREATE_TABLE": "no"}), lines, batch=4, follow=False)
     assert (summary.imported, summary.rejected) == (len(lines), 0)
     return _stored(url)
-
-
-@pytest.fixture
-def second_url(database_url, tmp_path):
-    if database_url.startswith("sqlite"):
-        yield f"sqlite:///{tmp_path / 'library.sqlite3'}"
-        return
-    from pg_support import postgres_schema_url
-
-    url, drop = postgres_schema_url()
-    try:
-        yield url
-    finally:
-        drop()
 
 
 def test_driver_saves_store_what_the_library_paths_store(database_url, second_url, monkeypatch):
