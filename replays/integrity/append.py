@@ -345,18 +345,10 @@ class SaveSeals:
         try:
             with _pipeline(driver, sql.pipelines):
                 cursor = driver.cursor()
-                if seals and sql.pipelines:
-                    cursor.execute(sql.insert_seals_at_once, _columns(seals))
-                elif seals:
-                    cursor.executemany(sql.insert_seal, seals)
-                if nodes and sql.pipelines:
-                    cursor.execute(sql.insert_nodes_at_once, _columns(nodes))
-                elif nodes:
-                    cursor.executemany(sql.insert_node, nodes)
-                if fresh and sql.pipelines:
-                    cursor.execute(sql.insert_games_at_once, _columns(fresh))
-                elif fresh:
-                    cursor.executemany(sql.insert_game, fresh)
+                at_once = sql.pipelines  # PostgreSQL: one statement over arrays a table
+                _insert_rows(cursor, seals, sql.insert_seals_at_once, sql.insert_seal, at_once)
+                _insert_rows(cursor, nodes, sql.insert_nodes_at_once, sql.insert_node, at_once)
+                _insert_rows(cursor, fresh, sql.insert_games_at_once, sql.insert_game, at_once)
                 if moved:
                     cursor.executemany(sql.update_game, moved)
                 if keep_head:
@@ -403,7 +395,18 @@ class SaveSeals:
             )
 
 
-def _columns(rows: list[tuple]) -> list[list]:
+def _insert_rows(cursor: Any, rows: list[tuple], at_once: str, each: str, arrays: bool) -> None:
+    """``rows`` inserted by ``at_once`` over a column's array each when ``arrays``, else by
+    ``each`` a row; nothing for no rows."""
+    if not rows:
+        return
+    if arrays:
+        cursor.execute(at_once, columns_of(rows))
+    else:
+        cursor.executemany(each, rows)
+
+
+def columns_of(rows: list[tuple]) -> list[list]:
     """Rows as one list a column (the arrays of an ``INSERT ... SELECT * FROM unnest``)."""
     return [list(column) for column in zip(*rows, strict=True)]
 

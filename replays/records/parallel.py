@@ -226,17 +226,8 @@ def _import_chunks(
 
 def _gated(ledger: Any, gate: WriteGate) -> None:
     """The worker's saves enter ``gate`` as their insert starts (the recorder does) and
-    leave it once committed or rolled back."""
+    leave it once committed or rolled back (the ledger's ``_record`` does)."""
     ledger.recorder.write_gate = gate
-    record = ledger._record
-
-    def gated_record(processing_event: Any) -> Any:
-        try:
-            return record(processing_event)
-        finally:
-            gate.leave()
-
-    ledger._record = gated_record
 
 
 class _Statements:

@@ -154,12 +154,19 @@ class Ledger(Application):
         """
         snapshots = self._snapshots_of_saved_games(processing_event)
         first = bool(snapshots) and self._snapshots_before_lock
-        with self.recorder.transaction(commit=True):
-            if first:
-                self.snapshots.recorder.insert_events(snapshots)
-            recordings = super()._record(processing_event)
-            if snapshots and not first:
-                self.snapshots.recorder.insert_events(snapshots)
+        try:
+            with self.recorder.transaction(commit=True):
+                if first:
+                    self.snapshots.recorder.insert_events(snapshots)
+                recordings = super()._record(processing_event)
+                if snapshots and not first:
+                    self.snapshots.recorder.insert_events(snapshots)
+        finally:
+            # The write gate the insert entered (``import --jobs`` on SQLite) is left once
+            # the save is committed or rolled back.
+            gate = getattr(self.recorder, "write_gate", None)
+            if gate is not None:
+                gate.leave()
         return recordings
 
     @functools.cached_property

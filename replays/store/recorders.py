@@ -28,7 +28,7 @@ from eventsourcing_sqlalchemy.recorders import (
 )
 from sqlalchemy.orm import Session
 
-from replays.integrity.append import SaveSeals, SealingError, missing_tables_error
+from replays.integrity.append import SaveSeals, SealingError, columns_of, missing_tables_error
 
 
 class _CoreSelect:
@@ -133,20 +133,10 @@ class LedgerAggregateRecorder(_CoreSelect, SQLAlchemyAggregateRecorder):
         if not stored_events:
             return None
         table = self.events_record_cls.__table__
-        as_uuid = table.c.originator_id.type.dialect_impl(dialect).bind_processor(dialect)
-        as_uuid = as_uuid or (lambda value: value)
-        rows = [
-            (as_uuid(e.originator_id), e.originator_version, e.topic, e.state)
-            for e in stored_events
-        ]
-        mark = "?" if dialect.name == "sqlite" else "%s"
+        rows = _driver_rows(table, dialect, stored_events)
         cursor = connection.connection.dbapi_connection.cursor()
         try:
-            cursor.executemany(
-                f"INSERT INTO {table.fullname} (originator_id, originator_version, topic, "
-                f"state) VALUES ({mark}, {mark}, {mark}, {mark})",
-                rows,
-            )
+            cursor.executemany(_insert(table, "?" if dialect.name == "sqlite" else "%s"), rows)
         except dialect.dbapi.IntegrityError as error:
             raise IntegrityError(error) from error
         return None
@@ -156,8 +146,8 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
     # False: every database goes through SQLAlchemy Core (slower; same rows).
     driver_inserts = True
     # SQLite: a lock the processes of one ``import --jobs`` share, entered right before
-    # the insert takes the database's write lock (its owner leaves it after the commit:
-    # :class:`replays.records.parallel.WriteGate`). None: SQLite's lock alone.
+    # the insert takes the database's write lock and left by the ledger's ``_record`` after
+    # the commit (:class:`replays.records.parallel.WriteGate`). None: SQLite's lock alone.
     write_gate: Any = None
 
     def create_table(self) -> None:
@@ -192,32 +182,13 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
                 notification_ids = self._insert_core(session, table, stored_events)
                 self._seal(connection, table, seals, notification_ids)
                 return notification_ids
-            uuid_type = table.c.originator_id.type
-            as_uuid = uuid_type.dialect_impl(dialect).bind_processor(dialect) or (
-                lambda value: value
-            )
-            # A save holds many events of few games: convert each game's id once.
-            bound: dict = {}
-            rows = []
-            last = value = None  # a game's events come together, sharing its id object
-            for e in stored_events:
-                originator_id = e.originator_id
-                if originator_id is not last:
-                    last = originator_id
-                    value = bound.get(originator_id)
-                    if value is None:
-                        value = bound[originator_id] = as_uuid(originator_id)
-                rows.append((value, e.originator_version, e.topic, e.state))
+            rows = _driver_rows(table, dialect, stored_events)
             driver = connection.connection.dbapi_connection
-            insert = (
-                f"INSERT INTO {table.fullname} (originator_id, originator_version, topic, state) "
-                "VALUES ({0}, {0}, {0}, {0})"
-            )
             if dialect.name == "sqlite":
                 if self.write_gate is not None:
                     self.write_gate.enter()
                 cursor = driver.cursor()
-                cursor.executemany(insert.format("?"), rows)
+                cursor.executemany(_insert(table, "?"), rows)
                 # SQLite gives a new row max(rowid) + 1, and this transaction holds the only
                 # write lock on the file: the ids are the last len(rows) rowids.
                 last = cursor.execute(f"SELECT max(id) FROM {table.fullname}").fetchone()[0]
@@ -275,7 +246,7 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
         lock_and_notify = driver.cursor()
         cursor = driver.cursor()
         head_cursor, chains_cursor = driver.cursor(), driver.cursor()
-        columns = [list(column) for column in zip(*rows, strict=True)]
+        columns = columns_of(rows)
         with driver.pipeline():
             # The library's lock: notification ids must commit in the order they were taken.
             # Held to the commit, it also orders the seals: positions follow the ids.
@@ -325,6 +296,35 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
         notification_ids = list(result.scalars())
         self._notify_channel(session)
         return notification_ids
+
+
+def _driver_rows(table: sa.Table, dialect: Any, stored_events: Sequence[StoredEvent]) -> list:
+    """``stored_events`` as the driver binds them: (id, version, topic, state). A save
+    holds many events of few games, which come together sharing their id object: each
+    game's id is converted once."""
+    as_uuid = table.c.originator_id.type.dialect_impl(dialect).bind_processor(dialect) or (
+        lambda value: value
+    )
+    bound: dict = {}
+    rows = []
+    last = value = None
+    for e in stored_events:
+        originator_id = e.originator_id
+        if originator_id is not last:
+            last = originator_id
+            value = bound.get(originator_id)
+            if value is None:
+                value = bound[originator_id] = as_uuid(originator_id)
+        rows.append((value, e.originator_version, e.topic, e.state))
+    return rows
+
+
+def _insert(table: sa.Table, mark: str) -> str:
+    """The driver's INSERT of :func:`_driver_rows` into ``table``, binds marked ``mark``."""
+    return (
+        f"INSERT INTO {table.fullname} (originator_id, originator_version, topic, state) "
+        f"VALUES ({mark}, {mark}, {mark}, {mark})"
+    )
 
 
 def _pipelines_supported(driver: Any) -> bool:
