@@ -394,32 +394,29 @@ def _sqlite_dicts(
 
 def _stored_rows(connection: sa.Connection, game_ids: list[str]) -> _StoredRows:
     found = _StoredRows()
+    for row in _table_rows(connection, GAMES, game_ids):
+        found.games[row["game_id"]] = row
+    for row in _table_rows(connection, RESULTS, game_ids):
+        found.results.setdefault(row["game_id"], {})[row["player"]] = row
+    for row in _table_rows(connection, MOVES, game_ids):
+        found.moves.setdefault(row["game_id"], {})[row["move_index"]] = row
+    for row in _table_rows(connection, ENTRIES, game_ids, without_disputes=True):
+        found.entries.setdefault(row["game_id"], {})[tuple(row[k] for k in _ENTRY_KEY)] = row
+    return found
+
+
+def _table_rows(
+    connection: sa.Connection, table: sa.Table, game_ids: list[str], *, without_disputes=False
+) -> Iterator[dict]:
+    """A read-model table's rows of some games, as dicts (``without_disputes``: only the
+    rows no dispute added). On SQLite from the driver's cursor (:func:`_sqlite_dicts`)."""
     if connection.dialect.name == "sqlite":
-        return _stored_rows_sqlite(connection, game_ids, found)
-    for row in _dicts(connection, sa.select(GAMES).where(GAMES.c.game_id.in_(game_ids))):
-        found.games[row["game_id"]] = row
-    for row in _dicts(connection, sa.select(RESULTS).where(RESULTS.c.game_id.in_(game_ids))):
-        found.results.setdefault(row["game_id"], {})[row["player"]] = row
-    for row in _dicts(connection, sa.select(MOVES).where(MOVES.c.game_id.in_(game_ids))):
-        found.moves.setdefault(row["game_id"], {})[row["move_index"]] = row
-    entries = sa.select(ENTRIES).where(
-        ENTRIES.c.game_id.in_(game_ids), ENTRIES.c.dispute_id.is_(None)
-    )
-    for row in _dicts(connection, entries):
-        found.entries.setdefault(row["game_id"], {})[tuple(row[k] for k in _ENTRY_KEY)] = row
-    return found
-
-
-def _stored_rows_sqlite(connection, game_ids: list[str], found: _StoredRows) -> _StoredRows:
-    for row in _sqlite_dicts(connection, GAMES, game_ids):
-        found.games[row["game_id"]] = row
-    for row in _sqlite_dicts(connection, RESULTS, game_ids):
-        found.results.setdefault(row["game_id"], {})[row["player"]] = row
-    for row in _sqlite_dicts(connection, MOVES, game_ids):
-        found.moves.setdefault(row["game_id"], {})[row["move_index"]] = row
-    for row in _sqlite_dicts(connection, ENTRIES, game_ids, ' AND "dispute_id" IS NULL'):
-        found.entries.setdefault(row["game_id"], {})[tuple(row[k] for k in _ENTRY_KEY)] = row
-    return found
+        extra = ' AND "dispute_id" IS NULL' if without_disputes else ""
+        return _sqlite_dicts(connection, table, game_ids, extra)
+    query = sa.select(table).where(table.c.game_id.in_(game_ids))
+    if without_disputes:
+        query = query.where(table.c.dispute_id.is_(None))
+    return _dicts(connection, query)
 
 
 def compare_game(report: Report, expected: Expected, stored: _StoredRows) -> None:
