@@ -158,3 +158,90 @@ def test_jobs_workers_take_the_key_directory_of_the_run(games, database_url, tmp
     monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(tmp_path / "keys"))
     assert verify_store(database_url, jobs=2).ok
     assert memos_of(database_url) == set(games)
+
+
+def _forge_row_snapshot_and_event(url, games):
+    """A forged read row, a forged snapshot and an event whose bytes no longer match
+    their seal, in three different games."""
+    with_snapshot = sql(
+        url, "SELECT originator_id, originator_version, state FROM ledger_snapshots"
+    ).first()
+    data = orjson.loads(bytes(with_snapshot.state))
+    data["state"]["_phase"] = "forged"
+    sql(
+        url,
+        "UPDATE ledger_snapshots SET state = :s WHERE originator_id = :o "
+        "AND originator_version = :v",
+        s=orjson.dumps(data),
+        o=with_snapshot.originator_id,
+        v=with_snapshot.originator_version,
+    )
+    others = [g for g in games if _id(url, g) != with_snapshot.originator_id]
+    sql(url, "UPDATE games SET moves_count = moves_count + 1 WHERE game_id = :g", g=others[0])
+    row = sql(
+        url,
+        "SELECT id, state FROM ledger_events WHERE originator_id = :o AND originator_version = 3",
+        o=_id(url, others[1]),
+    ).one()
+    sql(
+        url,
+        "UPDATE ledger_events SET state = :s WHERE id = :i",
+        s=bytes(row.state).replace(b'"player":"', b'"player":"x', 1),
+        i=row.id,
+    )
+    return others[0], others[1]
+
+
+@pytest.mark.parametrize("workers_get", ["nothing", "every other range"])
+def test_jobs_main_process_replays_the_ranges_no_worker_took(
+    games, database_url, keys, monkeypatch, workers_get
+):
+    # Once its own pass is done, the main process replays the ranges no worker has begun
+    # (on a first run, all of them until the fork server has imported the ledger's code).
+    # Here the workers get none or half of them: the findings, notes and memos must be
+    # one process's all the same.
+    from replays.readmodels import verify_jobs
+
+    forged, altered = _forge_row_snapshot_and_event(database_url, games)
+    one = verify_store(database_url)
+    one_memos = memos_of(database_url)
+    sql(database_url, "DELETE FROM integrity_replay_memos")
+
+    take, taken = verify_jobs.SpanReplays._take, []
+
+    def submit_some(self, work):
+        # The pool gets the even ranges, or none: the rest are left to the main process.
+        for index, (function, *arguments) in enumerate(work):
+            if workers_get == "nothing" or index % 2:
+                continue
+            with self.lock:
+                if index in self.taken:
+                    continue
+                self.claimed.add(index)
+            future = self.pool.submit(function, *arguments)
+            with self.lock:
+                self.futures[future] = index
+
+    def take_and_count(self):
+        index = take(self)
+        if index is not None:
+            taken.append(index)
+        return index
+
+    monkeypatch.setattr(verify_jobs.SpanReplays, "_submit", submit_some)
+    monkeypatch.setattr(verify_jobs.SpanReplays, "_take", take_and_count)
+    two = verify_store(database_url, jobs=2)
+
+    parts = 2 * verify_jobs.RANGES_PER_JOB
+    assert len(taken) == len(set(taken))  # none replayed twice here
+    if workers_get == "nothing":
+        assert sorted(taken) == list(range(parts))
+    else:
+        assert set(range(1, parts, 2)) <= set(taken)
+    kinds = {(kind, game) for kind, game, _, _ in findings(one)}
+    assert ("read_model", forged) in kinds
+    assert any(kind == "snapshot" for kind, _ in kinds)
+    assert ("altered", altered) in kinds
+    assert findings(two) == findings(one)
+    assert two.notes == one.notes
+    assert memos_of(database_url) == one_memos

@@ -4,7 +4,10 @@ The step that costs (every game replayed into its rows, its snapshots compared o
 :func:`replays.readmodels.read_model_checks.replay_games`) is split by ranges of aggregate
 ids, a few ranges per process, so the slices stay even whatever the ids; the rest of
 ``verify`` (seals, chains, the tree, deals) stays one streaming pass in the main process,
-which runs while the workers replay (:class:`SpanReplays` is submitted before it).
+which runs while the workers replay (:class:`SpanReplays` is submitted before it). Once
+that pass is done, the main process replays the ranges no worker has begun yet itself, as
+one more worker (on a first run the fork server is still importing the ledger's code
+then); its results go the same way as a worker's.
 
 Each worker reads in its own transaction, which may begin after the main pass's and so see
 saves made since: it reads only the events up to the projection position the main pass
@@ -122,7 +125,12 @@ class SpanReplays:
         self.pool = ProcessPoolExecutor(jobs, mp_context=_context())
         self.futures: dict[Any, int] = {}
         self.failed: BaseException | None = None
-        work = [
+        # The ranges this process replays itself (see :meth:`_take`), and those handed to
+        # the pool; both only under the lock, which the submitting thread shares.
+        self.lock = threading.Lock()
+        self.taken: set[int] = set()
+        self.claimed: set[int] = set()
+        self.work = work = [
             (
                 _replay_span,
                 url,
@@ -145,9 +153,48 @@ class SpanReplays:
     def _submit(self, work: list[tuple]) -> None:
         try:
             for index, (function, *arguments) in enumerate(work):
-                self.futures[self.pool.submit(function, *arguments)] = index
+                with self.lock:
+                    if index in self.taken:
+                        continue
+                    self.claimed.add(index)
+                # Outside the lock: the first submission waits for the fork server.
+                future = self.pool.submit(function, *arguments)
+                with self.lock:
+                    self.futures[future] = index
         except BaseException as error:  # raised in collect, in the main thread
             self.failed = error
+
+    def _take(self) -> int | None:
+        """A range no worker has begun, for this process to replay itself once its own
+        pass is done (rather than wait: on a first run the fork server is still importing
+        the ledger's code then, and with idle cores this process is one more worker):
+        one not yet submitted, else one whose future could still be cancelled, from the
+        last range down (the workers take them from the first up). None: every range is
+        running or done in a worker."""
+        with self.lock:
+            for index in range(len(self.work) - 1, -1, -1):
+                if index not in self.claimed and index not in self.taken:
+                    self.taken.add(index)
+                    return index
+            for future, index in sorted(self.futures.items(), key=lambda f: -f[1]):
+                if future.cancel():  # never runs in a worker now
+                    del self.futures[future]
+                    self.taken.add(index)
+                    return index
+        return None
+
+    def _replay_taken(self, results: list, bar) -> None:
+        """Replay here, as a worker would (in a connection of its own, so in a view that
+        may be newer than the main pass's, which the workers' results allow for), the
+        ranges :meth:`_take` gives, until none is left."""
+        while self.failed is None:
+            index = self._take()
+            if index is None:
+                return
+            function, *arguments = self.work[index]
+            result = results[index] = function(*arguments)
+            if bar is not None:
+                bar.update(result["events"])
 
     def close(self) -> None:
         """Stop what has not started (the main pass failed)."""
@@ -168,8 +215,10 @@ class SpanReplays:
         anything wrong with checked again in the main pass's own view. Returns the number
         of games checked."""
         results: list[dict[str, Any] | None] = [None] * len(self.parts)
-        self.submitting.join()
         try:
+            self._replay_taken(results, bar)
+            self.submitting.join()
+            self._replay_taken(results, bar)
             if self.failed is not None:
                 raise self.failed
             for future in as_completed(self.futures):
