@@ -45,6 +45,12 @@ class Card:
     @staticmethod
     def parse(text: str | Card) -> Card:
         """Parse ``AS``, ``TH``/``10h``, ``JK``; raise :class:`CardError` otherwise."""
+        if type(text) is str:
+            # Stored and recorded cards are in canonical text (the keys, which stripping
+            # and upper-casing leave unchanged): one lookup, before the general path.
+            card = _BY_TEXT.get(text)
+            if card is not None:
+                return card
         if isinstance(text, Card):
             return text
         if not isinstance(text, str):

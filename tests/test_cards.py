@@ -22,6 +22,25 @@ def test_parse_and_format_round_trip(text, rank, suit, canonical):
     assert Card.parse(str(card)) is card
 
 
+def test_parse_gives_the_same_card_for_every_spelling_of_every_card():
+    # The canonical text takes a shortcut (one lookup); every other accepted spelling
+    # (lower case, spaces, ``10`` for ``T``, a str subclass) must give the same card.
+    class Text(str):
+        pass
+
+    for card in full_deck(decks=1, jokers_per_deck=1):
+        text = str(card)
+        spellings = [text, text.lower(), f" {text} ", Text(text), Text(text.lower())]
+        if card.rank == 10:
+            spellings += ["10" + card.suit, "10" + card.suit.lower()]
+        assert {id(Card.parse(s)) for s in spellings} == {id(card)}, text
+        assert Card.parse(card) is card
+    with pytest.raises(CardError):
+        Card.parse(Text("1Z"))
+    with pytest.raises(CardError):
+        Card.parse(7)
+
+
 @pytest.mark.parametrize("text", ["1Z", "", "11S", "AX", "J", "JKK", "0S"])
 def test_bad_card_text_says_what_is_accepted(text):
     with pytest.raises(CardError) as error:
