@@ -51,7 +51,8 @@ def test_stored_witnesses_use_the_module_merged_marker():
     """witness_sequences tells a joined witness by identity (``node[0] is MERGED``)."""
     small, splits, wild = _stored_kept()
     markers = []
-    for tables in [*small.values(), *map(marshal.loads, wild.values())]:
+    wild_tables = [(marshal.loads(packed)[1],) for packed in wild.values()]
+    for tables in [*small.values(), *wild_tables]:
         for table in tables:
             for entry in table or ():
                 _merged_nodes(entry[3], markers)

@@ -351,9 +351,8 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
     else:
         packed = _SMALL_WILD.get(key)
         if packed is not None:  # kept for good, packed: unpacked each time it is asked for
-            small = marshal.loads(packed)
-            table = small[budget] if budget < len(small) else small[-1]
-            if table is not None:
+            most, table = marshal.loads(packed)
+            if budget <= most:
                 return table
     cached = _TABLES.get(key)
     if cached is None or cached[0] < budget:
@@ -547,7 +546,9 @@ def _build_kept() -> tuple[dict[int, tuple], dict[int, tuple[int, tuple]], dict[
 
 def _small_wild_tables(small: dict[int, tuple]) -> dict[int, bytes]:
     """The tables of the suits kept for good (``small``) with a wild card beside them:
-    {code | places << 64: (the table within 0 jokers, 1, ..., as in ``small``), marshalled}.
+    {code | places << 64: (most jokers, the table within them), marshalled}. A table serves
+    any budget up to its own (callers skip the entries over theirs, as with every table
+    worked out for a larger budget); a larger one is worked out as before.
 
     One for each rank a suit does not hold whose place makes a sequence of three with two
     of its cards (the places :func:`suit_table` keeps; Aces wild: either end or both).
@@ -570,15 +571,10 @@ def _small_wild_tables(small: dict[int, tuple]) -> dict[int, bytes]:
             wild_at &= above & (held >> 2 * NIBBLE) | below & (held << 2 * NIBBLE) | above & below
             if not wild_at:
                 continue
-            most = len(tables) - (2 if tables[-1] is None else 1)
-            table = _wild_pure_entries(code, wild_at, most)
-            per_budget = [
-                tuple([entry for entry in table if entry[0] <= within])
-                for within in range(most + 1)
-            ]
-            if tables[-1] is None:
-                per_budget.append(None)
-            found[code | wild_at << 64] = marshal.dumps(tuple(per_budget), 4)
+            most = len(tables) - (2 if tables[-1] is None else 1)  # jokers, as the suit's
+            found[code | wild_at << 64] = marshal.dumps(
+                (most, _wild_pure_entries(code, wild_at, most)), 4
+            )
     return found
 
 
