@@ -7,7 +7,7 @@ reads them instead of working them out, and does work them out if that file has
 changed since (tests/test_kept_tables.py fails until this one is written again).
 """
 
-SOURCE = "09a066f7-31134"
+SOURCE = "9c0b2955-31140"
 DATA = (
     "eNqkXXugZ1P1/37P4/v+fu+d65HBcO/k0sRgYiLC13S9MyhqioRQI5VWqBA3xFQUlR4SUcmrvIoIP4RKUnklIgo1"
     "RJEUSr971v6utde+Z6/zuOOPucvan7X3Z52z99rnu/fa58wLj15emfpvXnVe9cIIEnF5PPUPSouXDydFIRdBkJS3"

@@ -341,14 +341,14 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
         held |= (held & ACE_LOW_UNIT) << (NIBBLE * (ACE_HIGH - 1))
         above, below = held >> NIBBLE, held << NIBBLE
         pure_at &= above & (held >> 2 * NIBBLE) | below & (held << 2 * NIBBLE) | above & below
-    key = code | pure_at << 64
     if not pure_at:
         small = _SMALL.get(code)
         if small is not None:
             table = small[budget] if budget < len(small) else small[-1]
             if table is not None:
                 return table
-    else:
+    key = code | pure_at << 64
+    if pure_at:
         packed = _SMALL_WILD.get(key)
         if packed is not None:  # kept for good, packed: unpacked each time it is asked for
             most, table = marshal.loads(packed)
