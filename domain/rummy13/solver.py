@@ -358,14 +358,19 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
         )
         choices = _set_choices(available, jokers)
         if len(choices) > 1:
-            suits = [suit for suit in range(4) if available[suit]]
-            for suit in suits:
-                last_step[suit] = len(per_rank)
-            per_rank.append((shift, choices, suits))
+            step = len(per_rank)
+            for suit in 0, 1, 2, 3:
+                if available[suit]:
+                    last_step[suit] = step
+            per_rank.append((shift, choices))
     search = _Search(hand, pure_at, per_rank, below)
-    search.final = [
-        [suit for suit in range(4) if last_step[suit] == step] for step in range(len(per_rank))
-    ]
+    final: list[list[int]] = [[] for _ in per_rank]
+    for suit in 0, 1, 2, 3:
+        if last_step[suit] >= 0:
+            final[last_step[suit]].append(suit)
+    search.final = final
+    if final:
+        search.ahead = final[-1][:-1]  # the last step's suits but the one joining the goal
     fixed = [search.table(suit, codes[suit]) for suit in range(4) if last_step[suit] < 0]
     if not per_rank:  # no sets to choose: the suits as they are, straight to the goal
         fixed.append(joker_groups)
@@ -394,7 +399,17 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
 class _Search:
     """The depth-first search over sets of :func:`_search`, and the best found so far."""
 
-    __slots__ = ("caps", "final", "loose", "memos", "per_rank", "picked", "pure_at", "sets")
+    __slots__ = (
+        "ahead",
+        "caps",
+        "final",
+        "loose",
+        "memos",
+        "per_rank",
+        "picked",
+        "pure_at",
+        "sets",
+    )
 
     def __init__(self, hand: _Hand, pure_at: list[int], per_rank: list, below: int) -> None:
         self.pure_at = pure_at
@@ -428,11 +443,11 @@ class _Search:
         far is not empty: a choice of sets that leaves nothing under the best found so far
         costs no table of the suits after (each a search of its own the first time).
         """
-        shift, choices, _ = self.per_rank[index]
+        shift, choices = self.per_rank[index]
         final = self.final[index]
-        last = index + 1 == len(self.per_rank)
+        last = final is self.final[-1]
         if last:  # the last suit joins straight to the goal (final holds this rank's suits)
-            final, end_suit = final[:-1], final[-1]
+            final, end_suit = self.ahead, final[-1]
         memos, table = self.memos, self.table
         for choice in choices:
             _, needed, _, takes = choice
