@@ -699,15 +699,22 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
             laid_sets.append(group)
     entries = _witness(tables, budget, loose)
     sequences = []  # [suit, {place: card}, the places jokers fill]
-    for suit in range(4):
-        for places in witness_sequences(entries[suit][3]):
+    leaning = True  # every sequence needs a joker so far
+    for suit in 0, 1, 2, 3:
+        witness = entries[suit][3]
+        if witness is None:
+            continue
+        for places in witness_sequences(witness):
             by_place = {}
             for place in places:
                 index = suit * 13 + (0 if place == ACE_HIGH else place - 1)
                 left[index] -= 1
                 by_place[place] = ALL_CARDS[index]
-            sequences.append([suit, by_place, _missing(places)])
-    if all(missing for _, _, missing in sequences):  # one may lean on a wild card for purity
+            missing = _missing(places)
+            if not missing:
+                leaning = False
+            sequences.append([suit, by_place, missing])
+    if leaning:  # one may lean on a wild card for purity
         for sequence in sequences:
             suit, by_place, missing = sequence
             place = _wild_place(by_place, missing, hand.pure_at[suit])
