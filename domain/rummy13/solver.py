@@ -60,6 +60,7 @@ from domain.rummy13.suit_tables import (
 __all__ = ["HandError", "best_grouping", "clear_caches", "declaration", "min_hand_score"]
 
 _SUIT_INDEX = {suit: index for index, suit in enumerate(SUITS)}
+_JUST_CARDS = {Card}
 _PRINTED = 52  # the printed joker's card index
 # The places (a suit-table place mask) where a card of the wild rank stands as itself: an
 # Ace at either end.
@@ -570,7 +571,10 @@ def _prepare(
 ) -> tuple[list[Card], Card, RuleProfile, _Hand]:
     profile = get_profile(profile)
     wild = wild if type(wild) is Card else Card.parse(wild)
-    cards = [card if type(card) is Card else Card.parse(card) for card in cards]
+    if set(map(type, cards)) == _JUST_CARDS:  # a type test per card in C
+        cards = list(cards)
+    else:
+        cards = [card if type(card) is Card else Card.parse(card) for card in cards]
     hand = _Hand(cards, wild, profile)
     if hand.crowded or len(cards) != profile.hand_size:
         check_hand(cards, wild, profile)  # says what is wrong
@@ -635,9 +639,9 @@ def _evaluation(
     score: int, groups: list, loose: list[Card], wild: Card, profile: RuleProfile
 ) -> HandEvaluation:
     """The arrangement scored by :mod:`domain.rummy13.melds`' own rules, which must agree."""
-    verdicts = tuple(classify(group, wild, profile) for group in groups)
+    verdicts = tuple([classify(group, wild, profile) for group in groups])
     result = score_grouping(verdicts, tuple(loose), wild, profile)
-    if result.hand_score != score or not all(verdict.kind for verdict in verdicts):
+    if result.hand_score != score or None in [verdict.kind for verdict in verdicts]:
         raise AssertionError(
             f"solver bug: searched score {score} but the arrangement scores {result.hand_score}"
         )
