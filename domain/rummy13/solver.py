@@ -326,10 +326,16 @@ def _two_sequences(hand: _Hand, below: int) -> tuple | None:
 def _joker_groups(most: int, jokers: int) -> tuple:
     """The table of up to ``most`` joker-only groups (two are as many as progress counts)."""
     most = min(most, 2, jokers // JOKER_GROUP)
-    if most <= 0:
-        return EMPTY
-    states = (NOTHING, IMPURE_ONE, IMPURE_TWO)
-    return tuple((JOKER_GROUP * count, states[count], 0, count) for count in range(most + 1))
+    return _JOKER_GROUPS[most] if most > 0 else EMPTY
+
+
+_JOKER_GROUPS = [
+    tuple(
+        (JOKER_GROUP * count, (NOTHING, IMPURE_ONE, IMPURE_TWO)[count], 0, count)
+        for count in range(most + 1)
+    )
+    for most in range(3)
+]  # by the most groups (1 or 2)
 
 
 def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) -> tuple | None:
