@@ -89,7 +89,11 @@ def classify(
     if len(cards) < MIN_GROUP:
         return GroupVerdict(cards, None, f"needs at least {MIN_GROUP} cards, has {len(cards)}")
     # Cards that can only stand as themselves; wild-rank cards may stand in for anything.
-    fixed = [card for card in cards if card.rank != 0 and card.rank != wild_rank_]
+    fixed = []
+    for card in cards:
+        rank = card.rank
+        if rank != 0 and rank != wild_rank_:
+            fixed.append(card)
     if not fixed:
         if all(card.rank == 0 for card in cards):
             return GroupVerdict(
@@ -103,8 +107,11 @@ def classify(
         return GroupVerdict(cards, kind)
     if _is_pure(cards, wild_rank_, profile.wild_natural_is_pure):
         return GroupVerdict(cards, _PURE)
-    suits = {card.suit for card in fixed}
-    ranks = {card.rank for card in fixed}
+    suits = set()
+    ranks = set()
+    for card in fixed:
+        suits.add(card.suit)
+        ranks.add(card.rank)
     if len(suits) == 1:
         failure = _sequence_failure(fixed, len(cards))
         if failure is None:
