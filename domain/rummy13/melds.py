@@ -311,6 +311,7 @@ def score_grouping(
     # Written for speed: the solver scores every best grouping it finds through here.
     pure = []
     sequences = 0
+    invalid = False
     for verdict in verdicts:
         kind = verdict.kind
         if kind is _PURE:
@@ -318,6 +319,8 @@ def score_grouping(
             sequences += 1
         elif kind is _IMPURE:
             sequences += 1
+        elif kind is None:
+            invalid = True
     if not pure:
         case = _NO_PURE_SEQUENCE
         counted = tuple([card for verdict in verdicts for card in verdict.cards]) + loose
@@ -330,13 +333,20 @@ def score_grouping(
         counted += loose
     else:
         case = _TWO_SEQUENCES
-        counted = tuple(
-            [card for verdict in verdicts if verdict.kind is None for card in verdict.cards]
-        )
-        counted += loose
+        if invalid:
+            counted = tuple(
+                [card for verdict in verdicts if verdict.kind is None for card in verdict.cards]
+            )
+            counted += loose
+        else:
+            counted = tuple(loose)
     wild_rank_ = wild_rank(wild)
     points = _FACE_POINTS
-    hand_score = sum([points[card.rank] for card in counted if card.rank != wild_rank_])
+    hand_score = 0
+    for card in counted:
+        rank = card.rank
+        if rank != wild_rank_:
+            hand_score += points[rank]
     reasons = _declaration_faults(verdicts, loose, len(pure), sequences)
     return HandEvaluation(
         groups=verdicts,
@@ -353,11 +363,10 @@ def score_grouping(
 def _declaration_faults(
     verdicts: Sequence[GroupVerdict], loose: Sequence[Card], pure: int, sequences: int
 ) -> tuple[str, ...]:
-    reasons = [
-        f"group {number} ({format_cards(verdict.cards)}): {verdict.reason}"
-        for number, verdict in enumerate(verdicts, 1)
-        if verdict.kind is None
-    ]
+    reasons = []
+    for number, verdict in enumerate(verdicts, 1):
+        if verdict.kind is None:
+            reasons.append(f"group {number} ({format_cards(verdict.cards)}): {verdict.reason}")
     if loose:
         reasons.append(f"{len(loose)} card(s) not in a group: {format_cards(loose)}")
     if not pure:

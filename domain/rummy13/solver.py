@@ -371,14 +371,19 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
                     last_step[suit] = step
             per_rank.append((shift, choices))
     search = _Search(hand, pure_at, per_rank, below)
-    final: list[list[int]] = [[] for _ in per_rank]
+    final: list[list[int]] = []
+    for _ in per_rank:
+        final.append([])
     for suit in 0, 1, 2, 3:
         if last_step[suit] >= 0:
             final[last_step[suit]].append(suit)
     search.final = final
     if final:
         search.ahead = final[-1][:-1]  # the last step's suits but the one joining the goal
-    fixed = [search.table(suit, codes[suit]) for suit in range(4) if last_step[suit] < 0]
+    fixed = []
+    for suit in 0, 1, 2, 3:
+        if last_step[suit] < 0:
+            fixed.append(search.table(suit, codes[suit]))
     if not per_rank:  # no sets to choose: the suits as they are, straight to the goal
         fixed.append(joker_groups)
         last = fixed.pop(0)
@@ -398,7 +403,8 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
         budget -= needed
         for suit, copies in takes:
             codes[suit] -= copies << shift
-    tables = [search.table(suit, codes[suit]) for suit in range(4)]
+    table = search.table
+    tables = [table(0, codes[0]), table(1, codes[1]), table(2, codes[2]), table(3, codes[3])]
     tables.append(joker_groups)
     return search.loose, tuple(search.sets), tables, budget
 
@@ -425,7 +431,14 @@ class _Search:
         # card of its own does no better than that many one-card sequences with two each.
         # Tables are asked for with the hand's budget (or this), whatever the sets take, so
         # one table serves every choice of sets.
-        self.caps = [min(hand.jokers, 2 * size) for size in hand.sizes]
+        jokers = hand.jokers
+        s0, s1, s2, s3 = hand.sizes
+        self.caps = [
+            min(jokers, 2 * s0),
+            min(jokers, 2 * s1),
+            min(jokers, 2 * s2),
+            min(jokers, 2 * s3),
+        ]
         # The tables this search asked for, per suit by code: choices of sets leave the
         # same cards in a suit again and again, and a dictionary's lookup is cheaper than
         # suit_table's.
@@ -645,9 +658,15 @@ def _evaluation(
     score: int, groups: list, loose: list[Card], wild: Card, profile: RuleProfile
 ) -> HandEvaluation:
     """The arrangement scored by :mod:`domain.rummy13.melds`' own rules, which must agree."""
-    verdicts = tuple([classify(group, wild, profile) for group in groups])
-    result = score_grouping(verdicts, tuple(loose), wild, profile)
-    if result.hand_score != score or None in [verdict.kind for verdict in verdicts]:
+    verdicts = []
+    valid = True
+    for group in groups:
+        verdict = classify(group, wild, profile)
+        if verdict.kind is None:
+            valid = False
+        verdicts.append(verdict)
+    result = score_grouping(tuple(verdicts), tuple(loose), wild, profile)
+    if result.hand_score != score or not valid:
         raise AssertionError(
             f"solver bug: searched score {score} but the arrangement scores {result.hand_score}"
         )
@@ -770,7 +789,11 @@ def _missing(places: tuple[int, ...]) -> list[int]:
         last = first + 2
         if last > ACE_HIGH:
             first, last = ACE_HIGH - 2, ACE_HIGH
-    return [place for place in range(first, last + 1) if place not in places]
+    missing = []
+    for place in range(first, last + 1):
+        if place not in places:
+            missing.append(place)
+    return missing
 
 
 def _wild_place(by_place: dict[int, Card], missing: list[int], pure_at: int) -> int:
