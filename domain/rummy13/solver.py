@@ -522,7 +522,11 @@ def _add(states: dict[int, int], table: tuple, budget: int, below: int) -> dict[
     """:func:`_add_all` of one table (its entries come by loose points, least first)."""
     if len(table) == 1 and table[0][1] == NOTHING:  # every card loose: add the points
         more = table[0][2]
-        return {slot: loose + more for slot, loose in states.items() if loose + more < below}
+        merged = {}
+        for slot, loose in states.items():
+            if loose + more < below:
+                merged[slot] = loose + more
+        return merged
     merged: dict[int, int] = {}
     for slot, loose in states.items():
         used = slot >> 3
@@ -769,7 +773,9 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
         _, by_place, missing = sequence
         for place in missing:
             by_place[place] = ALL_CARDS[jokers.pop()]
-        group = [by_place[place] for place in sorted(by_place)]
+        group = []
+        for place in sorted(by_place):
+            group.append(by_place[place])
         (impure if missing else pure).append(group)
     for index in own:
         impure.append([ALL_CARDS[index], ALL_CARDS[jokers.pop()], ALL_CARDS[jokers.pop()]])
