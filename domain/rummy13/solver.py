@@ -821,15 +821,23 @@ def _absorb_jokers(pure: list, impure: list, sets: list, jokers: list[int]) -> N
     would turn impure, so only a second pure sequence may take one.
     """
     while jokers:
-        target = next((group for group in sets if len(group) < MAX_SEQUENCE), None)
+        target = _first_open(sets)
         if target is None:
-            target = next((group for group in impure if len(group) < MAX_SEQUENCE), None)
+            target = _first_open(impure)
         if target is None:
             if len(pure) < 2 or len(pure[-1]) >= MAX_SEQUENCE:
                 return
             target = pure.pop()
             impure.append(target)
         target.append(ALL_CARDS[jokers.pop()])
+
+
+def _first_open(groups: list) -> list | None:
+    """The first of ``groups`` with room for another card, or None."""
+    for group in groups:
+        if len(group) < MAX_SEQUENCE:
+            return group
+    return None
 
 
 def clear_caches() -> None:
