@@ -43,14 +43,16 @@ def test_the_stored_tables_are_the_tables_worked_out():
     # And the module took up these very tables at import.
     assert {code: suit_tables._SMALL[code] for code in built[0]} == built[0]
     assert {key: suit_tables._SMALL_SPLITS[key] for key in built[1]} == built[1]
-    assert len(built[0]) > 1000 and len(built[1]) > 1000
+    assert {key: suit_tables._SMALL_WILD[key] for key in built[2]} == built[2]
+    assert len(built[0]) > 1000 and len(built[1]) > 1000 and len(built[2]) > 1000
 
 
 def test_stored_witnesses_use_the_module_merged_marker():
     """witness_sequences tells a joined witness by identity (``node[0] is MERGED``)."""
-    small, splits = _stored_kept()
+    small, splits, wild = _stored_kept()
     markers = []
-    for tables in small.values():
+    wild_tables = [(marshal.loads(packed)[1],) for packed in wild.values()]
+    for tables in [*small.values(), *wild_tables]:
         for table in tables:
             for entry in table or ():
                 _merged_nodes(entry[3], markers)
@@ -75,9 +77,11 @@ def test_without_the_file_the_tables_are_worked_out(monkeypatch):
     monkeypatch.setattr(suit_tables, "_stored_kept", lambda: None)
     monkeypatch.setattr(suit_tables, "_SMALL", {})
     monkeypatch.setattr(suit_tables, "_SMALL_SPLITS", {})
+    monkeypatch.setattr(suit_tables, "_SMALL_WILD", {})
     suit_tables._small_suits()
-    small, splits = _build_kept()
+    small, splits, wild = _build_kept()
     assert small == suit_tables._SMALL and splits == suit_tables._SMALL_SPLITS
+    assert wild == suit_tables._SMALL_WILD
 
 
 def test_write_kept_writes_what_is_read(tmp_path):

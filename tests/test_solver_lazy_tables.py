@@ -33,7 +33,7 @@ class Eager(_Search):
     __slots__ = ()
 
     def decide(self, index, codes, budget, states):
-        shift, choices, _ = self.per_rank[index]
+        shift, choices = self.per_rank[index]
         final = self.final[index]
         last = index + 1 == len(self.per_rank)
         for choice in choices:

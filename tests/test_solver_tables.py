@@ -38,6 +38,7 @@ def fresh(monkeypatch):
     """Tables worked out by the search itself, none kept from import."""
     monkeypatch.setattr(suit_tables, "_SMALL", {})
     monkeypatch.setattr(suit_tables, "_SMALL_SPLITS", {})
+    monkeypatch.setattr(suit_tables, "_SMALL_WILD", {})
     suit_tables.clear_caches()
     yield
     suit_tables.clear_caches()

@@ -44,6 +44,11 @@ class GroupKind(StrEnum):
     SET = "set"
 
 
+# The members as plain names: looking one up on its enum class costs ten times as much, and
+# the solver classifies and scores every best grouping it finds.
+_PURE, _IMPURE, _SET = GroupKind.PURE, GroupKind.IMPURE, GroupKind.SET
+
+
 @dataclass(frozen=True)
 class GroupVerdict:
     """One group as classified: ``kind`` is None for an invalid group, ``reason`` says why."""
@@ -54,7 +59,7 @@ class GroupVerdict:
 
     @property
     def is_sequence(self) -> bool:
-        return self.kind is GroupKind.PURE or self.kind is GroupKind.IMPURE
+        return self.kind is _PURE or self.kind is _IMPURE
 
     @property
     def is_valid(self) -> bool:
@@ -84,7 +89,11 @@ def classify(
     if len(cards) < MIN_GROUP:
         return GroupVerdict(cards, None, f"needs at least {MIN_GROUP} cards, has {len(cards)}")
     # Cards that can only stand as themselves; wild-rank cards may stand in for anything.
-    fixed = [card for card in cards if card.rank != 0 and card.rank != wild_rank_]
+    fixed = []
+    for card in cards:
+        rank = card.rank
+        if rank != 0 and rank != wild_rank_:
+            fixed.append(card)
     if not fixed:
         if all(card.rank == 0 for card in cards):
             return GroupVerdict(
@@ -94,21 +103,24 @@ def classify(
             )
         # A wild-rank card stands as itself and the other jokers run on from it. Three or
         # more cards of one rank are never consecutive, so this is never pure.
-        kind = GroupKind.IMPURE if len(cards) <= MAX_SEQUENCE else GroupKind.SET
+        kind = _IMPURE if len(cards) <= MAX_SEQUENCE else _SET
         return GroupVerdict(cards, kind)
     if _is_pure(cards, wild_rank_, profile.wild_natural_is_pure):
-        return GroupVerdict(cards, GroupKind.PURE)
-    suits = {card.suit for card in fixed}
-    ranks = {card.rank for card in fixed}
+        return GroupVerdict(cards, _PURE)
+    suits = set()
+    ranks = set()
+    for card in fixed:
+        suits.add(card.suit)
+        ranks.add(card.rank)
     if len(suits) == 1:
         failure = _sequence_failure(fixed, len(cards))
         if failure is None:
-            return GroupVerdict(cards, GroupKind.IMPURE)
+            return GroupVerdict(cards, _IMPURE)
         if len(ranks) > 1:
             return GroupVerdict(cards, None, failure)
     if len(ranks) == 1:
         if len(suits) == len(fixed):
-            return GroupVerdict(cards, GroupKind.SET)
+            return GroupVerdict(cards, _SET)
         repeated = _first_repeat(fixed)
         times = "twice" if repeated[1] == 2 else f"{repeated[1]} times"
         return GroupVerdict(cards, None, f"{repeated[0]} appears {times} in a set")
@@ -122,25 +134,39 @@ def classify(
 
 def _is_pure(cards: Sequence[Card], wild_rank_: int, wild_natural_is_pure: bool) -> bool:
     suit = cards[0].suit
-    ranks = []
+    held = 0  # bit r: rank r
     for card in cards:
-        if card.rank == 0 or card.suit != suit:
+        rank = card.rank
+        if rank == 0 or card.suit != suit:
             return False
-        if card.rank == wild_rank_ and not wild_natural_is_pure:
+        if rank == wild_rank_ and not wild_natural_is_pure:
             return False
-        ranks.append(card.rank)
-    if len(set(ranks)) != len(ranks) or len(ranks) > MAX_SEQUENCE:
-        return False
-    if max(ranks) - min(ranks) == len(ranks) - 1:
+        bit = 1 << rank
+        if held & bit:
+            return False  # a rank twice
+        held |= bit
+    # Distinct ranks are consecutive when their bits are one run: adding the lowest bit
+    # carries through all of them.
+    if (held + (held & -held)) & held == 0:
         return True
-    if 1 in ranks:  # try the Ace high
-        high = [ACE_HIGH if rank == 1 else rank for rank in ranks]
-        return max(high) - min(high) == len(high) - 1
+    if held & 2:  # try the Ace high
+        held ^= 2 | 1 << ACE_HIGH
+        return (held + (held & -held)) & held == 0
     return False
 
 
 def _sequence_failure(fixed: Sequence[Card], size: int) -> str | None:
     """Why ``fixed`` (one suit) plus ``size - len(fixed)`` jokers is no sequence; None if it is."""
+    held = 0  # bit r: rank r
+    for card in fixed:
+        held |= 1 << card.rank
+    if held.bit_count() == len(fixed) and size <= MAX_SEQUENCE:  # no rank twice: quick yes
+        if held.bit_length() - (held & -held).bit_length() < size:  # fits from low to high
+            return None
+        if held & 2:  # the Ace high
+            held ^= 2 | 1 << ACE_HIGH
+            if held.bit_length() - (held & -held).bit_length() < size:
+                return None
     ranks = sorted(card.rank for card in fixed)
     if len(set(ranks)) != len(ranks):
         repeated = _first_repeat(fixed)
@@ -202,6 +228,11 @@ class ScoringCase(StrEnum):
     NO_PURE_SEQUENCE = "no_pure_sequence"  # all 13 cards count
     PURE_ONLY = "pure_but_fewer_than_two_sequences"  # all but the pure sequence count
     TWO_SEQUENCES = "two_sequences_with_pure"  # only cards outside valid groups count
+
+
+_NO_PURE_SEQUENCE = ScoringCase.NO_PURE_SEQUENCE
+_PURE_ONLY = ScoringCase.PURE_ONLY
+_TWO_SEQUENCES = ScoringCase.TWO_SEQUENCES
 
 
 @dataclass(frozen=True)
@@ -278,27 +309,44 @@ def score_grouping(
 ) -> HandEvaluation:
     """Apply the scoring cases to already classified groups (no input checks)."""
     # Written for speed: the solver scores every best grouping it finds through here.
-    pure = [verdict for verdict in verdicts if verdict.kind is GroupKind.PURE]
-    sequences = len(pure) + [verdict.kind for verdict in verdicts].count(GroupKind.IMPURE)
+    pure = []
+    sequences = 0
+    invalid = False
+    for verdict in verdicts:
+        kind = verdict.kind
+        if kind is _PURE:
+            pure.append(verdict)
+            sequences += 1
+        elif kind is _IMPURE:
+            sequences += 1
+        elif kind is None:
+            invalid = True
     if not pure:
-        case = ScoringCase.NO_PURE_SEQUENCE
+        case = _NO_PURE_SEQUENCE
         counted = tuple([card for verdict in verdicts for card in verdict.cards]) + loose
     elif sequences < 2:
-        case = ScoringCase.PURE_ONLY
+        case = _PURE_ONLY
         first = pure[0]
         counted = tuple(
             [card for verdict in verdicts if verdict is not first for card in verdict.cards]
         )
         counted += loose
     else:
-        case = ScoringCase.TWO_SEQUENCES
-        counted = tuple(
-            [card for verdict in verdicts if verdict.kind is None for card in verdict.cards]
-        )
-        counted += loose
+        case = _TWO_SEQUENCES
+        if invalid:
+            counted = tuple(
+                [card for verdict in verdicts if verdict.kind is None for card in verdict.cards]
+            )
+            counted += loose
+        else:
+            counted = tuple(loose)
     wild_rank_ = wild_rank(wild)
     points = _FACE_POINTS
-    hand_score = sum([points[card.rank] for card in counted if card.rank != wild_rank_])
+    hand_score = 0
+    for card in counted:
+        rank = card.rank
+        if rank != wild_rank_:
+            hand_score += points[rank]
     reasons = _declaration_faults(verdicts, loose, len(pure), sequences)
     return HandEvaluation(
         groups=verdicts,
@@ -315,11 +363,10 @@ def score_grouping(
 def _declaration_faults(
     verdicts: Sequence[GroupVerdict], loose: Sequence[Card], pure: int, sequences: int
 ) -> tuple[str, ...]:
-    reasons = [
-        f"group {number} ({format_cards(verdict.cards)}): {verdict.reason}"
-        for number, verdict in enumerate(verdicts, 1)
-        if verdict.kind is None
-    ]
+    reasons = []
+    for number, verdict in enumerate(verdicts, 1):
+        if verdict.kind is None:
+            reasons.append(f"group {number} ({format_cards(verdict.cards)}): {verdict.reason}")
     if loose:
         reasons.append(f"{len(loose)} card(s) not in a group: {format_cards(loose)}")
     if not pure:

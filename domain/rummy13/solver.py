@@ -60,6 +60,7 @@ from domain.rummy13.suit_tables import (
 __all__ = ["HandError", "best_grouping", "clear_caches", "declaration", "min_hand_score"]
 
 _SUIT_INDEX = {suit: index for index, suit in enumerate(SUITS)}
+_JUST_CARDS = {Card}
 _PRINTED = 52  # the printed joker's card index
 # The places (a suit-table place mask) where a card of the wild rank stands as itself: an
 # Ace at either end.
@@ -325,10 +326,16 @@ def _two_sequences(hand: _Hand, below: int) -> tuple | None:
 def _joker_groups(most: int, jokers: int) -> tuple:
     """The table of up to ``most`` joker-only groups (two are as many as progress counts)."""
     most = min(most, 2, jokers // JOKER_GROUP)
-    if most <= 0:
-        return EMPTY
-    states = (NOTHING, IMPURE_ONE, IMPURE_TWO)
-    return tuple((JOKER_GROUP * count, states[count], 0, count) for count in range(most + 1))
+    return _JOKER_GROUPS[most] if most > 0 else EMPTY
+
+
+_JOKER_GROUPS = [
+    tuple(
+        (JOKER_GROUP * count, (NOTHING, IMPURE_ONE, IMPURE_TWO)[count], 0, count)
+        for count in range(most + 1)
+    )
+    for most in range(3)
+]  # by the most groups (1 or 2)
 
 
 def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) -> tuple | None:
@@ -358,15 +365,25 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
         )
         choices = _set_choices(available, jokers)
         if len(choices) > 1:
-            suits = [suit for suit in range(4) if available[suit]]
-            for suit in suits:
-                last_step[suit] = len(per_rank)
-            per_rank.append((shift, choices, suits))
+            step = len(per_rank)
+            for suit in 0, 1, 2, 3:
+                if available[suit]:
+                    last_step[suit] = step
+            per_rank.append((shift, choices))
     search = _Search(hand, pure_at, per_rank, below)
-    search.final = [
-        [suit for suit in range(4) if last_step[suit] == step] for step in range(len(per_rank))
-    ]
-    fixed = [search.table(suit, codes[suit]) for suit in range(4) if last_step[suit] < 0]
+    final: list[list[int]] = []
+    for _ in per_rank:
+        final.append([])
+    for suit in 0, 1, 2, 3:
+        if last_step[suit] >= 0:
+            final[last_step[suit]].append(suit)
+    search.final = final
+    if final:
+        search.ahead = final[-1][:-1]  # the last step's suits but the one joining the goal
+    fixed = []
+    for suit in 0, 1, 2, 3:
+        if last_step[suit] < 0:
+            fixed.append(search.table(suit, codes[suit]))
     if not per_rank:  # no sets to choose: the suits as they are, straight to the goal
         fixed.append(joker_groups)
         last = fixed.pop(0)
@@ -386,7 +403,8 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
         budget -= needed
         for suit, copies in takes:
             codes[suit] -= copies << shift
-    tables = [search.table(suit, codes[suit]) for suit in range(4)]
+    table = search.table
+    tables = [table(0, codes[0]), table(1, codes[1]), table(2, codes[2]), table(3, codes[3])]
     tables.append(joker_groups)
     return search.loose, tuple(search.sets), tables, budget
 
@@ -394,7 +412,17 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
 class _Search:
     """The depth-first search over sets of :func:`_search`, and the best found so far."""
 
-    __slots__ = ("caps", "final", "loose", "memos", "per_rank", "picked", "pure_at", "sets")
+    __slots__ = (
+        "ahead",
+        "caps",
+        "final",
+        "loose",
+        "memos",
+        "per_rank",
+        "picked",
+        "pure_at",
+        "sets",
+    )
 
     def __init__(self, hand: _Hand, pure_at: list[int], per_rank: list, below: int) -> None:
         self.pure_at = pure_at
@@ -403,7 +431,14 @@ class _Search:
         # card of its own does no better than that many one-card sequences with two each.
         # Tables are asked for with the hand's budget (or this), whatever the sets take, so
         # one table serves every choice of sets.
-        self.caps = [min(hand.jokers, 2 * size) for size in hand.sizes]
+        jokers = hand.jokers
+        s0, s1, s2, s3 = hand.sizes
+        self.caps = [
+            min(jokers, 2 * s0),
+            min(jokers, 2 * s1),
+            min(jokers, 2 * s2),
+            min(jokers, 2 * s3),
+        ]
         # The tables this search asked for, per suit by code: choices of sets leave the
         # same cards in a suit again and again, and a dictionary's lookup is cheaper than
         # suit_table's.
@@ -428,11 +463,11 @@ class _Search:
         far is not empty: a choice of sets that leaves nothing under the best found so far
         costs no table of the suits after (each a search of its own the first time).
         """
-        shift, choices, _ = self.per_rank[index]
+        shift, choices = self.per_rank[index]
         final = self.final[index]
-        last = index + 1 == len(self.per_rank)
+        last = final is self.final[-1]
         if last:  # the last suit joins straight to the goal (final holds this rank's suits)
-            final, end_suit = final[:-1], final[-1]
+            final, end_suit = self.ahead, final[-1]
         memos, table = self.memos, self.table
         for choice in choices:
             _, needed, _, takes = choice
@@ -487,7 +522,11 @@ def _add(states: dict[int, int], table: tuple, budget: int, below: int) -> dict[
     """:func:`_add_all` of one table (its entries come by loose points, least first)."""
     if len(table) == 1 and table[0][1] == NOTHING:  # every card loose: add the points
         more = table[0][2]
-        return {slot: loose + more for slot, loose in states.items() if loose + more < below}
+        merged = {}
+        for slot, loose in states.items():
+            if loose + more < below:
+                merged[slot] = loose + more
+        return merged
     merged: dict[int, int] = {}
     for slot, loose in states.items():
         used = slot >> 3
@@ -555,7 +594,10 @@ def _prepare(
 ) -> tuple[list[Card], Card, RuleProfile, _Hand]:
     profile = get_profile(profile)
     wild = wild if type(wild) is Card else Card.parse(wild)
-    cards = [card if type(card) is Card else Card.parse(card) for card in cards]
+    if set(map(type, cards)) == _JUST_CARDS:  # a type test per card in C
+        cards = list(cards)
+    else:
+        cards = [card if type(card) is Card else Card.parse(card) for card in cards]
     hand = _Hand(cards, wild, profile)
     if hand.crowded or len(cards) != profile.hand_size:
         check_hand(cards, wild, profile)  # says what is wrong
@@ -620,9 +662,15 @@ def _evaluation(
     score: int, groups: list, loose: list[Card], wild: Card, profile: RuleProfile
 ) -> HandEvaluation:
     """The arrangement scored by :mod:`domain.rummy13.melds`' own rules, which must agree."""
-    verdicts = tuple(classify(group, wild, profile) for group in groups)
-    result = score_grouping(verdicts, tuple(loose), wild, profile)
-    if result.hand_score != score or not all(verdict.kind for verdict in verdicts):
+    verdicts = []
+    valid = True
+    for group in groups:
+        verdict = classify(group, wild, profile)
+        if verdict.kind is None:
+            valid = False
+        verdicts.append(verdict)
+    result = score_grouping(tuple(verdicts), tuple(loose), wild, profile)
+    if result.hand_score != score or not valid:
         raise AssertionError(
             f"solver bug: searched score {score} but the arrangement scores {result.hand_score}"
         )
@@ -684,15 +732,22 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
             laid_sets.append(group)
     entries = _witness(tables, budget, loose)
     sequences = []  # [suit, {place: card}, the places jokers fill]
-    for suit in range(4):
-        for places in witness_sequences(entries[suit][3]):
+    leaning = True  # every sequence needs a joker so far
+    for suit in 0, 1, 2, 3:
+        witness = entries[suit][3]
+        if witness is None:
+            continue
+        for places in witness_sequences(witness):
             by_place = {}
             for place in places:
                 index = suit * 13 + (0 if place == ACE_HIGH else place - 1)
                 left[index] -= 1
                 by_place[place] = ALL_CARDS[index]
-            sequences.append([suit, by_place, _missing(places)])
-    if all(missing for _, _, missing in sequences):  # one may lean on a wild card for purity
+            missing = _missing(places)
+            if not missing:
+                leaning = False
+            sequences.append([suit, by_place, missing])
+    if leaning:  # one may lean on a wild card for purity
         for sequence in sequences:
             suit, by_place, missing = sequence
             place = _wild_place(by_place, missing, hand.pure_at[suit])
@@ -718,7 +773,9 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
         _, by_place, missing = sequence
         for place in missing:
             by_place[place] = ALL_CARDS[jokers.pop()]
-        group = [by_place[place] for place in sorted(by_place)]
+        group = []
+        for place in sorted(by_place):
+            group.append(by_place[place])
         (impure if missing else pure).append(group)
     for index in own:
         impure.append([ALL_CARDS[index], ALL_CARDS[jokers.pop()], ALL_CARDS[jokers.pop()]])
@@ -738,7 +795,11 @@ def _missing(places: tuple[int, ...]) -> list[int]:
         last = first + 2
         if last > ACE_HIGH:
             first, last = ACE_HIGH - 2, ACE_HIGH
-    return [place for place in range(first, last + 1) if place not in places]
+    missing = []
+    for place in range(first, last + 1):
+        if place not in places:
+            missing.append(place)
+    return missing
 
 
 def _wild_place(by_place: dict[int, Card], missing: list[int], pure_at: int) -> int:
@@ -760,15 +821,23 @@ def _absorb_jokers(pure: list, impure: list, sets: list, jokers: list[int]) -> N
     would turn impure, so only a second pure sequence may take one.
     """
     while jokers:
-        target = next((group for group in sets if len(group) < MAX_SEQUENCE), None)
+        target = _first_open(sets)
         if target is None:
-            target = next((group for group in impure if len(group) < MAX_SEQUENCE), None)
+            target = _first_open(impure)
         if target is None:
             if len(pure) < 2 or len(pure[-1]) >= MAX_SEQUENCE:
                 return
             target = pure.pop()
             impure.append(target)
         target.append(ALL_CARDS[jokers.pop()])
+
+
+def _first_open(groups: list) -> list | None:
+    """The first of ``groups`` with room for another card, or None."""
+    for group in groups:
+        if len(group) < MAX_SEQUENCE:
+            return group
+    return None
 
 
 def clear_caches() -> None:

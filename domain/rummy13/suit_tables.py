@@ -348,6 +348,12 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
             if table is not None:
                 return table
     key = code | pure_at << 64
+    if pure_at:
+        packed = _SMALL_WILD.get(key)
+        if packed is not None:  # kept for good, packed: unpacked each time it is asked for
+            most, table = marshal.loads(packed)
+            if budget <= most:
+                return table
     cached = _TABLES.get(key)
     if cached is None or cached[0] < budget:
         if pure_at:
@@ -494,7 +500,8 @@ def _small_suits() -> None:
     """Take up the tables kept for good: every suit of up to three cards, the suits of four
     cards holding a card twice at most and those of five cards holding one copy of each
     (ONE_COPY makes those cheap), these within four jokers, with the splits behind them,
-    which serve the search of larger suits.
+    which serve the search of larger suits, and the same suits' tables with a wild card
+    beside them (packed).
 
     They are read from :mod:`domain.rummy13.kept_tables`, written by this module (run it:
     ``python -m domain.rummy13.suit_tables``) from exactly what :func:`_build_kept` works
@@ -506,13 +513,17 @@ def _small_suits() -> None:
         kept = _build_kept()
     _SMALL.update(kept[0])
     _SMALL_SPLITS.update(kept[1])
+    _SMALL_WILD.update(kept[2])
 
 
-def _build_kept() -> tuple[dict[int, tuple], dict[int, tuple[int, tuple]]]:
-    """The tables kept for good and the splits behind them, worked out afresh (every cache
+def _build_kept() -> tuple[dict[int, tuple], dict[int, tuple[int, tuple]], dict[int, bytes]]:
+    """The tables kept for good, the splits behind them and the same suits' tables with a
+    wild card beside (packed, :func:`_small_wild_tables`), worked out afresh (every cache
     emptied first, those kept for good too, and put back after)."""
-    saved = dict(_SMALL_SPLITS)
+    saved = dict(_SMALL_SPLITS), dict(_SMALL), dict(_SMALL_WILD)
     _SMALL_SPLITS.clear()
+    _SMALL.clear()
+    _SMALL_WILD.clear()
     clear_caches()
     try:
         # Later tables replace earlier ones of the same suit: each within the most jokers.
@@ -520,10 +531,51 @@ def _build_kept() -> tuple[dict[int, tuple], dict[int, tuple[int, tuple]]]:
         small.update(_small_tables(ONE_COPY_SUIT, 1, SMALL_BUDGET))
         small.update(_small_tables(SMALL_SUIT, 2, 2 * SMALL_SUIT))
         splits = dict(_SPLITS)
+        clear_caches()
+        _SMALL.update(small)  # the wild card's tables are built from these, as at run time
+        wild = _small_wild_tables(small) if KEEP_WILD else {}
     finally:
         clear_caches()
-        _SMALL_SPLITS.update(saved)
-    return small, splits
+        _SMALL_SPLITS.clear()
+        _SMALL.clear()
+        _SMALL_SPLITS.update(saved[0])
+        _SMALL.update(saved[1])
+        _SMALL_WILD.update(saved[2])
+    return small, splits, wild
+
+
+def _small_wild_tables(small: dict[int, tuple]) -> dict[int, bytes]:
+    """The tables of the suits kept for good (``small``) with a wild card beside them:
+    {code | places << 64: (most jokers, the table within them), marshalled}. A table serves
+    any budget up to its own (callers skip the entries over theirs, as with every table
+    worked out for a larger budget); a larger one is worked out as before.
+
+    One for each rank a suit does not hold whose place makes a sequence of three with two
+    of its cards (the places :func:`suit_table` keeps; Aces wild: either end or both).
+    Every hand with a wild card beside a small suit of its suit asked for one, worked out
+    from the tables kept for good at 5 to 10 µs each; unpacking one takes about 0.5 µs.
+    They stay packed, so that importing the solver does not build every table's tuples
+    (about 30 ms for the 6,000 or so): unpacked they would be most of the import.
+    """
+    found = {}
+    for code, tables in small.items():
+        for rank in range(1, ACE_HIGH):
+            if (code >> (NIBBLE * rank)) & 15:
+                continue  # a suit never holds a natural card of the wild rank
+            wild_at = 1 << (NIBBLE * rank)
+            if rank == 1:
+                wild_at |= ACE_HIGH_UNIT
+            held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
+            held |= (held & ACE_LOW_UNIT) << (NIBBLE * (ACE_HIGH - 1))
+            above, below = held >> NIBBLE, held << NIBBLE
+            wild_at &= above & (held >> 2 * NIBBLE) | below & (held << 2 * NIBBLE) | above & below
+            if not wild_at:
+                continue
+            most = len(tables) - (2 if tables[-1] is None else 1)  # jokers, as the suit's
+            found[code | wild_at << 64] = marshal.dumps(
+                (most, _wild_pure_entries(code, wild_at, most)), 4
+            )
+    return found
 
 
 def _fingerprint() -> str | None:
@@ -536,7 +588,7 @@ def _fingerprint() -> str | None:
     return f"{zlib.crc32(text):08x}-{len(text)}"
 
 
-def _stored_kept() -> tuple[dict, dict] | None:
+def _stored_kept() -> tuple[dict, dict, dict] | None:
     """The tables :mod:`domain.rummy13.kept_tables` holds, if written from this very source
     (else None)."""
     try:
@@ -546,10 +598,10 @@ def _stored_kept() -> tuple[dict, dict] | None:
     if _fingerprint() != kept_tables.SOURCE:
         return None
     try:
-        small, splits = marshal.loads(zlib.decompress(binascii.a2b_base64(kept_tables.DATA)))
+        small, splits, wild = marshal.loads(zlib.decompress(binascii.a2b_base64(kept_tables.DATA)))
     except (ValueError, TypeError, EOFError, zlib.error, binascii.Error):
         return None
-    return small, splits
+    return small, splits, wild
 
 
 def write_kept(path: str | None = None) -> str:
@@ -589,8 +641,11 @@ ONE_COPY_SUIT = 5
 TWICE_SUIT = 4
 KEEP_FOUR_TWICE = True
 SMALL_BUDGET = 4  # jokers the tables kept for good of one-copy suits go up to
+# Also keep those suits' tables with a wild card beside (packed; :func:`_small_wild_tables`).
+KEEP_WILD = True
 _SMALL: dict[int, tuple] = {}
 _SMALL_SPLITS: dict[int, tuple[int, tuple]] = {}
+_SMALL_WILD: dict[int, bytes] = {}
 _small_suits()
 
 
