@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from domain.simulation.floor import Floor
 from replays.integrity.verify import verify_store
 from replays.readmodels import projections
+from replays.readmodels.bulk import rows_at_once
 from replays.records.parallel import Dispatcher, game_key, import_lines_parallel
-from replays.records.parallel import rows_at_once as parallel_rows_at_once
 from replays.simulation.batch import Simulation
 from replays.store.application import Ledger
 from replays.store.db import engine_for
@@ -205,29 +205,30 @@ def _store_rows(url: str) -> dict[str, list[tuple]]:
     return out
 
 
-class _Puts(list):
-    def put(self, item):
-        self.append(item)
+def _counting(monkeypatch) -> dict:
+    """Count, across the worker processes (forked after this), the saves that wrote their
+    own rows and position, the events they covered, and the events any catch-up projected
+    (a catch-up replays events through ``process``; the saves never do)."""
+    import multiprocessing
 
+    context = multiprocessing.get_context("fork")
+    calls = {name: context.Value("i", 0) for name in ("written", "events", "caught_up")}
+    apply_in_save, process = projections.Runner.apply_in_save, projections.GameProjection.process
 
-def _counting(monkeypatch, parallel):
-    """Count the parent writer's catch-ups (the fallback) and its saves written from the
-    workers' statements."""
-    calls = {"catch_up": 0, "written": 0, "events": 0}
-    catch_up, apply_saved = parallel._RowWriter.catch_up, projections.Runner.apply_saved
-
-    def counted_catch_up(self):
-        calls["catch_up"] += 1
-        return catch_up(self)
-
-    def counted_apply_saved(self, first, last, apply):
-        done = apply_saved(self, first, last, apply)
-        calls["written"] += done
-        calls["events"] += (last - first + 1) * done
+    def counted_apply_in_save(self, connection, first, last, apply):
+        done = apply_in_save(self, connection, first, last, apply)
+        with calls["written"].get_lock():
+            calls["written"].value += done
+            calls["events"].value += (last - first + 1) * done
         return done
 
-    monkeypatch.setattr(parallel._RowWriter, "catch_up", counted_catch_up)
-    monkeypatch.setattr(projections.Runner, "apply_saved", counted_apply_saved)
+    def counted_process(self, connection, notifications):
+        with calls["caught_up"].get_lock():
+            calls["caught_up"].value += len(notifications)
+        return process(self, connection, notifications)
+
+    monkeypatch.setattr(projections.Runner, "apply_in_save", counted_apply_in_save)
+    monkeypatch.setattr(projections.GameProjection, "process", counted_process)
     return calls
 
 
@@ -241,93 +242,54 @@ def _rebuilt_equal(url: str) -> dict:
     return projected
 
 
-def test_jobs_write_the_rows_the_workers_worked_out(database_url, monkeypatch):
-    """The parent writes every save's rows from the workers' statements, in notification
-    order, and never replays events: no catch-up before the final one."""
-    from replays.records import parallel
-
+def test_jobs_saves_write_their_own_rows(database_url, monkeypatch):
+    """Each worker's save writes its games' rows and moves the position in its own
+    transaction, in notification order whichever worker saves: no catch-up replays an
+    event, and the parent writes nothing."""
     migrate(database_url)
-    calls = _counting(monkeypatch, parallel)
+    calls = _counting(monkeypatch)
     lines = _lines(20)
     summary = import_lines_parallel(database_url, lines, jobs=2, batch=3)
     assert (summary.imported, summary.rejected) == (20, 0)
-    assert calls["catch_up"] == 0
-    assert calls["events"] == len(_event_ids(database_url))  # every save's rows
+    assert calls["caught_up"].value == 0
+    assert calls["written"].value == 7  # ceil(20 / 3) saves
+    assert calls["events"].value == len(_event_ids(database_url))  # every save's rows
     assert len(_rebuilt_equal(database_url)["games"]) == 20
-
-
-def test_on_postgresql_the_workers_rows_go_in_as_arrays(postgres_url, monkeypatch):
-    """The parent's inserts of many rows are one statement over arrays each, and leave the
-    rows a rebuild writes row by row (money, times, JSON, NULLs included)."""
-    from replays.records import parallel
-
-    migrate(postgres_url)
-    calls = _counting(monkeypatch, parallel)
-    ran: list[str] = []
-    run = parallel._run
-
-    def recorded(connection, *, statements):
-        ran.extend(statement for statement, _ in statements)
-        return run(connection, statements=statements)
-
-    monkeypatch.setattr(parallel, "_run", recorded)
-    summary = import_lines_parallel(postgres_url, _lines(12), jobs=2, batch=4)
-    assert (summary.imported, summary.rejected) == (12, 0)
-    assert calls["catch_up"] == 0 and calls["written"] >= 3
-    at_once = {s.split(" (")[0] for s in ran if "unnest(" in s}
-    assert {"INSERT INTO moves", "INSERT INTO player_results"} <= at_once
-    assert len(_rebuilt_equal(postgres_url)["games"]) == 12
 
 
 def test_only_plain_inserts_with_typed_binds_go_in_as_arrays():
     rows = [{"a": 1, "b": None}, {"a": 2, "b": "x"}]
     plain = "INSERT INTO t (a, b) VALUES (%(a)s::INTEGER, %(b)s::NUMERIC(12, 2))"
-    assert parallel_rows_at_once(plain, rows) == (
+    assert rows_at_once(plain, rows) == (
         "INSERT INTO t (a, b) SELECT * FROM unnest(%b::INTEGER[], %b::NUMERIC(12, 2)[])",
         ([1, 2], [None, "x"]),
     )
-    assert parallel_rows_at_once(plain, rows[:1]) is None  # one row: as it is
-    assert parallel_rows_at_once(plain + " RETURNING t.id", rows) is None
-    assert parallel_rows_at_once(plain.replace("::NUMERIC(12, 2)", ""), rows) is None
-    assert parallel_rows_at_once("UPDATE t SET a = %(a)s::INTEGER", rows) is None
-    assert parallel_rows_at_once(plain, [(1, None), (2, "x")]) is None
+    assert rows_at_once(plain, rows[:1]) is None  # one row: as it is
+    assert rows_at_once(plain + " RETURNING t.id", rows) is None
+    assert rows_at_once(plain.replace("::NUMERIC(12, 2)", ""), rows) is None
+    assert rows_at_once("UPDATE t SET a = %(a)s::INTEGER", rows) is None
+    assert rows_at_once(plain, [(1, None), (2, "x")]) is None
 
 
-def test_jobs_fall_back_to_the_catch_up_without_a_workers_rows(database_url, monkeypatch):
-    from replays.records import parallel
-
+def test_jobs_fall_back_to_the_catch_up_when_a_save_cannot_write_its_rows(
+    database_url, monkeypatch
+):
+    """Rows that could not be worked out: the events are saved all the same, the position
+    is not moved, and the worker's catch-up projects them right after."""
     migrate(database_url)
-    calls = _counting(monkeypatch, parallel)
-    monkeypatch.setattr(parallel._SavedRows, "_statements", lambda self, games, recordings: None)
+    calls = _counting(monkeypatch)
+
+    def no_rows(self, saver, games):
+        original_init(self, saver, games)
+        self.statements = None
+
+    original_init = projections._SaveRows.__init__
+    monkeypatch.setattr(projections._SaveRows, "__init__", no_rows)
     summary = import_lines_parallel(database_url, _lines(12), jobs=2, batch=3)
     assert (summary.imported, summary.rejected) == (12, 0)
-    assert calls["catch_up"] >= 1 and calls["written"] == 0
+    assert calls["written"].value == 0
+    assert calls["caught_up"].value == len(_event_ids(database_url))
     assert len(_rebuilt_equal(database_url)["games"]) == 12
-
-
-def test_the_row_writer_holds_saves_until_the_earlier_ones_come(sqlite_url):
-    """Saves' statements arriving last first are written in notification order, each
-    once, and leave the read models exactly as the saves' catch-up would."""
-    from replays.records import parallel
-    from replays.records.codec import parse_record
-    from replays.records.importer import Importer
-
-    migrate(sqlite_url)
-    ledger = Ledger(sqlite_url, env={"CREATE_TABLE": "no"})
-    sent = _Puts()
-    importer = Importer(ledger, batch=4, projector=parallel._SavedRows(ledger, sent))
-    for number, line in enumerate(_lines(12), start=1):
-        importer.add(parse_record(line), number)
-    importer.flush()
-    saves = [body for kind, body in sent]
-    assert [kind for kind, _ in sent] == ["rows"] * 3
-    assert all(statements for _, _, statements in saves)
-    writer = parallel._RowWriter(sqlite_url)
-    for first, last, statements in reversed(saves):
-        writer.add(first, last, statements)
-        assert projections.projection_status(sqlite_url).position in (0, saves[-1][1])
-    assert not writer.held and not writer.errors
-    assert len(_rebuilt_equal(sqlite_url)["games"]) == 12
 
 
 def test_a_workers_save_leaves_the_write_gate_whether_stored_or_refused(sqlite_url):

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from domain.simulation.floor import Floor
 from replays.integrity.verify import verify_store
 from replays.readmodels import projections
-from replays.readmodels.projection_runner import ProjectionCrash
+from replays.readmodels.projection_runner import POSITIONS, ProjectionCrash
 from replays.readmodels.projections import GAMES
 from replays.records.codec import parse_record
 from replays.records.importer import Importer, import_lines
@@ -186,3 +186,114 @@ def test_a_game_that_fails_to_project_is_set_aside_by_the_catch_up(
     projected = dump(database_url)
     projections.rebuild(database_url, ledger=ledger)
     assert dump(database_url) == projected
+
+
+def _import_with(url: str, lines: list[str], *, in_save: bool, batch: int = 3) -> dict:
+    migrate(url)
+    ledger = Ledger(url, env={"CREATE_TABLE": "no"})
+    saver = projections.SavedGames(ledger, in_save=in_save)
+    importer = Importer(ledger, batch=batch, projector=saver)
+    for number, line in enumerate(lines, start=1):
+        importer.add(parse_record(line), number)
+    importer.flush()
+    assert saver.projected == head(url)  # every save projected by its own path
+    status = projections.projection_status(url)
+    assert (status.position, status.events_applied, status.failures) == (head(url), head(url), ())
+    return dump(url)
+
+
+def test_rows_written_in_the_save_equal_rows_written_after_it(
+    database_url, second_url, monkeypatch
+):
+    """The save writing its games' rows and position in its own transaction leaves the read
+    models row for row as the second transaction after the save did (every variant), and
+    as a rebuild from the stored events."""
+    lines = _lines(EVERY_VARIANT, 3, seed=17)
+    after = _import_with(second_url, lines, in_save=False)
+
+    def not_after(*args, **kwargs):
+        raise AssertionError("a second transaction after the save")
+
+    monkeypatch.setattr(projections.Runner, "apply_saved", not_after)
+    by_catch_up = _forbid_catch_up_projection(monkeypatch)
+    within = _import_with(database_url, lines, in_save=True)
+    assert by_catch_up == []
+    assert within == after
+    assert len(within["games"]) == len(lines)
+    monkeypatch.undo()
+    projections.rebuild(database_url, ledger=Ledger(database_url, env={"CREATE_TABLE": "no"}))
+    assert dump(database_url) == within
+
+
+def test_rows_that_fail_to_write_never_cost_the_save(ledger, database_url, monkeypatch):
+    """A failure writing the rows in the save rolls back to its savepoint only: the events
+    are stored and sealed, the position stays, and the catch-up projects them."""
+    lines = _lines(("points",), 4, seed=5)
+    original = projections.run_statements
+    failed = []
+
+    def failing(connection, statements):
+        original(connection, statements)  # rows written, then the failure
+        failed.append(1)
+        raise sa.exc.IntegrityError("INSERT", {}, Exception("duplicate key"))
+
+    monkeypatch.setattr(projections, "run_statements", failing)
+    monkeypatch.setattr(projections.SavedGames, "_catch_up", lambda self: None)  # not yet
+    importer = Importer(ledger, batch=2, projector=projections.SavedGames(ledger))
+    for line in lines:
+        importer.add(parse_record(line))
+    importer.flush()
+    assert len(failed) == 1  # the second save is not right after the position: not tried
+    assert dump(database_url)["games"] == []  # no row of the failed write stayed
+    assert projections.projection_status(database_url).position == 0
+    assert verify_store(database_url).ok  # every event stored and sealed
+    monkeypatch.undo()
+    assert projections.catch_up(database_url, ledger=ledger) == head(database_url)
+    projected = dump(database_url)
+    assert len(projected["games"]) == 4
+    projections.rebuild(database_url, ledger=ledger)
+    assert dump(database_url) == projected
+
+
+def test_a_save_does_not_wait_for_a_runner_holding_the_position(postgres_url):
+    """PostgreSQL: the save holds the store's lock, so it never waits for the position's
+    row; another runner holding it leaves this save's rows to the catch-up."""
+    migrate(postgres_url)
+    ledger = Ledger(postgres_url, env={"CREATE_TABLE": "no"})
+    saver = projections.SavedGames(ledger)
+    saver.runner.ensure_position_row()
+    lines = _lines(("points",), 2, seed=9)
+    engine = engine_for(postgres_url)
+    with engine.begin() as holder:  # another runner's batch, in progress
+        holder.execute(
+            sa.update(POSITIONS)
+            .where(POSITIONS.c.name == projections.NAME)
+            .values(events_applied=0)
+        )
+        caught = []
+        saver._catch_up = lambda: caught.append(1)
+        importer = Importer(ledger, batch=2, projector=saver)
+        for line in lines:
+            importer.add(parse_record(line))
+        importer.flush()  # would hang here if the save waited for the row
+        assert caught == [1] and saver.projected == 0
+    assert projections.projection_status(postgres_url).position == 0
+    assert projections.catch_up(postgres_url, ledger=ledger) == head(postgres_url)
+
+
+def test_on_postgresql_a_save_s_rows_go_in_as_arrays(postgres_url, monkeypatch):
+    """The save's inserts of many rows are one statement over arrays each, and leave the
+    rows a rebuild writes row by row (money, times, JSON, NULLs included)."""
+    ran: list[str] = []
+    original = projections.run_statements
+
+    def recorded(connection, statements):
+        ran.extend(statement for statement, _ in statements)
+        return original(connection, statements)
+
+    monkeypatch.setattr(projections, "run_statements", recorded)
+    projected = _import_with(postgres_url, _lines(("points", "pool"), 4, seed=2), in_save=True)
+    at_once = {s.split(" (")[0] for s in ran if "unnest(" in s}
+    assert {"INSERT INTO moves", "INSERT INTO player_results"} <= at_once
+    projections.rebuild(postgres_url, ledger=Ledger(postgres_url, env={"CREATE_TABLE": "no"}))
+    assert dump(postgres_url) == projected

@@ -17,6 +17,7 @@ repeats a few point values and amounts thousands of times).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -163,3 +164,72 @@ def update_rows(connection: sa.Connection, table: sa.Table, key: str, rows: Sequ
     columns = tuple(column for column in rows[0] if column != key)
     compiled = _update(table, connection.dialect, key, columns)
     connection.exec_driver_sql(compiled.text, compiled.parameters(rows, prefix="b_"))
+
+
+class Statements:
+    """Stands in for a connection while a projection writes rows: keeps each statement
+    and its parameters (plain values) instead of running them, to be run later by
+    :func:`run_statements` (an import works a save's rows out before the store's lock and
+    only runs them under it). On PostgreSQL an insert of many rows becomes one statement
+    over arrays (:func:`rows_at_once`)."""
+
+    def __init__(self, dialect: Any) -> None:
+        self.dialect = dialect
+        self.statements: list[tuple[str, Any]] = []
+        self.arrays = dialect.name == "postgresql"
+
+    def exec_driver_sql(self, statement: str, parameters: Any = None) -> None:
+        if self.arrays:
+            at_once = rows_at_once(statement, parameters)
+            if at_once is not None:
+                statement, parameters = at_once
+        self.statements.append((statement, parameters))
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything else (a read, an ORM statement) cannot be deferred: the save's rows
+        # are left to the catch-up.
+        raise NotDeferrable(name)
+
+
+class NotDeferrable(Exception):
+    """A projection's write that is not a plain driver statement."""
+
+
+def run_statements(connection: Any, statements: Sequence[tuple[str, Any]]) -> None:
+    """Run statements kept by :class:`Statements` on ``connection``, in order."""
+    for statement, parameters in statements:
+        connection.exec_driver_sql(statement, parameters)
+
+
+_INSERT = re.compile(r"INSERT INTO (\w+) \(([\w, ]+)\) VALUES \((.+)\)", re.DOTALL)
+_BIND = re.compile(r"%\((\w+)\)s::([A-Z][A-Z ]*(?:\(\d+(?:, \d+)?\))?)")
+
+
+def rows_at_once(statement: str, parameters: Any) -> tuple[str, tuple] | None:
+    """PostgreSQL: an INSERT of many rows (one execution a row, as psycopg runs an
+    executemany) as one ``INSERT ... SELECT * FROM unnest(...)`` over a typed array a
+    column, with the same values in the same order; None when the statement is not a plain
+    INSERT whose every bind has its type cast (the form SQLAlchemy's psycopg dialect
+    writes), or has too few rows to matter.
+
+    An import writes every read-model row of its games: run row by row, the server's
+    per-statement work and psycopg's per-row messages were most of the time for them."""
+    if not isinstance(parameters, list) or len(parameters) < 2:
+        return None
+    if not all(type(row) is dict for row in parameters):
+        return None
+    found = _INSERT.fullmatch(statement)
+    if found is None:
+        return None
+    binds = list(_BIND.finditer(found.group(3)))
+    if ", ".join(bind.group(0) for bind in binds) != found.group(3):
+        return None  # an uncast bind, an expression, a RETURNING: row by row, as before
+    columns = [column.strip() for column in found.group(2).split(",")]
+    if len(columns) != len(binds):
+        return None
+    names = [bind.group(1) for bind in binds]
+    arrays = ", ".join(f"%b::{bind.group(2)}[]" for bind in binds)
+    return (
+        f"INSERT INTO {found.group(1)} ({found.group(2)}) SELECT * FROM unnest({arrays})",
+        tuple([row[name] for row in parameters] for name in names),
+    )

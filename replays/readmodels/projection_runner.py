@@ -239,9 +239,17 @@ class Runner:
         except sa.exc.IntegrityError:
             pass  # another runner created it first
 
-    def _lock_position(self, connection: sa.Connection) -> tuple[int, int]:
+    def _lock_position(self, connection: sa.Connection, *, wait: bool = True) -> tuple[int, int]:
         """Take the write lock first (SQLite: a write transaction; PostgreSQL: the row),
-        then read the position, so no other runner can apply the same notifications."""
+        then read the position, so no other runner can apply the same notifications.
+        ``wait=False``: on PostgreSQL, a row another runner holds raises at once instead of
+        being waited for (SQLite's one write lock is already the caller's)."""
+        if not wait and connection.dialect.name == "postgresql":
+            connection.execute(
+                sa.select(POSITIONS.c.position)
+                .where(POSITIONS.c.name == self.projection.name)
+                .with_for_update(nowait=True)
+            )
         connection.execute(
             POSITIONS.update()
             .where(POSITIONS.c.name == self.projection.name)
@@ -305,26 +313,10 @@ class Runner:
         leaves the same: rows and position go together."""
         if last < first:
             return False
-        if not self._position_row_known:
-            self._ensure_position_row()
-            self._position_row_known = True
+        self.ensure_position_row()
         try:
             with self.engine.begin() as connection:
-                position, applied = self._lock_position(connection)
-                if not self._next_after(connection, position, first):
-                    raise _NotNext
-                apply(connection)
-                if self.hook:
-                    self.hook("applied", 0)
-                connection.execute(
-                    POSITIONS.update()
-                    .where(POSITIONS.c.name == self.projection.name)
-                    .values(
-                        position=last,
-                        events_applied=applied + last - first + 1,
-                        updated_at=datetime.now(UTC),
-                    )
-                )
+                self._advance(connection, first, last, apply)
         except Exception:  # _NotNext, or a failure the catch-up will find and record again
             self.projection.forget()
             return False
@@ -334,6 +326,63 @@ class Runner:
         if self.hook:
             self.hook("committed", 0)
         return True
+
+    def apply_in_save(
+        self, connection: sa.Connection, first: int, last: int, apply: Callable
+    ) -> bool:
+        """:meth:`apply_saved` inside the save's own transaction, on its ``connection``,
+        right after its events are inserted and sealed (under the store's lock, which
+        orders the saves, so positions move in notification order): rows, position and
+        events go in one commit.
+
+        In a savepoint: when the position is not right before ``first``, its row is held
+        by another runner (PostgreSQL: not waited for, the save holds the store's lock),
+        or ``apply`` fails, the savepoint is rolled back and False is returned; the save
+        itself goes on, and the ordinary catch-up projects these notifications later
+        (recording any failure as it does). :meth:`ensure_position_row` first, outside
+        the save."""
+        if last < first:
+            return False
+        try:
+            with connection.begin_nested():
+                self._advance(connection, first, last, apply, wait=False)
+        except Exception:
+            self.projection.forget()
+            return False
+        return True
+
+    def ensure_position_row(self) -> None:
+        """The projection's position row exists (written once, outside any save)."""
+        if not self._position_row_known:
+            self._ensure_position_row()
+            self._position_row_known = True
+
+    def _advance(
+        self,
+        connection: sa.Connection,
+        first: int,
+        last: int,
+        apply: Callable[[sa.Connection], None],
+        *,
+        wait: bool = True,
+    ) -> None:
+        """Rows of ``first``..``last`` by ``apply`` and the position moved to ``last``, on
+        ``connection``; raises :class:`_NotNext` when they are not the next to project."""
+        position, applied = self._lock_position(connection, wait=wait)
+        if not self._next_after(connection, position, first):
+            raise _NotNext
+        apply(connection)
+        if self.hook:
+            self.hook("applied", 0)
+        connection.execute(
+            POSITIONS.update()
+            .where(POSITIONS.c.name == self.projection.name)
+            .values(
+                position=last,
+                events_applied=applied + last - first + 1,
+                updated_at=datetime.now(UTC),
+            )
+        )
 
     def _next_after(self, connection: sa.Connection, position: int, first: int) -> bool:
         """Whether notification ``first`` is the next one after ``position``."""

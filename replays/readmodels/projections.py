@@ -61,7 +61,7 @@ from replays.disputes.projection import (
     dispute_case_of,
     project_disputes,
 )
-from replays.readmodels.bulk import insert_rows, update_rows
+from replays.readmodels.bulk import Statements, insert_rows, run_statements, update_rows
 from replays.readmodels.models import GameRow, LedgerEntryRow, MoveRow, PlayerResultRow
 from replays.readmodels.projection_runner import Failure, Projection, Runner, Status
 from replays.store.db import engine_for
@@ -368,41 +368,52 @@ def runner(
 
 class SavedGames:
     """The read models kept up by a writer that saves whole new games (the importer):
-    each save's rows come from the games' events still in memory, right after the save,
-    instead of a catch-up selecting them back and decoding them.
+    each save's rows come from the games' events still in memory instead of a catch-up
+    selecting them back and decoding them.
 
-    Rows and position commit together (:meth:`Runner.apply_saved`); when the projection
-    is not right before the save (another writer's events wait, a game fails to
-    project), nothing is written that way and the ordinary catch-up runs at once (it sets
-    aside a game that fails, as always), so the next save is right after it again."""
+    :meth:`save` works the rows out, and the statements that write them, before the save
+    (outside the store's lock); the save runs them and moves the projection's position in
+    its own transaction, right after its events and seals, under the lock it already holds
+    (:meth:`Runner.apply_in_save`, in a savepoint): events, seals, rows and position in one
+    transaction and one commit. With ``in_save=False`` the same rows go in a second
+    transaction after the save's commit (:meth:`saved`, :meth:`Runner.apply_saved`), the
+    reference the tests hold the first to.
 
-    def __init__(self, ledger) -> None:
+    Whenever the rows cannot be worked out or written, or the projection is not right
+    before the save (another writer's events wait, another runner holds the position),
+    the save stores its events all the same and the ordinary catch-up runs at once after
+    it (it sets aside a game that fails, as always), so the next save is right after it
+    again."""
+
+    def __init__(self, ledger, *, in_save: bool = True) -> None:
+        self.ledger = ledger
         self.runner = runner(ledger=ledger)
+        self.in_save = in_save
         self.projected = 0  # events projected here
 
+    def save(self, games: Sequence[Any]) -> list:
+        """Save ``games`` (all new; raises IntegrityError, nothing stored, if one exists)
+        and project them; the save's recordings."""
+        if not self.in_save:
+            recordings = self.ledger.save(*games)
+            self.saved(games, recordings)
+            return recordings
+        rows = _SaveRows(self, games)  # worked out before the lock
+        recordings = self.ledger.save(*games, read_rows=rows)
+        if rows.done:
+            self.projected += len(recordings)
+        elif rows.ours and recordings:
+            self._catch_up()
+        return recordings
+
     def saved(self, games: Sequence[Any], recordings: Sequence[Any]) -> bool:
-        """Project the ``recordings`` of saving ``games`` (all new); False: left to the
-        catch-up."""
+        """Project the ``recordings`` of saving ``games`` (all new) after the save, in a
+        transaction of their own; False: left to the catch-up."""
         if not recordings:
             return False
-        held: dict[Any, list] = {game.id: [] for game in games}
-        # A game's events come together and share its id object: the id (a UUID, hashed
-        # in Python) is looked up once per game, not once per event.
-        originator = events = None
-        for recording in recordings:
-            domain_event = recording.domain_event
-            if domain_event.originator_id is not originator:
-                originator = domain_event.originator_id
-                events = held.get(originator)
-                if events is None:
-                    return False  # an event of no game given here: the catch-up's work
-            events.append(domain_event)
-        pairs = []
-        for game in games:
-            events = held[game.id]
-            if not events or events[0].originator_version != 1:
-                return False  # not a whole new game
-            pairs.append((game, events))
+        pairs = _whole_new_games(games, [recording.domain_event for recording in recordings])
+        if pairs is None:
+            return False  # an event of no game given here, or not a whole new game
         first, last = recordings[0].notification.id, recordings[-1].notification.id
         if last - first + 1 != len(recordings):
             return False
@@ -427,6 +438,78 @@ class SavedGames:
             self.projected += self.runner.catch_up()
         except Exception:
             self.runner.projection.forget()
+
+
+def _whole_new_games(games: Sequence[Any], events: Sequence[Any]) -> list | None:
+    """Each game paired with its events among ``events`` (in order), or None when an event
+    is of no game given or a game's events do not start at version 1."""
+    held: dict[Any, list] = {game.id: [] for game in games}
+    # A game's events come together and share its id object: the id (a UUID, hashed in
+    # Python) is looked up once per game, not once per event.
+    originator = found = None
+    for domain_event in events:
+        if domain_event.originator_id is not originator:
+            originator = domain_event.originator_id
+            found = held.get(originator)
+            if found is None:
+                return None
+        found.append(domain_event)
+    pairs = []
+    for game in games:
+        found = held[game.id]
+        if not found or found[0].originator_version != 1:
+            return None
+        pairs.append((game, found))
+    return pairs
+
+
+class _SaveRows:
+    """One save's read rows, worked out from its games' pending events before the save;
+    the save runs them (``Ledger.save(*games, read_rows=...)`` calls :meth:`write` in its
+    transaction, its events inserted and sealed).
+
+    ``ours``: a save this could project (whole new games, the events it was given), so a
+    miss is the catch-up's to make up at once; ``done``: rows and position went in with
+    the save."""
+
+    def __init__(self, saver: SavedGames, games: Sequence[Any]) -> None:
+        self.saver = saver
+        self.done = False
+        self.statements: list | None = None
+        self.events = [event for game in games for event in game.pending_events]
+        pairs = _whole_new_games(games, self.events)
+        self.ours = pairs is not None
+        if pairs is None:
+            return
+        saver.runner.ensure_position_row()
+        projection = saver.runner.projection
+        statements = Statements(saver.runner.engine.dialect)
+        try:
+            projection.write(statements, projection.rows_of_new_games(pairs))
+        except Exception:  # the catch-up will meet it again, and set the game aside
+            projection.forget()
+            return
+        self.statements = statements.statements
+
+    def write(self, connection: sa.Connection, recordings: Sequence[Any]) -> None:
+        """In the save's transaction: the rows and the position, or nothing (a savepoint
+        rolled back); never raises for the rows' sake."""
+        statements = self.statements
+        if statements is None or not recordings:
+            return
+        if len(recordings) != len(self.events) or any(
+            recording.domain_event is not event
+            for recording, event in zip(recordings, self.events, strict=True)
+        ):
+            self.ours = False  # not the events the rows were worked out from
+            return
+        first, last = recordings[0].notification.id, recordings[-1].notification.id
+        if last - first + 1 != len(recordings):
+            self.ours = False  # ids with a gap: the catch-up's, as after the save
+            return
+        self.done = self.saver.runner.apply_in_save(
+            connection, first, last, lambda on: run_statements(on, statements)
+        )
 
 
 class _StatusOnly(Projection):

@@ -129,10 +129,11 @@ class Importer:
 
     def _save(self, *games: Game) -> None:
         """One save of new games (raises IntegrityError, nothing stored, if one exists),
-        then their read-model rows when a projector is given."""
-        recordings = self.ledger.save(*games)
-        if self.projector is not None:
-            self.projector.saved(games, recordings)
+        with their read-model rows when a projector is given."""
+        if self.projector is None:
+            self.ledger.save(*games)
+        else:
+            self.projector.save(games)
 
     def add(self, record: GameRecord, line: int | None = None) -> list[Outcome]:
         """Check one record; returns the outcomes now known (a batch may be flushed)."""

@@ -1,5 +1,5 @@
 """``rummy-ledger import --jobs N``: N worker processes, each checking and storing a share
-of the records, while the parent keeps the read models caught up.
+of the records, each save projecting its own games into the read models.
 
 - **Who imports what.** Each record goes to the worker with the least work given and not
   yet answered (bytes of lines; :class:`Dispatcher`), so a worker that draws long games
@@ -17,23 +17,19 @@ of the records, while the parent keeps the read models caught up.
   notification ids and their places in the one Merkle tree in one order
   (:mod:`replays.integrity.append`); what the workers do in parallel is everything before
   the lock: parsing, the rules, the settlement, encoding and hashing the leaves.
-- **The read models.** Each worker, right after a save, works out the read-model rows of
-  the games it saved from the games still in memory
-  (:meth:`~replays.readmodels.projections.GameProjection.rows_of_new_games`, as a
-  one-process import does) and the statements that write them, and sends those to the
-  parent. The parent is the one writer: it runs the statements of each save in
-  notification order, moving the projection's position with them in one transaction
-  (:meth:`~replays.readmodels.projection_runner.Runner.apply_saved`). So the workers do the
-  projection's CPU work in parallel and the parent only writes; it never reads events back
-  nor replays them. A save whose rows could not be worked out, events the workers did not
-  write, or too long a wait for an earlier save's rows: the parent runs the ordinary
-  catch-up (its position lock keeps it exactly once), and rows made stale by it are
-  dropped. Once the workers are done, a last catch-up with the usual warnings for games it
-  had to set aside.
-- **Handing on the lock.** On SQLite the workers' saves and the parent's writes queue at a
-  :class:`WriteGate` before SQLite's write lock, so each starts as the one before commits;
-  on PostgreSQL the parent's inserts of many rows are one statement over arrays each
-  (:func:`rows_at_once`), the server's work for them being what competes with the workers.
+- **The read models.** Each worker projects its own saves as a one-process import does
+  (:class:`~replays.readmodels.projections.SavedGames`): the rows of the games it is about
+  to save are worked out from the games in memory before the save, and the save writes them
+  and moves the projection's position inside its own transaction, under the store's lock
+  it already holds, so positions advance in notification order whichever worker saves.
+  The parent writes nothing. A save whose rows could not be worked out or written, or that
+  did not come right after the position (another writer's events): that worker runs the
+  ordinary catch-up right after (its position lock keeps it exactly once). Once the
+  workers are done, a last catch-up with the usual warnings for games it had to set aside.
+- **Handing on the lock.** On SQLite the workers' saves queue at a :class:`WriteGate`
+  before SQLite's write lock, so each starts as the one before commits; on PostgreSQL the
+  saves' inserts of many read rows are one statement over arrays each
+  (:func:`~replays.readmodels.bulk.rows_at_once`).
 
 The parent reads the file (a line never more than its limit, :func:`bounded_lines`),
 hands lines to the workers in small chunks through bounded queues (memory stays flat in
@@ -42,11 +38,9 @@ the number of records) and reports each outcome as it comes back, for the progre
 
 from __future__ import annotations
 
-import functools
 import multiprocessing
 import queue
 import re
-import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -59,9 +53,6 @@ CHUNK = 25  # lines per message to a worker
 # Per worker: enough to keep it busy, never the whole file (and the less is queued, the
 # less is left unevenly shared when the file ends).
 QUEUED_CHUNKS = 2
-# Saves' rows the parent holds while an earlier save's have not come: past this, the
-# catch-up projects the store instead (memory stays flat whatever happens to a worker).
-HELD_SAVES = 16
 _GAME_ID = re.compile(rb'"game_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 
@@ -74,15 +65,14 @@ GATE_WAIT = 5.0
 
 
 class WriteGate:
-    """SQLite: one lock for the writers of one import (the workers' saves and the parent's
+    """SQLite: one lock for the writers of one import (the workers' saves, with their
     read-model rows), taken just before SQLite's write lock and given back after the
     commit.
 
     SQLite's lock stays the one that orders the writes; this only hands it on. A writer
     that finds SQLite's lock taken polls it, sleeping 1, 2, 5, 10 ... 100 ms between
-    tries, so it went on 10-30 ms after the holder had committed, for every save and every
-    write of rows; waiting here, it is woken at the release. ``enter`` and ``leave`` pair
-    up within one process; a writer that waits longer than :data:`GATE_WAIT` goes on
+    tries, so it went on 10-30 ms after the holder had committed, for every save; waiting
+    here, it is woken at the release. ``enter`` and ``leave`` pair up within one process; a writer that waits longer than :data:`GATE_WAIT` goes on
     without it."""
 
     def __init__(self, context: Any) -> None:
@@ -207,7 +197,11 @@ def _import_chunks(
     ledger = Ledger(url, env={"CREATE_TABLE": "no"})
     if gate is not None:
         _gated(ledger, gate)
-    projector = _SavedRows(ledger, results) if follow else None
+    projector = None
+    if follow:
+        from replays.readmodels.projections import SavedGames
+
+        projector = SavedGames(ledger)
     importer = Importer(ledger, batch=batch, projector=projector)
     while (chunk := inbox.get()) is not None:
         outcomes: list[Outcome] = []
@@ -228,210 +222,6 @@ def _gated(ledger: Any, gate: WriteGate) -> None:
     """The worker's saves enter ``gate`` as their insert starts (the recorder does) and
     leave it once committed or rolled back (the ledger's ``_record`` does)."""
     ledger.recorder.write_gate = gate
-
-
-class _Statements:
-    """Stands in for a connection while a projection writes rows: keeps each statement
-    and its parameters (plain values) instead of running them, for the parent to run."""
-
-    def __init__(self, dialect: Any) -> None:
-        self.dialect = dialect
-        self.statements: list[tuple[str, Any]] = []
-        self.arrays = dialect.name == "postgresql"
-
-    def exec_driver_sql(self, statement: str, parameters: Any = None) -> None:
-        if self.arrays:
-            at_once = rows_at_once(statement, parameters)
-            if at_once is not None:
-                statement, parameters = at_once
-        self.statements.append((statement, parameters))
-
-    def __getattr__(self, name: str) -> Any:
-        # Anything else (a read, an ORM statement) cannot be deferred: the save's rows
-        # are left to the parent's catch-up.
-        raise _NotDeferrable(name)
-
-
-class _NotDeferrable(Exception):
-    pass
-
-
-_INSERT = re.compile(r"INSERT INTO (\w+) \(([\w, ]+)\) VALUES \((.+)\)", re.DOTALL)
-_BIND = re.compile(r"%\((\w+)\)s::([A-Z][A-Z ]*(?:\(\d+(?:, \d+)?\))?)")
-
-
-def rows_at_once(statement: str, parameters: Any) -> tuple[str, tuple] | None:
-    """PostgreSQL: an INSERT of many rows (one execution a row, as psycopg runs an
-    executemany) as one ``INSERT ... SELECT * FROM unnest(...)`` over a typed array a
-    column, with the same values in the same order; None when the statement is not a plain
-    INSERT whose every bind has its type cast (the form SQLAlchemy's psycopg dialect
-    writes), or has too few rows to matter.
-
-    The parent writes every read-model row of an import: run row by row, the server's
-    per-statement work and psycopg's per-row messages were most of the parent's and the
-    server's time for them."""
-    if not isinstance(parameters, list) or len(parameters) < 2:
-        return None
-    if not all(type(row) is dict for row in parameters):
-        return None
-    found = _INSERT.fullmatch(statement)
-    if found is None:
-        return None
-    binds = list(_BIND.finditer(found.group(3)))
-    if ", ".join(bind.group(0) for bind in binds) != found.group(3):
-        return None  # an uncast bind, an expression, a RETURNING: row by row, as before
-    columns = [column.strip() for column in found.group(2).split(",")]
-    if len(columns) != len(binds):
-        return None
-    names = [bind.group(1) for bind in binds]
-    arrays = ", ".join(f"%b::{bind.group(2)}[]" for bind in binds)
-    return (
-        f"INSERT INTO {found.group(1)} ({found.group(2)}) SELECT * FROM unnest({arrays})",
-        tuple([row[name] for row in parameters] for name in names),
-    )
-
-
-class _SavedRows:
-    """A worker's projector (:class:`~replays.records.importer.Importer`'s ``projector``):
-    after each save, the statements writing the saved games' read-model rows, sent to the
-    parent as ``("rows", (first id, last id, statements or None))``."""
-
-    def __init__(self, ledger: Any, results: Any) -> None:
-        from replays.readmodels.projections import GameProjection
-
-        self.projection = GameProjection(ledger)
-        self.dialect = ledger.recorder.datastore.engine.dialect
-        self.results = results
-
-    def saved(self, games: Any, recordings: Any) -> None:
-        if not recordings:
-            return
-        first, last = recordings[0].notification.id, recordings[-1].notification.id
-        self.results.put(("rows", (first, last, self._statements(games, recordings))))
-
-    def _statements(self, games: Any, recordings: Any) -> list | None:
-        """The statements, or None: not whole new games in one run of ids (the catch-up's
-        work), or rows this cannot work out (the catch-up meets it again and sets the game
-        aside, as it would in one process)."""
-        held: dict[Any, list] = {game.id: [] for game in games}
-        for recording in recordings:
-            events = held.get(recording.domain_event.originator_id)
-            if events is None:
-                return None
-            events.append(recording.domain_event)
-        if recordings[-1].notification.id - recordings[0].notification.id + 1 != len(recordings):
-            return None
-        pairs = []
-        for game in games:
-            events = held[game.id]
-            if not events or events[0].originator_version != 1:
-                return None
-            pairs.append((game, events))
-        statements = _Statements(self.dialect)
-        try:
-            self.projection.write(statements, self.projection.rows_of_new_games(pairs))
-        except Exception:
-            return None
-        return statements.statements
-
-
-class _RowWriter:
-    """The parent's one writer of read-model rows: runs each save's statements in
-    notification order (:meth:`Runner.apply_saved`), holding those that arrive before an
-    earlier save's; the catch-up for anything else."""
-
-    def __init__(self, url: str, gate: WriteGate | None = None) -> None:
-        from replays.readmodels.projections import runner
-
-        self.runner = runner(url)
-        self.gate = gate
-        self.held: dict[int, tuple[int, list | None]] = {}  # first id -> (last id, statements)
-        self.errors: list[str] = []
-
-    def add(self, first: int, last: int, statements: list | None) -> None:
-        self.held[first] = (last, statements)
-        self._write_next()
-
-    def _write_next(self) -> None:
-        while self.held:
-            first = min(self.held)
-            last, statements = self.held[first]
-            if statements is not None and self._apply(first, last, statements):
-                del self.held[first]
-                continue
-            position = self._position()
-            if position is None:
-                return
-            if position >= last:  # projected already, by a catch-up
-                del self.held[first]
-                continue
-            if statements is not None and position < first and len(self.held) <= HELD_SAVES:
-                return  # an earlier save's rows are still to come
-            self.catch_up()
-            self.held.pop(first, None)  # projected, or the final catch-up's to retry
-
-    def _apply(self, first: int, last: int, statements: list) -> bool:
-        if self.gate is not None:
-            self.gate.enter()
-        try:
-            return self.runner.apply_saved(
-                first, last, functools.partial(_run, statements=statements)
-            )
-        finally:
-            if self.gate is not None:
-                self.gate.leave()
-
-    def _position(self) -> int | None:
-        try:
-            return self.runner.status(failures=False).position
-        except Exception as error:
-            self.errors.append(f"{type(error).__name__}: {error}")
-            return None
-
-    def catch_up(self) -> None:
-        """Project what the store holds (the final catch-up retries and warns)."""
-        try:
-            self.runner.catch_up()
-        except Exception as error:
-            self.errors.append(f"{type(error).__name__}: {error}")
-            self.held.clear()  # the final catch-up projects them
-            return
-        position = self._position()
-        if position is not None:
-            for first in [f for f, (last, _) in self.held.items() if last <= position]:
-                del self.held[first]
-
-
-def _run(connection: Any, *, statements: list) -> None:
-    for statement, parameters in statements:
-        connection.exec_driver_sql(statement, parameters)
-
-
-def _keep_projecting(
-    url: str,
-    rows: queue.Queue,
-    stop: threading.Event,
-    errors: list,
-    gate: WriteGate | None = None,
-) -> None:
-    """The parent's writer thread: the workers' rows as they come, until ``stop`` and
-    nothing is left in ``rows``."""
-    writer = None
-    while True:
-        try:
-            first, last, statements = rows.get(timeout=0.2)
-        except queue.Empty:
-            if stop.is_set():
-                break
-            continue
-        try:
-            if writer is None:
-                writer = _RowWriter(url, gate)
-            writer.add(first, last, statements)
-        except Exception as error:  # the final catch-up retries and warns
-            errors.append(f"{type(error).__name__}: {error}")
-    if writer is not None:
-        errors.extend(writer.errors)
 
 
 def import_lines_parallel(
@@ -460,16 +250,6 @@ def import_lines_parallel(
     summary = ImportSummary()
     dispatcher = Dispatcher(jobs)
     finished: list[int] = []  # workers that reported "done"
-    stop, projection_errors = threading.Event(), []
-    saved_rows: queue.Queue = queue.Queue()
-    projector = None
-    if follow:
-        projector = threading.Thread(
-            target=_keep_projecting,
-            args=(url, saved_rows, stop, projection_errors, gate),
-            daemon=True,
-        )
-        projector.start()
 
     def receive(block: bool) -> None:
         while True:
@@ -484,8 +264,6 @@ def import_lines_parallel(
                     summary.add(outcome)
                     if on_outcome is not None:
                         on_outcome(outcome)
-            elif kind == "rows":
-                saved_rows.put(body)
             elif kind == "done":
                 finished.append(1)
             else:
@@ -550,10 +328,6 @@ def import_lines_parallel(
             if worker.is_alive():
                 worker.terminate()
         raise
-    finally:
-        stop.set()
-        if projector is not None:
-            projector.join()
     summary.failures.sort(key=lambda outcome: outcome.line or 0)
     if follow and summary.imported:
         from replays.store.followers import catch_up_followers

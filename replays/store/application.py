@@ -147,20 +147,27 @@ class Ledger(Application):
 
     def _record(self, processing_event: Any) -> Any:
         """Store the events and, in the same transaction, any snapshot they call for: one
-        commit per save, and never a snapshot of events that were not stored.
+        commit per save, and never a snapshot of events that were not stored. A save given
+        ``read_rows`` (``save(*games, read_rows=...)``: the importer's
+        :class:`~replays.readmodels.projections.SavedGames`) has it write the games' read
+        rows in the same transaction too, after the events
+        (``read_rows.write(connection, recordings)``, which never fails the save).
 
         The snapshots are taken and encoded first: the insert takes the store's lock
         (every other writer waits from there to the commit), so only the writes go under it.
         """
+        read_rows = processing_event.saved_kwargs.pop("read_rows", None)
         snapshots = self._snapshots_of_saved_games(processing_event)
         first = bool(snapshots) and self._snapshots_before_lock
         try:
-            with self.recorder.transaction(commit=True):
+            with self.recorder.transaction(commit=True) as session:
                 if first:
                     self.snapshots.recorder.insert_events(snapshots)
                 recordings = super()._record(processing_event)
                 if snapshots and not first:
                     self.snapshots.recorder.insert_events(snapshots)
+                if read_rows is not None:
+                    read_rows.write(session.connection(), recordings)
         finally:
             # The write gate the insert entered (``import --jobs`` on SQLite) is left once
             # the save is committed or rolled back.
