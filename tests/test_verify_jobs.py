@@ -93,17 +93,7 @@ def test_jobs_find_a_forged_row_and_snapshot_as_one_process_does(games, database
 
 
 def test_jobs_leave_games_whose_events_fail_their_seals_to_the_event_checks(games, database_url):
-    row = sql(
-        database_url,
-        "SELECT id, state FROM ledger_events WHERE originator_id = :o AND originator_version = 3",
-        o=_id(database_url, games[0]),
-    ).one()
-    sql(
-        database_url,
-        "UPDATE ledger_events SET state = :s WHERE id = :i",
-        s=bytes(row.state).replace(b'"player":"', b'"player":"x', 1),
-        i=row.id,
-    )
+    _alter_third_event(database_url, games[0])
     one = verify_store(database_url)
     two = verify_store(database_url, jobs=2)
     assert ("altered", games[0], 3) in {(p.kind, p.game_id, p.event) for p in one.problems}
@@ -178,10 +168,16 @@ def _forge_row_snapshot_and_event(url, games):
     )
     others = [g for g in games if _id(url, g) != with_snapshot.originator_id]
     sql(url, "UPDATE games SET moves_count = moves_count + 1 WHERE game_id = :g", g=others[0])
+    _alter_third_event(url, others[1])
+    return others[0], others[1]
+
+
+def _alter_third_event(url, game):
+    """The game's third event's bytes changed, so they no longer match its seal."""
     row = sql(
         url,
         "SELECT id, state FROM ledger_events WHERE originator_id = :o AND originator_version = 3",
-        o=_id(url, others[1]),
+        o=_id(url, game),
     ).one()
     sql(
         url,
@@ -189,7 +185,6 @@ def _forge_row_snapshot_and_event(url, games):
         s=bytes(row.state).replace(b'"player":"', b'"player":"x', 1),
         i=row.id,
     )
-    return others[0], others[1]
 
 
 @pytest.mark.parametrize("workers_get", ["nothing", "every other range"])
@@ -211,16 +206,9 @@ def test_jobs_main_process_replays_the_ranges_no_worker_took(
 
     def submit_some(self, work):
         # The pool gets the even ranges, or none: the rest are left to the main process.
-        for index, (function, *arguments) in enumerate(work):
-            if workers_get == "nothing" or index % 2:
-                continue
-            with self.lock:
-                if index in self.taken:
-                    continue
-                self.claimed.add(index)
-            future = self.pool.submit(function, *arguments)
-            with self.lock:
-                self.futures[future] = index
+        for index in range(len(work)):
+            if workers_get != "nothing" and not index % 2:
+                self._hand_over(index)
 
     def take_and_count(self):
         index = take(self)

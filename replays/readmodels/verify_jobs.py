@@ -152,17 +152,22 @@ class SpanReplays:
 
     def _submit(self, work: list[tuple]) -> None:
         try:
-            for index, (function, *arguments) in enumerate(work):
-                with self.lock:
-                    if index in self.taken:
-                        continue
-                    self.claimed.add(index)
-                # Outside the lock: the first submission waits for the fork server.
-                future = self.pool.submit(function, *arguments)
-                with self.lock:
-                    self.futures[future] = index
+            for index in range(len(work)):
+                self._hand_over(index)
         except BaseException as error:  # raised in collect, in the main thread
             self.failed = error
+
+    def _hand_over(self, index: int) -> None:
+        """Range ``index`` to the pool, unless this process has taken it already."""
+        with self.lock:
+            if index in self.taken:
+                return
+            self.claimed.add(index)
+        function, *arguments = self.work[index]
+        # Outside the lock: the first submission waits for the fork server.
+        future = self.pool.submit(function, *arguments)
+        with self.lock:
+            self.futures[future] = index
 
     def _take(self) -> int | None:
         """A range no worker has begun, for this process to replay itself once its own
