@@ -8,7 +8,10 @@ each other's heap. Stages, each run for ``N`` and for ``4 N`` games:
 - ``import``: the file is imported into a fresh SQLite ledger, read models and seals
   brought up to date (``rummy-ledger import``);
 - ``rebuild``: every stored game is rebuilt from its events (what audits and ``verify`` do);
-- ``export``: every game is written back out as records (``export --all``).
+- ``export``: every game is written back out as records (``export --all``);
+- ``simulate-all`` and ``import-all``: the same with tables of all five variants, whose Red 3
+  matches and pools hold ten to twenty times a points game's events (a save is bounded by
+  events as well as games, ``replays.records.importer.BATCH_EVENTS``).
 
 Baseline, measured in the same run: a process that has imported the whole project (domain,
 ledger application, importer, simulator, web app) and done nothing else. Figures are MiB
@@ -34,7 +37,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 4242
-STAGES = ("simulate", "import", "rebuild", "export")
+STAGES = ("simulate", "import", "rebuild", "export", "simulate-all", "import-all")
 
 
 def _peak_mib() -> float:
@@ -62,14 +65,18 @@ def _import_project() -> None:
 def _stage(stage: str, games: int, folder: Path) -> dict[str, Any]:
     """Run one stage in this process; return what it did."""
     _import_project()
-    records = folder / f"games-{games}.jsonl"
-    url = f"sqlite:///{folder / f'ledger-{games}.sqlite3'}"
+    mix = "-all" if stage.endswith("-all") else ""
+    stage = stage.removesuffix("-all")
+    records = folder / f"games{mix}-{games}.jsonl"
+    url = f"sqlite:///{folder / f'ledger{mix}-{games}.sqlite3'}"
     if stage == "baseline":
         return {}
     if stage == "simulate":
+        from domain import variants
         from replays.simulation import Floor, Simulation, write_records
 
-        written = write_records(Simulation(Floor(seed=SEED)).games(games), str(records))
+        floor = Floor(seed=SEED, variants=tuple(variants.names())) if mix else Floor(seed=SEED)
+        written = write_records(Simulation(floor).games(games), str(records))
         return {"records": written}
     from replays.store.application import Ledger
 

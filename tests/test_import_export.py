@@ -241,3 +241,91 @@ def ledger_for_migrated(url: str) -> Ledger:
 
     migrate(url)
     return ledger_for(url)
+
+
+class _SaveSpy(Importer):
+    """An importer that notes the games of each save it attempts."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.saves: list[list[str]] = []
+
+    def _save(self, *games) -> None:
+        self.saves.append([game.config.game_id for game in games])
+        super()._save(*games)
+
+
+def _add_all(importer: Importer, raws: list[dict]) -> list:
+    outcomes = []
+    for raw in raws:
+        outcomes += importer.add(parse_record(raw))
+    return outcomes + importer.flush()
+
+
+def test_a_save_closes_once_its_games_hold_batch_events(database_url):
+    """Memory per save is bounded by events, not games: long matches share fewer saves."""
+    ledger = ledger_for_migrated(database_url)
+    raws = records()
+    sizes = [len(_built(raw).pending_events) for raw in raws]
+    importer = _SaveSpy(ledger, batch=50, batch_events=sizes[0] + sizes[1])
+    outcomes = _add_all(importer, raws)
+    assert [o.status for o in outcomes] == [IMPORTED] * len(raws)
+    ids = [raw["game_id"] for raw in raws]
+    assert importer.saves[0] == ids[:2]
+    assert [game for save in importer.saves for game in save] == ids
+    bound = sizes[0] + sizes[1]
+    for save in importer.saves[:-1]:  # each closed with the game that reached the bound
+        held = [sizes[ids.index(game)] for game in save]
+        assert sum(held) >= bound > sum(held[:-1])
+    assert ledger.list_game_ids() == ids
+
+
+def _built(raw: dict):
+    from replays.records.importer import build_game
+
+    return build_game(parse_record(raw))
+
+
+def test_recorded_games_are_compared_without_a_save_and_new_ones_still_save(database_url):
+    ledger = ledger_for_migrated(database_url)
+    raws = records()
+    import_lines(ledger, [json.dumps(raws[1]), json.dumps(raws[3])], follow=False)
+    changed = copy.deepcopy(raws[3])
+    changed["moves"][0]["at"] = "2025-03-01T18:05:00Z"
+    batch = [raws[0], raws[1], raws[2], changed, raws[4]]
+    importer = _SaveSpy(ledger, batch=10)
+    outcomes = _add_all(importer, batch)
+    assert [(o.game_id, o.status) for o in outcomes] == [
+        (raws[0]["game_id"], IMPORTED),
+        (raws[1]["game_id"], "already recorded"),
+        (raws[2]["game_id"], IMPORTED),
+        (raws[3]["game_id"], CONFLICT),
+        (raws[4]["game_id"], IMPORTED),
+    ]
+    # One save, of the new games only: none was attempted for a recorded one.
+    assert importer.saves == [[raws[0]["game_id"], raws[2]["game_id"], raws[4]["game_id"]]]
+
+
+def test_a_game_recorded_after_the_look_is_still_found_by_the_failed_save(
+    database_url, monkeypatch
+):
+    """Another importer may store a game between the look and the save: the batch's save
+    fails whole, and each game is then saved alone and judged."""
+    ledger = ledger_for_migrated(database_url)
+    raws = records()
+    import_lines(ledger, [json.dumps(raws[1])], follow=False)
+    monkeypatch.setattr(ledger, "stored_games", lambda game_ids: set())
+    importer = _SaveSpy(ledger, batch=10)
+    outcomes = _add_all(importer, raws[:3])
+    assert [o.status for o in outcomes] == [IMPORTED, "already recorded", IMPORTED]
+    assert len(importer.saves) == 4  # the batch, then each game alone
+    assert ledger.list_game_ids() == [raws[1]["game_id"], raws[0]["game_id"], raws[2]["game_id"]]
+
+
+def test_stored_games_names_the_recorded_ids_only(database_url):
+    ledger = ledger_for_migrated(database_url)
+    raws = records()
+    import_lines(ledger, [json.dumps(raws[0]), json.dumps(raws[2])], follow=False)
+    asked = [raw["game_id"] for raw in raws] + ["never-recorded"]
+    assert ledger.stored_games(asked) == {raws[0]["game_id"], raws[2]["game_id"]}
+    assert ledger.stored_games([]) == set()

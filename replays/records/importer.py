@@ -10,7 +10,11 @@ record in canonical form (the stored game exported as a record): identical is *a
 recorded*; anything else is a *conflict*, and the stored game is left untouched.
 
 Games are saved in batches (one transaction per batch, see ``bench``); a batch that meets
-an existing game falls back to saving its games one at a time to find which.
+an existing game falls back to saving its games one at a time to find which. A batch also
+closes once its games hold ``BATCH_EVENTS`` events: a save keeps its games, their events
+and their rows in memory several times over, and a Red 3 match or a long pool has ten to
+twenty times a points game's events, so fifty of them made one import's peak memory grow
+with the mix of games (``docs/benchmarks.md``, memory).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ REJECTED = "rejected"
 CONFLICT = "conflict"
 
 BATCH = 50
+BATCH_EVENTS = 2_500  # about a batch of fifty points games; five Red 3 matches
 
 
 @dataclass(frozen=True)
@@ -118,14 +123,24 @@ def compare_with_stored(ledger: Ledger, record: GameRecord) -> str:
 class Importer:
     """Feeds records to a :class:`Ledger`, a batch of games per save."""
 
-    def __init__(self, ledger: Ledger, *, batch: int = BATCH, projector: Any = None):
-        """``projector``: a :class:`~replays.readmodels.projections.SavedGames` that
+    def __init__(
+        self,
+        ledger: Ledger,
+        *,
+        batch: int = BATCH,
+        projector: Any = None,
+        batch_events: int = BATCH_EVENTS,
+    ):
+        """``batch``: games a save at most; ``batch_events``: a save closes once its games
+        hold this many events, whatever their number. ``projector``: a :class:`~replays.readmodels.projections.SavedGames` that
         projects each save from the games in memory (None: the read models are left to a
         catch-up)."""
         self.ledger = ledger
         self.batch = batch
+        self.batch_events = batch_events
         self.projector = projector
         self._pending: list[tuple[GameRecord, Game, int | None]] = []
+        self._pending_events = 0
 
     def _save(self, *games: Game) -> None:
         """One save of new games (raises IntegrityError, nothing stored, if one exists),
@@ -149,36 +164,55 @@ class Importer:
             outcomes = self.flush()
             return outcomes + self._save_one(record, game, line)
         self._pending.append((record, game, line))
-        return self.flush() if len(self._pending) >= self.batch else []
+        self._pending_events += len(game.pending_events)
+        if len(self._pending) >= self.batch or self._pending_events >= self.batch_events:
+            return self.flush()
+        return []
 
     def flush(self) -> list[Outcome]:
         pending, self._pending = self._pending, []
+        self._pending_events = 0
         if not pending:
             return []
+        # Games already recorded are compared, not saved: a save that fails on them would
+        # have encoded the whole batch first, and held it through the fallback below.
+        stored = self.ledger.stored_games(record.game_id for record, _, _ in pending)
+        outcomes: dict[int, list[Outcome]] = {}
+        for index, (record, _, line) in enumerate(pending):
+            if record.game_id in stored:
+                outcomes[index] = self._compare(record, line)
+        new = [(index, entry) for index, entry in enumerate(pending) if index not in outcomes]
+        if new and not self._saved(*(game for _, (_, game, _) in new)):
+            # Recorded since the look above (another importer): nothing of the batch was
+            # stored, and the failed save has taken the games' pending events, so each is
+            # built again and saved alone to find which.
+            for index, (record, _, line) in new:
+                outcomes[index] = self._save_one(record, build_game(record), line)
+        for index, (record, _, line) in new:
+            outcomes.setdefault(index, [Outcome(record.game_id, IMPORTED, line=line)])
+        return [outcome for index in sorted(outcomes) for outcome in outcomes[index]]
+
+    def _saved(self, *games: Game) -> bool:
+        """One save of new games; False (nothing stored) when one of them exists."""
         try:
-            self._save(*(game for _, game, _ in pending))
+            self._save(*games)
         except IntegrityError:
-            # Some game of the batch exists already; nothing of the batch was stored, and the
-            # failed save has taken the games' pending events, so each is built again.
-            outcomes: list[Outcome] = []
-            for record, _, line in pending:
-                outcomes.extend(self._save_one(record, build_game(record), line))
-            return outcomes
-        return [Outcome(record.game_id, IMPORTED, line=line) for record, _, line in pending]
+            return False
+        return True
+
+    def _compare(self, record: GameRecord, line: int | None) -> list[Outcome]:
+        """The outcome of a record whose game id is already recorded."""
+        try:
+            return [Outcome(record.game_id, compare_with_stored(self.ledger, record), line=line)]
+        except RecordConflict as conflict:
+            return [Outcome(record.game_id, CONFLICT, str(conflict), line)]
+        except (GameNotFound, RecordError, RuleViolation) as error:
+            return [Outcome(record.game_id, CONFLICT, f"conflict: {error}", line)]
 
     def _save_one(self, record: GameRecord, game: Game, line: int | None) -> list[Outcome]:
-        try:
-            self._save(game)
-        except IntegrityError:
-            try:
-                return [
-                    Outcome(record.game_id, compare_with_stored(self.ledger, record), line=line)
-                ]
-            except RecordConflict as conflict:
-                return [Outcome(record.game_id, CONFLICT, str(conflict), line)]
-            except (GameNotFound, RecordError, RuleViolation) as error:
-                return [Outcome(record.game_id, CONFLICT, f"conflict: {error}", line)]
-        return [Outcome(record.game_id, IMPORTED, line=line)]
+        if self._saved(game):
+            return [Outcome(record.game_id, IMPORTED, line=line)]
+        return self._compare(record, line)
 
 
 def import_record(ledger: Ledger, record: GameRecord) -> Outcome:

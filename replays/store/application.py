@@ -353,6 +353,12 @@ class Ledger(Application):
     def game_exists(self, game_id: str | uuid.UUID) -> bool:
         return bool(self.recorder.select_events(self.aggregate_id(game_id), limit=1))
 
+    def stored_games(self, game_ids: Iterable[str]) -> set[str]:
+        """Those of ``game_ids`` already recorded (one query for them all)."""
+        by_aggregate = {self.aggregate_id(game_id): game_id for game_id in game_ids}
+        stored = self.recorder.stored_originators(list(by_aggregate))
+        return {by_aggregate[uuid.UUID(str(found))] for found in stored}
+
     def move_count(self, game_id: str | uuid.UUID) -> tuple[int, int]:
         """``(moves played, latest version)`` read from the last two stored events only."""
         tail = self.recorder.select_events(self.aggregate_id(game_id), desc=True, limit=2)

@@ -70,6 +70,23 @@ class _CoreSelect:
             for row in rows
         ]
 
+    def stored_originators(self, originator_ids: Sequence[Any]) -> set[Any]:
+        """Those of ``originator_ids`` that have a first event stored, in one query."""
+        if not originator_ids:
+            return set()
+        table = self.events_record_cls.__table__
+        statement = sa.select(table.c.originator_id).where(
+            table.c.originator_id.in_(sa.bindparam("ids", expanding=True)),
+            table.c.originator_version == 1,
+        )
+        params = {"ids": list(originator_ids)}
+        engine = self._read_engine()
+        if engine is None:
+            with self.transaction(commit=False) as session:
+                return set(session.execute(statement, params).scalars())
+        with engine.connect() as connection:
+            return set(connection.execute(statement, params).scalars())
+
     def _read_engine(self) -> sa.Engine | None:
         """An autocommit engine for reads outside any transaction, or None.
 
