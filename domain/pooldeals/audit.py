@@ -54,7 +54,7 @@ def audit_match(match: Match) -> MatchAudit:
         recomputed.close()
     computed = match_outcome(recomputed)
     recorded = match_outcome(match)
-    found = _compare_recorded(recorded, computed) + _compare_reported(match.reported, computed)
+    found = _compare_recorded(recorded, computed) + compare_reported(match.reported, computed)
     return MatchAudit(
         match.game_id, computed, recorded, match.reported, tuple(found), recomputed.settlement
     )
@@ -107,7 +107,7 @@ def _same(reported: Any, computed: Any) -> bool:
     return reported == computed
 
 
-def _compare_reported(reported: Mapping | None, computed: Mapping) -> list[Discrepancy]:
+def compare_reported(reported: Mapping | None, computed: Mapping) -> list[Discrepancy]:
     if not reported:
         return []
     found = []

@@ -73,6 +73,8 @@ class Match(Aggregate):
     """One Pool or Deals Rummy match, from its configuration to the settled prize pool."""
 
     TOPIC = "rummy_ledger.pooldeals:Match"
+    # The Settled event's hash of the outcome the rules computed (None: stored before it).
+    computed_hash: str | None = None
 
     class Event(Aggregate.Event):
         TOPIC = "rummy_ledger.pooldeals:Match.Event"
@@ -246,9 +248,13 @@ class Match(Aggregate):
         self._step(step)
 
     @event("Settled", topic="rummy_ledger.pooldeals:Match.Settled")
-    def _settled(self, winner: str | None, settlement: dict) -> None:
+    def _settled(
+        self, winner: str | None, settlement: dict, computed_hash: str | None = None
+    ) -> None:
         self.winner = winner
         self.settlement = settlement
+        if computed_hash is not None:  # events stored before the field carry none
+            self.computed_hash = computed_hash
         self.phase = FINISHED
         self._follows()
 
@@ -457,8 +463,15 @@ class Match(Aggregate):
             self._trigger(self.TiebreakerNeeded, None, tied=leaders)
 
     def _settle(self, winner: str | None, shares: Mapping[str, Decimal] | None) -> None:
-        money = self.money_of(winner, shares)
-        self._trigger(self.Settled, None, winner=winner, settlement=money.to_dict())
+        from domain.pooldeals.outcome import match_outcome, outcome_hash
+
+        settlement = self.money_of(winner, shares).to_dict()
+        # What the rules computed, every deal's figures to the payouts: the projection takes
+        # a stored match whose outcome still hashes to it as its audit's recomputation.
+        computed = outcome_hash(match_outcome(self, settling=(winner, settlement)))
+        self._trigger(
+            self.Settled, None, winner=winner, settlement=settlement, computed_hash=computed
+        )
 
     def money_of(self, winner: str | None, shares: Mapping[str, Decimal] | None) -> MatchMoney:
         """The prize pool paid to ``winner`` (or shared as ``shares``), with its entries."""

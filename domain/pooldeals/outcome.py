@@ -5,6 +5,8 @@ prize pool, payouts and fee.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,16 +16,25 @@ from domain.pooldeals.pool import Split
 from domain.pooldeals.table import POOL
 
 
-def match_outcome(match: Match) -> dict[str, Any]:
-    """The outcome of a match, also of one still running (``complete`` false, no money)."""
+def match_outcome(
+    match: Match, *, settling: tuple[str | None, Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The outcome of a match, also of one still running (``complete`` false, no money).
+
+    ``settling``: the winner and settlement of the ``Settled`` event the match is about to
+    record; the outcome is then the one the match will have once it has."""
+    if settling is None:
+        complete, winner, settled = match.phase == FINISHED, match.winner, match.settlement
+    else:
+        complete, (winner, settled) = True, settling
     config = match.config
     pool = config.variant == POOL
     out: dict[str, Any] = {
         "game_id": config.game_id,
         "variant": config.variant,
         ("pool" if pool else "deals_planned"): config.pool if pool else config.deals,
-        "complete": match.phase == FINISHED,
-        "winner": match.winner,
+        "complete": complete,
+        "winner": winner,
         "deals": [
             {
                 "number": result["number"],
@@ -51,12 +62,19 @@ def match_outcome(match: Match) -> dict[str, Any]:
         out["split"] = None if match.split is None else dict(match.split)
     else:
         out["tiebreak"] = match.tiebreak
-    settled = match.settlement or {}
+    settled = settled or {}
     out["fee"] = settled.get("fee")
     out["net_pool"] = settled.get("net_pool")
     out["payouts"] = settled.get("payouts")
     out["ledger_entries"] = settled.get("ledger_entries")
     return out
+
+
+def outcome_hash(outcome: Mapping[str, Any]) -> str:
+    """The sha256 of an outcome in canonical JSON (sorted keys): every figure a match's
+    audit compares, from each deal's points to the payouts."""
+    text = json.dumps(outcome, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def describe_outcome(outcome: Mapping[str, Any]) -> str:

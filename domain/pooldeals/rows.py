@@ -20,8 +20,9 @@ import json
 from collections.abc import Iterable
 from decimal import Decimal
 
-from domain.pooldeals.audit import audit_match
+from domain.pooldeals.audit import audit_match, compare_reported
 from domain.pooldeals.match import FINISHED, PLAYING, Match
+from domain.pooldeals.outcome import match_outcome, outcome_hash
 from domain.timestamps import parse_time
 from domain.variants.base import MAX_NOTE, SETTLEMENT_KIND, UNSETTLED_COLUMNS
 
@@ -147,6 +148,30 @@ def closing_rows(match: Match, ended_at) -> tuple[dict, list[dict], list[dict]]:
             }
         )
     return columns, results, entries
+
+
+def written_audit_row(match: Match) -> dict:
+    """The audit columns from what the write already knew, without playing the match again.
+
+    A match the ledger settled carries the hash of its outcome as the rules computed it
+    (``Settled.computed_hash``): every deal's points, scores or chips, eliminations, rejoins,
+    the split and the money. When the stored match's outcome still hashes to it, the
+    recomputation *is* that outcome, and only the operator's report (which the write did
+    not compute) is compared with it. Anything else (no hash: stored before it existed; a
+    different one: changed in the store since) is recomputed by :func:`audit_row`, which
+    ``audit`` and ``verify`` always use (docs/read-models.md)."""
+    if match.phase != FINISHED or match.computed_hash is None:
+        return audit_row(match)
+    outcome = match_outcome(match)
+    if outcome_hash(outcome) != match.computed_hash:
+        return audit_row(match)
+    found = compare_reported(match.reported, outcome)
+    note = "; ".join(d.note() for d in found)
+    return {
+        "recomputed_hash": settlement_hash(match.settlement),
+        "discrepancy": bool(found),
+        "discrepancy_note": note[:MAX_NOTE] or None,
+    }
 
 
 def audit_row(match: Match, events: Iterable | None = None, *, verify: bool = True) -> dict:

@@ -36,6 +36,7 @@ _PLAIN = (
     "split",
     "winner",
     "settlement",
+    "computed_hash",
     "steps",
     "step_versions",
 )

@@ -267,15 +267,29 @@ class PoolDeals(Variant):
         return describe_outcome(outcome)
 
     # -- deals ---------------------------------------------------------------------------
+    def build_checked(self, record: Any) -> Match:
+        """Played once: checking the deals needs the match played (who each deal went to,
+        who dealt it), and that match is the one stored. The same errors, in the same
+        order, as :meth:`check_deals` and then :meth:`build`."""
+        match = self.build(record)
+        self._check_played_deals(match)
+        return match
+
     def check_deals(self, record: Any) -> None:
         """Every deal against the revealed seed, before anything is stored (the match is
         played in memory to know who each deal went to and who dealt it)."""
-        from domain.records import RecordError
-
         shuffle = record.config.shuffle
         if not shuffle or not shuffle.get("seed"):
             return
-        found = self._mismatch(record.build(), error=RecordError)
+        self._check_played_deals(record.build())
+
+    def _check_played_deals(self, match: Match) -> None:
+        from domain.records import RecordError
+
+        shuffle = match.config.shuffle
+        if not shuffle or not shuffle.get("seed"):
+            return
+        found = self._mismatch(match, error=RecordError)
         if found is None:
             return
         if found.what == "commitment":
@@ -342,6 +356,10 @@ class PoolDeals(Variant):
 
     def audit_columns(self, game: Match, events: Iterable[Any], *, verify: bool = True) -> dict:
         return match_rows.audit_row(game, verify=verify)
+
+    def written_audit_columns(self, game: Match, events: Iterable[Any]) -> dict:
+        # The outcome hash the Settled event carries: no second play of the match here.
+        return match_rows.written_audit_row(game)
 
     # -- replay --------------------------------------------------------------------------
     def timeline(self, game: Match) -> list[dict[str, Any]]:

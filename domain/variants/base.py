@@ -254,6 +254,13 @@ class Variant(ABC):
         return f"{outcome.get('game_id')}: " + json.dumps(dict(outcome), sort_keys=True)
 
     # -- deals from shuffle seeds --------------------------------------------------------
+    def build_checked(self, record: Any) -> Any:
+        """The record's game played in memory, every rule checked, after its deals are
+        checked against a revealed shuffle seed (what an import stores). A variant that
+        must play the game to check its deals overrides this to play it once."""
+        self.check_deals(record)
+        return self.build(record)
+
     def check_deals(self, record: Any) -> None:
         """Refuse a record whose deals do not come from its revealed shuffle seed (raise a
         ``RecordError``/``BadDeal`` naming the deal); a variant without seeds checks none."""

@@ -99,9 +99,7 @@ class RecordConflict(Exception):
 def build_game(record: GameRecord) -> Game:
     """The record's game, played (and settled) in memory by its variant, after its deals
     are checked against a revealed shuffle seed; raises on any broken rule."""
-    variant = variants.for_parsed(record)
-    variant.check_deals(record)
-    return variant.build(record)
+    return variants.for_parsed(record).build_checked(record)
 
 
 def check_shuffle(record: GameRecord) -> None:
