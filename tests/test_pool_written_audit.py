@@ -109,9 +109,7 @@ def test_written_and_recomputed_audit_columns_agree_on_simulated_matches(ledger)
 
 
 @pytest.mark.parametrize("change", ["no hash", "deal points"])
-def test_without_a_matching_hash_the_projection_plays_the_match_again(
-    ledger, database_url, change
-):
+def test_without_a_matching_hash_the_projection_plays_the_match_again(ledger, database_url, change):
     """A Settled event stored before it carried the hash, or a match whose recorded figures
     no longer hash to it, is recomputed: the written figures cannot be taken as the
     computation."""
