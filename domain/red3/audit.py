@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain.red3.game import Red3Match
-from domain.red3.scoring import RoundScore, leaders, running_totals, score_round, settle_match
+from domain.red3.scoring import (
+    RoundScore,
+    leaders,
+    running_totals,
+    score_round,
+    scores_hash,
+    settle_match,
+)
 from domain.variants.base import RECORDED, REPORTED, Discrepancy, discrepancy_lines
 
 
@@ -132,6 +139,32 @@ class MatchAuditor:
             reported=match.reported,
             discrepancies=tuple(found),
         )
+
+
+def written_audit(match: Red3Match) -> Red3Audit | None:
+    """The audit from what the write already knew, or None when only a replay can say.
+
+    A match the ledger ended carries the hash of its round scores and winners as the rules
+    computed them (``MatchEnded.computed_hash``). When the stored match's scores still hash
+    to it, the recomputation *is* those scores, and only the operator's report (which the
+    write did not compute) can differ. Anything else (no hash: stored before it existed; a
+    different one: changed in the store since) is None: :func:`audit_events` replays the
+    match, as ``audit`` and ``verify`` always do."""
+    if match.phase != "finished" or match.computed_hash is None:
+        return None
+    if scores_hash(match.round_scores, match.winners) != match.computed_hash:
+        return None
+    scores = list(match.round_scores)
+    return Red3Audit(
+        game_id=match.game_id,
+        players=match.players,
+        rounds_planned=match.config.rounds,
+        computed=tuple(scores),
+        recorded=tuple(scores),
+        recorded_winners=match.winners,
+        reported=match.reported,
+        discrepancies=tuple(_compare(match, scores, scores, match.winners)),
+    )
 
 
 def _out(match: Red3Match) -> str | None:

@@ -45,7 +45,14 @@ from domain.errors import (
 from domain.game_ids import game_uuid
 from domain.red3.errors import IllegalAddition, IllegalBook, OpeningTooLow, RoundOver
 from domain.red3.rules import Book, BookError, lay_down_value, make_book
-from domain.red3.scoring import Red3Settlement, RoundScore, leaders, score_round, settle_match
+from domain.red3.scoring import (
+    Red3Settlement,
+    RoundScore,
+    leaders,
+    score_round,
+    scores_hash,
+    settle_match,
+)
 from domain.red3.snapshot import restore_state, snapshot_state
 from domain.red3.state import Red3TableState, table_state
 from domain.red3.table import Red3Config, Red3Deal, deal_from_order, red3_deck
@@ -80,6 +87,8 @@ class Red3Match(Aggregate):
     TOPIC = "rummy_ledger.red3:Red3Match"
     # What callers that handle both games dispatch on (records, export, audit, viewer).
     variant = "red3"
+    # MatchEnded's hash of the scores the rules computed (None: stored before it).
+    computed_hash: str | None = None
 
     class Event(Aggregate.Event):
         TOPIC = "rummy_ledger.red3:Red3Match.Event"
@@ -261,8 +270,10 @@ class Red3Match(Aggregate):
         self.step_versions[-1] = self.version + 1
 
     @event("MatchEnded", topic="rummy_ledger.red3:Red3Match.MatchEnded")
-    def _match_ended(self, totals: dict, winners: list) -> None:
+    def _match_ended(self, totals: dict, winners: list, computed_hash: str | None = None) -> None:
         self.winners = tuple(winners)
+        if computed_hash is not None:  # events stored before the field carry none
+            self.computed_hash = computed_hash
         self.phase = "finished"
         self.step_versions[-1] = self.version + 1
 
@@ -460,8 +471,16 @@ class Red3Match(Aggregate):
         score = score_round(self.round, out, self.players, self.books, held, self.rules)
         self._trigger(self.RoundScored, None, score=score.to_dict())
         if self.round == self.config.rounds:
+            winners = list(leaders(self.totals))
+            # What the rules computed: the projection takes a stored match whose scores
+            # still hash to it as its audit's recomputation (docs/red3-format.md).
+            computed = scores_hash(self.round_scores, winners)
             self._trigger(
-                self.MatchEnded, None, totals=dict(self.totals), winners=list(leaders(self.totals))
+                self.MatchEnded,
+                None,
+                totals=dict(self.totals),
+                winners=winners,
+                computed_hash=computed,
             )
 
     # -- guards --------------------------------------------------------------------------

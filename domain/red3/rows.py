@@ -81,6 +81,13 @@ def audit_row(events: Iterable) -> dict:
     return audit_columns(red3_audit.audit_events(events))
 
 
+def written_audit_row(match: Red3Match, events: Iterable) -> dict:
+    """The audit columns from what the write already knew (``red3_audit.written_audit``),
+    or from a replay of ``events`` when only a replay can say."""
+    report = red3_audit.written_audit(match)
+    return audit_row(events) if report is None else audit_columns(report)
+
+
 def audit_columns(report: red3_audit.Red3Audit) -> dict:
     note = "; ".join(d.note() for d in report.discrepancies)
     return {"discrepancy": bool(report.discrepancies), "discrepancy_note": note[:MAX_NOTE] or None}

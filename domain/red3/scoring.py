@@ -19,6 +19,8 @@ in points only: the highest running total after the last round wins; a tie share
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -176,3 +178,11 @@ def settle_match(
         totals=totals,
         winners=leaders(totals) if complete else (),
     )
+
+
+def scores_hash(round_scores: Sequence[RoundScore], winners: Sequence[str]) -> str:
+    """The sha256 of a match's round scores and winners in canonical JSON (sorted keys):
+    every figure its audit compares with a recomputation."""
+    body = {"rounds": [score.to_dict() for score in round_scores], "winners": list(winners)}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()

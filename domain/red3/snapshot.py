@@ -114,6 +114,7 @@ _CODECS: dict[str, tuple[Callable, Callable]] = {
     ),
     "totals": (dict, dict),
     "winners": (list, tuple),
+    "computed_hash": (same, same),
     "deals": (
         lambda deals: [d.to_dict() for d in deals],
         lambda data: [_deal_in(d) for d in data],

@@ -267,8 +267,12 @@ class Red3(Variant):
         return isinstance(domain_event, red3_game.Red3Match.MatchEnded)
 
     def audit_columns(self, game, events: Iterable[Any], *, verify: bool = True) -> dict:
-        # The match's audit is cheap (a replay of its events): always computed.
+        # A replay of the match's events, recomputing every round's scores.
         return red3_rows.audit_row(events)
+
+    def written_audit_columns(self, game: red3_game.Red3Match, events: Iterable[Any]) -> dict:
+        # The scores hash MatchEnded carries: no replay of the match here.
+        return red3_rows.written_audit_row(game, events)
 
     def audit_watch(self) -> red3_audit.MatchAuditor:
         # The match's audit columns from a replay already under way (no second replay).
