@@ -70,18 +70,41 @@ def progress_row(match: Match) -> dict:
 
 
 def move_row(before: Match, domain_event) -> dict:
+    moves = sum(len(dealt["moves"]) for dealt in before.deals)
+    return _move_row(before.game_id, domain_event, moves, len(before.deals))
+
+
+def saved_move_rows(match: Match, events) -> list[dict] | None:
+    """The move rows of a match saved whole, without playing its moves again: each
+    ``Moved`` event's row needs only the moves and deals before it, counted here. None
+    when an event follows ``Settled`` (the closing rows then need the match as it stood
+    at ``Settled``, not as it ends)."""
+    if match.phase == FINISHED and not isinstance(events[-1], Match.Settled):
+        return None
+    rows, moves, deals = [], 0, 0
+    for domain_event in events:
+        if isinstance(domain_event, Match.Moved):
+            rows.append(_move_row(match.game_id, domain_event, moves, deals))
+            moves += 1
+        elif isinstance(domain_event, Match.DealStarted):
+            deals += 1
+    return rows
+
+
+def _move_row(game_id: str, domain_event, moves: int, deals: int) -> dict:
+    """The row of a ``Moved`` event after ``moves`` moves in ``deals`` deals."""
     move = domain_event.move
     groups = move.get("groups")
     return {
-        "game_id": before.game_id,
-        "move_index": sum(len(dealt["moves"]) for dealt in before.deals),
+        "game_id": game_id,
+        "move_index": moves,
         "version": domain_event.originator_version,
         "player": move.get("player"),
         "move_type": move["type"],
         "card": move.get("card") or move.get("finish"),
         "source": move.get("from"),
         "groups": None if groups is None else [list(group) for group in groups],
-        "round": len(before.deals),
+        "round": deals,
         "point_value": ZERO,
         "at": parse_time(move.get("at")),
     }

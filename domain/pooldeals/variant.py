@@ -13,7 +13,7 @@ move: the next deal is ``{"type": "deal", "deal": {...}}``, a rejoin ``{"type": 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from domain.errors import BadDeal, GameNotOver, RuleViolation
@@ -344,6 +344,10 @@ class PoolDeals(Variant):
         if before is None or not isinstance(domain_event, Match.Moved):
             return None
         return match_rows.move_row(before, domain_event)
+
+    def saved_move_rows(self, game: Match, events: Sequence[Any]) -> list[dict] | None:
+        # A saved match's moves were played when it was built: counted, not played again.
+        return match_rows.saved_move_rows(game, events)
 
     def closing_rows(self, game: Match, domain_event: Any) -> GameRows | None:
         if not isinstance(domain_event, Match.Settled):

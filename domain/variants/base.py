@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
@@ -293,6 +293,14 @@ class Variant(ABC):
         returns it, raising for an event that cannot follow; every read-model method below
         then takes such a state in place of the game and gives the same rows. None (the
         default): the projection applies each event to the aggregate itself."""
+        return None
+
+    def saved_move_rows(self, game: Any, events: Sequence[Any]) -> list[dict[str, Any]] | None:
+        """The ``moves`` rows of a game just saved whole, from ``game`` as it stands after
+        the last of its ``events`` (all of them, version 1 on) without applying them again;
+        None (the default): the projection applies them one by one. A variant returns rows
+        only where its other rows (:meth:`closing_rows`, :meth:`audits_after`) come out the
+        same from the game as it ends, and its move rows equal :meth:`move_row`'s."""
         return None
 
     @abstractmethod

@@ -178,14 +178,32 @@ class GameProjection(Projection):
         batch = _Batch()
         for game, events in games:
             variant = variants.for_game(game)
-            fold = self._fold(variant)
             batch.events[game.game_id] = events
+            moves = variant.saved_move_rows(game, events) if self.light and events else None
+            if moves is not None:  # the game as it ends gives the other rows
+                self._gather_saved(batch, variant, game, events, moves)
+                continue
+            fold = self._fold(variant)
             state = None
             for domain_event in events:
                 state = self._gather(batch, variant, fold, domain_event, state)
             if state is not None:
                 self._touch(batch, variant, state, created=True)
         return batch
+
+    def _gather_saved(self, batch: _Batch, variant: Variant, game, events, moves) -> None:
+        """What :meth:`_gather` gives for each of a saved game's events, from the game as
+        it ends (``Variant.saved_move_rows``: its move rows, counted, not replayed)."""
+        batch.moves += moves
+        for domain_event in events:
+            closing = variant.closing_rows(game, domain_event)
+            if closing is not None:
+                batch.closing.setdefault(game.game_id, {}).update(closing.game)
+                batch.results += closing.results
+                batch.entries += closing.entries
+            if variant.audits_after(game, domain_event):
+                batch.audit.add(game.game_id)
+        self._touch(batch, variant, game, created=True)
 
     def write(self, connection: sa.Connection, batch: _Batch) -> None:
         """Write rows gathered by :meth:`rows_of_new_games`."""
