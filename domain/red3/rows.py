@@ -118,7 +118,28 @@ def results(match: Red3Match) -> list[dict]:
     ]
 
 
+def saved_move_rows(match: Red3Match, events) -> list[dict] | None:
+    """The move rows of a match saved whole, without applying its events again: each move
+    event's row needs only the moves before it and the round, counted here. None when an
+    event follows ``MatchEnded`` (the closing rows need the match as it stood then)."""
+    if match.phase == "finished" and not isinstance(events[-1], Red3Match.MatchEnded):
+        return None
+    rows, moves, round_number = [], 0, 0
+    for domain_event in events:
+        if type(domain_event).__name__ in MOVE_EVENTS:
+            rows.append(_move_row(match.game_id, domain_event, moves, round_number))
+            moves += 1
+        elif isinstance(domain_event, Red3Match.RoundDealt):
+            round_number = domain_event.number
+    return rows
+
+
 def move_row(before: Red3Match, domain_event) -> dict:
+    return _move_row(before.game_id, domain_event, before.move_count, before.round)
+
+
+def _move_row(game_id: str, domain_event, moves: int, round_number: int) -> dict:
+    """The row of a move event after ``moves`` moves, in round ``round_number``."""
     kind = type(domain_event).__name__
     player = domain_event.player
     card = source = groups = None
@@ -134,15 +155,15 @@ def move_row(before: Red3Match, domain_event) -> dict:
         groups = [list(book) for book in domain_event.books]
         groups += [list(added["cards"]) for added in domain_event.additions]
     return {
-        "game_id": before.game_id,
-        "move_index": before.move_count,
+        "game_id": game_id,
+        "move_index": moves,
         "version": domain_event.originator_version,
         "player": player,
         "move_type": move_type,
         "card": card,
         "source": source,
         "groups": groups,
-        "round": before.round,
+        "round": round_number,
         "point_value": ZERO,
         "at": parse_time(getattr(domain_event, "at", None)),
     }

@@ -15,7 +15,7 @@ called, so the command line starts without pydantic. The simulator's bot lives i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from domain.errors import BadDeal, GameNotOver, RuleViolation
@@ -257,6 +257,10 @@ class Red3(Variant):
         if before is None or type(domain_event).__name__ not in red3_rows.MOVE_EVENTS:
             return None
         return red3_rows.move_row(before, domain_event)
+
+    def saved_move_rows(self, game: red3_game.Red3Match, events: Sequence[Any]) -> list | None:
+        # A saved match's moves were checked when it was built: counted, not applied again.
+        return red3_rows.saved_move_rows(game, events)
 
     def closing_rows(self, game: red3_game.Red3Match, domain_event: Any) -> GameRows | None:
         if not isinstance(domain_event, red3_game.Red3Match.MatchEnded):
