@@ -34,14 +34,12 @@ from domain.pooldeals import deals as deals_rules
 from domain.pooldeals import pool as pool_rules
 from domain.pooldeals.settlement import MatchMoney, settle_pool_money
 from domain.pooldeals.snapshot import restore_state, snapshot_state
-from domain.pooldeals.table import DEALS, POOL, MatchConfig
+from domain.pooldeals.table import DEALING, DEALS, FINISHED, PLAYING, POOL, MatchConfig
 from domain.rummy13.game import Game
 from domain.rummy13.moves import apply_move, as_deal, play_game
 from domain.rummy13.table import Deal
 from domain.snapshots import restored
 from domain.timestamps import format_time, parse_time
-
-DEALING, PLAYING, FINISHED = "dealing", "playing", "finished"
 
 
 class MatchRuleViolation(RuleViolation):

@@ -8,12 +8,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.money import money_text
-from domain.pooldeals.match import FINISHED, Match
 from domain.pooldeals.pool import Split
-from domain.pooldeals.table import POOL
+from domain.pooldeals.table import FINISHED, POOL
+
+if TYPE_CHECKING:  # the match settles through outcome_hash: no import back at run time
+    from domain.pooldeals.match import Match
 
 
 def match_outcome(

@@ -27,6 +27,8 @@ from domain.rummy13.table import TableConfig, _decimal
 
 POOL, DEALS = "pool", "deals"
 MATCH_VARIANTS = (POOL, DEALS)
+# A match's phases (``Match.phase``).
+DEALING, PLAYING, FINISHED = "dealing", "playing", "finished"
 
 
 @dataclass(frozen=True)
