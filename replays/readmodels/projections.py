@@ -396,12 +396,13 @@ class SavedGames:
     selecting them back and decoding them.
 
     :meth:`save` works the rows out, and the statements that write them, before the save
-    (outside the store's lock); the save runs them and moves the projection's position in
-    its own transaction, right after its events and seals, under the lock it already holds
+    (outside the store's lock); the save runs them (on PostgreSQL before its events' lock,
+    on SQLite after its events) and moves the projection's position in its own
+    transaction, right after its events and seals, under the lock it already holds
     (:meth:`Runner.apply_in_save`, in a savepoint): events, seals, rows and position in one
-    transaction and one commit. With ``in_save=False`` the same rows go in a second
-    transaction after the save's commit (:meth:`saved`, :meth:`Runner.apply_saved`), the
-    reference the tests hold the first to.
+    transaction and one commit (:class:`_SaveRows`). With ``in_save=False`` the same rows
+    go in a second transaction after the save's commit (:meth:`saved`,
+    :meth:`Runner.apply_saved`), the reference the tests hold the first to.
 
     Whenever the rows cannot be worked out or written, or the projection is not right
     before the save (another writer's events wait, another runner holds the position),
