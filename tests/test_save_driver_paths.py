@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 import sqlalchemy as sa
 
 from domain.simulation.floor import Floor
 from replays.integrity import append
 from replays.records.importer import import_lines
 from replays.simulation.batch import Simulation
+from replays.store import recorders
 from replays.store.application import Ledger
 from replays.store.db import engine_for
 from replays.store.recorders import LedgerAggregateRecorder, LedgerApplicationRecorder
@@ -77,3 +79,38 @@ def _text_arrays(sql):
         return changed
 
     return text_form
+
+
+def test_event_rows_must_take_their_ids_in_the_order_given():
+    """The check on PostgreSQL's returned ids: each id's row is the one given at its place,
+    game and version both, compared as the UUIDs' text."""
+    game_a, game_b = "6f1c7a52-0d5e-4c57-9a57-0b1f1d0e2a01", "0a9d3c1e-7b2f-4f4e-8d6a-5e4f3c2b1a00"
+    columns = [[game_a, game_a, game_b, game_b], [1, 2, 1, 2]]
+    in_order = [(7, game_a, 1), (8, game_a, 2), (9, game_b, 1), (10, game_b, 2)]
+    assert recorders._in_given_order(in_order, columns)
+    traded = [(7, game_b, 1), (8, game_b, 2), (9, game_a, 1), (10, game_a, 2)]
+    assert not recorders._in_given_order(traded, columns)  # same versions, games traded
+    assert not recorders._in_given_order([(7, game_a, 2), (8, game_a, 1), *in_order[2:]], columns)
+    assert not recorders._in_given_order([(7, game_a.upper(), 1), *in_order[1:]], columns)
+
+
+def test_a_save_whose_ids_came_out_of_order_stores_nothing(postgres_url, monkeypatch):
+    """PostgreSQL: were the ids ever drawn out of the rows' order, the server's own
+    answer (two rows' ids swapped here) is refused and the save rolls back whole."""
+    migrate(postgres_url)
+    ledger = Ledger(postgres_url, env={"CREATE_TABLE": "no"})
+    original = recorders._in_given_order
+
+    def swapped(returned, columns):
+        (first, *_), (second, *_) = returned[0], returned[-1]
+        moved = [(second, *returned[0][1:]), *returned[1:-1], (first, *returned[-1][1:])]
+        return original(sorted(moved), columns)
+
+    monkeypatch.setattr(recorders, "_in_given_order", swapped)
+    lines = [json.dumps(r) for r in Simulation(Floor(seed=5)).games(2)]
+    with pytest.raises(append.SealingError, match="notification ids in the order"):
+        import_lines(ledger, lines, follow=False)
+    with engine_for(postgres_url).connect() as connection:
+        assert connection.execute(sa.text("SELECT count(*) FROM ledger_events")).scalar() == 0
+    monkeypatch.undo()
+    assert import_lines(ledger, lines, follow=False).imported == 2  # the real order

@@ -339,8 +339,9 @@ class Runner:
         by another runner (PostgreSQL: not waited for, the save holds the store's lock),
         or ``apply`` fails, the savepoint is rolled back and False is returned; the save
         itself goes on, and the ordinary catch-up projects these notifications later
-        (recording any failure as it does). :meth:`ensure_position_row` first, outside
-        the save."""
+        (recording any failure as it does); rows the caller wrote earlier in the save
+        (PostgreSQL: before the lock) are the caller's to take out. :meth:`ensure_position_row`
+        first, outside the save."""
         if last < first:
             return False
         try:

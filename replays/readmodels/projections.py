@@ -303,6 +303,12 @@ class GameProjection(Projection):
             return variant.audit_columns(game, events, verify=self.verify)
         return variant.written_audit_columns(game, events)
 
+    def remove_new_games(self, connection: sa.Connection, game_ids: Sequence[str]) -> None:
+        """Delete the rows of games written whole by :meth:`write` in this transaction
+        (their save could not move the position: the catch-up will project them)."""
+        for table in (ENTRIES, MOVES, RESULTS, GAMES):  # children first
+            connection.execute(table.delete().where(table.c.game_id.in_(game_ids)))
+
     def discard(self, connection: sa.Connection, originator_id) -> None:
         """Remove a set-aside game's (or match's, or case's) rows: none half-written stay."""
         key = str(originator_id)
@@ -390,12 +396,13 @@ class SavedGames:
     selecting them back and decoding them.
 
     :meth:`save` works the rows out, and the statements that write them, before the save
-    (outside the store's lock); the save runs them and moves the projection's position in
-    its own transaction, right after its events and seals, under the lock it already holds
+    (outside the store's lock); the save runs them (on PostgreSQL before its events' lock,
+    on SQLite after its events) and moves the projection's position in its own
+    transaction, right after its events and seals, under the lock it already holds
     (:meth:`Runner.apply_in_save`, in a savepoint): events, seals, rows and position in one
-    transaction and one commit. With ``in_save=False`` the same rows go in a second
-    transaction after the save's commit (:meth:`saved`, :meth:`Runner.apply_saved`), the
-    reference the tests hold the first to.
+    transaction and one commit (:class:`_SaveRows`). With ``in_save=False`` the same rows
+    go in a second transaction after the save's commit (:meth:`saved`,
+    :meth:`Runner.apply_saved`), the reference the tests hold the first to.
 
     Whenever the rows cannot be worked out or written, or the projection is not right
     before the save (another writer's events wait, another runner holds the position),
@@ -483,8 +490,16 @@ def _whole_new_games(games: Sequence[Any], events: Sequence[Any]) -> list | None
 
 class _SaveRows:
     """One save's read rows, worked out from its games' pending events before the save;
-    the save runs them (``Ledger.save(*games, read_rows=...)`` calls :meth:`write` in its
-    transaction, its events inserted and sealed).
+    the save runs them (``Ledger.save(*games, read_rows=...)``).
+
+    On PostgreSQL the rows go in before the events' ``LOCK TABLE`` (:meth:`before_lock`):
+    no read row names a notification id, and under the lock every other writer waits.
+    Only the position, which must move in notification order, waits for the events to be
+    inserted and sealed (:meth:`write`). When it cannot move (the save is not right after
+    it, another runner holds it), the rows are taken out again in the same transaction,
+    and the catch-up projects those games from the stored events as it would have. On
+    SQLite every write takes the one write lock: rows and position both go in after the
+    events.
 
     ``ours``: a save this could project (whole new games, the events it was given), so a
     miss is the catch-up's to make up at once; ``done``: rows and position went in with
@@ -494,7 +509,9 @@ class _SaveRows:
         self.saver = saver
         self.done = False
         self.statements: list | None = None
+        self.written_before = False  # the rows are in, the position not yet moved
         self.events = [event for game in games for event in game.pending_events]
+        self.game_ids = [game.game_id for game in games]
         pairs = _whole_new_games(games, self.events)
         self.ours = pairs is not None
         if pairs is None:
@@ -509,25 +526,63 @@ class _SaveRows:
             return
         self.statements = statements.statements
 
-    def write(self, connection: sa.Connection, recordings: Sequence[Any]) -> None:
-        """In the save's transaction: the rows and the position, or nothing (a savepoint
-        rolled back); never raises for the rows' sake."""
+    def before_lock(self, connection: sa.Connection) -> None:
+        """In the save's transaction, before its events: the rows (a savepoint: a failure
+        costs the rows only, and leaves them to the catch-up); never raises for their sake."""
         statements = self.statements
-        if statements is None or not recordings:
+        if statements is None:
             return
-        if len(recordings) != len(self.events) or any(
-            recording.domain_event is not event
-            for recording, event in zip(recordings, self.events, strict=True)
-        ):
-            self.ours = False  # not the events the rows were worked out from
+        try:
+            with connection.begin_nested():
+                run_statements(connection, statements)
+        except Exception:
+            self.statements = None
+            self.saver.runner.projection.forget()
+            return
+        self.written_before = True
+
+    def write(self, connection: sa.Connection, recordings: Sequence[Any]) -> None:
+        """In the save's transaction, its events inserted and sealed: the position (and the
+        rows, unless :meth:`before_lock` wrote them), or nothing (a savepoint rolled back,
+        rows written before taken out); never raises for the rows' sake."""
+        if self.statements is None:
+            return
+        if not self._these_events(recordings):
+            self._take_back(connection)
             return
         first, last = recordings[0].notification.id, recordings[-1].notification.id
-        if last - first + 1 != len(recordings):
-            self.ours = False  # ids with a gap: the catch-up's, as after the save
-            return
+        statements = [] if self.written_before else self.statements
         self.done = self.saver.runner.apply_in_save(
             connection, first, last, lambda on: run_statements(on, statements)
         )
+        if not self.done:
+            self._take_back(connection)
+
+    def _these_events(self, recordings: Sequence[Any]) -> bool:
+        """Whether ``recordings`` are the events the rows were worked out from, with ids
+        in one run (a gap: the catch-up's, as after the save); if not, not ``ours``."""
+        if not recordings or len(recordings) != len(self.events):
+            self.ours = False
+            return False
+        if any(
+            recording.domain_event is not event
+            for recording, event in zip(recordings, self.events, strict=True)
+        ):
+            self.ours = False
+            return False
+        first, last = recordings[0].notification.id, recordings[-1].notification.id
+        if last - first + 1 != len(recordings):
+            self.ours = False
+            return False
+        return True
+
+    def _take_back(self, connection: sa.Connection) -> None:
+        """The rows :meth:`before_lock` wrote, out again: every row of these games is
+        theirs (their games' rows went in whole, so none stood before), and the position
+        does not cover them."""
+        if self.written_before:
+            self.written_before = False
+            self.saver.runner.projection.remove_new_games(connection, self.game_ids)
 
 
 class _StatusOnly(Projection):

@@ -20,8 +20,10 @@ of the records, each save projecting its own games into the read models.
 - **The read models.** Each worker projects its own saves as a one-process import does
   (:class:`~replays.readmodels.projections.SavedGames`): the rows of the games it is about
   to save are worked out from the games in memory before the save, and the save writes them
-  and moves the projection's position inside its own transaction, under the store's lock
-  it already holds, so positions advance in notification order whichever worker saves.
+  and moves the projection's position inside its own transaction; the position under the
+  store's lock it already holds, so positions advance in notification order whichever
+  worker saves (on PostgreSQL the rows go in before that lock, so the other worker's save
+  waits only for the events, the seals and the position).
   The parent writes nothing. A save whose rows could not be worked out or written, or that
   did not come right after the position (another writer's events): that worker runs the
   ordinary catch-up right after (its position lock keeps it exactly once). Once the

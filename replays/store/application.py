@@ -150,21 +150,25 @@ class Ledger(Application):
         commit per save, and never a snapshot of events that were not stored. A save given
         ``read_rows`` (``save(*games, read_rows=...)``: the importer's
         :class:`~replays.readmodels.projections.SavedGames`) has it write the games' read
-        rows in the same transaction too, after the events
-        (``read_rows.write(connection, recordings)``, which never fails the save).
+        rows in the same transaction too (``read_rows.write(connection, recordings)``
+        after the events, which never fails the save); on PostgreSQL the rows themselves
+        go in before the events' lock (``read_rows.before_lock(connection)``), and only
+        the projection's position is moved under it.
 
         The snapshots are taken and encoded first: the insert takes the store's lock
         (every other writer waits from there to the commit), so only the writes go under it.
         """
         read_rows = processing_event.saved_kwargs.pop("read_rows", None)
         snapshots = self._snapshots_of_saved_games(processing_event)
-        first = bool(snapshots) and self._snapshots_before_lock
+        before_lock = self._writes_before_lock
         try:
             with self.recorder.transaction(commit=True) as session:
-                if first:
+                if snapshots and before_lock:
                     self.snapshots.recorder.insert_events(snapshots)
+                if read_rows is not None and before_lock:
+                    read_rows.before_lock(session.connection())
                 recordings = super()._record(processing_event)
-                if snapshots and not first:
+                if snapshots and not before_lock:
                     self.snapshots.recorder.insert_events(snapshots)
                 if read_rows is not None:
                     read_rows.write(session.connection(), recordings)
@@ -177,12 +181,12 @@ class Ledger(Application):
         return recordings
 
     @functools.cached_property
-    def _snapshots_before_lock(self) -> bool:
-        """PostgreSQL: a save's snapshots are inserted before its events, so before the
-        ``LOCK TABLE`` the events' insert takes (the snapshots table has no notification
-        ids: their order is nobody's); the server's work for them (large values,
-        compressed) no longer holds up the other writers. SQLite: after, since any write
-        takes its one write lock (the events' insert first enters the import's write gate)."""
+    def _writes_before_lock(self) -> bool:
+        """PostgreSQL: a save's snapshots and its games' read rows are inserted before its
+        events, so before the ``LOCK TABLE`` the events' insert takes (neither names a
+        notification id: their order is nobody's); the server's work for them no longer
+        holds up the other writers. SQLite: after, since any write takes its one write
+        lock (the events' insert first enters the import's write gate)."""
         engine = getattr(getattr(self.recorder, "datastore", None), "engine", None)
         return engine is not None and engine.dialect.name == "postgresql"
 

@@ -272,18 +272,14 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
                 f"INSERT INTO {table.fullname} (originator_id, originator_version, topic, state) "
                 "SELECT o, v, t, s FROM unnest(%b::uuid[], %b::bigint[], %b::text[], "
                 "%b::bytea[]) WITH ORDINALITY AS r(o, v, t, s, n) ORDER BY n "
-                "RETURNING id, originator_id, originator_version",
+                "RETURNING id, originator_id::text, originator_version",
                 columns,
             )
             lock_and_notify.execute(f"NOTIFY {self.channel_name}")
             seals.query(head_cursor, chains_cursor)
         returned = sorted(cursor.fetchall())
         notification_ids = [row[0] for row in returned]
-        # Each id's row must be the one given at that place: game and version both (two
-        # games with the same run of versions could otherwise trade places unseen).
-        # The ids go in as the column's bound text and come back as UUIDs: compare as text.
-        given = list(zip(map(str, columns[0]), columns[1], strict=True))
-        if [(str(row[1]), row[2]) for row in returned] != given:
+        if not _in_given_order(returned, columns):
             # Never seen; if ids were ever drawn out of the rows' order, nothing is sealed
             # against the wrong event: the save is refused and rolls back.
             raise SealingError(
@@ -313,6 +309,18 @@ class LedgerApplicationRecorder(_CoreSelect, SQLAlchemyApplicationRecorder):
         notification_ids = list(result.scalars())
         self._notify_channel(session)
         return notification_ids
+
+
+def _in_given_order(returned: list, columns: list) -> bool:
+    """Whether each id's row, ``returned`` sorted by id as (id, originator text, version),
+    is the one given at that place in ``columns``: game and version both (two games with
+    the same run of versions could otherwise trade places unseen).
+
+    The ids go in as the column's bound text and come back as the server's text of the
+    stored UUID (the same canonical form): compared as text, with no UUID made and written
+    out in Python for each row, under the lock."""
+    given = list(zip(map(str, columns[0]), columns[1], strict=True))
+    return [row[1:] for row in returned] == given
 
 
 def _driver_rows(table: sa.Table, dialect: Any, stored_events: Sequence[StoredEvent]) -> list:
