@@ -244,6 +244,17 @@ def _same(stored: Any, computed: Any) -> bool:
     return stored == computed
 
 
+def _naive_utc(values: tuple) -> tuple:
+    """``values`` with each zoned ``datetime`` as the naive UTC time :func:`_normal` makes
+    of it (anything else as it is)."""
+    return tuple(
+        value.astimezone(UTC).replace(tzinfo=None)
+        if type(value) is datetime and value.tzinfo is not None
+        else value
+        for value in values
+    )
+
+
 def _show(value: Any) -> str:
     if value is None:
         return "nothing"
@@ -284,6 +295,11 @@ def _compare_row(
         # Every column equal and of one type: what the loop below finds column by
         # column, in two comparisons of tuples (most rows of most games).
         if found == values and tuple(map(type, found)) == tuple(map(type, values)):
+            return
+        # The events give UTC times with their zone; a database that keeps times without
+        # one hands them back naive (SQLite: every move row's ``at``). With those times
+        # as :func:`_same` reads them, an equal row is settled here too.
+        if found == _naive_utc(values) and tuple(map(type, found)) == tuple(map(type, values)):
             return
     for column, value in computed.items():
         if column in _IGNORED or column not in stored:
