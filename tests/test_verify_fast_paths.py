@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from replays.integrity import snapshot_checks
 from replays.integrity.report import Report
 from replays.integrity.snapshot_checks import _TAKEN_AT, _written_as_rebuilt, snapshot_mismatch
-from replays.readmodels.read_model_checks import _compare_row
+from replays.readmodels.read_model_checks import _compare_row, _compare_table, _row_event
 from replays.store.application import Ledger, project_game
 from replays.store.db import engine_for
 
@@ -165,4 +165,21 @@ def test_a_row_that_differs_is_still_found_column_by_column():
     assert _found(_row(at=naive, point_value=0.5), _row()) == []
     assert _found(_row(at=naive, point_value="0.51"), _row()) == [
         "moves[3].point_value: stored 0.51, from events 0.50"
+    ]
+
+
+def test_a_table_names_only_the_rows_that_differ_with_their_events():
+    naive = AT.replace(tzinfo=None)
+    computed = {3: _row(version=4), 4: _row(move_index=4, version=5), 5: _row(version=6)}
+    stored = {
+        3: _row(at=naive, version=4),
+        4: _row(move_index=4, at=naive + timedelta(minutes=1), version=5),
+        6: _row(move_index=6, at=naive, version=7),
+    }
+    report = Report()
+    _compare_table(report, "g1", "moves", stored, computed, str, _row_event)
+    assert [(p.message, p.event) for p in report.problems] == [
+        ("moves[4].at: stored 2025-03-02T20:46:59, from events 2025-03-02T20:45:59+00:00", 5),
+        ("moves[5]: missing, the events give one", 6),
+        ("moves[6]: stored, but the game's events give no such row", 7),
     ]

@@ -281,6 +281,22 @@ def _picker(computed: dict, stored: dict):
     return pick
 
 
+def _rows_equal(stored: dict, computed: dict) -> bool:
+    """True when every compared column is equal and of one type: what :func:`_compare_row`
+    finds column by column, in two comparisons of tuples (most rows of most games). False
+    says only that the columns must be read one by one."""
+    pick = _picker(computed, stored)
+    if pick is None:
+        return False
+    found, values = pick(stored), pick(computed)
+    if found == values and tuple(map(type, found)) == tuple(map(type, values)):
+        return True
+    # The events give UTC times with their zone; a database that keeps times without
+    # one hands them back naive (SQLite: every move row's ``at``). With those times
+    # as :func:`_same` reads them, an equal row is settled here too.
+    return found == _naive_utc(values) and tuple(map(type, found)) == tuple(map(type, values))
+
+
 def _compare_row(
     report: Report,
     game_id: str,
@@ -289,18 +305,8 @@ def _compare_row(
     computed: dict,
     event: int | None = None,
 ) -> None:
-    pick = _picker(computed, stored)
-    if pick is not None:
-        found, values = pick(stored), pick(computed)
-        # Every column equal and of one type: what the loop below finds column by
-        # column, in two comparisons of tuples (most rows of most games).
-        if found == values and tuple(map(type, found)) == tuple(map(type, values)):
-            return
-        # The events give UTC times with their zone; a database that keeps times without
-        # one hands them back naive (SQLite: every move row's ``at``). With those times
-        # as :func:`_same` reads them, an equal row is settled here too.
-        if found == _naive_utc(values) and tuple(map(type, found)) == tuple(map(type, values)):
-            return
+    if _rows_equal(stored, computed):
+        return
     for column, value in computed.items():
         if column in _IGNORED or column not in stored:
             continue
@@ -338,11 +344,14 @@ def _compare_table(
     """Rows keyed alike, field by field; ``event_of(row)`` names the event a row comes
     from where one does (so that a resealed edit can be named: replays.integrity.locate)."""
     for key, row in computed.items():
+        found = stored.get(key)
+        if found is not None and _rows_equal(found, row):
+            continue  # the row's name and event are needed only to report it
         where = f"{table}[{label(key)}]"
-        if key not in stored:
+        if found is None:
             report.add(READ_MODEL, f"{where}: missing, the events give one", game_id, event_of(row))
         else:
-            _compare_row(report, game_id, where, stored[key], row, event_of(row))
+            _compare_row(report, game_id, where, found, row, event_of(row))
     for key in stored.keys() - computed.keys():
         report.add(
             READ_MODEL,
