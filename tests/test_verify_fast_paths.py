@@ -6,7 +6,7 @@ everything else to it.
   equal without reading its JSON back (``snapshot_checks._written_as_rebuilt``).
 - A read row whose times come back without a zone (SQLite) is equal in one comparison of
   tuples when the events' zoned UTC times, made naive, equal them
-  (``read_model_checks._naive_utc``).
+  (``read_model_checks._rows_equal``).
 """
 
 from __future__ import annotations
