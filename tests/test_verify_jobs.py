@@ -8,6 +8,7 @@ snapshot and an event are then edited with SQL, as an insider would.
 from __future__ import annotations
 
 import itertools
+from datetime import datetime, timedelta
 
 import orjson
 import pytest
@@ -233,3 +234,37 @@ def test_jobs_main_process_replays_the_ranges_no_worker_took(
     assert findings(two) == findings(one)
     assert two.notes == one.notes
     assert memos_of(database_url) == one_memos
+
+
+def test_jobs_find_a_move_s_altered_time_as_one_process_does(games, database_url):
+    """A move row's time is the column whose stored form (without a zone on SQLite) differs
+    in type from the events' (zoned UTC): a second more must still be found, row and event
+    named, by the workers as by one process."""
+    game_id = games[1]
+    move_index, version = sql(
+        database_url,
+        "SELECT move_index, version FROM moves WHERE game_id = :g AND at IS NOT NULL "
+        "ORDER BY move_index LIMIT 1 OFFSET 4",
+        g=game_id,
+    ).one()
+    at = sql(
+        database_url,
+        "SELECT at FROM moves WHERE game_id = :g AND move_index = :m",
+        g=game_id,
+        m=move_index,
+    ).scalar_one()
+    later = (at if not isinstance(at, str) else datetime.fromisoformat(at)) + timedelta(seconds=1)
+    sql(
+        database_url,
+        "UPDATE moves SET at = :t WHERE game_id = :g AND move_index = :m",
+        t=later,
+        g=game_id,
+        m=move_index,
+    )
+    one = verify_store(database_url)
+    two = verify_store(database_url, jobs=2)
+    assert [(p.kind, p.game_id, p.event) for p in one.problems] == [
+        ("read_model", game_id, version)
+    ]
+    assert one.problems[0].message.startswith(f"moves[{move_index}].at: stored ")
+    assert findings(two) == findings(one)

@@ -11,6 +11,7 @@ safe repair, since the application then rebuilds the game from its events.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -180,10 +181,32 @@ def _same_bytes(ledger: Any, stored: StoredEvent, aggregate: Any) -> bool:
     if mapper.cipher or mapper.compressor:
         return False
     try:
-        data = orjson.loads(stored.state)
         expected = resolve_topic(stored.topic).take(aggregate)
+        state = mapper.transcoder.encode(expected.state)
+        if _written_as_rebuilt(stored.state, expected.topic, state):
+            return True
+        data = orjson.loads(stored.state)
     except Exception:  # the full comparison words the failure
         return False
     if type(data) is not dict or data.get("topic") != expected.topic or "state" not in data:
         return False
-    return orjson.dumps(data["state"]) == mapper.transcoder.encode(expected.state)
+    return orjson.dumps(data["state"]) == state
+
+
+# How the ledger's transcoder writes a snapshot: the moment it was taken (which no replay
+# gives back), its topic, its state. The moment's text has no quote or backslash in it.
+_TAKEN_AT = b'{"timestamp":{"_type_":"datetime_iso","_data_":"'
+_MOMENT_TEXT = re.compile(rb"[0-9:.+TZ-]*")
+
+
+def _written_as_rebuilt(stored: bytes, topic: str, state: bytes) -> bool:
+    """Whether ``stored`` is, byte for byte, a snapshot of ``topic`` whose state is
+    ``state`` (the rebuilt game's, encoded), taken at any moment: then :func:`_same_bytes`
+    would find it equal, without reading the stored JSON back and writing it again (the
+    larger part of comparing a snapshot). Anything else is left to it."""
+    tail = b'"},"topic":' + orjson.dumps(topic) + b',"state":' + state + b"}"
+    if len(stored) < len(_TAKEN_AT) + len(tail):
+        return False
+    if not (stored.startswith(_TAKEN_AT) and stored.endswith(tail)):
+        return False
+    return _MOMENT_TEXT.fullmatch(stored, len(_TAKEN_AT), len(stored) - len(tail)) is not None

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from operator import itemgetter
+from types import NoneType
 from typing import Any
 
 import sqlalchemy as sa
@@ -257,7 +258,9 @@ _PICKERS: dict[tuple, Any] = {}
 
 def _picker(computed: dict, stored: dict):
     """The compared columns of a pair of rows (those computed, stored and not ignored) as
-    one ``itemgetter``, made once per pair of column lists; None for fewer than two."""
+    one ``itemgetter``, with the places among them where ``computed`` holds a ``datetime``
+    or None (the events' times, see :func:`_rows_equal`); made once per pair of column lists;
+    None for fewer than two columns."""
     key = (tuple(computed), tuple(stored))
     try:
         return _PICKERS[key]
@@ -266,8 +269,36 @@ def _picker(computed: dict, stored: dict):
     columns = [c for c in computed if c not in _IGNORED and c in stored]
     if len(_PICKERS) > 256:  # the column lists of a few tables: never many
         _PICKERS.clear()
-    pick = _PICKERS[key] = itemgetter(*columns) if len(columns) > 1 else None
-    return pick
+    # A time missing from this first row (None) may be there in the next.
+    times = tuple(i for i, c in enumerate(columns) if type(computed[c]) in (datetime, NoneType))
+    found = _PICKERS[key] = (itemgetter(*columns), times) if len(columns) > 1 else None
+    return found
+
+
+def _rows_equal(stored: dict, computed: dict) -> bool:
+    """True when every compared column is equal and of one type: what :func:`_compare_row`
+    finds column by column, in two comparisons of tuples (most rows of most games). False
+    says only that the columns must be read one by one."""
+    picker = _picker(computed, stored)
+    if picker is None:
+        return False
+    pick, times = picker
+    found, values = pick(stored), pick(computed)
+    if found == values and tuple(map(type, found)) == tuple(map(type, values)):
+        return True
+    if not times:
+        return False
+    # The events give UTC times with their zone; a database that keeps times without
+    # one hands them back naive (SQLite: every move row's ``at``). With those times as
+    # :func:`_same` reads them (naive UTC), an equal row is settled here too. Only the
+    # places where the table's first row had a time (or nothing) are looked at: a time
+    # elsewhere leaves the row to the column-by-column reading.
+    values = list(values)
+    for place in times:
+        value = values[place]
+        if type(value) is datetime and value.tzinfo is not None:
+            values[place] = value.astimezone(UTC).replace(tzinfo=None)
+    return found == tuple(values) and tuple(map(type, found)) == tuple(map(type, values))
 
 
 def _compare_row(
@@ -278,13 +309,8 @@ def _compare_row(
     computed: dict,
     event: int | None = None,
 ) -> None:
-    pick = _picker(computed, stored)
-    if pick is not None:
-        found, values = pick(stored), pick(computed)
-        # Every column equal and of one type: what the loop below finds column by
-        # column, in two comparisons of tuples (most rows of most games).
-        if found == values and tuple(map(type, found)) == tuple(map(type, values)):
-            return
+    if _rows_equal(stored, computed):
+        return
     for column, value in computed.items():
         if column in _IGNORED or column not in stored:
             continue
@@ -322,11 +348,14 @@ def _compare_table(
     """Rows keyed alike, field by field; ``event_of(row)`` names the event a row comes
     from where one does (so that a resealed edit can be named: replays.integrity.locate)."""
     for key, row in computed.items():
+        found = stored.get(key)
+        if found is not None and _rows_equal(found, row):
+            continue  # the row's name and event are needed only to report it
         where = f"{table}[{label(key)}]"
-        if key not in stored:
+        if found is None:
             report.add(READ_MODEL, f"{where}: missing, the events give one", game_id, event_of(row))
         else:
-            _compare_row(report, game_id, where, stored[key], row, event_of(row))
+            _compare_row(report, game_id, where, found, row, event_of(row))
     for key in stored.keys() - computed.keys():
         report.add(
             READ_MODEL,
