@@ -439,10 +439,16 @@ class _Search:
             min(jokers, 2 * s2),
             min(jokers, 2 * s3),
         ]
-        # The tables this search asked for, per suit by code: choices of sets leave the
-        # same cards in a suit again and again, and a dictionary's lookup is cheaper than
-        # suit_table's.
-        self.memos: list[dict[int, tuple]] = [{}, {}, {}, {}]
+        # The tables asked for, per suit by code: choices of sets leave the same cards in a
+        # suit again and again, and so do other hands, and a dictionary's lookup is cheaper
+        # than suit_table's. One memo serves every search asking with the same wild places
+        # and budget (_ASKED), so a suit seen in an earlier hand costs no call at all.
+        self.memos: list[dict[int, tuple]] = [
+            _asked(pure_at[0], self.caps[0]),
+            _asked(pure_at[1], self.caps[1]),
+            _asked(pure_at[2], self.caps[2]),
+            _asked(pure_at[3], self.caps[3]),
+        ]
         self.final: list[list[int]] = []  # the suits whose cards each step makes final
         self.loose = below  # the least loose points so far, and its sets
         self.sets: list = []
@@ -503,6 +509,26 @@ class _Search:
                     self.picked.pop()
             if self.loose == 0:
                 return  # nothing does better
+
+
+def _asked(pure_at: int, budget: int) -> dict[int, tuple]:
+    """The memo of suit tables asked for with ``pure_at`` and ``budget``: {code: table}."""
+    key = pure_at << 8 | budget
+    memo = _ASKED.get(key)
+    if memo is None:
+        if len(_ASKED) >= ASKED_LIMIT:
+            _ASKED.clear()
+        memo = _ASKED[key] = {}
+    elif len(memo) >= ASKED_TABLES_LIMIT:
+        memo.clear()
+    return memo
+
+
+# Memos of suit_table's answers by (wild places, budget), each {code: table}; bounded like
+# suit_tables' own caches (a full memo is simply emptied) and forgotten by clear_caches.
+_ASKED: dict[int, dict[int, tuple]] = {}
+ASKED_LIMIT = 4_096
+ASKED_TABLES_LIMIT = 4_096
 
 
 def _add_all(states: dict[int, int], tables: list, budget: int, below: int) -> dict[int, int]:
@@ -847,5 +873,6 @@ def clear_caches() -> None:
     number of jokers are forgotten.
     """
     suit_tables.clear_caches()
+    _ASKED.clear()
     _best_run.cache_clear()
     _WITHIN.clear()
