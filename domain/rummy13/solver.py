@@ -588,28 +588,57 @@ def _goal(states: dict[int, int], table: tuple, budget: int, below: int) -> int:
 
 def _witness(tables: list, budget: int, loose: int) -> list:
     """An entry of each table that together make two sequences, one pure, with ``loose``
-    loose points within ``budget`` (the search found they exist)."""
-    floors = [0] * (len(tables) + 1)  # the least loose points of the tables from here on
-    for index in range(len(tables) - 1, -1, -1):
-        floors[index] = floors[index + 1] + tables[index][0][2]
-    chosen: list = []
+    loose points within ``budget`` (the search found they exist).
 
-    def pick(index: int, used: int, state: int, so_far: int) -> bool:
-        if index == len(tables):
-            return state == GOAL and so_far == loose
-        for entry in tables[index]:
-            if so_far + entry[2] + floors[index + 1] > loose:
+    ``tables`` are the four suits' and the joker-only groups'. The first such entries in
+    the tables' order are taken (the arrangement depends on which): one loop a table
+    rather than a recursion, since there are always five. Entries come by loose points, so
+    a loop ends once the points so far and the least of the tables after pass ``loose``.
+    """
+    t0, t1, t2, t3, t4 = tables
+    after3 = t4[0][2]  # the least loose points of the tables after each
+    after2 = t3[0][2] + after3
+    after1 = t2[0][2] + after2
+    after0 = t1[0][2] + after1
+    for e0 in t0:
+        l0 = e0[2]
+        if l0 + after0 > loose:
+            break
+        u0 = e0[0]
+        if u0 > budget:
+            continue
+        row0 = MERGE[e0[1]]
+        for e1 in t1:
+            l1 = l0 + e1[2]
+            if l1 + after1 > loose:
                 break
-            if used + entry[0] <= budget:
-                chosen.append(entry)
-                if pick(index + 1, used + entry[0], MERGE[state][entry[1]], so_far + entry[2]):
-                    return True
-                chosen.pop()
-        return False
-
-    if not pick(0, 0, NOTHING, 0):
-        raise AssertionError("solver bug: no entries behind the searched score")
-    return chosen
+            u1 = u0 + e1[0]
+            if u1 > budget:
+                continue
+            row1 = MERGE[row0[e1[1]]]
+            for e2 in t2:
+                l2 = l1 + e2[2]
+                if l2 + after2 > loose:
+                    break
+                u2 = u1 + e2[0]
+                if u2 > budget:
+                    continue
+                row2 = MERGE[row1[e2[1]]]
+                for e3 in t3:
+                    l3 = l2 + e3[2]
+                    if l3 + after3 > loose:
+                        break
+                    u3 = u2 + e3[0]
+                    if u3 > budget:
+                        continue
+                    row3 = MERGE[row2[e3[1]]]
+                    for e4 in t4:
+                        l4 = l3 + e4[2]
+                        if l4 > loose:
+                            break
+                        if u3 + e4[0] <= budget and row3[e4[1]] == GOAL and l4 == loose:
+                            return [e0, e1, e2, e3, e4]
+    raise AssertionError("solver bug: no entries behind the searched score")
 
 
 # -- public API -------------------------------------------------------------------------------
