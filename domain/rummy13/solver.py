@@ -79,6 +79,7 @@ class _Hand:
 
     __slots__ = (
         "codes",
+        "copies",
         "crowded",
         "indices",
         "jokers",
@@ -99,6 +100,7 @@ class _Hand:
         sizes = [0, 0, 0, 0]
         wilds = [0, 0, 0, 0]
         self.indices = indices = []
+        self.copies = copies = [0] * 53  # by card index (the arrangement takes from them)
         printed = total = 0
         by_id = _FACTS
         for card in cards:
@@ -106,11 +108,13 @@ class _Hand:
             indices.append(index)
             if rank == wild_rank:
                 wilds[suit] += 1
+                copies[index] += 1
             elif rank:
                 codes[suit] += unit
                 present[suit] |= bit
                 sizes[suit] += 1
                 total += points
+                copies[index] += 1
             else:
                 printed += 1
         self.codes = codes
@@ -125,14 +129,13 @@ class _Hand:
         # More copies of a card than the decks hold, counting the wild indicator, which
         # comes from the same decks (check_hand then says which card).
         decks = profile.decks
-        most = max(wilds)
+        most = max(copies)  # of a card, printed jokers not counted yet
+        copies[_PRINTED] = printed
         if wild.rank:
-            most = max(most, wilds[_SUIT_INDEX[wild.suit]] + 1)
+            most = max(most, copies[_SUIT_INDEX[wild.suit] * 13 + wild.rank - 1] + 1)
         else:
             printed += 1
-        self.crowded = (
-            most > decks or printed > decks * profile.jokers_per_deck or _over(codes, decks)
-        )
+        self.crowded = most > decks or printed > decks * profile.jokers_per_deck
         # Where a wild card may keep a sequence of its suit pure: only beside a card of that
         # suit (an Ace held low is beside 13 when high).
         self.pure_at = pure_at = [0, 0, 0, 0]
@@ -157,22 +160,6 @@ def _facts(card: Card) -> tuple[int, int, int, int, int, int]:
 
 # The 53 cards are interned (domain.cards): looking them up by id() skips hashing them.
 _FACTS = {id(card): _facts(card) for card in ALL_CARDS}
-
-
-def _over(codes: list[int], decks: int) -> bool:
-    """Whether some place of the suits' codes holds more than ``decks`` copies."""
-    if decks == 2:  # 3 or more in 4 bits: the 4 or the 8 bit, or both the 1 and the 2 bits
-        c0, c1, c2, c3 = codes
-        return bool(
-            (
-                c0 >> 2 | c0 >> 3 | c0 & c0 >> 1 | c1 >> 2 | c1 >> 3 | c1 & c1 >> 1
-                | c2 >> 2 | c2 >> 3 | c2 & c2 >> 1 | c3 >> 2 | c3 >> 3 | c3 & c3 >> 1
-            )
-            & PLACE_BITS
-        )  # fmt: skip
-    return any(
-        (code >> (NIBBLE * place)) & 15 > decks for code in codes for place in range(1, ACE_HIGH)
-    )
 
 
 # -- the best pure sequence ------------------------------------------------------------------
@@ -738,21 +725,13 @@ def _evaluation(
 def _arrange_pure(cards: list[Card], hand: _Hand, pure: tuple) -> tuple[list, list]:
     _, suit, first, last = pure
     indices = hand.indices
-    left = _copies(indices)
+    left = hand.copies.copy()
     run = []
     for place in range(first, last + 1):
         index = suit * 13 + (0 if place == ACE_HIGH else place - 1)
         left[index] -= 1
         run.append(ALL_CARDS[index])
     return [run], _rest(cards, indices, left)
-
-
-def _copies(indices: list[int]) -> list[int]:
-    """The hand's copies of each card, by card index."""
-    left = [0] * 53
-    for index in indices:
-        left[index] += 1
-    return left
 
 
 def _rest(cards: list[Card], indices: list[int], left: list[int]) -> list[Card]:
@@ -774,7 +753,7 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     """
     loose, sets, tables, budget = two
     indices = hand.indices
-    left = _copies(indices)
+    left = hand.copies.copy()
     wild_rank = hand.wild_rank
     laid_sets = []
     for shift, (_, _, chosen_sets, _) in sets:
