@@ -105,6 +105,14 @@ def classify(
         cards = tuple(Card.parse(card) for card in cards)
     profile = get_profile(profile)
     wild_rank_ = wild_rank(wild if type(wild) is Card else Card.parse(wild))
+    return classify_cards(cards, wild_rank_, profile.wild_natural_is_pure)
+
+
+def classify_cards(
+    cards: tuple[Card, ...], wild_rank_: int, wild_natural_is_pure: bool
+) -> GroupVerdict:
+    """:func:`classify` of cards already parsed, given the wild rank and the profile's
+    reading of a wild card in its place (the solver checks every group it lays this way)."""
     if len(cards) < MIN_GROUP:
         return _verdict(cards, None, f"needs at least {MIN_GROUP} cards, has {len(cards)}")
     # Cards that can only stand as themselves; wild-rank cards may stand in for anything.
@@ -124,7 +132,7 @@ def classify(
         # more cards of one rank are never consecutive, so this is never pure.
         kind = _IMPURE if len(cards) <= MAX_SEQUENCE else _SET
         return _verdict(cards, kind)
-    if _is_pure(cards, wild_rank_, profile.wild_natural_is_pure):
+    if _is_pure(cards, wild_rank_, wild_natural_is_pure):
         return _verdict(cards, _PURE)
     suits = set()
     ranks = set()

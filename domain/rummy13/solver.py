@@ -29,14 +29,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 from itertools import combinations
 
-from domain.cards import ALL_CARDS, SUITS, Card
+from domain.cards import ALL_CARDS, SUITS, Card, wild_rank
 from domain.rummy13 import suit_tables
 from domain.rummy13.melds import (
     MAX_SEQUENCE,
     HandError,
     HandEvaluation,
     check_hand,
-    classify,
+    classify_cards,
     score_grouping,
 )
 from domain.rummy13.profiles import RuleProfile, get_profile
@@ -706,8 +706,10 @@ def _evaluation(
     """The arrangement scored by :mod:`domain.rummy13.melds`' own rules, which must agree."""
     verdicts = []
     valid = True
+    rank = wild_rank(wild)
+    wild_pure = profile.wild_natural_is_pure
     for group in groups:
-        verdict = classify(group, wild, profile)
+        verdict = classify_cards(tuple(group), rank, wild_pure)
         if verdict.kind is None:
             valid = False
         verdicts.append(verdict)
