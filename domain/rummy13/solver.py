@@ -514,8 +514,8 @@ def _asked(pure_at: int, budget: int) -> dict[int, tuple]:
 # Memos of suit_table's answers by (wild places, budget), each {code: table}; bounded like
 # suit_tables' own caches (a full memo is simply emptied) and forgotten by clear_caches.
 _ASKED: dict[int, dict[int, tuple]] = {}
-ASKED_LIMIT = 4_096
-ASKED_TABLES_LIMIT = 4_096
+ASKED_LIMIT = 256
+ASKED_TABLES_LIMIT = 1_024
 
 
 def _add_all(states: dict[int, int], tables: list, budget: int, below: int) -> dict[int, int]:
