@@ -329,3 +329,55 @@ def test_bad_card_text():
 def test_unknown_profile():
     with pytest.raises(UnknownProfile, match=r"unknown rule profile 'nope' \(known: deccan"):
         evaluate(groups_of("AS 2S 3S | 4H 5H JK | 9D 9H 9S | KS KD KC KH"), [], "7D", "nope")
+
+
+# classify and score_grouping build their frozen answers straight into __dict__ (speed):
+# they must be the very objects the dataclasses' own constructors make.
+BUILT_GROUPS = [
+    ("AS 2S 3S", "7D"),  # pure
+    ("4H 5H JK", "7D"),  # impure
+    ("7C JK JK", "7D"),  # a wild card standing as itself
+    ("9H 9D 9C", "7D"),  # set
+    ("9H 9H 9C", "7D"),  # a card twice in a set
+    ("KS AS 2S", "7D"),  # wraps around
+    ("JK JK", "7D"),  # too short
+    ("JK JK JK", "7D"),  # printed jokers only
+    ("5H 9C JK", "7D"),  # mixes suits and ranks
+]
+
+
+@pytest.mark.parametrize(("cards", "wild"), BUILT_GROUPS)
+def test_verdicts_equal_the_constructors(cards, wild):
+    from dataclasses import FrozenInstanceError, asdict, fields
+
+    from domain.rummy13.melds import GroupVerdict
+
+    verdict = classify(parse_cards(cards), Card.parse(wild))
+    made = GroupVerdict(verdict.cards, verdict.kind, verdict.reason)
+    assert type(verdict) is GroupVerdict
+    assert verdict == made and hash(verdict) == hash(made)
+    assert vars(verdict) == vars(made)
+    assert [f.name for f in fields(verdict)] == list(vars(verdict))
+    assert asdict(verdict) == asdict(made)
+    with pytest.raises(FrozenInstanceError):
+        verdict.kind = None
+
+
+def test_evaluations_equal_the_constructor():
+    from dataclasses import FrozenInstanceError, fields
+
+    from domain.rummy13.melds import HandEvaluation
+
+    for groups, loose in (
+        (["AS 2S 3S", "4H 5H JK"], "9C 9D KS KD 2C 5D 8H"),  # two sequences, loose cards
+        (["AS 2S 3S", "4H 5H 6H 7H", "9C 9D 9S", "KS KD KH"], ""),  # a declaration
+        (["AS 2S 3S"], "4H 5H JK 9C 9D KS KD 2C 5D 8H"),  # the pure sequence only
+        (["4H 5H JK", "9C 9D 9S"], "AS 2S 3H KS KD 2C 5D"),  # no pure sequence
+    ):
+        result = evaluate([parse_cards(g) for g in groups], parse_cards(loose), "7D")
+        made = HandEvaluation(**{f.name: getattr(result, f.name) for f in fields(result)})
+        assert type(result) is HandEvaluation
+        assert result == made and vars(result) == vars(made)
+        assert [f.name for f in fields(result)] == list(vars(result))
+        with pytest.raises(FrozenInstanceError):
+            result.hand_score = 0

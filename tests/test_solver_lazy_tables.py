@@ -119,3 +119,38 @@ def test_the_answers_do_not_depend_on_the_caches():
             min_hand_score(hand, wild),
         )
         assert found == expected, ([str(card) for card in hand], str(wild))
+
+
+def test_the_memos_of_tables_asked_for_hold_suit_tables_answers_and_are_forgotten():
+    """The searches share their memos of suit tables (by wild places and budget) across
+    hands: each holds exactly suit_table's answer, and clear_caches forgets them."""
+    clear_caches()
+    for hand, wild in hands(20):
+        best_grouping(hand, wild)
+    assert solver._ASKED
+    for key, memo in solver._ASKED.items():
+        pure_at, budget = key >> 8, key & 255
+        for code, table in memo.items():
+            assert table == suit_tables.suit_table(code, pure_at, budget)
+    clear_caches()
+    assert not solver._ASKED
+
+
+def test_the_memos_of_tables_asked_for_stay_bounded(monkeypatch):
+    monkeypatch.setattr(solver, "ASKED_LIMIT", 3)
+    monkeypatch.setattr(solver, "ASKED_TABLES_LIMIT", 4)
+    dealt = hands(20)
+    expected = [answers(hand, wild)[0] for hand, wild in dealt]
+    clear_caches()
+    most = 0
+    for (hand, wild), answer in zip(dealt, expected, strict=True):
+        found = (
+            repr(best_grouping(hand, wild)),
+            repr(declaration(hand, wild)),
+            min_hand_score(hand, wild),
+        )
+        assert found == answer
+        most = max(most, len(solver._ASKED))
+        # a memo is emptied when a search starts with it full (one search adds a few)
+        assert all(len(memo) <= 4 + 16 for memo in solver._ASKED.values())
+    assert most <= 3

@@ -70,6 +70,25 @@ class GroupVerdict:
         return f"{format_cards(self.cards)} ({label})"
 
 
+# Building a frozen dataclass through its __init__ sets each field by object.__setattr__,
+# about three times the cost of putting the fields into its __dict__; classify and
+# score_grouping run for every arrangement the solver finds, so they build their answers
+# the second way (tests/test_melds.py holds both equal to the constructors').
+_new = object.__new__
+
+
+def _verdict(
+    cards: tuple[Card, ...], kind: GroupKind | None, reason: str | None = None
+) -> GroupVerdict:
+    """``GroupVerdict(cards, kind, reason)``, built straight into its ``__dict__``."""
+    verdict = _new(GroupVerdict)
+    fields = verdict.__dict__
+    fields["cards"] = cards
+    fields["kind"] = kind
+    fields["reason"] = reason
+    return verdict
+
+
 _JUST_CARDS = {Card}
 
 
@@ -86,8 +105,16 @@ def classify(
         cards = tuple(Card.parse(card) for card in cards)
     profile = get_profile(profile)
     wild_rank_ = wild_rank(wild if type(wild) is Card else Card.parse(wild))
+    return classify_cards(cards, wild_rank_, profile.wild_natural_is_pure)
+
+
+def classify_cards(
+    cards: tuple[Card, ...], wild_rank_: int, wild_natural_is_pure: bool
+) -> GroupVerdict:
+    """:func:`classify` of cards already parsed, given the wild rank and the profile's
+    reading of a wild card in its place (the solver checks every group it lays this way)."""
     if len(cards) < MIN_GROUP:
-        return GroupVerdict(cards, None, f"needs at least {MIN_GROUP} cards, has {len(cards)}")
+        return _verdict(cards, None, f"needs at least {MIN_GROUP} cards, has {len(cards)}")
     # Cards that can only stand as themselves; wild-rank cards may stand in for anything.
     fixed = []
     for card in cards:
@@ -96,7 +123,7 @@ def classify(
             fixed.append(card)
     if not fixed:
         if all(card.rank == 0 for card in cards):
-            return GroupVerdict(
+            return _verdict(
                 cards,
                 None,
                 "only printed jokers: a group needs at least one card standing as itself",
@@ -104,9 +131,9 @@ def classify(
         # A wild-rank card stands as itself and the other jokers run on from it. Three or
         # more cards of one rank are never consecutive, so this is never pure.
         kind = _IMPURE if len(cards) <= MAX_SEQUENCE else _SET
-        return GroupVerdict(cards, kind)
-    if _is_pure(cards, wild_rank_, profile.wild_natural_is_pure):
-        return GroupVerdict(cards, _PURE)
+        return _verdict(cards, kind)
+    if _is_pure(cards, wild_rank_, wild_natural_is_pure):
+        return _verdict(cards, _PURE)
     suits = set()
     ranks = set()
     for card in fixed:
@@ -115,17 +142,17 @@ def classify(
     if len(suits) == 1:
         failure = _sequence_failure(fixed, len(cards))
         if failure is None:
-            return GroupVerdict(cards, _IMPURE)
+            return _verdict(cards, _IMPURE)
         if len(ranks) > 1:
-            return GroupVerdict(cards, None, failure)
+            return _verdict(cards, None, failure)
     if len(ranks) == 1:
         if len(suits) == len(fixed):
-            return GroupVerdict(cards, _SET)
+            return _verdict(cards, _SET)
         repeated = _first_repeat(fixed)
         times = "twice" if repeated[1] == 2 else f"{repeated[1]} times"
-        return GroupVerdict(cards, None, f"{repeated[0]} appears {times} in a set")
+        return _verdict(cards, None, f"{repeated[0]} appears {times} in a set")
     suit_text = ", ".join(sorted(suits, key="SHDC".index))
-    return GroupVerdict(
+    return _verdict(
         cards,
         None,
         f"mixes suits ({suit_text}) and ranks: a sequence needs one suit, a set one rank",
@@ -348,16 +375,18 @@ def score_grouping(
         if rank != wild_rank_:
             hand_score += points[rank]
     reasons = _declaration_faults(verdicts, loose, len(pure), sequences)
-    return HandEvaluation(
-        groups=verdicts,
-        loose=loose,
-        case=case,
-        counted=counted,
-        hand_score=hand_score,
-        points=min(hand_score, profile.max_points),
-        valid_declaration=not reasons,
-        reasons=reasons,
-    )
+    # HandEvaluation(...), built straight into its __dict__ (see _verdict).
+    result = _new(HandEvaluation)
+    fields = result.__dict__
+    fields["groups"] = verdicts
+    fields["loose"] = loose
+    fields["case"] = case
+    fields["counted"] = counted
+    fields["hand_score"] = hand_score
+    fields["points"] = min(hand_score, profile.max_points)
+    fields["valid_declaration"] = not reasons
+    fields["reasons"] = reasons
+    return result
 
 
 def _declaration_faults(

@@ -29,14 +29,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 from itertools import combinations
 
-from domain.cards import ALL_CARDS, SUITS, Card
+from domain.cards import ALL_CARDS, SUITS, Card, wild_rank
 from domain.rummy13 import suit_tables
 from domain.rummy13.melds import (
     MAX_SEQUENCE,
     HandError,
     HandEvaluation,
     check_hand,
-    classify,
+    classify_cards,
     score_grouping,
 )
 from domain.rummy13.profiles import RuleProfile, get_profile
@@ -79,6 +79,7 @@ class _Hand:
 
     __slots__ = (
         "codes",
+        "copies",
         "crowded",
         "indices",
         "jokers",
@@ -99,6 +100,7 @@ class _Hand:
         sizes = [0, 0, 0, 0]
         wilds = [0, 0, 0, 0]
         self.indices = indices = []
+        self.copies = copies = [0] * 53  # by card index (the arrangement takes from them)
         printed = total = 0
         by_id = _FACTS
         for card in cards:
@@ -106,11 +108,13 @@ class _Hand:
             indices.append(index)
             if rank == wild_rank:
                 wilds[suit] += 1
+                copies[index] += 1
             elif rank:
                 codes[suit] += unit
                 present[suit] |= bit
                 sizes[suit] += 1
                 total += points
+                copies[index] += 1
             else:
                 printed += 1
         self.codes = codes
@@ -125,14 +129,13 @@ class _Hand:
         # More copies of a card than the decks hold, counting the wild indicator, which
         # comes from the same decks (check_hand then says which card).
         decks = profile.decks
-        most = max(wilds)
+        most = max(copies)  # of a card, printed jokers not counted yet
+        copies[_PRINTED] = printed
         if wild.rank:
-            most = max(most, wilds[_SUIT_INDEX[wild.suit]] + 1)
+            most = max(most, copies[_SUIT_INDEX[wild.suit] * 13 + wild.rank - 1] + 1)
         else:
             printed += 1
-        self.crowded = (
-            most > decks or printed > decks * profile.jokers_per_deck or _over(codes, decks)
-        )
+        self.crowded = most > decks or printed > decks * profile.jokers_per_deck
         # Where a wild card may keep a sequence of its suit pure: only beside a card of that
         # suit (an Ace held low is beside 13 when high).
         self.pure_at = pure_at = [0, 0, 0, 0]
@@ -157,22 +160,6 @@ def _facts(card: Card) -> tuple[int, int, int, int, int, int]:
 
 # The 53 cards are interned (domain.cards): looking them up by id() skips hashing them.
 _FACTS = {id(card): _facts(card) for card in ALL_CARDS}
-
-
-def _over(codes: list[int], decks: int) -> bool:
-    """Whether some place of the suits' codes holds more than ``decks`` copies."""
-    if decks == 2:  # 3 or more in 4 bits: the 4 or the 8 bit, or both the 1 and the 2 bits
-        c0, c1, c2, c3 = codes
-        return bool(
-            (
-                c0 >> 2 | c0 >> 3 | c0 & c0 >> 1 | c1 >> 2 | c1 >> 3 | c1 & c1 >> 1
-                | c2 >> 2 | c2 >> 3 | c2 & c2 >> 1 | c3 >> 2 | c3 >> 3 | c3 & c3 >> 1
-            )
-            & PLACE_BITS
-        )  # fmt: skip
-    return any(
-        (code >> (NIBBLE * place)) & 15 > decks for code in codes for place in range(1, ACE_HIGH)
-    )
 
 
 # -- the best pure sequence ------------------------------------------------------------------
@@ -439,10 +426,16 @@ class _Search:
             min(jokers, 2 * s2),
             min(jokers, 2 * s3),
         ]
-        # The tables this search asked for, per suit by code: choices of sets leave the
-        # same cards in a suit again and again, and a dictionary's lookup is cheaper than
-        # suit_table's.
-        self.memos: list[dict[int, tuple]] = [{}, {}, {}, {}]
+        # The tables asked for, per suit by code: choices of sets leave the same cards in a
+        # suit again and again, and so do other hands, and a dictionary's lookup is cheaper
+        # than suit_table's. One memo serves every search asking with the same wild places
+        # and budget (_ASKED), so a suit seen in an earlier hand costs no call at all.
+        self.memos: list[dict[int, tuple]] = [
+            _asked(pure_at[0], self.caps[0]),
+            _asked(pure_at[1], self.caps[1]),
+            _asked(pure_at[2], self.caps[2]),
+            _asked(pure_at[3], self.caps[3]),
+        ]
         self.final: list[list[int]] = []  # the suits whose cards each step makes final
         self.loose = below  # the least loose points so far, and its sets
         self.sets: list = []
@@ -505,6 +498,26 @@ class _Search:
                 return  # nothing does better
 
 
+def _asked(pure_at: int, budget: int) -> dict[int, tuple]:
+    """The memo of suit tables asked for with ``pure_at`` and ``budget``: {code: table}."""
+    key = pure_at << 8 | budget
+    memo = _ASKED.get(key)
+    if memo is None:
+        if len(_ASKED) >= ASKED_LIMIT:
+            _ASKED.clear()
+        memo = _ASKED[key] = {}
+    elif len(memo) >= ASKED_TABLES_LIMIT:
+        memo.clear()
+    return memo
+
+
+# Memos of suit_table's answers by (wild places, budget), each {code: table}; bounded like
+# suit_tables' own caches (a full memo is simply emptied) and forgotten by clear_caches.
+_ASKED: dict[int, dict[int, tuple]] = {}
+ASKED_LIMIT = 256
+ASKED_TABLES_LIMIT = 1_024
+
+
 def _add_all(states: dict[int, int], tables: list, budget: int, below: int) -> dict[int, int]:
     """``states`` (jokers used << 3 | progress: least loose points) with ``tables`` joined.
 
@@ -562,28 +575,57 @@ def _goal(states: dict[int, int], table: tuple, budget: int, below: int) -> int:
 
 def _witness(tables: list, budget: int, loose: int) -> list:
     """An entry of each table that together make two sequences, one pure, with ``loose``
-    loose points within ``budget`` (the search found they exist)."""
-    floors = [0] * (len(tables) + 1)  # the least loose points of the tables from here on
-    for index in range(len(tables) - 1, -1, -1):
-        floors[index] = floors[index + 1] + tables[index][0][2]
-    chosen: list = []
+    loose points within ``budget`` (the search found they exist).
 
-    def pick(index: int, used: int, state: int, so_far: int) -> bool:
-        if index == len(tables):
-            return state == GOAL and so_far == loose
-        for entry in tables[index]:
-            if so_far + entry[2] + floors[index + 1] > loose:
+    ``tables`` are the four suits' and the joker-only groups'. The first such entries in
+    the tables' order are taken (the arrangement depends on which): one loop a table
+    rather than a recursion, since there are always five. Entries come by loose points, so
+    a loop ends once the points so far and the least of the tables after pass ``loose``.
+    """
+    t0, t1, t2, t3, t4 = tables
+    after3 = t4[0][2]  # the least loose points of the tables after each
+    after2 = t3[0][2] + after3
+    after1 = t2[0][2] + after2
+    after0 = t1[0][2] + after1
+    for e0 in t0:
+        l0 = e0[2]
+        if l0 + after0 > loose:
+            break
+        u0 = e0[0]
+        if u0 > budget:
+            continue
+        row0 = MERGE[e0[1]]
+        for e1 in t1:
+            l1 = l0 + e1[2]
+            if l1 + after1 > loose:
                 break
-            if used + entry[0] <= budget:
-                chosen.append(entry)
-                if pick(index + 1, used + entry[0], MERGE[state][entry[1]], so_far + entry[2]):
-                    return True
-                chosen.pop()
-        return False
-
-    if not pick(0, 0, NOTHING, 0):
-        raise AssertionError("solver bug: no entries behind the searched score")
-    return chosen
+            u1 = u0 + e1[0]
+            if u1 > budget:
+                continue
+            row1 = MERGE[row0[e1[1]]]
+            for e2 in t2:
+                l2 = l1 + e2[2]
+                if l2 + after2 > loose:
+                    break
+                u2 = u1 + e2[0]
+                if u2 > budget:
+                    continue
+                row2 = MERGE[row1[e2[1]]]
+                for e3 in t3:
+                    l3 = l2 + e3[2]
+                    if l3 + after3 > loose:
+                        break
+                    u3 = u2 + e3[0]
+                    if u3 > budget:
+                        continue
+                    row3 = MERGE[row2[e3[1]]]
+                    for e4 in t4:
+                        l4 = l3 + e4[2]
+                        if l4 > loose:
+                            break
+                        if u3 + e4[0] <= budget and row3[e4[1]] == GOAL and l4 == loose:
+                            return [e0, e1, e2, e3, e4]
+    raise AssertionError("solver bug: no entries behind the searched score")
 
 
 # -- public API -------------------------------------------------------------------------------
@@ -664,8 +706,10 @@ def _evaluation(
     """The arrangement scored by :mod:`domain.rummy13.melds`' own rules, which must agree."""
     verdicts = []
     valid = True
+    rank = wild_rank(wild)
+    wild_pure = profile.wild_natural_is_pure
     for group in groups:
-        verdict = classify(group, wild, profile)
+        verdict = classify_cards(tuple(group), rank, wild_pure)
         if verdict.kind is None:
             valid = False
         verdicts.append(verdict)
@@ -683,21 +727,13 @@ def _evaluation(
 def _arrange_pure(cards: list[Card], hand: _Hand, pure: tuple) -> tuple[list, list]:
     _, suit, first, last = pure
     indices = hand.indices
-    left = _copies(indices)
+    left = hand.copies.copy()
     run = []
     for place in range(first, last + 1):
         index = suit * 13 + (0 if place == ACE_HIGH else place - 1)
         left[index] -= 1
         run.append(ALL_CARDS[index])
     return [run], _rest(cards, indices, left)
-
-
-def _copies(indices: list[int]) -> list[int]:
-    """The hand's copies of each card, by card index."""
-    left = [0] * 53
-    for index in indices:
-        left[index] += 1
-    return left
 
 
 def _rest(cards: list[Card], indices: list[int], left: list[int]) -> list[Card]:
@@ -719,7 +755,7 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     """
     loose, sets, tables, budget = two
     indices = hand.indices
-    left = _copies(indices)
+    left = hand.copies.copy()
     wild_rank = hand.wild_rank
     laid_sets = []
     for shift, (_, _, chosen_sets, _) in sets:
@@ -847,5 +883,6 @@ def clear_caches() -> None:
     number of jokers are forgotten.
     """
     suit_tables.clear_caches()
+    _ASKED.clear()
     _best_run.cache_clear()
     _WITHIN.clear()
