@@ -239,3 +239,31 @@ def test_a_saved_match_is_not_played_again_for_its_rows(ledger, monkeypatch):
     assert applied == []
     projections.GameProjection(ledger, light=False).rows_of_new_games([(match, events)])
     assert len(applied) == len(match.moves)
+
+
+def test_verify_finds_a_stored_match_whose_seed_did_not_deal_its_cards(
+    database_url, tmp_path, monkeypatch
+):
+    """End to end: a Pool or Deals match stored past the importer (as a forger writing to
+    the database would), its own rules holding but its deals not its seed's, is named by
+    ``verify``'s deal check; an honest match beside it is not."""
+    from domain.shuffle import commitment
+    from replays.integrity.evidence import create_tables, make_checkpoint, verify_store
+    from replays.integrity.signing import init_keys
+    from replays.store.timeline import store_record
+
+    init_keys(tmp_path / "keys")
+    monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(tmp_path / "keys"))
+    create_tables(database_url)
+    ledger = Ledger(database_url)
+    honest, forged = _matches(2, seed=31, discrepancy_rate=0.0)
+    store_record(ledger, parse_record(honest))
+    forged["shuffle"] = dict(forged["shuffle"], seed=b"x".hex(), commitment=commitment(b"x"))
+    store_record(ledger, parse_record(forged))
+    make_checkpoint(database_url)
+
+    report = verify_store(database_url)
+    deals = [p for p in report.problems if p.kind == "deal"]
+    assert [p.game_id for p in deals] == [forged["game_id"]], report.problems
+    assert "deal 1: " in deals[0].message and "but the shuffle deals" in deals[0].message
+    assert "2 deal(s) checked against their shuffle seeds" in report.notes
