@@ -9,6 +9,7 @@ import json
 
 import pytest
 import sqlalchemy as sa
+from saved_rows import projected
 
 from domain import variants
 from domain.pooldeals import rows as match_rows
@@ -187,26 +188,6 @@ def test_a_record_breaking_a_rule_and_its_seed_is_refused_as_check_deals_then_bu
     assert (type(now.value), str(now.value)) == (type(before.value), str(before.value))
 
 
-def _projected(projection, pairs) -> dict:
-    """Every row the projection would write for ``pairs`` (game, its events)."""
-    batch = projection.rows_of_new_games(pairs)
-    games = {}
-    for game_id, game in batch.touched.items():
-        variant = batch.variant[game_id]
-        row = {**variant.started_row(game), **variant.progress_row(game)}
-        row.update(batch.closing.get(game_id, {}))
-        if game_id in batch.audit:
-            row.update(projection._audit_row(game, variant, batch.events.get(game_id)))
-        games[game_id] = row
-    return {
-        "games": games,
-        "created": sorted(batch.created),
-        "moves": batch.moves,
-        "results": batch.results,
-        "entries": batch.entries,
-    }
-
-
 def test_a_saved_matchs_rows_are_the_replays_without_playing_its_moves_again(ledger):
     """The rows of matches just saved whole come from the match as it ends, its moves
     counted (``Variant.saved_move_rows``): equal, row for row, to applying every event."""
@@ -217,7 +198,7 @@ def test_a_saved_matchs_rows_are_the_replays_without_playing_its_moves_again(led
         pairs.append((match, list(match.pending_events)))
     counted = projections.GameProjection(ledger)
     replayed = projections.GameProjection(ledger, light=False)
-    fast, slow = _projected(counted, pairs), _projected(replayed, pairs)
+    fast, slow = projected(counted, pairs), projected(replayed, pairs)
     assert len(fast["moves"]) == sum(len(m.moves) for m, _ in pairs) > 0
     assert fast["entries"] and fast["results"]
     assert fast == slow

@@ -8,6 +8,7 @@ import json
 
 import pytest
 import sqlalchemy as sa
+from saved_rows import projected
 
 from domain import variants
 from domain.red3 import audit as red3_audit
@@ -117,26 +118,6 @@ def test_without_a_matching_hash_the_projection_replays_the_match(ledger, databa
         assert "rounds[0].scores." in note and ".score" in note
 
 
-def _projected(projection, pairs) -> dict:
-    """Every row the projection would write for ``pairs`` (game, its events)."""
-    batch = projection.rows_of_new_games(pairs)
-    games = {}
-    for game_id, game in batch.touched.items():
-        variant = batch.variant[game_id]
-        row = {**variant.started_row(game), **variant.progress_row(game)}
-        row.update(batch.closing.get(game_id, {}))
-        if game_id in batch.audit:
-            row.update(projection._audit_row(game, variant, batch.events.get(game_id)))
-        games[game_id] = row
-    return {
-        "games": games,
-        "created": sorted(batch.created),
-        "moves": batch.moves,
-        "results": batch.results,
-        "entries": batch.entries,
-    }
-
-
 def test_a_saved_matchs_rows_are_the_replays_without_applying_its_events_again(ledger):
     """The rows of matches just saved whole come from the match as it ends, its moves
     counted (``Variant.saved_move_rows``): equal, row for row, to applying every event."""
@@ -144,8 +125,8 @@ def test_a_saved_matchs_rows_are_the_replays_without_applying_its_events_again(l
     for raw in _matches(10, seed=29):
         match = importer.build_game(parse_record(raw))
         pairs.append((match, list(match.pending_events)))
-    fast = _projected(projections.GameProjection(ledger), pairs)
-    slow = _projected(projections.GameProjection(ledger, light=False), pairs)
+    fast = projected(projections.GameProjection(ledger), pairs)
+    slow = projected(projections.GameProjection(ledger, light=False), pairs)
     assert len(fast["moves"]) == sum(m.move_count for m, _ in pairs) > 0
     assert {row["round"] for row in fast["moves"]} == set(
         range(1, 1 + max(m.round for m, _ in pairs))

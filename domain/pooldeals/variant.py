@@ -278,16 +278,13 @@ class PoolDeals(Variant):
     def check_deals(self, record: Any) -> None:
         """Every deal against the revealed seed, before anything is stored (the match is
         played in memory to know who each deal went to and who dealt it)."""
-        shuffle = record.config.shuffle
-        if not shuffle or not shuffle.get("seed"):
-            return
-        self._check_played_deals(record.build())
+        if self.revealed_seed(record):  # a record has the match's config
+            self._check_played_deals(record.build())
 
     def _check_played_deals(self, match: Match) -> None:
         from domain.records import RecordError
 
-        shuffle = match.config.shuffle
-        if not shuffle or not shuffle.get("seed"):
+        if not self.revealed_seed(match):
             return
         found = self._mismatch(match, error=RecordError)
         if found is None:
@@ -320,8 +317,7 @@ class PoolDeals(Variant):
         return game.phase == FINISHED
 
     def check_stored_deals(self, game: Match) -> str | None:
-        shuffle = game.config.shuffle
-        if not shuffle or not shuffle.get("seed"):
+        if not self.revealed_seed(game):
             return None
         try:
             found = self._mismatch(game, error=ValueError)

@@ -128,17 +128,7 @@ class MatchAuditor:
     def report(self, match: Red3Match) -> Red3Audit:
         if self.error is not None:
             raise self.error
-        found = _compare(match, self.computed, self.recorded, self.recorded_winners)
-        return Red3Audit(
-            game_id=match.game_id,
-            players=match.players,
-            rounds_planned=match.config.rounds,
-            computed=tuple(self.computed),
-            recorded=tuple(self.recorded),
-            recorded_winners=self.recorded_winners,
-            reported=match.reported,
-            discrepancies=tuple(found),
-        )
+        return _audit(match, self.computed, self.recorded, self.recorded_winners)
 
 
 def written_audit(match: Red3Match) -> Red3Audit | None:
@@ -155,15 +145,21 @@ def written_audit(match: Red3Match) -> Red3Audit | None:
     if scores_hash(match.round_scores, match.winners) != match.computed_hash:
         return None
     scores = list(match.round_scores)
+    return _audit(match, scores, scores, match.winners)
+
+
+def _audit(match: Red3Match, computed, recorded, recorded_winners) -> Red3Audit:
+    """The audit of ``match``: the ``computed`` round scores against the ``recorded`` ones
+    and winners, and against the operator's report."""
     return Red3Audit(
         game_id=match.game_id,
         players=match.players,
         rounds_planned=match.config.rounds,
-        computed=tuple(scores),
-        recorded=tuple(scores),
-        recorded_winners=match.winners,
+        computed=tuple(computed),
+        recorded=tuple(recorded),
+        recorded_winners=recorded_winners,
         reported=match.reported,
-        discrepancies=tuple(_compare(match, scores, scores, match.winners)),
+        discrepancies=tuple(_compare(match, computed, recorded, recorded_winners)),
     )
 
 

@@ -196,13 +196,7 @@ class GameProjection(Projection):
         it ends (``Variant.saved_move_rows``: its move rows, counted, not replayed)."""
         batch.moves += moves
         for domain_event in events:
-            closing = variant.closing_rows(game, domain_event)
-            if closing is not None:
-                batch.closing.setdefault(game.game_id, {}).update(closing.game)
-                batch.results += closing.results
-                batch.entries += closing.entries
-            if variant.audits_after(game, domain_event):
-                batch.audit.add(game.game_id)
+            self._closing(batch, variant, game, domain_event)
         self._touch(batch, variant, game, created=True)
 
     def write(self, connection: sa.Connection, batch: _Batch) -> None:
@@ -254,6 +248,13 @@ class GameProjection(Projection):
         if move is not None:
             batch.moves.append(move)
         game = domain_event.mutate(before) if fold is None else fold(before, domain_event)
+        GameProjection._closing(batch, variant, game, domain_event)
+        return game
+
+    @staticmethod
+    def _closing(batch: _Batch, variant: Variant, game, domain_event) -> None:
+        """The closing rows and the audit flag ``domain_event`` gives ``game`` (as it stands
+        after the event), into ``batch``."""
         closing = variant.closing_rows(game, domain_event)
         if closing is not None:
             batch.closing.setdefault(game.game_id, {}).update(closing.game)
@@ -261,7 +262,6 @@ class GameProjection(Projection):
             batch.entries += closing.entries
         if variant.audits_after(game, domain_event):
             batch.audit.add(game.game_id)
-        return game
 
     @staticmethod
     def _touch(batch: _Batch, variant: Variant, game, *, created: bool) -> None:
