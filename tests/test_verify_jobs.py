@@ -138,8 +138,8 @@ def test_jobs_leave_no_memo_for_a_game_whose_events_fail_their_seals(games, data
 
 
 def test_jobs_workers_take_the_key_directory_of_the_run(games, database_url, tmp_path, monkeypatch):
-    # The fork server the workers come from may have started under another key directory
-    # (here: none at all); each run's workers take this process's environment.
+    # Two runs in one process under different key directories (the first: none at all):
+    # each run's workers take the environment the run has.
     monkeypatch.setenv("RUMMY_LEDGER_KEY_DIR", str(tmp_path / "no-keys"))
     assert verify_store(database_url, jobs=2).ok
     assert memos_of(database_url) == set()
@@ -193,7 +193,6 @@ def test_jobs_main_process_replays_the_ranges_no_worker_took(
     games, database_url, keys, monkeypatch, workers_get
 ):
     # Once its own pass is done, the main process replays the ranges no worker has begun
-    # (on a first run, all of them until the fork server has imported the ledger's code).
     # Here the workers get none or half of them: the findings, notes and memos must be
     # one process's all the same.
     from replays.readmodels import verify_jobs
@@ -205,11 +204,11 @@ def test_jobs_main_process_replays_the_ranges_no_worker_took(
 
     take, taken = verify_jobs.SpanReplays._take, []
 
-    def submit_some(self, work):
+    def submit_some(self):
         # The pool gets the even ranges, or none: the rest are left to the main process.
-        for index in range(len(work)):
+        for index, (function, *arguments) in enumerate(self.work):
             if workers_get != "nothing" and not index % 2:
-                self._hand_over(index)
+                self.futures[self.pool.submit(function, *arguments)] = index
 
     def take_and_count(self):
         index = take(self)

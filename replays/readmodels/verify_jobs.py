@@ -6,8 +6,8 @@ ids, a few ranges per process, so the slices stay even whatever the ids; the res
 ``verify`` (seals, chains, the tree, deals) stays one streaming pass in the main process,
 which runs while the workers replay (:class:`SpanReplays` is submitted before it). Once
 that pass is done, the main process replays the ranges no worker has begun yet itself, as
-one more worker (on a first run the fork server is still importing the ledger's code
-then); its results go the same way as a worker's.
+one more worker; its results go the same way as a worker's. The workers are forked from
+the main process, with the ledger's code already imported.
 
 Each worker reads in its own transaction, which may begin after the main pass's and so see
 saves made since: it reads only the events up to the projection position the main pass
@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
-import os
-import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
@@ -58,46 +56,18 @@ def _within(originator: bytes, span: Span) -> bool:
 
 
 def _context():
-    """Workers forked from a fork server that imported the ledger's code once: spawned
-    workers would each import it again (about a second of CPU apiece, as much as
-    replaying a few hundred games), and a child forked from this process would share its
-    open connections."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["__main__", __name__, *_PRELOAD])
-    return context
-
-
-# What a worker would otherwise import on its first replay (the application that decodes
-# the events, its persistence module, the memo writer): a hundred modules, in each worker.
-_PRELOAD = (
-    "replays.store.application",
-    "replays.store.recorders",
-    "replays.integrity.append",
-    "replays.integrity.replay_memos",
-    "eventsourcing_sqlalchemy.factory",
-)
-
-
-def _setting() -> tuple[dict[str, str], str]:
-    """What a spawned worker would take from this process and a forked one takes from the
-    fork server (started by an earlier ``verify``, perhaps under another key directory or
-    working directory): the environment and the working directory, as they are now."""
-    return dict(os.environ), os.getcwd()
-
-
-def _as_in_main(setting: tuple[dict[str, str], str]) -> None:
-    environment, folder = setting
-    if os.environ != environment:
-        os.environ.clear()
-        os.environ.update(environment)
-    if os.getcwd() != folder:
-        os.chdir(folder)
+    """Workers forked from this process: they start with the ledger's code imported and
+    take no setup of their own (a spawned worker, or a fork server, imports it again: on
+    a first run, which is every command-line run, as much CPU as replaying a few hundred
+    games, while the main pass waits for it). A forked child does not use its parent's
+    connections: the engine cache and the applications forget them in the child
+    (``replays.store.db.forget_pool_in_child``), and each worker opens its own."""
+    return multiprocessing.get_context("fork")
 
 
 class SpanReplays:
     """The games' replays, submitted to ``jobs`` processes before the main pass reads the
-    events, so that the workers start (each imports the ledger's code: about a second of
-    CPU) and replay while the main process hashes and checks the seals.
+    events, so that the workers replay while the main process hashes and checks the seals.
 
     The workers cannot know which games the main pass will find wanting (their events
     fail their seals or deals), so they replay every game of their ranges and write
@@ -122,15 +92,7 @@ class SpanReplays:
         # Made in the main process: the workers hold back what it would store.
         self.memos = None if remember_deals is None else memo_writer(url, deals=remember_deals)
         self.parts = spans(jobs * RANGES_PER_JOB)
-        self.pool = ProcessPoolExecutor(jobs, mp_context=_context())
-        self.futures: dict[Any, int] = {}
-        self.failed: BaseException | None = None
-        # The ranges this process replays itself (see :meth:`_take`), and those handed to
-        # the pool; both only under the lock, which the submitting thread shares.
-        self.lock = threading.Lock()
-        self.taken: set[int] = set()
-        self.claimed: set[int] = set()
-        self.work = work = [
+        self.work = [
             (
                 _replay_span,
                 url,
@@ -140,59 +102,44 @@ class SpanReplays:
                 events,
                 snapshots,
                 remember_deals if self.memos is not None else None,
-                _setting(),
             )
             for part in self.parts
         ]
-        # The first submission waits for the workers to be forked, and so for the fork
-        # server to start and import the ledger's code (a second or so, the first time in
-        # a process): submitted from a thread, the main pass reads and hashes meanwhile.
-        self.submitting = threading.Thread(target=self._submit, args=(work,), daemon=True)
-        self.submitting.start()
+        self.pool = ProcessPoolExecutor(jobs, mp_context=_context())
+        self.futures: dict[Any, int] = {}
+        self.taken: set[int] = set()  # the ranges this process replays itself
+        self._submit()
 
-    def _submit(self, work: list[tuple]) -> None:
-        try:
-            for index in range(len(work)):
-                self._hand_over(index)
-        except BaseException as error:  # raised in collect, in the main thread
-            self.failed = error
-
-    def _hand_over(self, index: int) -> None:
-        """Range ``index`` to the pool, unless this process has taken it already."""
-        with self.lock:
-            if index in self.taken:
-                return
-            self.claimed.add(index)
-        function, *arguments = self.work[index]
-        # Outside the lock: the first submission waits for the fork server.
-        future = self.pool.submit(function, *arguments)
-        with self.lock:
-            self.futures[future] = index
+    def _submit(self) -> None:
+        """Every range to the pool. The first submission forks the workers (a few
+        milliseconds: they start with the code this process has imported); the rest wait
+        in the pool's queue."""
+        for index, (function, *arguments) in enumerate(self.work):
+            self.futures[self.pool.submit(function, *arguments)] = index
 
     def _take(self) -> int | None:
         """A range no worker has begun, for this process to replay itself once its own
-        pass is done (rather than wait: on a first run the fork server is still importing
-        the ledger's code then, and with idle cores this process is one more worker):
-        one not yet submitted, else one whose future could still be cancelled, from the
-        last range down (the workers take them from the first up). None: every range is
+        pass is done (rather than wait: with idle cores this process is one more worker):
+        one not submitted, else one whose future could still be cancelled, from the last
+        range down (the workers take them from the first up). None: every range is
         running or done in a worker."""
-        with self.lock:
-            for index in range(len(self.work) - 1, -1, -1):
-                if index not in self.claimed and index not in self.taken:
-                    self.taken.add(index)
-                    return index
-            for future, index in sorted(self.futures.items(), key=lambda f: -f[1]):
-                if future.cancel():  # never runs in a worker now
-                    del self.futures[future]
-                    self.taken.add(index)
-                    return index
+        left = set(range(len(self.work))) - set(self.futures.values()) - self.taken
+        if left:
+            index = max(left)
+            self.taken.add(index)
+            return index
+        for future, index in sorted(self.futures.items(), key=lambda f: -f[1]):
+            if future.cancel():  # never runs in a worker now
+                del self.futures[future]
+                self.taken.add(index)
+                return index
         return None
 
     def _replay_taken(self, results: list, bar) -> None:
         """Replay here, as a worker would (in a connection of its own, so in a view that
         may be newer than the main pass's, which the workers' results allow for), the
         ranges :meth:`_take` gives, until none is left."""
-        while self.failed is None:
+        while True:
             index = self._take()
             if index is None:
                 return
@@ -203,7 +150,6 @@ class SpanReplays:
 
     def close(self) -> None:
         """Stop what has not started (the main pass failed)."""
-        self.submitting.join()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
     def collect(
@@ -222,10 +168,6 @@ class SpanReplays:
         results: list[dict[str, Any] | None] = [None] * len(self.parts)
         try:
             self._replay_taken(results, bar)
-            self.submitting.join()
-            self._replay_taken(results, bar)
-            if self.failed is not None:
-                raise self.failed
             for future in as_completed(self.futures):
                 result = future.result()
                 results[self.futures[future]] = result
@@ -338,14 +280,12 @@ def _replay_span(
     events: str,
     with_snapshots: bool,
     remember_deals: bool | None,
-    setting: tuple[dict[str, str], str],
 ) -> dict[str, Any]:
     """One worker's range: every game in it replayed (the main pass drops those it found
     wanting); the games it checked and found in order, the aggregates it found anything
     wrong with (their findings are left to the main pass), and the memos it would write."""
     from replays.integrity.replay_memos import memo_writer
 
-    _as_in_main(setting)
     report, count, troubled, counted = Report(), _Count(), set(), set()
     tally = SnapshotTally() if with_snapshots else None
     writer = None if remember_deals is None else memo_writer(url, deals=remember_deals)

@@ -19,7 +19,9 @@ False
 from __future__ import annotations
 
 import functools
+import os
 import uuid
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -42,6 +44,7 @@ from domain.rummy13.settlement import Settlement
 from domain.rummy13.state import TableState
 from domain.rummy13.table import TableConfig
 from domain.variants.registry import project as project_game
+from replays.store.db import forget_pool_in_child
 from replays.store.settings import database_url
 from replays.store.transcodings import ledger_transcoder, register_ledger_transcodings
 
@@ -105,6 +108,23 @@ class LedgerEventStore(EventStore):
         return recordings
 
 
+def _forget_pools_in_child() -> None:
+    """A forked child (``verify --jobs``'s workers) may use an application its parent
+    made, for decoding: its store's connections are the child's own from here."""
+    engines = {}
+    for ledger in list(_LEDGERS):
+        for recorder in (ledger.recorder, getattr(ledger.snapshots, "recorder", None)):
+            engine = getattr(getattr(recorder, "datastore", None), "engine", None)
+            if engine is not None:
+                engines[id(engine)] = engine
+    for engine in engines.values():
+        forget_pool_in_child(engine)
+
+
+_LEDGERS: weakref.WeakSet = weakref.WeakSet()
+os.register_at_fork(after_in_child=_forget_pools_in_child)
+
+
 class Ledger(Application):
     """Use cases over stored games. One instance per process; it is thread-safe."""
 
@@ -126,6 +146,7 @@ class Ledger(Application):
         self.url = settings["SQLALCHEMY_URL"]
         super().__init__(settings)
         self._write_ahead_log()
+        _LEDGERS.add(self)
 
     def _write_ahead_log(self) -> None:
         """Put a SQLite file in WAL mode now, not at its first transaction: the switch needs

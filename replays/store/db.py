@@ -72,12 +72,25 @@ def _engine(url: str) -> sa.Engine:
     return engine
 
 
+# The pools a forked child inherited: kept referenced for the child's life, never closed.
+_INHERITED: list = []
+
+
+def forget_pool_in_child(engine: sa.Engine) -> None:
+    """In a forked child: give ``engine`` a pool of its own. The parent's pooled
+    connections are dropped unclosed, and kept referenced so the garbage collector does
+    not close them either (a SQLite connection closed in a child may checkpoint and delete
+    the parent's write-ahead log; closing a PostgreSQL one ends the parent's session)."""
+    _INHERITED.append(engine.pool)
+    engine.dispose(close=False)
+
+
 def _forget_engines_in_child() -> None:
-    """A forked process (``import --jobs``, the simulator's workers) must not use its
-    parent's pooled connections: they are dropped unclosed (closing them would end the
-    parent's sessions) and the child opens its own."""
+    """A forked process (``import --jobs``, ``verify --jobs``, the simulator's workers)
+    must not use its parent's pooled connections (:func:`forget_pool_in_child`): the
+    child opens its own."""
     for engine in _ENGINES.values():
-        engine.dispose(close=False)
+        forget_pool_in_child(engine)
     _ENGINES.clear()
 
 
