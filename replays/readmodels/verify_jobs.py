@@ -105,6 +105,9 @@ class SpanReplays:
             )
             for part in self.parts
         ]
+        # Made before the fork, so each worker inherits it rather than importing the event
+        # store's code and building its own (a third of a small range's replay).
+        ledger_for(url)
         self.pool = ProcessPoolExecutor(jobs, mp_context=_context())
         self.futures: dict[Any, int] = {}
         self.taken: set[int] = set()  # the ranges this process replays itself
