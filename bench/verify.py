@@ -11,6 +11,10 @@ import. Then, in one process, one pass each:
 - a raw ``SELECT`` of every stored event in notification order;
 - the same ``SELECT`` plus every hash ``verify`` recomputes: each event's leaf, each game's
   chain, the Merkle tree (the baseline: what any verification must at least do);
+- two floors for a verify that replays every game: the hashes plus every event decoded and
+  applied through the domain (nothing built or compared), and the same plus every finished
+  game's settlement recomputed and audited (what ``verify`` must do to distrust the stored
+  figures). No change to ``verify`` can take it above these in this code;
 - ``verify --no-snapshots`` without the read-model step (seals, chains, tree, deals);
 - ``verify`` without the read-model step (the snapshots too: every event-side check);
 - ``verify --no-snapshots`` with the read-model step (every game replayed into its rows);
@@ -94,10 +98,42 @@ def measure(url: str) -> dict[str, Any]:
         tree.root()
         return count
 
+    def bare_replay(audit: bool) -> int:
+        """Every game read by aggregate and its events decoded and applied, as verify's
+        replay does, and nothing else (no rows built, nothing compared); with ``audit``,
+        each finished game's settlement recomputed and audited too. Added to the hashes,
+        the least any verify that replays every game must do in this code."""
+        from domain import variants
+        from replays.integrity.replaying import replayer_for
+        from replays.readmodels.read_model_checks import (
+            _events_by_aggregate,
+            ledger_for,
+            projection_position,
+        )
+        from replays.store.schema import EVENTS_TABLE
+
+        replayer = replayer_for(ledger_for(url).mapper)
+        count = 0
+        with db.connect() as connection:
+            position = projection_position(connection)
+            for prefix in variants.topic_prefixes():
+                for rows in _events_by_aggregate(connection, position, EVENTS_TABLE, prefix):
+                    game, originator_id = None, rows[0].originator_id
+                    for row in rows:
+                        event = replayer.event(originator_id, row.version, row.topic, row.state)
+                        game = replayer.apply(event, game)
+                    count += len(rows)
+                    variant = variants.for_topic(rows[0].topic)
+                    if audit and variant is not None and variant.is_over(game):
+                        variant.audit_columns(game, ())
+        return count
+
     load_before = _load()
     raw_s, events = _timed(raw_read)
     hashed_s, hashed = _timed(read_and_hash)
     assert hashed == events
+    replay_s, replayed = _timed(lambda: bare_replay(False))
+    audited_s, _ = _timed(lambda: bare_replay(True))
     passes = {
         "verify_events_only": {"check_snapshots": False, "check_read_models": False},
         "verify_events_and_snapshots": {"check_read_models": False},
@@ -135,6 +171,10 @@ def measure(url: str) -> dict[str, Any]:
             "seconds": round(hashed_s, 2),
             "events_per_s": round(events / hashed_s),
         },
+        # Floors: what every verify that replays each game must do, in this code.
+        "bare_replay": {"seconds": round(replay_s, 2), "events_per_s": round(replayed / replay_s)},
+        "floor_hashes_and_replay": figures(hashed_s + replay_s),
+        "floor_hashes_replay_and_settlements": figures(hashed_s + audited_s),
         **{name: figures(seconds) for name, seconds in result.items()},
         "notes": reports["verify_every_check"].notes,
         "read_models_vs_events_only": round(
@@ -147,6 +187,8 @@ def rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The summary-table rows (python -m bench)."""
     games, base = result["games"], result["select_and_hashes"]["events_per_s"]
     labels = {
+        "floor_hashes_and_replay": "floor: SELECT + hashes + every event decoded and applied",
+        "floor_hashes_replay_and_settlements": "floor: the same + every settlement recomputed",
         "verify_events_only": "verify --no-snapshots, events only",
         "verify_events_and_snapshots": "verify without the read models (snapshots too)",
         "verify_with_read_models": "verify --no-snapshots, with the read models",
