@@ -151,6 +151,16 @@ def card_text(card: Card) -> str:
     return _TEXT_BY_ID.get(id(card)) or str(card)
 
 
+def card_indices(cards: Iterable[Card]) -> bytes:
+    """``bytes(card.index for card in cards)``, by id() for the interned cards (a derived
+    stock, kept as indices by ``verify``'s deal check)."""
+    cards = tuple(cards)
+    try:
+        return bytes(map(_INDEX_BY_ID.__getitem__, map(id, cards)))
+    except KeyError:  # a card that is not one of the 53 interned ones
+        return bytes(card.index for card in cards)
+
+
 def full_deck(decks: int = 2, jokers_per_deck: int = 1) -> Counter[Card]:
     """The multiset of cards on a table using ``decks`` packs with their printed jokers (a
     new Counter each time: copied from the one worked out for these packs, without hashing
@@ -194,4 +204,5 @@ ALL_CARDS: tuple[Card, ...] = tuple(
 JOKER: Card = ALL_CARDS[52]
 _BY_TEXT: dict[str, Card] = {str(card): card for card in ALL_CARDS}
 _TEXT_BY_ID: dict[int, str] = {id(card): str(card) for card in ALL_CARDS}
+_INDEX_BY_ID: dict[int, int] = {id(card): card.index for card in ALL_CARDS}
 _BY_TEXT.update({"10" + card.suit: card for card in ALL_CARDS if card.rank == 10})

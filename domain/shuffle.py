@@ -34,10 +34,11 @@ import struct
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, islice
+from operator import mod
 from typing import Any
 
-from domain.cards import Card, CardError, deck_order
+from domain.cards import Card, CardError, card_text, card_texts, deck_order
 
 HAND_SIZE = 13
 COMMITMENT_PREFIX = "sha256:"
@@ -130,12 +131,29 @@ def derive_deck_order(
     The same shuffle as ``fisher_yates(deck_order(...), UniformDraws(shuffle_blocks(...)))``
     (steps 1-3 above, which the tests hold it to), computed with the 4-byte draws unpacked
     eight to a block in C: a 32-byte block holds exactly eight, so no draw straddles two.
-    Every import of a record with a revealed seed derives its deck."""
+    Every import of a record with a revealed seed derives its deck, and ``verify`` every
+    stored one."""
     words = chain.from_iterable(map(_EIGHT_DRAWS, _blocks(server_seed, client_seeds)))
-    draw = words.__next__
-    shuffled = deck_order(decks, jokers_per_deck)
+    return _shuffled(deck_order(decks, jokers_per_deck), words)
+
+
+def _shuffled(shuffled: list[Any], words: Iterator[int]) -> list[Any]:
+    """Fisher-Yates over ``shuffled`` in place, drawing from ``words`` (4-byte draws) with
+    :meth:`UniformDraws.below`'s rejection sampling."""
+    size = len(shuffled)
+    first = list(islice(words, size - 1))  # the draws a shuffle without a rejection takes
+    # A draw below 2**32 - size is below every rejection limit 2**32 - 2**32 % n for n up
+    # to size (2**32 % n < n): when all of them are, none is rejected and the i-th swap
+    # takes the i-th draw. A draw that close to 2**32 comes about once in 400,000 deals of
+    # 106 cards; then the draws are taken one by one.
+    if first and max(first) < _DRAW_SPACE - size:
+        swaps = zip(range(size - 1, 0, -1), map(mod, first, range(size, 1, -1)), strict=True)
+        for i, j in swaps:
+            shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
+        return shuffled
+    draw = chain(first, words).__next__
     limits = _LIMITS
-    for i in range(len(shuffled) - 1, 0, -1):
+    for i in range(size - 1, 0, -1):
         n = i + 1
         limit = limits[n] if n < _LIMITS_KEPT else _DRAW_SPACE - _DRAW_SPACE % n
         x = draw()
@@ -152,15 +170,30 @@ _LIMITS = [0] + [_DRAW_SPACE - _DRAW_SPACE % n for n in range(1, _LIMITS_KEPT)]
 
 
 _EIGHT_DRAWS = struct.Struct(">8I").unpack
+_SHA256_BLOCK = 64
+_IPAD = bytes(x ^ 0x36 for x in range(256))
+_OPAD = bytes(x ^ 0x5C for x in range(256))
 
 
 def _blocks(server_seed: bytes, client_seeds: Sequence[bytes]) -> Iterator[bytes]:
-    """:func:`shuffle_blocks` with the one-shot ``hmac.digest`` (the same HMAC-SHA256)."""
+    """:func:`shuffle_blocks`' HMAC-SHA256 (RFC 2104) with its keyed inner and outer hashes
+    started once and copied for each block: with OpenSSL 3 every new HMAC or hash fetches
+    its algorithm again, which costs several times the hashing of a block."""
     message = _seeds_message(client_seeds)
-    digest = hmac.digest
+    key = server_seed
+    if len(key) > _SHA256_BLOCK:
+        key = hashlib.sha256(key).digest()
+    key = key.ljust(_SHA256_BLOCK, b"\0")
+    inner = hashlib.sha256(key.translate(_IPAD))
+    inner.update(message)
+    outer = hashlib.sha256(key.translate(_OPAD))
     counter = 0
     while True:
-        yield digest(server_seed, message + counter.to_bytes(8, "big"), "sha256")
+        block = inner.copy()
+        block.update(counter.to_bytes(8, "big"))
+        keyed = outer.copy()
+        keyed.update(block.digest())
+        yield keyed.digest()
         counter += 1
 
 
@@ -402,6 +435,8 @@ def derive_deal(
 
 def deal_mismatch(record_deal: Any, derived: DealtCards) -> DealMismatch | None:
     """The first card of a recorded deal (hands, wild, open, stock) the derived one lacks."""
+    if _same_texts(record_deal, derived):
+        return None
     hands, wild, open_card, stock = _deal_parts(record_deal)
     for player in derived.hands:
         mismatch = _hand_mismatch(player, hands.get(player, ()), derived)
@@ -430,6 +465,40 @@ def deal_mismatch(record_deal: Any, derived: DealtCards) -> DealMismatch | None:
                 stock[offset] if extra else None,
             )
     return None
+
+
+def _same_texts(record_deal: Any, derived: DealtCards) -> bool:
+    """Whether a deal that holds its cards as text (a stored ``Dealt`` event, a JSON record)
+    holds exactly the derived cards in their canonical text: each hand the same cards (in
+    any order), the same wild and open card, the same stock in the same order (when given).
+    That is the usual answer, and comparing texts settles it without reading each card;
+    False (anything else: other text, other values, a mismatch) leaves the deal to
+    :func:`deal_mismatch`'s reading card by card, which finds the same when they match."""
+    mapping = isinstance(record_deal, Mapping)
+    wild = _field(record_deal, "wild", mapping=mapping)
+    if type(wild) is not str or wild != card_text(derived.wild):
+        return False
+    if _field(record_deal, "open", "open_card", mapping=mapping) != card_text(derived.open_card):
+        return False
+    hands = _field(record_deal, "hands", mapping=mapping)
+    if type(hands) is not dict or hands.keys() != derived.hands.keys():
+        return False
+    stock = _field(record_deal, "stock", mapping=mapping)
+    if stock is not None and stock != card_texts(derived.stock):
+        return False
+    for player, cards in derived.hands.items():
+        texts = card_texts(cards)
+        held = hands[player]
+        if held != texts and (type(held) is not list or not _same_cards(held, texts)):
+            return False
+    return True
+
+
+def _same_cards(held: list, texts: list[str]) -> bool:
+    """The same texts in another order (a hand recorded sorted, say)."""
+    if len(held) != len(texts) or not all(type(text) is str for text in held):
+        return False
+    return sorted(held) == sorted(texts)
 
 
 def pick_mismatch(

@@ -333,3 +333,34 @@ def test_derive_deck_order_is_the_reference_fisher_yates(
     )
     derived = derive_deck_order(server_seed, client_seeds, decks, jokers_per_deck)
     assert [id(card) for card in derived] == [id(card) for card in reference]
+
+
+@pytest.mark.parametrize("key_size", [0, 1, 32, 63, 64, 65, 200])
+def test_the_blocks_are_the_library_hmac_for_any_key(key_size):
+    # derive_deck_order keys its HMAC once and copies it for each block (domain.shuffle._blocks).
+    from itertools import islice
+
+    from domain.shuffle import _blocks
+
+    key = bytes(range(key_size % 256)) * (1 + key_size // 256)
+    for seeds in ([], [b""], [b"p1", b"p2"], [bytes(300)] * 3):
+        assert list(islice(_blocks(key, seeds), 20)) == list(islice(shuffle_blocks(key, seeds), 20))
+
+
+def test_a_rejected_draw_is_drawn_again_as_the_reference_does():
+    # About one deal in 400,000 meets a draw the rejection sampling refuses; force some.
+    import struct
+
+    from domain.shuffle import UniformDraws, _shuffled, fisher_yates
+
+    deck = deck_order(2, 1)
+    for rejected in ([0], [3, 50], [104, 105, 106], list(range(0, 200, 7))):
+        words = [(i * 2654435761) % 2**32 for i in range(400)]
+        for at in rejected:
+            words[at] = 2**32 - 1 - at % 3  # above the limit for any n that does not divide it
+        data = struct.pack(f">{len(words)}I", *words)
+        reference = fisher_yates(deck, UniformDraws(iter([data])))
+        assert _shuffled(list(deck), iter(words)) == reference
+    plain = [(i * 40503) % (2**32 - 200) for i in range(400)]
+    data = struct.pack(f">{len(plain)}I", *plain)
+    assert _shuffled(list(deck), iter(plain)) == fisher_yates(deck, UniformDraws(iter([data])))

@@ -336,11 +336,18 @@ class TableConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TableConfig:
-        known = {f.name for f in fields(cls)}
+        known = _FIELD_NAMES.get(cls)
+        if known is None:
+            known = _FIELD_NAMES[cls] = frozenset(f.name for f in fields(cls))
         unknown = sorted(set(data) - known)
         if unknown:
             raise BadConfig(f"unknown table setting {unknown[0]!r}", game_id=data.get("game_id"))
         return cls(**dict(data))
+
+
+# A table class's setting names, worked out once (``from_dict`` runs for every stored game
+# ``verify`` checks the deal of).
+_FIELD_NAMES: dict[type, frozenset[str]] = {}
 
 
 def config_of_started(data: Mapping[str, Any]) -> TableConfig:

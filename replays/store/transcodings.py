@@ -112,7 +112,14 @@ class OrjsonTranscoder(JSONTranscoder):
             for key, item in value.items():
                 if type(item) is dict and len(item) == 2 and "_type_" in item:
                     if "_data_" in item and type(item["_data_"]) not in (dict, list):
-                        value[key] = self._revive(item)
+                        # What _revive does with it, without its walk over the two keys;
+                        # a name that is not text, or not registered, goes through it.
+                        name = item["_type_"]
+                        found = self.names.get(name) if type(name) is str else None
+                        if found is None:
+                            value[key] = self._revive(item)
+                        else:
+                            value[key] = found.decode(item["_data_"])
                         return value
                     break
         return self._revive(value)
