@@ -11,49 +11,24 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from test_integrity import PLAYERS, record, seeds_for
 
 from domain import shuffle
 from domain.rummy13.table import TableConfig
-from domain.shuffle import ShuffleSeeds, commitment, deal_from_seeds, deal_mismatch, derive_deal
+from domain.shuffle import ShuffleSeeds, deal_from_seeds, deal_mismatch, derive_deal
 from replays.integrity.deal_checks import PICKED, DealChecker
 from replays.integrity.report import Report
 from replays.integrity.store import StoredRow, event_rows
 from replays.store.application import Ledger
 from replays.store.db import engine_for
 
-PLAYERS = ("p1", "p2", "p3")
-
-
-def _game(ledger: Ledger, game_id: str, turns: int = 6):
-    server = ("server:" + game_id).encode()
-    clients = {p: f"{game_id}:{p}".encode() for p in PLAYERS}
-    dealt = deal_from_seeds(server, clients, list(PLAYERS), "p3")
-    config = TableConfig(
-        game_id=game_id,
-        variant="points",
-        players=PLAYERS,
-        point_value="1.00",
-        dealer="p3",
-        shuffle={
-            "commitment": commitment(server),
-            "seed": server.hex(),
-            "client_seeds": {p: s.hex() for p, s in clients.items()},
-        },
-    )
-    moves = []
-    for turn, card in enumerate(dealt.stock[:turns]):
-        player = PLAYERS[turn % 3]
-        moves.append({"player": player, "type": "pick", "from": "closed", "card": str(card)})
-        moves.append({"player": player, "type": "discard", "card": str(card)})
-    ledger.record_game(config, dealt.to_dict(), moves, settle=False)
-    return dealt
-
 
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory):
     """One seeded game's stored rows and its derived deal."""
     url = f"sqlite:///{tmp_path_factory.mktemp('deals') / 'ledger.db'}"
-    dealt = _game(Ledger(url), "D1")
+    record(Ledger(url), "D1")
+    dealt = deal_from_seeds(*seeds_for("D1"), list(PLAYERS), "p3")
     with engine_for(url).connect() as connection:
         rows = list(event_rows(connection))
     assert sum(row.topic == PICKED for row in rows) == 6
