@@ -81,7 +81,9 @@ POLICY: dict[str, frozenset[str]] = {
 SEAT_ENDPOINTS = frozenset({"replays.replay", "replays.table_fragment", "replays.table_image"})
 # Parts of a page fetched by script or embedded as an image: a missing session is a 401,
 # not a redirect to the login page.
-PART_ENDPOINTS = frozenset({"replays.table_fragment", "replays.table_image"})
+PART_ENDPOINTS = frozenset(
+    {"replays.table_fragment", "replays.table_image", "reports.integrity_part"}
+)
 # Privileged openings of a game written to the access log, and the view each one is.
 LOGGED_VIEWS = {
     "games.game": "full",

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from domain import variants
 from replays.readmodels.models import GameRow, LedgerEntryRow, MoveRow, PlayerResultRow
 from replays.readmodels.nets import PlayerMoney, player_nets
+from replays.readmodels.reports import flagged_discrepancy
 
 VARIANTS = variants.names()  # every registered game type (domain.variants)
 RESULTS = ("won", "lost", "deal_show", "first_drop", "middle_drop", "auto_drop", "wrong_show")
@@ -127,7 +128,7 @@ def list_games(session: Session, filters: GameFilters, per_page: int = 25) -> Ga
     if filters.variant:
         query = query.where(GameRow.variant == filters.variant)
     if filters.discrepancies:
-        query = query.where(GameRow.discrepancy.is_(True))
+        query = query.where(flagged_discrepancy())
     if filters.player or filters.result:
         results = sa.select(PlayerResultRow.game_id)
         if filters.player:
