@@ -80,6 +80,10 @@ def test_a_players_nets_and_stakes_are_the_ledgers(as_role, issue30_site, screen
     facts = page.locator("ul.facts").inner_text()
     assert f"{abs(newest):,.2f}" in facts
     screenshot(page, "issue30-player-history-money")
+    phone = as_role("player", "p2", width=390)
+    phone.goto(base + "/players/p2")
+    assert phone.locator(f'table.history tr[data-game="{POOL}"] td.net').inner_text() == "−50.00"
+    screenshot(phone, "issue30-player-history-money-390")
 
     page.goto(base + "/games")  # a player's list is their own games
     for n in range(page.locator("table.games tbody tr").count()):
@@ -181,6 +185,10 @@ def test_the_report_lists_flagged_games_and_draws_its_chart_inside(
         box = bars.nth(n).bounding_box()
         assert box["y"] >= top_line - 0.5 and box["y"] > legend_bottom
     screenshot(page, "issue30-report")
+    phone = as_role("auditor", width=390)
+    phone.goto(base + "/reports?from=2025-03-01&to=2025-03-31")
+    phone.locator("#period-integrity .period-verified:not([data-status='pending'])").wait_for()
+    screenshot(phone, "issue30-report-390")
     assert page.js_errors == []
 
 
