@@ -21,6 +21,7 @@ from domain.red3.game import Red3Match
 from domain.red3.state import Red3SeatState, Red3TableState
 from domain.seat_view import move_for_view, table_for_view
 from web import svg
+from web.audit_marks import figure_text
 from web.ledger import get_ledger
 from web.moves import card_text
 from web.step_args import seat_arg, step_arg, step_urls
@@ -67,7 +68,7 @@ def describe(move: dict, viewer: str | None = None) -> str:
     if kind == "pick":
         if move["from"] == "pile":
             count = len(move.get("cards", ()))
-            return f"{player} takes the pile ({count} card{'s' if count != 1 else ''})"
+            return f"{player} takes the pile ({_cards(count)})"
         if move.get("card") is None:
             return f"{player} picks from the stock"
         return f"{player} picks {card_text(move['card'])} from the stock"
@@ -81,6 +82,14 @@ def describe(move: dict, viewer: str | None = None) -> str:
     )
     words = " and ".join(x for x in (laid, f"adds {added}" if added else "") if x)
     return f"{player} {words}"
+
+
+def _cards(count: int) -> str:
+    return f"{count} card{'' if count == 1 else 's'}"
+
+
+def _points(value: int) -> str:
+    return f"{figure_text(value)} point{'' if abs(value) == 1 else 's'}"
 
 
 def _timelines():
@@ -125,9 +134,9 @@ def _pile(state: Red3TableState) -> str:
 def _seat_view(state: Red3TableState, seat: Red3SeatState, viewer: str | None) -> SeatView:
     if seat.hand is None:
         hand = svg.hidden_hand(
-            seat.hand_count, label=f"{seat.player}'s hand, {seat.hand_count} cards"
+            seat.hand_count, label=f"{seat.player}'s hand, {_cards(seat.hand_count)}"
         )
-        words = f"{seat.hand_count} cards, hidden"
+        words = f"{_cards(seat.hand_count)}, hidden"
     elif seat.hand:
         hand = svg.hand(seat.hand, wild=TWOS_ARE_WILD, label=None)
         words = " ".join(card.symbol for card in svg.sort_for_display(seat.hand, TWOS_ARE_WILD))
@@ -138,17 +147,19 @@ def _seat_view(state: Red3TableState, seat: Red3SeatState, viewer: str | None) -
     if not seat.second_hand_taken:
         count = seat.second_hand_count
         second = svg.hidden_hand(
-            count, label=f"{seat.player}'s second hand, {count} cards face down"
+            count, label=f"{seat.player}'s second hand, {_cards(count)} face down"
         )
     books = [
         {
-            "text": str(book),
-            "describe": book.describe(),
+            "text": " ".join(card.symbol for card in book.cards),
+            "describe": book.describe(symbols=True),
             "value": book.value(),
             "drawing": svg.grouped_hand(
                 [
                     svg.DrawnGroup(
-                        book.cards, book.kind.value, f"{book.describe()}, {book.value()} points"
+                        book.cards,
+                        book.kind.value,
+                        f"{book.describe(symbols=True)}, {_points(book.value())}",
                     )
                 ],
                 wild=TWOS_ARE_WILD,
