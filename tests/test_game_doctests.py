@@ -25,6 +25,7 @@ MODULES = [
     "replays.store.application",
     "replays.store.transcodings",
     "web.period_chart",
+    "replays.access.access_log",
 ]
 
 

@@ -44,7 +44,12 @@ def _final_hand(page: str, player: str) -> str:
 
 
 def _result_row(page: str, player: str) -> list[str]:
-    found = re.search(rf"<tr>\s*<th scope=\"row\"><a [^>]*>{player}</a></th>(.*?)</tr>", page, re.S)
+    # The id is a link for staff, plain text for another player (web/auth.py may_open_player).
+    found = re.search(
+        rf"<tr>\s*<th scope=\"row\"><(?:a|span) [^>]*>{player}</(?:a|span)></th>(.*?)</tr>",
+        page,
+        re.S,
+    )
     assert found, player
     return [
         re.sub(r"<[^>]+>", "", cell).strip()

@@ -49,7 +49,13 @@ def test_the_page_shows_the_period_totals_reconciliation_and_chart(site):
     for line in expected.by_day:
         assert f"{line.day.isoformat()}: gross {line.totals.gross:.2f}" in html
     assert '<table class="by-variant">' in html and ">points</th>" in html and ">raise</th>" in html
-    assert 'data-status="' in html  # the period's integrity answer
+    # The period's integrity answer: a place the page's script fills from its own URL, and
+    # that URL's answer (or the page with the answer in it, for a browser without script).
+    assert 'data-status="pending"' in html
+    part = client.get(f"/reports/integrity?{PERIOD}").get_data(as_text=True)
+    assert 'class="verdict period-verified' in part and 'data-status="pending"' not in part
+    inline = client.get(f"/reports?{PERIOD}&integrity=1").get_data(as_text=True)
+    assert 'data-status="pending"' not in inline and 'class="verdict period-verified' in inline
 
 
 def test_each_discrepancy_links_to_its_audit(site):
@@ -90,13 +96,21 @@ def test_the_downloads_carry_the_same_figures(site):
     data = json.loads(as_json.get_data(as_text=True))
     assert data["totals"]["gross"] == str(expected.totals.gross)
     assert {line["variant"] for line in data["by_variant"]} >= {"points", "raise"}
-    assert data["integrity"]["games"] == expected.totals.games
+    # One place for the period's verification, in the JSON as in the CSV (issue 30, item 14).
+    assert "integrity" not in data
+    verification = data["verification"]
+    assert verification["games_checked"] >= expected.totals.games
+    assert verification["status"] in ("verified", "not_checkpointed", "broken", "unknown")
     as_csv = client.get(f"/reports.csv?{PERIOD}")
     rows = list(csv.DictReader(io.StringIO(as_csv.get_data(as_text=True))))
     total = next(row for row in rows if row["section"] == "total")
     assert total["gross"] == str(expected.totals.gross)
     assert any(row["section"] == "variant" for row in rows)
     assert any(row["section"] == "discrepancy" and row["key"] == MISREPORTED for row in rows)
+    summary = [row for row in rows if row["section"] == "verification" and row["key"] == "period"]
+    assert len(summary) == 1
+    assert summary[0]["kind"] == verification["status"]
+    assert summary[0]["games"] == str(verification["games_checked"])
 
 
 def test_the_report_link_is_shown_to_auditors_and_admins_only(site):

@@ -353,13 +353,10 @@ def test_player_history_with_running_total(client):
     html = client.get("/players/p3").get_data(as_text=True)
     words = text_of(html)
     nets = [
-        Decimal(n.replace("−", "-").replace("+", ""))
-        for n in re.findall(
-            r'<td class="num">([+−]?[\d,]+\.\d\d)</td>\s*<td class="num">[+−]?[\d,]+\.\d\d</td>\s*</tr>',
-            html,
-        )
+        Decimal(n.replace("−", "-").replace("+", "").replace(",", ""))
+        for n in re.findall(r'<td class="num net"[^>]*>([+−]?[\d,]+\.\d\d)</td>', html)
     ]
-    totals = re.findall(r'<td class="num">([+−]?[\d,]+\.\d\d)</td>\s*</tr>', html)
+    totals = re.findall(r'<td class="num running-total"[^>]*>([+−]?[\d,]+\.\d\d)</td>', html)
     assert len(nets) == len(totals) > 3
     # Newest first: the first row's running total is the sum of every net amount.
     assert Decimal(totals[0].replace("−", "-").replace("+", "")) == sum(nets)

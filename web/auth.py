@@ -81,7 +81,9 @@ POLICY: dict[str, frozenset[str]] = {
 SEAT_ENDPOINTS = frozenset({"replays.replay", "replays.table_fragment", "replays.table_image"})
 # Parts of a page fetched by script or embedded as an image: a missing session is a 401,
 # not a redirect to the login page.
-PART_ENDPOINTS = frozenset({"replays.table_fragment", "replays.table_image"})
+PART_ENDPOINTS = frozenset(
+    {"replays.table_fragment", "replays.table_image", "reports.integrity_part"}
+)
 # Privileged openings of a game written to the access log, and the view each one is.
 LOGGED_VIEWS = {
     "games.game": "full",
@@ -167,6 +169,19 @@ def viewer_seat() -> str | None:
     return account.player_id if account is not None and account.role == PLAYER else None
 
 
+def may_open_player(player_id: str | None) -> bool:
+    """Whether the signed-in user may open ``/players/<player_id>``: the one rule every page
+    asks before linking a player id (a player opens only their own history, as
+    :func:`_player_scope` enforces; staff open every player's)."""
+    account = current_account()
+    if account is None or not player_id:
+        return False
+    roles = allowed_roles("players.player")
+    if roles is not None and account.role not in roles:
+        return False
+    return account.role != PLAYER or account.player_id == player_id
+
+
 def role_required(*roles: str):
     """Limit a view to these roles (a signed-in user of another role gets a 403).
 
@@ -241,7 +256,9 @@ def _setup(state) -> None:
     from web.api import bp as api_bp
 
     csrf.exempt(api_bp)
-    app.jinja_env.globals.update(current_account=current_account, viewer_seat=viewer_seat)
+    app.jinja_env.globals.update(
+        current_account=current_account, viewer_seat=viewer_seat, may_open_player=may_open_player
+    )
 
 
 def trusted_proxies(configured: object = None) -> int:

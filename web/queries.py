@@ -16,6 +16,8 @@ from sqlalchemy.orm import Session
 
 from domain import variants
 from replays.readmodels.models import GameRow, LedgerEntryRow, MoveRow, PlayerResultRow
+from replays.readmodels.nets import PlayerMoney, player_nets
+from replays.readmodels.reports import flagged_discrepancy
 
 VARIANTS = variants.names()  # every registered game type (domain.variants)
 RESULTS = ("won", "lost", "deal_show", "first_drop", "middle_drop", "auto_drop", "wrong_show")
@@ -102,8 +104,10 @@ class GamePage:
     total: int
     page: int
     pages: int
-    # The player's own result row per game when the list is filtered by player.
+    # The player's own result row per game when the list is filtered by player, and the
+    # player's ledger money in each (replays.readmodels.nets).
     player_results: dict[str, PlayerResultRow] = field(default_factory=dict)
+    player_money: dict[str, PlayerMoney] = field(default_factory=dict)
 
 
 def _day_start(day: date) -> datetime:
@@ -124,7 +128,7 @@ def list_games(session: Session, filters: GameFilters, per_page: int = 25) -> Ga
     if filters.variant:
         query = query.where(GameRow.variant == filters.variant)
     if filters.discrepancies:
-        query = query.where(GameRow.discrepancy.is_(True))
+        query = query.where(flagged_discrepancy())
     if filters.player or filters.result:
         results = sa.select(PlayerResultRow.game_id)
         if filters.player:
@@ -155,7 +159,9 @@ def list_games(session: Session, filters: GameFilters, per_page: int = 25) -> Ga
         )
     )
     own: dict[str, PlayerResultRow] = {}
+    money: dict[str, PlayerMoney] = {}
     if filters.player and games:
+        money = player_nets(session, filters.player, [g.game_id for g in games])
         own = {
             row.game_id: row
             for row in session.scalars(
@@ -165,7 +171,7 @@ def list_games(session: Session, filters: GameFilters, per_page: int = 25) -> Ga
                 )
             )
         }
-    return GamePage(games, total, page, pages, own)
+    return GamePage(games, total, page, pages, own, money)
 
 
 def _like_escape(text: str) -> str:
@@ -221,15 +227,18 @@ def ledger_entries(session: Session, game_id: str) -> list[LedgerEntryRow]:
 class HistoryLine:
     game: GameRow
     result: PlayerResultRow
-    net: Decimal  # what the game did to the player's balance: + won (after fee), - paid
+    # What the game did to the player's balance: the sum of the player's ledger entries
+    # for it (replays.readmodels.nets); None for a game without stakes.
+    net: Decimal | None
     running_total: Decimal
+    stake: str  # what the player staked, in the variant's words (Variant.stake_words)
 
 
 def player_history(session: Session, player: str) -> list[HistoryLine]:
     """A player's settled games in the order they ended, with the running total of net amounts.
 
-    The winner's net is what the winner received (gross minus fee); a loser's is minus the
-    amount charged: the same figures as the ledger's postings for that player.
+    Each net is the ledger's: the player's credits minus debits for the game, so a match's
+    entry and rejoin fees count against its prize or share, as a 13-card loser's charge does.
     """
     rows = session.execute(
         sa.select(GameRow, PlayerResultRow)
@@ -239,13 +248,14 @@ def player_history(session: Session, player: str) -> list[HistoryLine]:
             sa.func.coalesce(GameRow.ended_at, GameRow.started_at).asc(), GameRow.game_id.asc()
         )
     ).all()
+    nets = player_nets(session, player)
     total = Decimal("0.00")
     lines = []
     for game, result in rows:
-        if result.result == "won":
-            net = game.net_to_winner if game.net_to_winner is not None else Decimal("0.00")
-        else:
-            net = -(result.amount or Decimal("0.00"))
-        total += net
-        lines.append(HistoryLine(game, result, net, total))
+        variant = variants.get(game.variant)
+        money = nets.get(game.game_id, PlayerMoney())
+        net = money.net if variant.has_money else None
+        total += net or Decimal("0.00")
+        stake = variant.stake_words(result.point_value, money.paid_by_kind)
+        lines.append(HistoryLine(game, result, net, total, stake))
     return lines

@@ -20,6 +20,7 @@ from domain.cards import Card
 from domain.rummy13.melds import ScoringCase
 from replays.readmodels.models import GameRow, MoveRow, PlayerResultRow
 from web import charts, queries, svg
+from web.auth import may_open_player
 from web.moves import Moment, describe, moments
 
 OUT_STATUSES = ("dropped", "auto_dropped", "wrong_show", "lost")
@@ -287,7 +288,9 @@ def seat_views(state, seat: str | None, game: GameView, move: int) -> list[dict]
                 "caption": svg.seat_caption(s, to_play=to_play),
                 "drawing": _seat_drawing(state, s, profile),
                 "analysis": analyses.get(s.player),
-                "link": url_for("players.player", player_id=s.player) if seat is None else None,
+                "link": url_for("players.player", player_id=s.player)
+                if may_open_player(s.player)
+                else None,
             }
         )
     return views

@@ -22,7 +22,7 @@ from domain.pooldeals import shuffle as match_shuffle
 from domain.pooldeals.audit import MatchAudit, audit_match
 from domain.pooldeals.match import FINISHED, Match
 from domain.pooldeals.outcome import describe_outcome, match_outcome
-from domain.pooldeals.settlement import ENTRY_KINDS
+from domain.pooldeals.settlement import ENTRY_KINDS, REJOIN_FEE_KIND
 from domain.timestamps import format_time
 from domain.variants.base import GameRows, PublishedSchema, SimulatedPlay, Variant
 
@@ -46,6 +46,22 @@ class PoolDeals(Variant):
 
     def owns(self, game: Any) -> bool:
         return isinstance(game, Match)
+
+    def stake_words(self, point_value: Any, paid: Mapping[str, Any]) -> str:
+        """A match has no point value: its stake is the entry fee, and each rejoin's fee
+        (the player's ``settlement`` and ``rejoin_fee`` debits, docs/rules.md §3)."""
+        from decimal import Decimal
+
+        from domain.money import SETTLEMENT_KIND, money_text
+
+        entry = Decimal(paid.get(SETTLEMENT_KIND) or 0)
+        rejoins = Decimal(paid.get(REJOIN_FEE_KIND) or 0)
+        if not entry and not rejoins:
+            return "—"
+        words = f"entry {money_text(entry)}"
+        if rejoins:
+            words += f" + rejoins {money_text(rejoins)}"
+        return words
 
     # -- records -----------------------------------------------------------------------
     def parse_record(self, obj: Mapping[str, Any]) -> Any:

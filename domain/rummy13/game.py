@@ -976,11 +976,15 @@ class Game(Aggregate, metaclass=_GameType):
         return "waiting" if self._turns[player] == 0 else "playing"
 
     def _revealed(self) -> tuple[str, ...]:
+        """The players whose cards the table has shown to everyone: a show, a wrong show,
+        the winner's declaration, and, once a declaration is settled, the losers still in
+        (their hands are scored face up). A game won because everyone else dropped shows
+        nobody's cards: its winner's hand stays face down to the other seats."""
         shown = set(self._shown) | set(self._wrong_show_groups)
         if self._declared is not None:
             shown.add(self._winner)
-        if self._phase == "settled":
-            shown.update(p for p in self._config.players if p not in self._out)
+            if self._phase == "settled":
+                shown.update(p for p in self._config.players if p not in self._out)
         return tuple(p for p in self._config.players if p in shown)
 
     def table_state(self) -> TableState:

@@ -377,6 +377,31 @@ class Variant(ABC):
         parts += [str(value) for key, value in step.items() if key not in ("player", "type")]
         return " ".join(part for part in parts if part)
 
+    def seat_view(self, state: Any, seat: str | None) -> Any:
+        """What ``seat`` may see of the table ``state`` (None: the full, staff view): the one
+        question every page asks before drawing a hand. A card stays face down to a seat
+        unless it is the seat's own or the table showed it to everyone (a show, a
+        declaration, a laid-down book); :func:`domain.seat_view.table_for_view` applies the
+        state's own ``for_seat``, which each family writes to that rule."""
+        from domain.seat_view import table_for_view
+
+        return table_for_view(state, seat)
+
+    # -- money shown on pages --------------------------------------------------------------
+    def stake_words(self, point_value: Any, paid: Mapping[str, Any]) -> str:
+        """What one player staked on a game, in the few words a history row has room for:
+        ``point_value`` is the games row's (the starting one), ``paid`` the player's own
+        ledger debits for the game by entry kind. A player's *net* for a game is never
+        worked out here: it is the sum of that player's ledger entries
+        (:func:`replays.readmodels.nets.player_nets`), the same for every variant."""
+        from decimal import Decimal
+
+        from domain.money import rate_text
+
+        if not self.has_money:
+            return "—"
+        return rate_text(Decimal(point_value or 0)) + " a point"
+
     def table_svg(self, game: Any, seat: str | None = None) -> str:
         """The table as one standalone SVG image (``seat``: as that player saw it).
 

@@ -275,12 +275,30 @@ class ViewingSession:
 
     @property
     def moves_text(self) -> str:
+        """Which moves the session showed, in words that count them right: "0–143 (5
+        moves)" read as 144 moves, so a range is written only when every move in it was
+        viewed, and otherwise the count comes first.
+
+        >>> def text(moves): return ViewingSession("u", "auditor", "g", "full", None, None,
+        ...     1, 1, 1, moves, [], None).moves_text
+        >>> text([17]), text([3, 4, 5, 4]), text([0, 12, 60, 143, 99])
+        ('move 17', 'moves 3–5 (3 moves)', '5 moves viewed, between move 0 and 143')
+        """
         if not self.moves:
             return "—"
         seen = sorted(set(self.moves))
         if len(seen) == 1:
-            return str(seen[0])
-        return f"{seen[0]}–{seen[-1]} ({len(seen)} moves)"
+            return f"move {seen[0]}"
+        if seen[-1] - seen[0] + 1 == len(seen):
+            return f"moves {seen[0]}–{seen[-1]} ({len(seen)} moves)"
+        return f"{len(seen)} moves viewed, between move {seen[0]} and {seen[-1]}"
+
+    @property
+    def moves_list(self) -> str:
+        """Every move viewed, for the cell's tooltip (the first 40)."""
+        seen = sorted(set(self.moves))
+        more = f" and {len(seen) - 40} more" if len(seen) > 40 else ""
+        return ", ".join(str(move) for move in seen[:40]) + more
 
 
 def sessions(rows) -> list[ViewingSession]:

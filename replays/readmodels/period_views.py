@@ -115,7 +115,7 @@ def write_csv(report: PeriodReport, out, variants: list[tuple[str, Totals]] = ()
                 "section": "verification",
                 "key": "period",
                 "games": v["games_checked"],
-                "kind": "verified" if v["verified"] else "not verified",
+                "kind": v.get("status") or ("verified" if v["verified"] else "not verified"),
                 "detail": verification_words(v),
             }
         )

@@ -165,13 +165,27 @@ class PeriodVerification:
     not_checkpointed: list[str] = field(default_factory=list)
     checkpoint_size: int | None = None
     checkpoint_time: str | None = None
+    # ``verified``, ``broken``, ``not_checkpointed`` or ``unknown`` (nothing could be
+    # checked); None: worked out from the lists above.
+    given_status: str | None = None
 
     @property
     def verified(self) -> bool:
         return not self.failed
 
+    @property
+    def status(self) -> str:
+        if self.given_status is not None:
+            return self.given_status
+        if self.failed:
+            return "broken"
+        if not self.games_checked:
+            return "unknown"
+        return "not_checkpointed" if self.not_checkpointed else "verified"
+
     def to_dict(self) -> dict:
         return {
+            "status": self.status,
             "verified": self.verified,
             "games_checked": self.games_checked,
             "checkpoint": None
@@ -259,6 +273,14 @@ class PeriodReport:
         }
 
 
+def flagged_discrepancy() -> sa.ColumnElement[bool]:
+    """Which ``games`` rows have a discrepancy: the projection's audit found a recorded or
+    reported figure (a settlement, a match's payouts, a Red 3 winner) that differs from
+    the recomputation. The one definition the games list's flag and filter and the
+    period report's list share, for every variant, settled or finished."""
+    return GameRow.__table__.c.discrepancy.is_(True)
+
+
 def _sum(column) -> sa.ColumnElement:
     return sa.type_coerce(sa.func.coalesce(sa.func.sum(column), 0), Money)
 
@@ -318,11 +340,14 @@ def period_report(session: Session | sa.Connection, f: PeriodFilter) -> PeriodRe
     unbalanced, ledger_differs = _ledger_checks(session, in_period)
     reconciliation = _reconcile(session, in_period, totals.games, len(unbalanced))
 
+    # Every flagged game that ended in the period, whatever its variant and status: a game
+    # without stakes (Red 3) is no part of the money totals, but its misreported winner is
+    # a discrepancy all the same.
     discrepancies = [
         Discrepancy(row.game_id, row.ended_on, row.table_id, "settlement_differs", row.note or "")
         for row in session.execute(
             sa.select(g.game_id, g.ended_on, g.table_id, g.discrepancy_note.label("note")).where(
-                in_period, g.discrepancy.is_(True)
+                *ended_in(f), flagged_discrepancy()
             )
         )
     ]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, current_app, render_template, request
 
-from domain.seat_view import table_for_view
+from domain import variants
+from replays.readmodels.nets import game_nets
 from web import queries
 from web.auth import viewer_seat
 from web.ledger import read_session
@@ -41,12 +42,13 @@ def game(game_id: str):
         return pages.summary_redirect(game_id)
     with read_session() as session:
         view = load_game(session, game_id)
+        nets = game_nets(session, game_id)
     if view is None:
         abort(404, f"No game {game_id!r} in the ledger.")
     final_state = state_after(view, view.total)
     # A player sees the end as their seat did: others' cards only as the table revealed them.
     seat = viewer_seat()
-    shown = table_for_view(final_state, seat)
+    shown = variants.get(view.header.variant).seat_view(final_state, seat)
     return render_template(
         "games/game.html",
         game=view.header,
@@ -55,6 +57,7 @@ def game(game_id: str):
         moments=view.moments(outcomes_of(view, final_state)),
         point_value_chart=point_value_chart(view),
         state=shown,
+        nets=nets,
         # Players whose cards this viewer never saw: their minimum possible score stays hidden.
         hidden_hands={s.player for s in shown.seats if s.hand_hidden},
     )

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from flask import Blueprint, Response, abort, render_template, request, url_for
 
-from domain.seat_view import table_for_view
+from domain import variants
 from web import svg
 from web.hand_views import chance_moments
 from web.ledger import read_session
@@ -69,7 +69,7 @@ def _table_context(game_id: str):
     move = _move_arg(game_id, game.total)
     seat = _seat_arg(game_id, game.players)
     state = state_after(game, move)
-    shown = table_for_view(state, seat)
+    shown = variants.get(game.header.variant).seat_view(state, seat)
     at_end = move == game.total
     base = url_for("replays.replay", game_id=game_id)
     seat_suffix = f"&seat={quote(seat, safe='')}" if seat else ""
