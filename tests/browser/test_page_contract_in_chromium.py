@@ -276,7 +276,7 @@ def test_dispute_pages_read_right(contract_site, open_as):
         page.goto(f"{base}/disputes?status=all")
         page.locator("table.cases tbody tr").nth(i).locator("th a").click()
         page.wait_for_load_state()
-        for author in page.locator(".timeline .when strong").all_inner_texts():
+        for author in page.locator(".timeline p.when > strong:first-of-type").all_inner_texts():
             is_player = re.fullmatch(r"p\d+", author)
             account = accounts.find_user(author, url=app.config["DATABASE_URL"])
             assert is_player or account is not None, f"{author} is no account"
