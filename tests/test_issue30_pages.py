@@ -300,3 +300,27 @@ def test_period_chart_bars_stand_inside_the_plot():
             assert abs(height / tallest[1] - float(value / tallest[2])) < 0.01
     ticks = [Decimal(t.replace(",", "")) for t in re.findall(r">([\d,]+\.\d\d)</text>", svg)]
     assert max(ticks) >= Decimal("5579.90") and max(ticks) == Decimal("6000")
+
+
+def test_the_report_page_verifies_no_game_its_integrity_part_verifies_each(site):
+    """The figures are served without checking a game against its seals (seconds for a
+    month); the integrity part, the JSON and the CSV check every game of the period."""
+    checked: list[str] = []
+
+    def verdict(url, game_id):
+        checked.append(game_id)
+        return "verified"
+
+    site.config["INTEGRITY_VERDICT"] = verdict
+    site.config["INTEGRITY_CACHE_SECONDS"] = 0
+    client = signed_in(site, "auditor")
+    period = "from=2025-03-01&to=2025-03-31"
+    assert client.get(f"/reports?{period}").status_code == 200
+    assert checked == []
+    part = client.get(f"/reports/integrity?{period}").get_data(as_text=True)
+    games = set(checked)
+    assert {POOL, DEALS, RED3, "T7-000123"} <= games and 'data-status="verified"' in part
+    checked.clear()
+    data = client.get(f"/reports.json?{period}").get_json()
+    assert set(checked) == games and data["verification"]["status"] == "verified"
+    assert data["verification"]["games_checked"] == len(games)

@@ -338,7 +338,15 @@ def period_report(session: Session | sa.Connection, f: PeriodFilter) -> PeriodRe
     ]
     by_player = _players(session, f, in_period)
     unbalanced, ledger_differs = _ledger_checks(session, in_period)
-    reconciliation = _reconcile(session, in_period, totals.games, len(unbalanced))
+    by_kind = _by_kind(session, in_period)
+    # Every entry of the period's games is in exactly one kind's line: their sums are the
+    # period's debits and credits, without another pass over the entries.
+    reconciliation = Reconciliation(
+        sum((line.debits for line in by_kind), ZERO),
+        sum((line.credits for line in by_kind), ZERO),
+        totals.games,
+        len(unbalanced),
+    )
 
     # Every flagged game that ended in the period, whatever its variant and status: a game
     # without stakes (Red 3) is no part of the money totals, but its misreported winner is
@@ -363,24 +371,35 @@ def period_report(session: Session | sa.Connection, f: PeriodFilter) -> PeriodRe
         reconciliation,
         adjustments=_adjustments(session, in_period),
         points_only=points_only(session, f),
-        by_kind=_by_kind(session, in_period),
+        by_kind=by_kind,
     )
 
 
 def _by_kind(session, in_period) -> list[KindLine]:
-    """Each kind of ledger entry posted on the period's games, totalled."""
+    """Each kind of ledger entry posted on the period's games, totalled. Summed per game
+    first and then per kind: a hash aggregate on (kind, game), where counting distinct games
+    within each kind would sort every entry of the period."""
     g = GameRow.__table__.c
     e = LedgerEntryRow.__table__.c
-    rows = session.execute(
+    per_game = (
         sa.select(
             e.kind,
-            sa.func.count(sa.distinct(e.game_id)).label("games"),
-            _sum(e.debit).label("debits"),
-            _sum(e.credit).label("credits"),
+            sa.func.sum(e.debit).label("debits"),
+            sa.func.sum(e.credit).label("credits"),
         )
         .where(e.game_id.in_(sa.select(g.game_id).where(in_period)))
-        .group_by(e.kind)
-        .order_by(e.kind)
+        .group_by(e.kind, e.game_id)
+        .subquery()
+    )
+    rows = session.execute(
+        sa.select(
+            per_game.c.kind,
+            sa.func.count().label("games"),
+            _sum(per_game.c.debits).label("debits"),
+            _sum(per_game.c.credits).label("credits"),
+        )
+        .group_by(per_game.c.kind)
+        .order_by(per_game.c.kind)
     )
     return [KindLine(row.kind, row.games, row.debits, row.credits) for row in rows]
 
@@ -548,14 +567,3 @@ def _ledger_checks(session, in_period) -> tuple[list[Discrepancy], list[Discrepa
         if notes:
             differs.append(Discrepancy(*where, "ledger_differs", "; ".join(notes)))
     return unbalanced, differs
-
-
-def _reconcile(session, in_period, games: int, unbalanced: int) -> Reconciliation:
-    g = GameRow.__table__.c
-    e = LedgerEntryRow.__table__.c
-    row = session.execute(
-        sa.select(_sum(e.debit).label("debits"), _sum(e.credit).label("credits")).where(
-            e.game_id.in_(sa.select(g.game_id).where(in_period))
-        )
-    ).one()
-    return Reconciliation(row.debits, row.credits, games, unbalanced)
