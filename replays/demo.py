@@ -164,7 +164,9 @@ def _demo_player(url: str) -> str | None:
 
 # -- dispute cases ---------------------------------------------------------------------------
 
-DEMO_OFFICER = "demo-officer"
+# The demo's dispute officer: the account create_demo_accounts makes for the role, so each
+# note and decision names someone who can sign in.
+DEMO_OFFICER = "demo-dispute-officer"
 
 
 @dataclass(frozen=True)
@@ -214,11 +216,15 @@ def seed_dispute_cases(url: str | None = None) -> list[str]:
     disputes = Disputes(ledger)
     officer = _DemoActor(OFFICER)
 
-    def when(game, minutes: int) -> str:
-        from datetime import UTC, timedelta
+    from datetime import UTC, datetime, timedelta
 
-        ended = game.ended_at if game.ended_at.tzinfo else game.ended_at.replace(tzinfo=UTC)
-        return (ended + timedelta(minutes=minutes)).isoformat()
+    # The cases are opened as the demo is prepared (their steps over the last five hours),
+    # not in the simulated month: a case's age is read against today's clock, and a case
+    # dated in the simulated month would read "open for 600 days" on every demo.
+    opened = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=300)
+
+    def when(game, minutes: int) -> str:
+        return (opened + timedelta(minutes=minutes - 20)).isoformat()
 
     def wrong_show_move(game_id: str, player: str) -> int:
         moves = ledger.get_game(game_id).moves
@@ -292,3 +298,79 @@ def seed_dispute_cases(url: str | None = None) -> list[str]:
             "My show was valid: the last group is a sequence with a joker.",
         )
     return made
+
+
+# -- deccan's two-point rule -------------------------------------------------------------------
+
+DECCAN_GAME = "T5-points-2025-000300"
+# Wild 7♦ (7s are jokers). p0019 declares on the first turn after picking 4♥; p0006's dealt
+# hand is already a valid declaration (A♦ 2♦ 3♦ | 4♣ 5♣ 6♣ | 8♥ 8♠ 8♦ | Q♥ Q♠ Q♣ Q♦) that
+# they never had a turn to make: under deccan they owe a flat 2 points (docs/rules.md §1.6).
+DECCAN_HANDS = {
+    "p0019": "AS 2S 3S 5H JK 9D 9H 9S KS KD KC KH TC",
+    "p0006": "AD 2D 3D 4C 5C 6C 8H 8S 8D QH QS QC QD",
+    "p0027": "5C 6C 7C QD 2H 8S 7H 7S 7S JK 2D 2C 3D",
+}
+
+
+def seed_deccan_example(url: str | None = None) -> str | None:
+    """One deccan Points game in the demo's month where a loser's hand met the objective
+    without declaring, so the pages show deccan's flat 2-point charge and say why (the
+    simulator's bots declare as soon as they can, so its games never show it). Idempotent;
+    returns the game id when it was stored now."""
+    from collections import Counter
+    from datetime import UTC, datetime, timedelta
+    from decimal import Decimal
+
+    from domain.cards import Card, full_deck, parse_cards
+    from domain.rummy13.table import TableConfig
+    from replays.readmodels.projections import catch_up
+    from replays.store.application import Ledger
+
+    url = database_url(url)
+    ledger = Ledger(url)
+    if ledger.game_exists(DECCAN_GAME):
+        return None
+    wild, open_card, stock_top = Card.parse("7D"), Card.parse("KC"), Card.parse("4H")
+    used = Counter()
+    for cards in DECCAN_HANDS.values():
+        used.update(parse_cards(cards))
+    used.update((wild, open_card, stock_top))
+    rest = sorted((full_deck(2, 1) - used).elements(), key=lambda card: card.index)
+    deal = {
+        "hands": {p: cards.split() for p, cards in DECCAN_HANDS.items()},
+        "wild": str(wild),
+        "open": str(open_card),
+        "stock": [str(stock_top)] + [str(card) for card in rest],
+    }
+    started = datetime(2025, 3, 28, 20, 15, tzinfo=UTC)
+    config = TableConfig(
+        game_id=DECCAN_GAME,
+        variant="points",
+        players=tuple(DECCAN_HANDS),
+        point_value=Decimal("5.00"),
+        rules="deccan",
+        table_id="T5",
+        fee_percent=Decimal("10"),
+        dealer="p0027",
+        started_at=started,
+    )
+    at = [(started + timedelta(seconds=s)).isoformat() for s in (40, 95)]
+    moves = [
+        {"player": "p0019", "type": "pick", "from": "closed", "card": "4H", "at": at[0]},
+        {
+            "player": "p0019",
+            "type": "declare",
+            "finish": "TC",
+            "groups": [
+                ["AS", "2S", "3S"],
+                ["4H", "5H", "JK"],
+                ["9D", "9H", "9S"],
+                ["KS", "KD", "KC", "KH"],
+            ],
+            "at": at[1],
+        },
+    ]
+    ledger.record_game(config, deal, moves)
+    catch_up(url)
+    return DECCAN_GAME

@@ -66,7 +66,9 @@ def test_demo_command_prepares_then_serves(sqlite_url, monkeypatch, tmp_path):
 
     again = CliRunner().invoke(main, ["demo", "--games", "4", "--no-serve"])
     assert again.exit_code == 0, again.output
-    assert "Reusing the demo database: 4 games already stored." in again.output
+    # The 4 simulated games and the demo's deccan game (replays/demo.py, DECCAN_GAME).
+    assert "stored a deccan game" in result.output
+    assert "Reusing the demo database: 5 games already stored." in again.output
     assert "Signed checkpoint" not in again.output  # nothing new to sign
 
 

@@ -51,7 +51,7 @@ def test_move_0_is_the_first_deal_with_both_hands_pile_and_stock(client):
     html = page(client)
     words = text(html)
     assert "Move 0 of 19" in words and "round 1 dealt" in words
-    assert "Round 1 of 2" in words and "Discard pile 2 cards, top JD" in words
+    assert "Round 1 of 2" in words and "Discard pile 2 cards, top J♦" in words
     assert "Stock 78" in words
     p1 = seat(html, "p1")
     assert sorted(cards_in(p1)) == sorted(["5C", "6C", "7C", "8C", "QS", "QH", "QD"])
@@ -65,7 +65,7 @@ def test_the_table_follows_the_moves_books_threshold_and_second_hand(client):
     assert "p1 lays down 5♣ 6♣ 7♣ 8♣ 9♣ | Q♠ Q♥ Q♦" in words
     p1 = seat(html, "p1")
     assert "opened with 105" in text(p1)
-    assert "run 5C-9C: 75" in text(p1) and "kind of Qs: 30" in text(p1)
+    assert "run 5♣–9♣: 75" in text(p1) and "kind of Qs: 30" in text(p1)
     assert "Second hand (picked up)" in p1 and "face down" not in p1
     assert "Books 105" in text(p1)
     html = page(client, "?move=4")  # p2 took the pile
@@ -81,8 +81,8 @@ def test_round_two_starts_fresh_and_the_end_shows_the_scores(client):
     words = text(end)
     assert "Winner: p2" in words and "Match over" in words
     table = re.search(r'<table class="red3-scores">.*?</table>', end, re.S).group(0)
-    assert "165 − 0 = 165 80 − 95 = -15" in text(table)
-    assert "0 − 155 = -155 190 − 0 = 190 Total 10 175" in text(table)
+    assert "165 − 0 = 165 80 − 95 = −15" in text(table)
+    assert "0 − 155 = −155 190 − 0 = 190 Total 10 175" in text(table)
 
 
 def test_seat_view_hides_other_hands_and_every_face_down_second_hand(client):
@@ -173,7 +173,7 @@ def test_audit_page_and_downloads(client):
     assert response.status_code == 200
     words = text(response.get_data(as_text=True))
     assert "No discrepancies" in words
-    assert "Round 2: p2 went out" in words and "p1 0 155 (2 red threes) -155 -155 -155" in words
+    assert "Round 2: p2 went out" in words and "p1 0 155 (2 red threes) −155 −155 −155" in words
     assert "p2 (winner) 175" in words
     as_json = json.loads(client.get("/games/R3-EXAMPLE/audit.json").get_data(as_text=True))
     assert as_json["totals"] == {"p1": 10, "p2": 175} and as_json["discrepancies"] == []

@@ -38,6 +38,9 @@ class Cell:
     differs: bool = False  # the recorded or the reported figure differs
     recorded_differs: bool = False
     reported_differs: bool = False
+    # The discrepancies' field names each mark answers to (the page's ``data-field``).
+    recorded_fields: tuple[str, ...] = ()
+    reported_fields: tuple[str, ...] = ()
 
 
 @dataclass
@@ -205,14 +208,24 @@ def build(session: Session, game_id: str) -> AuditReport | None:
     recorded = Settlement.from_dict(found.recorded) if found.recorded else None
     reported = found.reported or {}
     discrepancies = [d.to_dict() for d in found.discrepancies]
-    differing = {(_key(d), d["source"]) for d in discrepancies if _key(d) is not None}
+    differing: dict[tuple, list[str]] = {}
+    for d in discrepancies:
+        if _key(d) is not None:
+            differing.setdefault((_key(d), d["source"]), []).append(str(d["field"]))
 
     def cell(player: str | None, figure: str, computed, recorded, reported) -> Cell:
         # Each mark goes on the figure that differs: the ledger's own, or the operator's.
-        in_recorded = ((player, figure), "recorded") in differing
-        in_reported = ((player, figure), "reported") in differing
+        in_recorded = tuple(differing.get(((player, figure), "recorded"), ()))
+        in_reported = tuple(differing.get(((player, figure), "reported"), ()))
         return Cell(
-            computed, recorded, reported, in_recorded or in_reported, in_recorded, in_reported
+            computed,
+            recorded,
+            reported,
+            bool(in_recorded or in_reported),
+            bool(in_recorded),
+            bool(in_reported),
+            in_recorded,
+            in_reported,
         )
 
     losers = []

@@ -138,11 +138,14 @@ def _register_server_timing(app: Flask) -> None:
 
 def _register_template_helpers(app: Flask) -> None:
     from web import discrepancy_note, svg
+    from web.audit_marks import figure_text
     from web.integrity import integrity_badge
 
     app.jinja_env.globals.update(svg=svg, integrity_badge=integrity_badge)
     app.jinja_env.globals["discrepancy_note"] = discrepancy_note.for_viewer
     # Decimals as people write them: 10 rather than 1E+1, 2.5 rather than 2.500.
     app.jinja_env.filters["plain"] = lambda value: format(Decimal(value).normalize(), "f")
+    # A score as the site writes it: −30 with U+2212, never a hyphen.
+    app.jinja_env.filters["figure"] = figure_text
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True

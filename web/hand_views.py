@@ -51,9 +51,13 @@ class SeatAnalysis:
 
 def chances_of(game) -> GameChances | None:
     """The game's walked turns and missed chances (13-card games only), cached per stamp."""
+    from domain import variants
     from web.ledger import get_ledger
 
-    if game.header.variant not in ("points", "raise"):
+    # The walk below reads a 13-card game's own events: a match's deals are analysed on
+    # their table (table_analyses), not walked here.
+    variant = variants.get(game.header.variant)
+    if not variant.analyses_hands or variant.web_pages is not None:
         return None
     try:
         return game_chances(get_ledger(), game.game_id, game.timeline, game.derived.get("stamp"))
@@ -72,16 +76,25 @@ def seat_analyses(state, seat: str | None, game) -> dict[str, SeatAnalysis]:
     chances = chances_of(game)
     if chances is None:
         return {}
+    return table_analyses(state, seat, chances.profile)
+
+
+def table_analyses(state, seat: str | None, profile) -> dict[str, SeatAnalysis]:
+    """Every hand a 13-card table shows face up in play, in its best grouping under
+    ``profile``; a seat view only the seat's own. Any game whose table is a 13-card table (a
+    game, or a deal of a match) is analysed so."""
+    if state.phase != "playing" or state.wild is None:
+        return {}
     found = {}
     for s in state.seats:
         if s.hand_hidden or s.status not in ANALYSED_STATUSES:
             continue
         if seat is not None and s.player != seat:
             continue
-        if len(s.hand) not in (chances.profile.hand_size, chances.profile.hand_size + 1):
+        if len(s.hand) not in (profile.hand_size, profile.hand_size + 1):
             continue
         found[s.player] = _seat_analysis(
-            s.player, tuple(sorted(s.hand, key=str)), state.wild, chances.profile
+            s.player, tuple(sorted(s.hand, key=str)), state.wild, profile
         )
     return found
 
@@ -125,18 +138,28 @@ def chance_moments(game, seat: str | None) -> list[Moment]:
     ]
 
 
-def history_line(game, player: str, points: int | None) -> str | None:
-    """The player-history line for one settled game: what the player was charged and the
-    least their hand could have scored, and where ("charged 62, could have had 6 at move
-    41"). Read only from the player's own hands."""
+def history_chances(game, player: str, points: int | None) -> list[dict]:
+    """The player-history cell for one settled game: the player's own missed chances, the
+    same list the replay shows them as moments (``chance_moments`` for their seat), each
+    with its move; then what the hand was charged against the least its cards could have
+    scored at a discard ("charged 62, could have had 6 at move 41"). Read only from the
+    player's own hands."""
     chances = chances_of(game)
     if chances is None:
-        return None
+        return []
     own = chances.of(player, staff=False)
-    declared = next((c for c in own if c.kind == "could_declare"), None)
-    if declared is not None and points:
-        return f"charged {points}, could have declared at move {declared.move}"
+    lines = [
+        {"move": c.move, "words": CHANCE_WORDS.get(c.kind, c.kind), "title": c.words()} for c in own
+    ]
+    if any(c.kind == "could_declare" for c in own):
+        return lines
     lowest = chances.lowest(player)
-    if lowest is None or points is None or lowest[1] >= points:
-        return None
-    return f"charged {points}, could have had {lowest[1]} at move {lowest[0]}"
+    if lowest is not None and points is not None and lowest[1] < points:
+        lines.append(
+            {
+                "move": lowest[0],
+                "words": f"charged {points}, could have had {lowest[1]}",
+                "title": None,
+            }
+        )
+    return lines

@@ -28,6 +28,7 @@ from domain.pooldeals.state import MatchTableState
 from domain.rummy13.profiles import get_profile
 from domain.seat_view import table_for_view
 from web import svg
+from web.audit_marks import figure_rows, flatten
 from web.ledger import get_ledger
 from web.moves import describe as describe_move
 from web.replay_page import _seat_drawing
@@ -200,13 +201,15 @@ def split_view(state: MatchTableState, match: Match) -> dict | None:
 
 
 def _seat_views(deal, viewer: str | None) -> list[dict]:
+    from web.hand_views import table_analyses
+
     profile = get_profile(deal.rules)
+    # A deal is a 13-card game: its face-up hands are analysed as a Points game's are.
+    analyses = table_analyses(deal, viewer, profile)
     views = []
     for s in deal.seats:
         to_play = s.player == deal.current_player and deal.phase == "playing"
-        words = svg.STATUS_WORDS.get(s.status, s.status)
-        if s.status in ("dropped", "auto_dropped") and s.drop_kind:
-            words = f"{words} ({s.drop_kind.replace('_', ' ')})"
+        words = svg.status_words(s, to_play=to_play)
         views.append(
             {
                 "player": s.player,
@@ -218,6 +221,7 @@ def _seat_views(deal, viewer: str | None) -> list[dict]:
                 "misses": s.consecutive_misses,
                 "caption": svg.seat_caption(s, to_play=to_play),
                 "drawing": _seat_drawing(deal, s, profile),
+                "analysis": analyses.get(s.player),
             }
         )
     return views
@@ -347,13 +351,23 @@ def _audit(game_id: str):
     return audit_stored(get_ledger(), game_id)
 
 
+def _column(report) -> str:
+    return "scores" if report.computed["variant"] == "pool" else "chips"
+
+
+def _deal_field(found, number: int) -> bool:
+    return found.field.startswith(f"deal {number} ")
+
+
 def audit_rows(report) -> list[dict]:
-    """Each deal recomputed beside the recorded figures, a mark on those that differ."""
-    column = "scores" if report.computed["variant"] == "pool" else "chips"
+    """Each deal recomputed beside the recorded figures, a mark on those that differ (the
+    deal's own discrepancies, ``deal 2 points``, marked on its row)."""
+    column = _column(report)
     recorded = {d["number"]: d for d in report.recorded["deals"]}
     rows = []
     for mine in report.computed["deals"]:
         theirs = recorded.get(mine["number"], {})
+        marks = [d.field for d in report.discrepancies if _deal_field(d, mine["number"])]
         lines = []
         for player, after in mine[column].items():
             told = (theirs.get(column) or {}).get(player)
@@ -366,8 +380,81 @@ def audit_rows(report) -> list[dict]:
                     "differs": told != after,
                 }
             )
-        rows.append({"number": mine["number"], "winner": mine["winner"], "lines": lines})
+        rows.append(
+            {"number": mine["number"], "winner": mine["winner"], "lines": lines, "marks": marks}
+        )
     return rows
+
+
+def _figures(outcome, column: str) -> dict:
+    """A match outcome's money and final standings as flat figures, named as the audit's
+    discrepancies name them (``payouts.p1``, ``chips.p2``, ``split.p1``, ``rejoins.p3``)."""
+    if outcome is None:
+        return {}
+    flat = flatten(outcome, ("winner", "prize_pool", "fee", "net_pool", "payouts", column))
+    if (outcome.get("split") or {}).get("shares"):
+        flat |= flatten({"split": outcome["split"]["shares"]}, ("split",))
+    rejoined: dict[str, list[int]] = {}
+    for entry in outcome.get("rejoins") or ():
+        rejoined.setdefault(entry["player"], []).append(entry["score"])
+    return flat | flatten({"rejoins": rejoined}, ("rejoins",))
+
+
+def audit_figures(report) -> list:
+    column = _column(report)
+    reported = report.reported
+    return figure_rows(
+        _figures(report.computed, column),
+        _figures(report.recorded, column),
+        None if reported is None else flatten(reported, tuple(reported)),
+        report.discrepancies,
+        placed=lambda d: d.field.startswith("deal ") and d.field[5:6].isdigit(),
+    )
+
+
+def ledger_lines(report, game_id: str) -> dict:
+    """The ledger's stored entries for the match (entry fees, rejoin fees, split shares,
+    prize, fee) beside the entries the recomputed settlement posts, line by line, with
+    their totals: the auditor guide's step 6 on the page."""
+    from replays.readmodels.models import LedgerEntryRow
+    from web.ledger import read_session
+    from web.queries import ledger_entries
+
+    with read_session() as session:
+        stored: list[LedgerEntryRow] = ledger_entries(session, game_id)
+    computed = report.computed.get("ledger_entries") or []
+    lines = []
+    for index in range(max(len(stored), len(computed))):
+        row = stored[index] if index < len(stored) else None
+        mine = computed[index] if index < len(computed) else None
+        ours = (
+            None
+            if row is None
+            else (row.account, row.kind, money_text(row.debit), money_text(row.credit))
+        )
+        theirs = (
+            None if mine is None else (mine["account"], mine["kind"], mine["debit"], mine["credit"])
+        )
+        lines.append(
+            {
+                "number": index + 1,
+                "account": (ours or theirs)[0],
+                "kind": (ours or theirs)[1],
+                "debit": ours[2] if ours else "—",
+                "credit": ours[3] if ours else "—",
+                "recomputed": theirs,
+                "differs": row is not None and row.dispute_id is None and ours != theirs,
+                "case": row.dispute_id if row is not None else None,
+            }
+        )
+    debits = sum((row.debit for row in stored), Decimal("0.00"))
+    credits = sum((row.credit for row in stored), Decimal("0.00"))
+    return {
+        "lines": lines,
+        "debits": money_text(debits),
+        "credits": money_text(credits),
+        "balanced": debits == credits,
+    }
 
 
 def audit_page(game_id: str) -> str:
@@ -381,7 +468,9 @@ def audit_page(game_id: str) -> str:
         game_id=game_id,
         format_words=format_words(match),
         rows=audit_rows(report),
-        column="scores" if report.computed["variant"] == "pool" else "chips",
+        figures=audit_figures(report),
+        ledger=ledger_lines(report, game_id),
+        column=_column(report),
         split=split_view(state, match),
         rejoin_lines=rejoin_lines(state, match),
     )
@@ -417,6 +506,25 @@ def audit_csv(game_id: str) -> Response:
     writer.writerow(["money", "fee", "", "", computed["fee"] or "", ""])
     for player, amount in (computed.get("payouts") or {}).items():
         writer.writerow(["money", "payout", player, "", amount, ""])
+    # The figures and the ledger's lines as the page shows them, each row its section's.
+    writer.writerow(["figure", "field", "recomputed", "recorded", "reported", "differs"])
+    for row in audit_figures(report):
+        marks = row.recorded_marks + row.reported_marks
+        writer.writerow(
+            [
+                "figure",
+                row.label,
+                row.computed,
+                row.recorded or "",
+                row.reported or "",
+                " | ".join(marks),
+            ]
+        )
+    writer.writerow(["entry", "line", "account", "kind", "debit", "credit"])
+    for line in ledger_lines(report, game_id)["lines"]:
+        writer.writerow(
+            ["entry", line["number"], line["account"], line["kind"], line["debit"], line["credit"]]
+        )
     for found in report.discrepancies:
         writer.writerow(["discrepancy", found.source, found.field, found.reported, found.computed])
     response = Response(out.getvalue(), mimetype="text/csv")

@@ -19,8 +19,10 @@ from markupsafe import Markup, escape
 from domain.cards import Card
 from domain.red3.game import Red3Match
 from domain.red3.state import Red3SeatState, Red3TableState
+from domain.red3.variant import RED3
 from domain.seat_view import move_for_view, table_for_view
 from web import svg
+from web.audit_marks import figure_rows, figure_text, flatten
 from web.ledger import get_ledger
 from web.moves import card_text
 from web.step_args import seat_arg, step_arg, step_urls
@@ -67,7 +69,7 @@ def describe(move: dict, viewer: str | None = None) -> str:
     if kind == "pick":
         if move["from"] == "pile":
             count = len(move.get("cards", ()))
-            return f"{player} takes the pile ({count} card{'s' if count != 1 else ''})"
+            return f"{player} takes the pile ({_cards(count)})"
         if move.get("card") is None:
             return f"{player} picks from the stock"
         return f"{player} picks {card_text(move['card'])} from the stock"
@@ -81,6 +83,14 @@ def describe(move: dict, viewer: str | None = None) -> str:
     )
     words = " and ".join(x for x in (laid, f"adds {added}" if added else "") if x)
     return f"{player} {words}"
+
+
+def _cards(count: int) -> str:
+    return f"{count} card{'' if count == 1 else 's'}"
+
+
+def _points(value: int) -> str:
+    return f"{figure_text(value)} point{'' if abs(value) == 1 else 's'}"
 
 
 def _timelines():
@@ -125,9 +135,9 @@ def _pile(state: Red3TableState) -> str:
 def _seat_view(state: Red3TableState, seat: Red3SeatState, viewer: str | None) -> SeatView:
     if seat.hand is None:
         hand = svg.hidden_hand(
-            seat.hand_count, label=f"{seat.player}'s hand, {seat.hand_count} cards"
+            seat.hand_count, label=f"{seat.player}'s hand, {_cards(seat.hand_count)}"
         )
-        words = f"{seat.hand_count} cards, hidden"
+        words = f"{_cards(seat.hand_count)}, hidden"
     elif seat.hand:
         hand = svg.hand(seat.hand, wild=TWOS_ARE_WILD, label=None)
         words = " ".join(card.symbol for card in svg.sort_for_display(seat.hand, TWOS_ARE_WILD))
@@ -138,17 +148,19 @@ def _seat_view(state: Red3TableState, seat: Red3SeatState, viewer: str | None) -
     if not seat.second_hand_taken:
         count = seat.second_hand_count
         second = svg.hidden_hand(
-            count, label=f"{seat.player}'s second hand, {count} cards face down"
+            count, label=f"{seat.player}'s second hand, {_cards(count)} face down"
         )
     books = [
         {
-            "text": str(book),
-            "describe": book.describe(),
+            "text": " ".join(card.symbol for card in book.cards),
+            "describe": book.describe(symbols=True),
             "value": book.value(),
             "drawing": svg.grouped_hand(
                 [
                     svg.DrawnGroup(
-                        book.cards, book.kind.value, f"{book.describe()}, {book.value()} points"
+                        book.cards,
+                        book.kind.value,
+                        f"{book.describe(symbols=True)}, {_points(book.value())}",
                     )
                 ],
                 wild=TWOS_ARE_WILD,
@@ -219,6 +231,7 @@ def replay_page(game_id: str) -> str:
         move_list=_move_list(items, context["url"], context["move"]),
         timed=any(item["at"] for item in items),
         settlement=context["match"].settlement().to_dict(),
+        no_analysis_words=RED3.no_analysis_words,
         **context,
     )
 
@@ -307,14 +320,50 @@ def audit_page(game_id: str) -> str:
                         field.startswith(f"rounds[{index}].") and line.player in field
                         for field in differing
                     ),
-                    # The mark goes on the figure that differs from the recomputation.
+                    # The mark goes on the figure that differs from the recomputation, with
+                    # the field of each discrepancy it answers to.
                     "recorded_differs": recorded_score is not None and recorded_score != line.score,
                     "reported_differs": told is not None and told != line.score,
+                    "recorded_marks": [
+                        f
+                        for f in differing
+                        if f.startswith(f"rounds[{index}].scores.{line.player}.")
+                    ],
+                    "reported_marks": [
+                        f for f in differing if f == f"rounds[{index}].{line.player}"
+                    ],
                 }
             )
-        rounds.append({"round": score.round, "out": score.out, "lines": lines})
+        out_marks = [f for f in differing if f == f"rounds[{index}].out"]
+        rounds.append(
+            {"round": score.round, "out": score.out, "lines": lines, "out_marks": out_marks}
+        )
     return render_template(
-        "audit/red3_audit.html", report=report, match=match, rounds=rounds, game_id=game_id
+        "audit/red3_audit.html",
+        report=report,
+        match=match,
+        rounds=rounds,
+        game_id=game_id,
+        figures=_audit_figures(report),
+    )
+
+
+def _audit_figures(report) -> list:
+    """The match's totals and winners: recomputed, recorded, reported (each round's scores
+    are marked in the round's own table)."""
+    single = report.winners[0] if len(report.winners) == 1 else None
+    computed = flatten(
+        {"totals": report.totals, "winner": single, "winners": list(report.winners)},
+        ("totals", "winner", "winners"),
+    )
+    recorded = {"winners": list(report.recorded_winners)}
+    reported = report.reported
+    return figure_rows(
+        computed,
+        recorded,
+        None if reported is None else flatten(reported, [k for k in reported if k != "rounds"]),
+        report.discrepancies,
+        placed=lambda d: d.field.startswith("rounds["),
     )
 
 
@@ -350,6 +399,13 @@ def audit_csv(game_id: str) -> Response:
                     theirs.score_of(line.player) if theirs else "",
                 ]
             )
+    # The totals and winners as the page's figures table shows them.
+    writer.writerow(["figure", "field", "recomputed", "recorded", "reported", "differs"])
+    for row in _audit_figures(report):
+        marks = " | ".join(row.recorded_marks + row.reported_marks)
+        writer.writerow(
+            ["figure", row.label, row.computed, row.recorded or "", row.reported or "", marks]
+        )
     for found in report.discrepancies:
         writer.writerow(["discrepancy", found.source, found.field, found.reported, found.computed])
     response = Response(out.getvalue(), mimetype="text/csv")

@@ -275,9 +275,7 @@ def seat_views(state, seat: str | None, game: GameView, move: int) -> list[dict]
     views = []
     for s in state.seats:
         to_play = s.player == state.current_player and state.phase == "playing"
-        words = svg.STATUS_WORDS.get(s.status, s.status)
-        if s.status in ("dropped", "auto_dropped") and s.drop_kind:
-            words = f"{words} ({s.drop_kind.replace('_', ' ')})"
+        words = svg.status_words(s, to_play=to_play)
         views.append(
             {
                 "player": s.player,

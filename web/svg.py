@@ -332,6 +332,11 @@ def card_back(label: str = "face-down card") -> str:
 # -- hands ---------------------------------------------------------------------------------
 
 
+def count_of(count: int, noun: str) -> str:
+    """``1 card``, ``2 cards``: a count with its noun in the right number."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def sort_for_display(cards: Iterable[Card], wild: Card | None = None) -> list[Card]:
     """Suits together, ranks ascending, jokers at the right: the way players hold a hand."""
     order = "SHCD"  # alternate black and red suits so neighbouring suits are easy to tell apart
@@ -392,13 +397,15 @@ def hand(
         if card_ in shown:
             marks[shown.index(card_)] = note
     fan, width = _fan(shown, 2, 2, wild=wild, marked=marks)
-    label = label or f"hand of {len(shown)} cards: " + ", ".join(c.spoken for c in shown)
+    label = label or f"hand of {count_of(len(shown), 'card')}: " + ", ".join(
+        c.spoken for c in shown
+    )
     return svg_document(int(width) + 4 if shown else CARD_W, CARD_H + 4, label, fan, cls="hand-svg")
 
 
 def hidden_hand(count: int, *, label: str | None = None) -> str:
     """``count`` face-down cards: an opponent's hand in a seat view."""
-    label = label or f"{count} hidden cards"
+    label = label or f"{count_of(count, 'hidden card')}"
     group = element(
         "g",
         {"class": "fan hidden"},
@@ -616,13 +623,23 @@ STATUS_WORDS = {
 }
 
 
-def seat_caption(seat, *, to_play: bool = False) -> str:
-    """``Seat 2 · p2 · dropped (first drop)``; ``to play`` added for the player whose turn it is."""
+def status_words(seat, *, to_play: bool = False) -> str:
+    """A seat's status tag: ``dropped (first drop)``. A seat counts its first turn once it
+    ends (docs/rules.md §1.5-1.6), so a player who
+    has picked and not yet discarded is still ``waiting`` (§1.6, the deal show): they are
+    in their first turn."""
+    if seat.status == "waiting" and to_play:
+        return "in their first turn"
     status = STATUS_WORDS.get(seat.status, seat.status)
     drop_kind = getattr(seat, "drop_kind", None)
     if drop_kind and seat.status in ("dropped", "auto_dropped"):
         status += f" ({str(drop_kind).replace('_', ' ')})"
-    words = f"Seat {seat.seat} · {seat.player} · {status}"
+    return status
+
+
+def seat_caption(seat, *, to_play: bool = False) -> str:
+    """``Seat 2 · p2 · dropped (first drop)``; ``to play`` added for the player whose turn it is."""
+    words = f"Seat {seat.seat} · {seat.player} · {status_words(seat, to_play=to_play)}"
     return words + (" · to play" if to_play else "")
 
 
@@ -712,7 +729,9 @@ def _centre_group(cls: str, transform: str, shown: str, caption: str) -> str:
 
 def _stock_group(transform: str, count: int) -> str:
     shown = (
-        _card_back(0, 0, f"stock, {count} cards") if count else _slot(0, 0, "stock, empty", "empty")
+        _card_back(0, 0, f"stock, {count_of(count, 'card')}")
+        if count
+        else _slot(0, 0, "stock, empty", "empty")
     )
     return _centre_group("stock", transform, shown, f"stock ({count})")
 

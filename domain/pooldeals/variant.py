@@ -38,6 +38,7 @@ class PoolDeals(Variant):
     steps_are_moves = False  # deals, rejoins and splits are steps of their own
     web_pages = "web.pooldeals_replay"  # the match view and each deal move by move
     entry_kinds = ENTRY_KINDS  # rejoin fees and split shares apart from the settlement
+    analyses_hands = True  # every deal is a 13-card game: its hands group as Points' do
 
     def __init__(self, name: str, record_format: str) -> None:
         self.name = name

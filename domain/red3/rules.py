@@ -121,13 +121,23 @@ class Book:
             return rules.run_card_value * len(self.cards)
         return sum(kind_value(card, rules) for card in self.cards)
 
-    def describe(self) -> str:
+    def describe(self, *, symbols: bool = False) -> str:
+        """``run 4D-7D (2H as 7D)``; with ``symbols`` as the pages write cards,
+        ``run 4♦–7♦ (2♥ as 7♦)``."""
+
+        def write(text: str) -> str:
+            return Card.parse(text).symbol if symbols else text
+
         if self.kind is BookKind.KIND:
-            return f"kind of {RANKS[self.rank - 1]}s"
-        text = f"run {_position_text(self.low, self.suit)}-{_position_text(self.high, self.suit)}"
+            rank = RANKS[self.rank - 1]
+            return f"kind of {'10' if symbols and rank == 'T' else rank}s"
+        dash = "–" if symbols else "-"
+        low, high = _position_text(self.low, self.suit), _position_text(self.high, self.suit)
+        text = f"run {write(low)}{dash}{write(high)}"
         if self.wild_at is not None:
             wild = self.cards[self.wild_at - self.low]
-            text += f" ({wild} as {_position_text(self.wild_at, self.suit)})"
+            stands = _position_text(self.wild_at, self.suit)
+            text += f" ({write(str(wild))} as {write(stands)})"
         return text
 
     def add(self, cards: Sequence[Card], rules: Red3Rules | None = None) -> Book:

@@ -39,6 +39,13 @@ class Red3(Variant):
     has_money = False
     steps_are_moves = False  # each round's deal is a step of its own
     web_pages = "web.red3_replay"
+    # A Red 3 hand is not grouped to be scored: books laid down count for, cards held against
+    # (docs/red3-rules.md), so a 13-card "best grouping" would be false here.
+    analyses_hands = False
+    no_analysis_words = (
+        "No hand analysis: a Red 3 round scores the books laid down and the cards still "
+        "held, not a grouping of the hand."
+    )
 
     # -- records -----------------------------------------------------------------------
     def parse_record(self, obj: Mapping[str, Any]) -> Any:

@@ -47,6 +47,7 @@ class Rummy13(Variant):
     snapshot_interval = 20
     has_money = True
     web_pages = None  # the 13-card pages are the views' own (web/views/)
+    analyses_hands = True
 
     def __init__(self, name: str) -> None:
         self.name = name

@@ -143,6 +143,14 @@ class Variant(ABC):
     # variant can tell apart what its money is (a match's rejoin fees, a split's shares).
     entry_kinds: ClassVar[tuple[str, ...]] = (SETTLEMENT_KIND,)
 
+    # Whether the pages analyse this game's hands (best grouping, hand score, whether the
+    # hand could declare): True where a hand is a 13-card rummy hand the solver groups
+    # (docs/rules.md §1.4). A variant whose scoring is not a grouping of the hand keeps
+    # False, and its pages say :attr:`no_analysis_words` rather than draw an analysis that
+    # would be false for its rules.
+    analyses_hands: ClassVar[bool] = False
+    no_analysis_words: ClassVar[str] = "Hand analysis does not apply to this game's rules."
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
 

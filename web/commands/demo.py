@@ -30,12 +30,16 @@ def command(ctx: click.Context, games: int | None, host: str, port: int, no_serv
         checkpoint_demo,
         create_demo_accounts,
         prepare_demo,
+        seed_deccan_example,
         seed_dispute_cases,
     )
 
     setup = prepare_demo(games=games or DEMO_GAMES, echo=click.echo)
     for line in setup.stored:
         click.echo(f"  {line}")
+    if seed_deccan_example(setup.url):
+        setup.games_after += 1  # a new game: the checkpoint is signed again
+        click.echo("  stored a deccan game whose loser met the objective (the 2-point rule)")
     cases = seed_dispute_cases(setup.url)
     if cases:
         click.echo(f"  opened {len(cases)} dispute cases for the dispute pages")

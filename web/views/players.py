@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, render_template
 
 from web import charts, queries
-from web.hand_views import history_line
+from web.hand_views import history_chances
 from web.ledger import read_session
 from web.replay_page import load_game
 
@@ -32,7 +32,7 @@ def player(player_id: str):
         for line in history[-MISSED_CHANCE_GAMES:]:
             game = load_game(session, line.game.game_id)
             if game is not None:
-                missed[game.game_id] = history_line(game, player_id, line.result.points)
+                missed[game.game_id] = history_chances(game, player_id, line.result.points)
     chart = charts.running_total_chart(
         [(line.game.game_id, line.running_total) for line in history]
     )

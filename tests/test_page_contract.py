@@ -1,0 +1,340 @@
+"""The page contract (issue 30): every page type × every variant × every role.
+
+One store per engine holds simulated games of every registered variant (the variants come
+from the registry and the simulator plays each through its bot, so a variant added later
+is in the matrix by itself, and one the simulator cannot play fails it), with half of them
+carrying an operator's wrong figures so that every audit has discrepancies to mark, and the
+demo's dispute cases. For each variant one settled game is opened by each role: a player of
+the game, a player who is not in it, an auditor, a dispute officer and an admin. The pages:
+the games list, the game's summary, its replay at its first, a middle and its last move, its
+audit, the player's history and any dispute case on the game. On every page that opens:
+
+- each net shown for a player (``data-net``) is the ledger's: that player's credits minus
+  debits for the game, read here with plain SQL;
+- each hand drawn face up in play has its analysis beside it when the variant analyses
+  hands (``Variant.analyses_hands``), and a variant that does not says so and draws none;
+- no card is written as letters ("9C"): the site writes suit symbols;
+- every link on the page opens for the same user (answers below 400);
+- a player sees no other seat's cards face up unless that player showed them at the table;
+- each discrepancy the variant's audit finds is marked on the audit page (``data-field``).
+
+That nothing scrolls sideways at 390 px is checked in a real browser
+(tests/browser/test_page_contract_in_chromium.py), on the same kind of store.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+import sqlalchemy as sa
+from auth_support import signed_in
+from pg_support import postgres_schema_url
+
+from domain import variants
+from replays.access.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER, PLAYER
+from web import create_app
+
+SEED = 30
+GAMES = 24  # enough for every variant to have settled games at two tables of its own
+PLAYER_IN, PLAYER_OUT = "player in the game", "player not in the game"
+ROLES = (PLAYER_IN, PLAYER_OUT, AUDITOR, DISPUTE_OFFICER, ADMIN)
+# A move list links every move and the games list every game: two links of each route
+# (ids aside) and query shape are followed.
+LINKS_PER_ROUTE = 2
+LETTER_CARD = re.compile(r"(?<![\w/.-])(?:10|[2-9TJQKA])[CDHS](?![\w/-])")
+SHOWING_MOVES = ("declare", "show")
+
+
+def build_store(url: str) -> None:
+    """Simulated games of every registered variant, half with an operator's wrong report."""
+    from replays.demo import seed_dispute_cases
+    from replays.simulation import Floor, Simulation, store_games
+    from replays.store.schema import migrate
+
+    names = tuple(v.name for v in variants.all_variants())
+    migrate(url)
+    floor = Floor(seed=SEED, variants=names, tables=2 * len(names), players=12, month="2025-03")
+    store_games(Simulation(floor, discrepancy_rate=0.5).games(GAMES), url=url)
+    seed_dispute_cases(url)
+
+
+def make_site(url: str):
+    build_store(url)
+    return create_app({"DATABASE_URL": url, "TESTING": True, "GAMES_PER_PAGE": 500})
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    yield make_site(f"sqlite:///{tmp_path_factory.mktemp('contract') / 'ledger.sqlite3'}")
+
+
+@pytest.fixture(scope="module")
+def postgres_site():
+    url, drop = postgres_schema_url()
+    try:
+        yield make_site(url)
+    finally:
+        drop()
+
+
+def rows(app, query: str, **params) -> list:
+    from replays.store.db import engine_for
+
+    with engine_for(app.config["DATABASE_URL"]).connect() as connection:
+        return connection.execute(sa.text(query), params).all()
+
+
+def chosen_game(app, variant: str) -> tuple[str, list[str]]:
+    """The variant's settled game with a discrepancy (else any settled one) and its players."""
+    found = rows(
+        app,
+        "SELECT game_id, players FROM games WHERE variant = :v AND ended_at IS NOT NULL "
+        "ORDER BY discrepancy DESC, game_id",
+        v=variant,
+    )
+    assert found, f"the store holds no settled {variant} game: the simulator cannot play it"
+    game_id, players = found[0]
+    if isinstance(players, str):
+        import json
+
+        players = json.loads(players)
+    return game_id, [p["id"] if isinstance(p, dict) else str(p) for p in players]
+
+
+def outsider(app, players: list[str]) -> str:
+    every = set()
+    for (listed,) in rows(app, "SELECT DISTINCT player FROM player_results"):
+        every.add(listed)
+    others = sorted(every - set(players))
+    assert others, "every player of the store sits in this game"
+    return others[0]
+
+
+def ledger_net(app, game_id: str, player: str) -> Decimal | None:
+    found = rows(
+        app,
+        "SELECT debit, credit FROM ledger_entries WHERE game_id = :g AND player = :p",
+        g=game_id,
+        p=player,
+    )
+    if not found:
+        return None
+    # Money columns hold paise as integers (replays/readmodels/models.py, Fixed(2)).
+    paise = sum(int(credit) - int(debit) for debit, credit in found)
+    return Decimal(paise) / 100
+
+
+def client_for(app, role: str, player: str | None):
+    if role in (PLAYER_IN, PLAYER_OUT):
+        return signed_in(app, PLAYER, player=player)
+    return signed_in(app, role)
+
+
+def fetch(client, path: str):
+    """GET ``path``, following redirects inside the site (a player sent to their seat)."""
+    response = client.get(path)
+    hops = 0
+    while response.status_code in (301, 302, 303) and hops < 3:
+        path = response.headers["Location"]
+        response = client.get(path)
+        hops += 1
+    return path, response
+
+
+def visible_text(html: str) -> str:
+    html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S)
+    html = re.sub(r"<svg\b.*?</svg>", " ", html, flags=re.S)
+    return re.sub(r"<[^>]+>", " ", html)
+
+
+def seat_sections(html: str) -> dict[str, str]:
+    """Each seat's section of a replay's table, by player."""
+    found = {}
+    for match in re.finditer(
+        r'<section class="seat[^"]*" data-player="([^"]+)"(.*?)</section>', html, re.S
+    ):
+        found[match.group(1)] = match.group(0)
+    return found
+
+
+def hand_faces(section: str) -> bool:
+    """Whether the seat's hand (not its books or its analysis) shows any card face up."""
+    hands = re.findall(
+        r'<(?:div|figure) class="hand-wrap[^"]*">(.*?)</(?:div|figure)>', section, re.S
+    )
+    return any("data-card=" in hand for hand in hands)
+
+
+# -- the checks ----------------------------------------------------------------------------
+
+
+def check_links(client, path: str, html: str, problems: list[str]) -> None:
+    seen: dict[tuple, int] = {}
+    for href in sorted(set(re.findall(r'<a\b[^>]*\bhref="([^"#][^"]*)"', html))):
+        href = href.replace("&amp;", "&")
+        parts = urlsplit(href)
+        if parts.scheme or parts.netloc or not parts.path.startswith("/"):
+            continue
+        if parts.path.startswith("/static/") or parts.path == "/logout":
+            continue
+        # One route with other ids (another game, another player) is the same link twice.
+        route = re.sub(r"/[^/]*\d[^/]*", "/*", parts.path)
+        shape = (route, tuple(sorted(k for k, _ in parse_qsl(parts.query))))
+        seen[shape] = seen.get(shape, 0) + 1
+        if seen[shape] > LINKS_PER_ROUTE:
+            continue
+        _, response = fetch(client, href)
+        if response.status_code >= 400:
+            problems.append(f"{path} links to {href}, which answers {response.status_code}")
+
+
+def check_cards_written(path: str, html: str, problems: list[str]) -> None:
+    letters = sorted(set(LETTER_CARD.findall(visible_text(html))))
+    if letters:
+        problems.append(f"{path} writes cards as letters: {', '.join(letters[:8])}")
+
+
+def check_nets(app, path: str, html: str, game_id: str, player: str | None, problems) -> None:
+    """Every ``data-net`` on the page against the ledger, by its row's game and player."""
+    query = dict(parse_qsl(urlsplit(path).query))
+    page_player = query.get("player") or (
+        path.split("/players/", 1)[1] if "/players/" in path else None
+    )
+    for row in re.findall(r"<tr\b.*?</tr>", html, re.S):
+        net = re.search(r'data-net="([^"]*)"', row)
+        if net is None:
+            continue
+        in_row = re.search(r'data-game="([^"]+)"', row) or re.search(
+            r'/games/([^/"?]+)/replay', row
+        )
+        row_game = in_row.group(1) if in_row and page_player else game_id
+        row_player = page_player
+        if row_player is None:
+            cell = re.search(r'<th scope="row">(.*?)</th>', row, re.S)
+            row_player = re.sub(r"<[^>]+>", "", cell.group(1)).strip() if cell else player
+        wanted = ledger_net(app, row_game, row_player)
+        shown = Decimal(net.group(1)) if net.group(1) else None
+        if shown != wanted:
+            problems.append(
+                f"{path}: {row_player}'s net in {row_game} shows {shown}, the ledger says {wanted}"
+            )
+
+
+def check_replay(path, html, variant, viewer: str | None, steps, move: int, problems) -> None:
+    sections = seat_sections(html)
+    if not variant.analyses_hands:
+        if "hand-analysis" in html:
+            problems.append(
+                f"{path}: {variant.name} draws a hand analysis it says it does not have"
+            )
+        if "/replay" in path and variant.no_analysis_words not in html and "table-frame" in html:
+            problems.append(f"{path}: {variant.name} does not say it has no hand analysis")
+    for player, section in sections.items():
+        status = re.search(r'data-status="([^"]+)"', section)
+        face_up = hand_faces(section)
+        if (
+            variant.analyses_hands
+            and face_up
+            and status
+            and status.group(1) in ("waiting", "playing")
+            and 'class="hand-analysis"' not in section
+        ):
+            problems.append(f"{path}: {player}'s hand is face up in play without its analysis")
+        if viewer is not None and player != viewer and face_up and not showed(steps, move, player):
+            problems.append(f"{path}: {viewer} sees {player}'s cards, never shown at the table")
+
+
+def showed(steps: list[dict], move: int, player: str) -> bool:
+    """Whether ``player`` laid their hand face up (declared or showed) in the deal on the
+    table after ``move`` steps: only such cards may be seen by another seat."""
+    shown = False
+    for step in steps[:move]:
+        if step.get("type") == "deal":
+            shown = False  # a new deal: the last one's shows are off the table
+        elif step.get("type") in SHOWING_MOVES and step.get("player") == player:
+            shown = True
+    return shown
+
+
+def check_audit(path, html, audit, problems) -> None:
+    marked = set()
+    for fields in re.findall(r'class="[^"]*\bdiffers\b[^"]*"[^>]*data-field="([^"]*)"', html):
+        marked.update(fields.split(" | "))
+    for found in audit.discrepancies:
+        if found.field not in marked:
+            problems.append(f"{path}: the discrepancy {found.source} {found.field} is not marked")
+
+
+# -- the matrix -----------------------------------------------------------------------------
+
+
+def variant_names() -> list[str]:
+    return [variant.name for variant in variants.all_variants()]
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("name", variant_names())
+def test_every_page_keeps_the_contract(site, name, role):
+    keeps_the_contract(site, name, role)
+
+
+# PostgreSQL: every variant, as a player of the game and as an auditor (the roles that see
+# the most: a seat view with its nets and history, and the full view with the audit); the
+# other roles read the same queries (the whole matrix runs on SQLite above).
+@pytest.mark.postgres
+@pytest.mark.parametrize("role", (PLAYER_IN, AUDITOR))
+@pytest.mark.parametrize("name", variant_names())
+def test_every_page_keeps_the_contract_on_postgresql(postgres_site, name, role):
+    keeps_the_contract(postgres_site, name, role)
+
+
+def keeps_the_contract(site, name: str, role: str) -> None:
+    from replays.store.application import Ledger
+
+    variant = variants.get(name)
+    game_id, players = chosen_game(site, name)
+    ledger = Ledger(site.config["DATABASE_URL"])
+    game = ledger.get_game(game_id)
+    steps = variant.timeline(game)
+    me = (
+        players[0] if role == PLAYER_IN else outsider(site, players) if role == PLAYER_OUT else None
+    )
+    client = client_for(site, role, me)
+    subject = me or players[0]  # whose history and nets the page shows
+    total = len(steps)
+    moves = sorted({1, total // 2, total})
+    pages = [f"/games?player={subject}", f"/games/{game_id}", f"/players/{subject}"]
+    pages += [f"/games/{game_id}/replay?move={m}" for m in moves]
+    pages.append(f"/games/{game_id}/audit")
+    pages += [
+        f"/disputes/{case}"
+        for (case,) in rows(site, "SELECT case_id FROM dispute_cases WHERE game_id = :g", g=game_id)
+    ]
+    problems: list[str] = []
+    opened = []
+    for page in pages:
+        path, response = fetch(client, page)
+        if response.status_code != 200:
+            continue
+        opened.append(page)
+        html = response.get_data(as_text=True)
+        check_links(client, path, html, problems)
+        check_cards_written(path, html, problems)
+        check_nets(site, path, html, game_id, me, problems)
+        if "/replay" in path:
+            query = dict(parse_qsl(urlsplit(path).query))
+            viewer = query.get("seat") if role in (PLAYER_IN, PLAYER_OUT) else None
+            check_replay(path, html, variant, viewer, steps, int(query.get("move", 0)), problems)
+        if path.endswith("/audit"):
+            check_audit(path, html, variant.audit(game, ledger.events_of(game)), problems)
+    # Who may open what is tests/test_access_matrix.py's; here each role must reach its pages.
+    if role == PLAYER_OUT:
+        assert not [p for p in opened if game_id in p], f"an outsider opened {opened}"
+    else:
+        assert any("/replay" in p for p in opened), f"{role} opened no replay of {game_id}"
+    if role in (AUDITOR, ADMIN):
+        assert any(p.endswith("/audit") for p in opened), f"{role} opened no audit"
+    assert not problems, "\n".join(problems)
