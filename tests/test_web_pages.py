@@ -86,7 +86,7 @@ def test_filters(client, query, expected):
 def test_player_filter_shows_that_players_result_and_net(client):
     html = client.get("/games?player=p3&table=T7").get_data(as_text=True)
     row = re.search(
-        r'<tr>\s*<th scope="row" class="game-id"><a href="/games/T7-000123/replay">.*?</tr>',
+        r'<tr[^>]*>\s*<th scope="row" class="game-id"><a href="/games/T7-000123/replay">.*?</tr>',
         html,
         re.S,
     )
