@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -132,23 +132,26 @@ def gunicorn_options(
     }
 
 
-def serve(app, **settings) -> None:
+def serve(app, *, remove_metrics_dir: bool = False, **settings) -> None:
     """Run ``app`` under gunicorn until it is stopped (returns after SIGTERM/SIGINT)."""
-    clear_metrics_dir()
-    LedgerServer(app, gunicorn_options(**settings)).run()
+    options = gunicorn_options(**settings)
+    if remove_metrics_dir:
+        directory = os.environ["PROMETHEUS_MULTIPROC_DIR"]
+        options["on_exit"] = lambda server: shutil.rmtree(directory, ignore_errors=True)
+    LedgerServer(app, options).run()
 
 
-def private_metrics_dir() -> str:
-    """A fresh directory for this server's prometheus_client multiprocess files."""
-    return tempfile.mkdtemp(prefix=f"rummy-ledger-metrics-{int(time.time())}-")
-
-
-def clear_metrics_dir() -> None:
-    """The previous run's files would be added to this run's counts: remove them (the
-    directory is this server's alone, e.g. systemd's RuntimeDirectory)."""
+def prepare_metrics_dir() -> bool:
+    """Give prometheus_client's multiprocess files an empty directory: the one in
+    ``PROMETHEUS_MULTIPROC_DIR`` (e.g. systemd's RuntimeDirectory), emptied of a previous
+    run's files, which would be added to this run's counts; else a private temporary one,
+    set in the environment (True: the server removes it when it exits)."""
     directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    if directory:
-        path = Path(directory)
-        path.mkdir(parents=True, exist_ok=True)
-        for stale in path.glob("*.db"):
-            stale.unlink()
+    if not directory:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="rummy-ledger-metrics-")
+        return True
+    path = Path(directory)
+    path.mkdir(parents=True, exist_ok=True)
+    for stale in path.glob("*.db"):
+        stale.unlink()
+    return False

@@ -82,14 +82,11 @@ def command(
     if dev or debug:
         _serve_dev(host, port, debug)
         return
-    from web.server import serve
+    from web.server import prepare_metrics_dir, serve
 
-    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        # Set before the app (and prometheus_client) is imported, so that every worker
-        # writes its counters where /metrics, in whichever worker, adds them up.
-        from web.server import private_metrics_dir
-
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = private_metrics_dir()
+    # Before the app (and prometheus_client) is imported, so that every worker writes its
+    # counters where /metrics, in whichever worker, adds them up.
+    own_metrics_dir = prepare_metrics_dir()
     app = _app(host, port)
     serve(
         app,
@@ -99,6 +96,7 @@ def command(
         threads=threads,
         access_log=access_log,
         timeout=timeout,
+        remove_metrics_dir=own_metrics_dir,
     )
 
 
