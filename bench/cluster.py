@@ -1,0 +1,270 @@
+"""Serving at scale: the site under gunicorn against the development server, and (stages
+added by the cluster work) read replicas and failover.
+
+Each stage is a function in :data:`STAGES`, run in order, that returns its figures and its
+table rows; ``python -m bench.cluster [--quick] [stage ...]`` runs some of them.
+
+Stage ``gunicorn`` (issue 31): `wrk -t2 -c8 -d15s --latency` on a Points replay page
+(``/games/<id>/replay?move=20``) signed in as the demo auditor, over the 300-game demo in
+SQLite: first today's development server (``rummy-ledger serve --dev``, Werkzeug, threaded),
+the baseline, then ``rummy-ledger serve`` (gunicorn) with its defaults and with other
+worker/thread counts, all in the same run, one server at a time. Each measure follows a
+short warm-up at the same load (the first request of each worker builds its caches). The
+target (at least 1.8x the baseline's requests/s, p99 under 100 ms) is reported, never
+asserted. Needs `wrk` (Debian package `wrk`).
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_GAMES = 300
+MOVE = 20
+CONNECTIONS = 8
+WRK_THREADS = 2
+SECONDS = 15
+WARM_UP_SECONDS = 3
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-c", "from web.cli import main; main()", *args]
+
+
+def demo_database(folder: str, games: int) -> tuple[str, str, str]:
+    """The demo's database with ``games`` games: (url, auditor's username, password)."""
+    url = f"sqlite:///{folder}/demo.sqlite3"
+    env = dict(os.environ, RUMMY_LEDGER_DATABASE_URL=url, RUMMY_LEDGER_KEY_DIR=f"{folder}/keys")
+    output = subprocess.run(
+        _cli("demo", "--games", str(games), "--no-serve"),
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    match = re.search(r"^\s*auditor\s+(\S+)\s+(\S+)\s*$", output, re.M)
+    if match is None:
+        raise RuntimeError(f"the demo printed no auditor account:\n{output}")
+    return url, match.group(1), match.group(2)
+
+
+def points_game(url: str, moves: int) -> str:
+    import sqlalchemy as sa
+
+    from replays.store.db import engine_for
+
+    with engine_for(url).connect() as connection:
+        game = connection.execute(
+            sa.text(
+                "SELECT game_id FROM games WHERE variant = 'points' AND moves_count >= :moves "
+                "ORDER BY game_id LIMIT 1"
+            ),
+            {"moves": moves},
+        ).scalar()
+    if game is None:
+        raise RuntimeError(f"no Points game of {moves}+ moves in the demo")
+    return game
+
+
+class Server:
+    """``rummy-ledger serve`` (with ``options``) in its own process on a free port."""
+
+    def __init__(self, url: str, *options: str):
+        self.port = _free_port()
+        env = dict(os.environ, RUMMY_LEDGER_DATABASE_URL=url)
+        env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        self.process = subprocess.Popen(
+            _cli("serve", "--port", str(self.port), *options),
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if self.get("/healthz")[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"serve {' '.join(options)} did not start")
+
+    def get(self, path: str, headers: dict | None = None) -> tuple[int, str, dict]:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            connection.request("GET", path, headers=headers or {})
+            response = connection.getresponse()
+            return response.status, response.read().decode(), dict(response.getheaders())
+        finally:
+            connection.close()
+
+    def sign_in(self, username: str, password: str) -> str:
+        """The session cookie of ``username``."""
+        from urllib.parse import urlencode
+
+        _, form, headers = self.get("/login")
+        cookie = headers.get("Set-Cookie", "").split(";")[0]
+        token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', form).group(1)
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            body = urlencode({"csrf_token": token, "username": username, "password": password})
+            connection.request(
+                "POST",
+                "/login",
+                body=body,
+                headers={"Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie},
+            )
+            response = connection.getresponse()
+            response.read()
+            if response.status != 302:
+                raise RuntimeError(f"signing in as {username} failed: {response.status}")
+            return response.getheader("Set-Cookie", "").split(";")[0]
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
+
+
+def _ms(text: str) -> float:
+    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text).groups()
+    return float(number) * _UNITS[unit]
+
+
+def wrk(port: int, path: str, cookie: str, seconds: int) -> dict[str, float]:
+    """One wrk run: requests/s, latency p50/p90/p99 (ms), errors and non-2xx answers."""
+    command = ["wrk", f"-t{WRK_THREADS}", f"-c{CONNECTIONS}", f"-d{seconds}s", "--latency"]
+    command += ["-H", f"Cookie: {cookie}", f"http://127.0.0.1:{port}{path}"]
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    figures: dict[str, float] = {
+        "requests_per_second": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
+    }
+    for pct in (50, 90, 99):
+        figures[f"p{pct}_ms"] = round(_ms(re.search(rf"^\s+{pct}%\s+(\S+)", output, re.M)[1]), 2)
+    non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)
+    figures["non_2xx"] = int(non_2xx.group(1)) if non_2xx else 0
+    errors = re.search(
+        r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output
+    )
+    figures["socket_errors"] = sum(int(n) for n in errors.groups()) if errors else 0
+    return figures
+
+
+def _load_average() -> list[float]:
+    return [round(value, 2) for value in os.getloadavg()]
+
+
+def stage_gunicorn(quick: bool) -> dict[str, Any]:
+    if shutil.which("wrk") is None:
+        raise RuntimeError("bench cluster needs wrk (apt-get install wrk)")
+    seconds = 5 if quick else SECONDS
+    cores = os.cpu_count() or 1
+    # The baseline first, then the defaults, then the alternatives the defaults were chosen
+    # over (docs/deploying.md): processes per core, threads per process.
+    configurations: list[tuple[str, tuple[str, ...]]] = [
+        ("dev", ("--dev",)),
+        ("gunicorn_default", ()),
+        (f"gunicorn_w{cores}_t1", ("--workers", str(cores), "--threads", "1")),
+        (f"gunicorn_w{2 * cores}_t4", ("--workers", str(2 * cores), "--threads", "4")),
+    ]
+    if not quick:
+        configurations.append(("gunicorn_w1_t8", ("--workers", "1", "--threads", "8")))
+    result: dict[str, Any] = {"cores": cores, "seconds_per_measure": seconds}
+    with tempfile.TemporaryDirectory() as folder:
+        started = time.perf_counter()
+        url, username, password = demo_database(folder, DEMO_GAMES)
+        result["demo_seconds"] = round(time.perf_counter() - started, 1)
+        game = points_game(url, MOVE)
+        path = f"/games/{game}/replay?move={MOVE}"
+        result.update(game=game, path=path, demo_games=DEMO_GAMES)
+        for name, options in configurations:
+            server = Server(url, *options, "--access-log", "")
+            try:
+                cookie = server.sign_in(username, password)
+                status, page, _ = server.get(path, {"Cookie": cookie})
+                if status != 200 or game not in page:
+                    raise RuntimeError(f"{name}: {path} answered {status}")
+                wrk(server.port, path, cookie, WARM_UP_SECONDS)
+                load_before = _load_average()
+                figures = wrk(server.port, path, cookie, seconds)
+                figures["load_average_before"] = load_before
+                figures["load_average_after"] = _load_average()
+            finally:
+                server.stop()
+            for key, value in figures.items():
+                result[f"{name}_{key}"] = value
+            print(f"  {name}: {figures}", file=sys.stderr, flush=True)
+    base = result["dev_requests_per_second"]
+    for name, _ in configurations[1:]:
+        result[f"{name}_ratio"] = round(result[f"{name}_requests_per_second"] / base, 2)
+    result["target_1_8x_met"] = result["gunicorn_default_ratio"] >= 1.8
+    result["target_p99_under_100ms_met"] = result["gunicorn_default_p99_ms"] < 100
+    where = f"{path.split('/')[-1]}, {DEMO_GAMES}-game demo, SQLite, wrk -c{CONNECTIONS}"
+    result["rows"] = [
+        {
+            "benchmark": f"replay page requests/s, serve (gunicorn, defaults) ({where})",
+            "figure": result["gunicorn_default_requests_per_second"],
+            "baseline": base,
+            "baseline_is": "serve --dev (Werkzeug), same page and load",
+            "ratio": result["gunicorn_default_ratio"],
+        },
+        {
+            "benchmark": f"replay page p99 ms, serve (gunicorn, defaults) ({where})",
+            "figure": result["gunicorn_default_p99_ms"],
+            "baseline": result["dev_p99_ms"],
+            "baseline_is": "serve --dev (Werkzeug), same page and load",
+            "ratio": round(result["gunicorn_default_p99_ms"] / result["dev_p99_ms"], 2),
+        },
+    ]
+    return result
+
+
+# Named stages, run in this order; the cluster work adds its own (replica, failover).
+STAGES: dict[str, Callable[[bool], dict[str, Any]]] = {
+    "gunicorn": stage_gunicorn,
+}
+
+
+def run(quick: bool = False, stages: list[str] | None = None) -> dict[str, Any]:
+    result: dict[str, Any] = {"stages": list(stages or STAGES)}
+    rows: list[dict[str, Any]] = []
+    for name in result["stages"]:
+        figures = STAGES[name](quick)
+        rows.extend(figures.pop("rows", []))
+        result.update({f"{name}.{key}": value for key, value in figures.items()})
+    result["rows"] = rows
+    return result
+
+
+if __name__ == "__main__":
+    chosen = [arg for arg in sys.argv[1:] if not arg.startswith("--")]
+    for key, value in run(quick="--quick" in sys.argv, stages=chosen or None).items():
+        if key != "rows":
+            print(f"{key:55} {value}")
