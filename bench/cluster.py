@@ -11,7 +11,11 @@ the baseline, then ``rummy-ledger serve`` (gunicorn) with its defaults and with 
 worker/thread counts, all in the same run, one server at a time. Each measure follows a
 short warm-up at the same load (the first request of each worker builds its caches). The
 target (at least 1.8x the baseline's requests/s, p99 under 100 ms) is reported, never
-asserted. Needs `wrk` (Debian package `wrk`).
+asserted. Beside wrk's figures each measure reports the servers' CPU time per request
+(user + system, from /proc): on a machine shared with other work the requests/s follow the
+CPU the others leave, the CPU a request costs does not; cores (Werkzeug: one, its threads
+share a GIL) divided by it is the ceiling on an idle machine. Needs `wrk` (Debian package
+`wrk`).
 """
 
 from __future__ import annotations
@@ -141,6 +145,22 @@ class Server:
         finally:
             connection.close()
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) used so far by the server and its live workers."""
+        tick = os.sysconf("SC_CLK_TCK")
+        total = 0
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if int(entry.name) == self.process.pid or int(fields[1]) == self.process.pid:
+                total += int(fields[11]) + int(fields[12])  # utime, stime
+        return total / tick
+
     def stop(self) -> None:
         self.process.terminate()
         try:
@@ -175,6 +195,15 @@ def wrk(port: int, path: str, cookie: str, seconds: int) -> dict[str, float]:
     )
     figures["socket_errors"] = sum(int(n) for n in errors.groups()) if errors else 0
     return figures
+
+
+def _processes(options: tuple[str, ...], cores: int) -> int:
+    """Processes answering requests: Werkzeug's one (threads share its GIL), or the workers."""
+    if "--dev" in options:
+        return 1
+    if "--workers" in options:
+        return int(options[options.index("--workers") + 1])
+    return cores
 
 
 def _load_average() -> list[float]:
@@ -213,7 +242,16 @@ def stage_gunicorn(quick: bool) -> dict[str, Any]:
                     raise RuntimeError(f"{name}: {path} answered {status}")
                 wrk(server.port, path, cookie, WARM_UP_SECONDS)
                 load_before = _load_average()
+                cpu_before = server.cpu_seconds()
                 figures = wrk(server.port, path, cookie, seconds)
+                # CPU per request does not depend on how much of the machine others take:
+                # cores / it is what the server could answer on this machine alone.
+                served = figures["requests_per_second"] * seconds
+                cpu_ms = (server.cpu_seconds() - cpu_before) * 1000 / max(served, 1)
+                figures["server_cpu_ms_per_request"] = round(cpu_ms, 2)
+                figures["ceiling_requests_per_second_on_idle_cores"] = round(
+                    min(cores, _processes(options, cores)) * 1000 / cpu_ms, 1
+                )
                 figures["load_average_before"] = load_before
                 figures["load_average_after"] = _load_average()
             finally:
@@ -224,6 +262,11 @@ def stage_gunicorn(quick: bool) -> dict[str, Any]:
     base = result["dev_requests_per_second"]
     for name, _ in configurations[1:]:
         result[f"{name}_ratio"] = round(result[f"{name}_requests_per_second"] / base, 2)
+    result["ceiling_ratio"] = round(
+        result["gunicorn_default_ceiling_requests_per_second_on_idle_cores"]
+        / result["dev_ceiling_requests_per_second_on_idle_cores"],
+        2,
+    )
     result["target_1_8x_met"] = result["gunicorn_default_ratio"] >= 1.8
     result["target_p99_under_100ms_met"] = result["gunicorn_default_p99_ms"] < 100
     where = f"{path.split('/')[-1]}, {DEMO_GAMES}-game demo, SQLite, wrk -c{CONNECTIONS}"
@@ -234,6 +277,17 @@ def stage_gunicorn(quick: bool) -> dict[str, Any]:
             "baseline": base,
             "baseline_is": "serve --dev (Werkzeug), same page and load",
             "ratio": result["gunicorn_default_ratio"],
+        },
+        {
+            "benchmark": f"replay page server CPU ms a request, serve (gunicorn) ({where})",
+            "figure": result["gunicorn_default_server_cpu_ms_per_request"],
+            "baseline": result["dev_server_cpu_ms_per_request"],
+            "baseline_is": "serve --dev (Werkzeug), same page and load",
+            "ratio": round(
+                result["gunicorn_default_server_cpu_ms_per_request"]
+                / result["dev_server_cpu_ms_per_request"],
+                2,
+            ),
         },
         {
             "benchmark": f"replay page p99 ms, serve (gunicorn, defaults) ({where})",
