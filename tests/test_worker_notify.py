@@ -160,3 +160,39 @@ def test_a_stop_during_a_batch_lets_it_commit(database_url):
     assert batches == [5] and done == 5
     assert after.events_applied == before.events_applied + 5
     assert 0 < after.lag < before.lag
+
+
+def test_the_worker_listens_again_after_losing_its_connection(postgres_url):
+    url = postgres_url
+    records = sample_records()
+    load_games(url, records[:1])
+    worker = Worker(url, "--interval", "600")
+    try:
+        worker.expect("woken on each commit")
+        wait_caught_up(url, 30)
+        from replays.store.db import engine_for
+
+        engine = engine_for(url)
+        name = f"rummy-ledger projection worker {worker.process.pid}"
+        find = sa.text(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = :name "
+            "AND query LIKE 'LISTEN%'"
+        )
+        deadline = time.monotonic() + 20
+        while True:  # the worker may still be starting its loop
+            with engine.connect() as connection:
+                pids = connection.execute(find, {"name": name}).scalars().all()
+            if pids or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert len(pids) == 1, f"no LISTEN session named {name!r}"
+        with engine.connect() as connection:
+            connection.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pids[0]})
+        worker.expect("lost the LISTEN connection", timeout=10)
+
+        store_without_projecting(url, records[1:2])
+        wait_caught_up(url, 15)
+        assert game_rows(url) == 2
+        assert worker.stop() == 0
+    finally:
+        worker.kill()

@@ -15,6 +15,7 @@ the socket, never the database.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 
@@ -68,6 +69,11 @@ class Listener(Sleeper):
         connection = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
         try:
             self.schema = connection.execute(sa.text("SELECT current_schema()")).scalar()
+            # Named in pg_stat_activity, for the operator (and the test that cuts it).
+            connection.execute(
+                sa.text("SELECT set_config('application_name', :name, false)"),
+                {"name": f"rummy-ledger projection worker {os.getpid()}"},
+            )
             connection.execute(sa.text(f"LISTEN {CHANNEL}"))
         except Exception:
             connection.close()
