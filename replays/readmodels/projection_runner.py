@@ -26,6 +26,7 @@ the batch back and propagate. :meth:`Runner.rebuild` is all-or-nothing (one tran
 
 from __future__ import annotations
 
+import logging
 import sys
 import uuid
 from abc import ABC, abstractmethod
@@ -49,6 +50,8 @@ from replays.readmodels.projection_failures import (
 )
 from replays.store.collector import bulk_work
 from replays.store.schema import EVENTS_TABLE, event_store_metadata
+
+log = logging.getLogger(__name__)
 
 POSITIONS = ProjectionPosition.__table__
 DEFAULT_BATCH_SIZE = 1000
@@ -597,8 +600,10 @@ class Runner:
         flight and never cuts one. Idle, the runner waits for PostgreSQL's notification that
         events were committed (:mod:`replays.readmodels.new_events`), or ``interval``
         seconds (SQLite; and PostgreSQL's safety net). ``on_batch(count)`` after each
-        batch; ``on_error(error)``: an error is reported and tried again after a wait
-        (without it, raised): the failed batch was rolled back whole.
+        batch. A failed batch was rolled back whole, with its position, so trying again
+        after a wait is always safe: ``on_error(error)`` is told of any error and the
+        runner tries again; without it, errors of the connection (a failover, a restart)
+        are logged and tried again, and any other is raised.
         """
         from replays.readmodels.new_events import waiter_for
 
@@ -611,9 +616,12 @@ class Runner:
                     waiter.start()
                     count = self.catch_up(limit=self.batch_size)
                 except Exception as error:
-                    if on_error is None:
+                    if on_error is not None:
+                        on_error(error)
+                    elif _transient(error):
+                        log.warning("projection %s: %s; retrying", self.projection.name, error)
+                    else:
                         raise
-                    on_error(error)
                     waiter.close()
                     waiter.wait(max(interval, 5.0), stop)
                     continue
