@@ -207,3 +207,50 @@ def test_a_bad_metrics_address_is_named(sqlite_url, monkeypatch):
     monkeypatch.setenv("RUMMY_LEDGER_METRICS_ALLOW", "127.0.0.1, ten.0.0.1")
     with pytest.raises(ValueError, match=r"RUMMY_LEDGER_METRICS_ALLOW: 'ten.0.0.1' is not an"):
         app_for(sqlite_url)
+
+
+def test_the_last_verify_report_is_in_the_metrics(filled, keys, tmp_path):
+    from click.testing import CliRunner
+
+    from web.cli import main
+
+    url, _ = filled
+    report = tmp_path / "report.json"
+    app = app_for(url, VERIFY_REPORT=str(report))
+    staff = signed_in(app)
+    assert (
+        sample(staff.get("/metrics").get_data(as_text=True), "rummy_ledger_verify_report_up") == 0
+    )
+
+    # A real run on this store, as the nightly unit writes it.
+    result = CliRunner().invoke(main, ["verify", "--json", "--no-snapshots"])
+    assert result.exit_code == 0, result.output
+    report.write_text(result.output)
+    metrics = staff.get("/metrics").get_data(as_text=True)
+    assert sample(metrics, "rummy_ledger_verify_report_up") == 1
+    assert sample(metrics, "rummy_ledger_verify_ok") == 1
+    assert sample(metrics, "rummy_ledger_verify_findings") == 0
+    assert (
+        sample(metrics, "rummy_ledger_verify_events_checked") == json.loads(result.output)["events"]
+    )
+    assert sample(metrics, "rummy_ledger_verify_report_timestamp_seconds") > 1.7e9
+
+    # Findings, by kind (the shape `verify --json` gives them).
+    found = json.loads(result.output)
+    found["ok"] = False
+    found["problems"] = [
+        {"kind": "chain", "message": "hash differs", "game_id": "T1", "event": 3},
+        {"kind": "chain", "message": "hash differs", "game_id": "T2", "event": 4},
+        {"kind": "deal", "message": "not its shuffle", "game_id": "T3", "event": None},
+    ]
+    report.write_text(json.dumps(found))
+    metrics = staff.get("/metrics").get_data(as_text=True)
+    assert sample(metrics, "rummy_ledger_verify_ok") == 0
+    assert sample(metrics, "rummy_ledger_verify_findings") == 3
+    assert sample(metrics, "rummy_ledger_verify_findings_by_kind", kind="chain") == 2
+    assert sample(metrics, "rummy_ledger_verify_findings_by_kind", kind="deal") == 1
+
+    report.write_text("{not json")
+    metrics = staff.get("/metrics").get_data(as_text=True)
+    assert sample(metrics, "rummy_ledger_verify_report_up") == 0
+    assert sample(metrics, "rummy_ledger_store_up") == 1  # the rest of the scrape stands

@@ -12,7 +12,8 @@
   (the Flask endpoint, never the URL: one series per page, not per game), failed sign-ins;
   and, read from the database at scrape time so every worker gives the same answer,
   projection lag in events and seconds, projection failures, events and games stored,
-  settlement discrepancies. Served to signed-in staff, and to the addresses or networks in
+  settlement discrepancies; and the findings of the last scheduled ``verify --json``, from
+  its report file (``RUMMY_LEDGER_VERIFY_REPORT``). Served to signed-in staff, and to the addresses or networks in
   ``RUMMY_LEDGER_METRICS_ALLOW`` (comma-separated, e.g. ``127.0.0.1,10.0.0.0/8``; default
   none: behind a proxy on the same host every visitor would look like 127.0.0.1).
 
@@ -24,6 +25,7 @@ up every worker's requests.
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import time
 from collections.abc import Callable
@@ -65,6 +67,7 @@ def settings() -> dict:
         "READY_MAX_LAG_SECONDS": _env_number("RUMMY_LEDGER_READY_MAX_LAG_SECONDS", 300.0),
         "READY_MAX_REPLICA_LAG": _env_number("RUMMY_LEDGER_READY_MAX_REPLICA_LAG", 30.0),
         "METRICS_ALLOW": os.environ.get("RUMMY_LEDGER_METRICS_ALLOW", ""),
+        "VERIFY_REPORT": os.environ.get("RUMMY_LEDGER_VERIFY_REPORT") or None,
     }
 
 
@@ -232,6 +235,68 @@ class _StoreCollector:
         )
 
 
+class _VerifyReportCollector:
+    """The findings of the last scheduled `verify --json` (its report file, written by
+    deploy/systemd/rummy-ledger-verify.service): verifying replays every game, far too slow
+    for a scrape, so /metrics reads what the last run found."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def collect(self):
+        from prometheus_client.core import GaugeMetricFamily
+
+        try:
+            with open(self.path, encoding="utf-8") as handle:
+                report = json.load(handle)
+            finished = os.stat(self.path).st_mtime
+            problems = report["problems"]
+            kinds: dict[str, int] = {}
+            for problem in problems:
+                kinds[problem["kind"]] = kinds.get(problem["kind"], 0) + 1
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            current_app.logger.warning("metrics: cannot read the verify report: %s", error)
+            yield GaugeMetricFamily(
+                "rummy_ledger_verify_report_up",
+                "1 when the last verify report (RUMMY_LEDGER_VERIFY_REPORT) could be read.",
+                value=0,
+            )
+            return
+        yield GaugeMetricFamily(
+            "rummy_ledger_verify_report_up",
+            "1 when the last verify report (RUMMY_LEDGER_VERIFY_REPORT) could be read.",
+            value=1,
+        )
+        yield GaugeMetricFamily(
+            "rummy_ledger_verify_ok",
+            "1 when the last verify found nothing.",
+            value=int(bool(report.get("ok"))),
+        )
+        yield GaugeMetricFamily(
+            "rummy_ledger_verify_findings",
+            "Problems the last verify found (all kinds).",
+            value=len(problems),
+        )
+        by_kind = GaugeMetricFamily(
+            "rummy_ledger_verify_findings_by_kind",
+            "Problems the last verify found, by kind.",
+            labels=["kind"],
+        )
+        for kind, count in sorted(kinds.items()):
+            by_kind.add_metric([kind], count)
+        yield by_kind
+        yield GaugeMetricFamily(
+            "rummy_ledger_verify_events_checked",
+            "Events the last verify checked.",
+            value=report.get("events") or 0,
+        )
+        yield GaugeMetricFamily(
+            "rummy_ledger_verify_report_timestamp_seconds",
+            "When the last verify report was written (Unix time).",
+            value=finished,
+        )
+
+
 class _Scrape:
     """One scrape's collectors: this process's (or, under gunicorn, every worker's)
     request metrics and the store's gauges."""
@@ -262,6 +327,9 @@ class _Scrape:
             yield GaugeMetricFamily(
                 "rummy_ledger_store_up", "1 when the database answered the scrape.", value=1
             )
+        report = current_app.config.get("VERIFY_REPORT")
+        if report:
+            yield from _VerifyReportCollector(report).collect()
 
 
 def _may_read_metrics() -> bool:
