@@ -156,3 +156,38 @@ def test_gunicorn_serves_reloads_and_stops(filled_url, tmp_path):
     assert first["path"] == f"/games/{GAME}/replay" and first["duration_ms"] > 0
     assert first["remote_addr"] == "127.0.0.1" and first["bytes"] > 0
     assert {r["pid"] for r in records} - workers, "no request answered by the new workers"
+
+
+def test_workers_and_threads_from_flags_or_environment(monkeypatch, filled_url, tmp_path):
+    from click.testing import CliRunner
+
+    from web.cli import main
+    from web.server import gunicorn_options
+
+    started = []
+    monkeypatch.setattr("web.server.serve", lambda app, **options: started.append(options))
+    monkeypatch.setenv("RUMMY_LEDGER_DATABASE_URL", filled_url)
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "metrics"))
+    for name in ("RUMMY_LEDGER_WORKERS", "RUMMY_LEDGER_THREADS", "RUMMY_LEDGER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+
+    assert CliRunner().invoke(main, ["serve"]).exit_code == 0
+    monkeypatch.setenv("RUMMY_LEDGER_WORKERS", "3")
+    monkeypatch.setenv("RUMMY_LEDGER_THREADS", "1")
+    monkeypatch.setenv("RUMMY_LEDGER_PORT", "8123")
+    assert CliRunner().invoke(main, ["serve"]).exit_code == 0
+    assert CliRunner().invoke(main, ["serve", "--workers", "5", "--threads", "2"]).exit_code == 0
+    bad = CliRunner().invoke(main, ["serve", "--workers", "0"])
+    assert bad.exit_code == 2 and "--workers" in bad.output
+
+    default, from_env, from_flags = started
+    assert (default["workers"], default["threads"]) == (os.cpu_count() or 1, 4)
+    assert (from_env["workers"], from_env["threads"], from_env["port"]) == (3, 1, 8123)
+    assert (from_flags["workers"], from_flags["threads"]) == (5, 2)
+    options = {key: from_env[key] for key in ("host", "port", "workers", "threads")}
+    gunicorn = gunicorn_options(**options, access_log="-", timeout=30)
+    assert gunicorn["worker_class"] == "sync" and gunicorn["bind"] == ["127.0.0.1:8123"]
+    assert (
+        gunicorn_options(**{**options, "threads": 4}, access_log="", timeout=30)["worker_class"]
+        == "gthread"
+    )
