@@ -300,9 +300,76 @@ def stage_gunicorn(quick: bool) -> dict[str, Any]:
     return result
 
 
+def stage_notify(quick: bool) -> dict[str, Any]:
+    """What the projection worker's wake-up costs the writers: importing the same games into
+    PostgreSQL with migration 0012's NOTIFY trigger and with it dropped, alternately."""
+    import json
+
+    import sqlalchemy as sa
+
+    from bench.replay_page import _postgres_schema, simulated_records
+    from replays.records.importer import import_lines
+    from replays.store.application import Ledger
+    from replays.store.db import engine_for
+    from replays.store.schema import migrate
+
+    distinct, total, rounds = (20, 60, 1) if quick else (60, 300, 2)
+    records = simulated_records(distinct)
+    lines = []
+    for index in range(total):
+        record = dict(records[index % distinct])
+        record["game_id"] = f"{record['game_id']}-n{index}"
+        lines.append(json.dumps(record))
+    timings: dict[str, list[float]] = {"with_notify": [], "without_notify": []}
+    events = 0
+    for _ in range(rounds):
+        for kind in ("with_notify", "without_notify"):
+            url, drop = _postgres_schema()
+            try:
+                migrate(url)
+                if kind == "without_notify":
+                    with engine_for(url).begin() as connection:
+                        connection.execute(
+                            sa.text("DROP TRIGGER ledger_events_notify ON ledger_events")
+                        )
+                started = time.perf_counter()
+                summary = import_lines(Ledger(url, env={"CREATE_TABLE": "no"}), lines)
+                timings[kind].append(time.perf_counter() - started)
+                if summary.rejected:
+                    raise RuntimeError(f"import failed: {summary.line()}")
+                with engine_for(url).connect() as connection:
+                    events = connection.execute(
+                        sa.text("SELECT count(*) FROM ledger_events")
+                    ).scalar()
+            finally:
+                engine_for(url).dispose()
+                drop()
+    best = {kind: min(values) for kind, values in timings.items()}
+    result: dict[str, Any] = {
+        "games": total,
+        "events": events,
+        "load_average_after": _load_average(),
+        **{f"{kind}_seconds": [round(v, 2) for v in values] for kind, values in timings.items()},
+        **{f"{kind}_events_per_second": round(events / best[kind], 1) for kind in best},
+    }
+    result["ratio"] = round(best["without_notify"] / best["with_notify"], 3)
+    result["rows"] = [
+        {
+            "benchmark": f"import events/s with the worker's NOTIFY trigger ({total} games, "
+            "PostgreSQL)",
+            "figure": result["with_notify_events_per_second"],
+            "baseline": result["without_notify_events_per_second"],
+            "baseline_is": "the same import with the trigger dropped",
+            "ratio": result["ratio"],
+        }
+    ]
+    return result
+
+
 # Named stages, run in this order; the cluster work adds its own (replica, failover).
 STAGES: dict[str, Callable[[bool], dict[str, Any]]] = {
     "gunicorn": stage_gunicorn,
+    "notify": stage_notify,
 }
 
 
