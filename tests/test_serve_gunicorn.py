@@ -71,11 +71,10 @@ def filled_url(tmp_path_factory):
 
 def test_gunicorn_serves_reloads_and_stops(filled_url, tmp_path):
     port = free_port()
-    access_log = tmp_path / "access.log"
     metrics_dir = tmp_path / "metrics"
     command = [sys.executable, "-c", "from web.cli import main; main()", "serve"]
     command += ["--port", str(port), "--workers", "2", "--threads", "2", "--timeout", "10"]
-    command += ["--access-log", str(access_log)]
+    command += ["--access-log", "-"]  # stdout: nothing but the access log
     env = dict(
         os.environ,
         RUMMY_LEDGER_DATABASE_URL=filled_url,
@@ -83,7 +82,7 @@ def test_gunicorn_serves_reloads_and_stops(filled_url, tmp_path):
     )
     env.pop("SECRET_KEY", None)  # the master's random key must outlive the workers (HUP)
     server = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -136,7 +135,7 @@ def test_gunicorn_serves_reloads_and_stops(filled_url, tmp_path):
         # TERM: requests in flight finish, the master exits 0, well inside its grace time.
         stopping = time.monotonic()
         server.send_signal(signal.SIGTERM)
-        output = server.communicate(timeout=30)[0]
+        access_log, output = server.communicate(timeout=30)
         assert server.returncode == 0, output
         assert time.monotonic() - stopping < 15
     finally:
@@ -146,8 +145,7 @@ def test_gunicorn_serves_reloads_and_stops(filled_url, tmp_path):
 
     assert f"Rummy Ledger on http://127.0.0.1:{port}/" in output
     assert "Booting worker" in output and "Shutting down" in output
-    lines = access_log.read_text().splitlines()
-    records = [json.loads(line) for line in lines]  # every line is a JSON object
+    records = [json.loads(line) for line in access_log.splitlines()]  # each line is JSON
     assert len(records) >= pages + 5
     replay = [r for r in records if r["endpoint"] == "replays.replay"]
     assert len(replay) == pages + 1

@@ -87,7 +87,8 @@ def command(
     # Before the app (and prometheus_client) is imported, so that every worker writes its
     # counters where /metrics, in whichever worker, adds them up.
     own_metrics_dir = prepare_metrics_dir()
-    app = _app(host, port)
+    # The banner on stderr, with gunicorn's own messages: stdout is the JSON access log.
+    app = _app(host, port, err=True)
     serve(
         app,
         host=host,
@@ -100,7 +101,7 @@ def command(
     )
 
 
-def _app(host: str, port: int):
+def _app(host: str, port: int, *, err: bool = False):
     from sqlalchemy.engine import make_url
 
     from web import create_app
@@ -113,10 +114,12 @@ def _app(host: str, port: int):
         {"SESSION_COOKIE_SECURE": False, "REMEMBER_COOKIE_SECURE": False} if loopback else None
     )
     if not loopback and app.config["SESSION_COOKIE_SECURE"]:
-        click.echo("Session cookies are Secure: serve this site to browsers through HTTPS.")
+        click.echo(
+            "Session cookies are Secure: serve this site to browsers through HTTPS.", err=err
+        )
     database = make_url(app.config["DATABASE_URL"]).render_as_string(hide_password=True)
     shown = f"[{host}]" if ":" in host else host
-    click.echo(f"Rummy Ledger on http://{shown}:{port}/ (database {database})")
+    click.echo(f"Rummy Ledger on http://{shown}:{port}/ (database {database})", err=err)
     return app
 
 
