@@ -4,12 +4,14 @@ added by the cluster work) read replicas and failover.
 Each stage is a function in :data:`STAGES`, run in order, that returns its figures and its
 table rows; ``python -m bench.cluster [--quick] [stage ...]`` runs some of them.
 
-Stage ``gunicorn`` (issue 31): `wrk -t2 -c8 -d15s --latency` on a Points replay page
-(``/games/<id>/replay?move=20``) signed in as the demo auditor, over the 300-game demo in
-SQLite: first today's development server (``rummy-ledger serve --dev``, Werkzeug, threaded),
-the baseline, then ``rummy-ledger serve`` (gunicorn) with its defaults and with other
-worker/thread counts, all in the same run, one server at a time. Each measure follows a
-short warm-up at the same load (the first request of each worker builds its caches). The
+Stage ``gunicorn`` (issue 31): `wrk -t2 -c8 --latency`, 15 s a server, on a Points replay
+page (``/games/<id>/replay?move=20``) signed in as the demo auditor, over the 300-game demo
+in SQLite: today's development server (``rummy-ledger serve --dev``, Werkzeug, threaded),
+the baseline, and ``rummy-ledger serve`` (gunicorn) with its defaults, both up at once and
+measured in three alternating 5-second slices (on a shared machine the others' load drifts
+over minutes: back-to-back runs would compare the drift); then gunicorn with other
+worker/thread counts, one 15-second run each. Every server is first warmed up at the same
+load (the first request of each worker builds its caches). The
 target (at least 1.8x the baseline's requests/s, p99 under 100 ms) is reported, never
 asserted. Beside wrk's figures each measure reports the servers' CPU time per request
 (user + system, from /proc): on a machine shared with other work the requests/s follow the
@@ -25,6 +27,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,6 +43,7 @@ CONNECTIONS = 8
 WRK_THREADS = 2
 SECONDS = 15
 WARM_UP_SECONDS = 3
+SLICES = 3  # the headline pair's alternating wrk runs, seconds // SLICES each
 
 
 def _free_port() -> int:
@@ -210,22 +214,63 @@ def _load_average() -> list[float]:
     return [round(value, 2) for value in os.getloadavg()]
 
 
+def _measure(server: Server, path: str, cookie: str, seconds: int, cores: int, options):
+    """One wrk run against ``server``, with the CPU its processes spent meanwhile."""
+    load_before = _load_average()
+    cpu_before = server.cpu_seconds()
+    figures: dict[str, Any] = wrk(server.port, path, cookie, seconds)
+    served = figures["requests_per_second"] * seconds
+    figures["cpu_seconds"] = server.cpu_seconds() - cpu_before
+    figures["served"] = served
+    figures["processes"] = min(cores, _processes(options, cores))
+    figures["load_average_before"] = load_before
+    figures["load_average_after"] = _load_average()
+    return figures
+
+
+def _summary(runs: list[dict[str, Any]], seconds: int) -> dict[str, Any]:
+    """Requests/s over all the runs; the latency percentiles' medians (wrk gives no merged
+    histogram); CPU per request over all of them, and the ceiling it gives on idle cores:
+    CPU per request does not depend on how much of the machine others take."""
+    served = sum(run["served"] for run in runs)
+    cpu_ms = sum(run["cpu_seconds"] for run in runs) * 1000 / max(served, 1)
+    return {
+        "requests_per_second": round(served / (seconds * len(runs)), 2),
+        **{
+            key: statistics.median(run[key] for run in runs)
+            for key in ("p50_ms", "p90_ms", "p99_ms")
+        },
+        "non_2xx": sum(run["non_2xx"] for run in runs),
+        "socket_errors": sum(run["socket_errors"] for run in runs),
+        "server_cpu_ms_per_request": round(cpu_ms, 2),
+        "ceiling_requests_per_second_on_idle_cores": round(runs[0]["processes"] * 1000 / cpu_ms, 1),
+        "load_average_before": runs[0]["load_average_before"],
+        "load_average_after": runs[-1]["load_average_after"],
+        "slices_requests_per_second": [run["requests_per_second"] for run in runs],
+    }
+
+
 def stage_gunicorn(quick: bool) -> dict[str, Any]:
     if shutil.which("wrk") is None:
         raise RuntimeError("bench cluster needs wrk (apt-get install wrk)")
     seconds = 5 if quick else SECONDS
+    # The headline pair is measured in alternating slices, both servers up: on a shared
+    # machine the others' load drifts over minutes, and back-to-back runs compare drifts.
+    rounds = 1 if quick else SLICES
     cores = os.cpu_count() or 1
-    # The baseline first, then the defaults, then the alternatives the defaults were chosen
-    # over (docs/deploying.md): processes per core, threads per process.
-    configurations: list[tuple[str, tuple[str, ...]]] = [
-        ("dev", ("--dev",)),
-        ("gunicorn_default", ()),
+    pair: list[tuple[str, tuple[str, ...]]] = [("dev", ("--dev",)), ("gunicorn_default", ())]
+    # The alternatives the defaults were chosen over (docs/deploying.md), one run each.
+    alternatives: list[tuple[str, tuple[str, ...]]] = [
         (f"gunicorn_w{cores}_t1", ("--workers", str(cores), "--threads", "1")),
         (f"gunicorn_w{2 * cores}_t4", ("--workers", str(2 * cores), "--threads", "4")),
     ]
     if not quick:
-        configurations.append(("gunicorn_w1_t8", ("--workers", "1", "--threads", "8")))
-    result: dict[str, Any] = {"cores": cores, "seconds_per_measure": seconds}
+        alternatives.append(("gunicorn_w1_t8", ("--workers", "1", "--threads", "8")))
+    result: dict[str, Any] = {
+        "cores": cores,
+        "seconds_per_measure": seconds,
+        "headline_slices": rounds,
+    }
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
         url, username, password = demo_database(folder, DEMO_GAMES)
@@ -233,32 +278,44 @@ def stage_gunicorn(quick: bool) -> dict[str, Any]:
         game = points_game(url, MOVE)
         path = f"/games/{game}/replay?move={MOVE}"
         result.update(game=game, path=path, demo_games=DEMO_GAMES)
-        for name, options in configurations:
+
+        def ready(server: Server, name: str) -> str:
+            cookie = server.sign_in(username, password)
+            status, page, _ = server.get(path, {"Cookie": cookie})
+            if status != 200 or game not in page:
+                raise RuntimeError(f"{name}: {path} answered {status}")
+            wrk(server.port, path, cookie, WARM_UP_SECONDS)
+            return cookie
+
+        servers = {name: Server(url, *options, "--access-log", "") for name, options in pair}
+        try:
+            cookies = {name: ready(servers[name], name) for name, _ in pair}
+            runs: dict[str, list] = {name: [] for name, _ in pair}
+            for number in range(rounds):
+                order = pair if number % 2 == 0 else pair[::-1]
+                for name, options in order:
+                    runs[name].append(
+                        _measure(
+                            servers[name], path, cookies[name], seconds // rounds, cores, options
+                        )
+                    )
+        finally:
+            for server in servers.values():
+                server.stop()
+        measured = {name: _summary(runs[name], seconds // rounds) for name, _ in pair}
+        for name, options in alternatives:
             server = Server(url, *options, "--access-log", "")
             try:
-                cookie = server.sign_in(username, password)
-                status, page, _ = server.get(path, {"Cookie": cookie})
-                if status != 200 or game not in page:
-                    raise RuntimeError(f"{name}: {path} answered {status}")
-                wrk(server.port, path, cookie, WARM_UP_SECONDS)
-                load_before = _load_average()
-                cpu_before = server.cpu_seconds()
-                figures = wrk(server.port, path, cookie, seconds)
-                # CPU per request does not depend on how much of the machine others take:
-                # cores / it is what the server could answer on this machine alone.
-                served = figures["requests_per_second"] * seconds
-                cpu_ms = (server.cpu_seconds() - cpu_before) * 1000 / max(served, 1)
-                figures["server_cpu_ms_per_request"] = round(cpu_ms, 2)
-                figures["ceiling_requests_per_second_on_idle_cores"] = round(
-                    min(cores, _processes(options, cores)) * 1000 / cpu_ms, 1
-                )
-                figures["load_average_before"] = load_before
-                figures["load_average_after"] = _load_average()
+                cookie = ready(server, name)
+                run = _measure(server, path, cookie, seconds, cores, options)
             finally:
                 server.stop()
+            measured[name] = _summary([run], seconds)
+        for name, figures in measured.items():
             for key, value in figures.items():
                 result[f"{name}_{key}"] = value
             print(f"  {name}: {figures}", file=sys.stderr, flush=True)
+    configurations = pair + alternatives
     base = result["dev_requests_per_second"]
     for name, _ in configurations[1:]:
         result[f"{name}_ratio"] = round(result[f"{name}_requests_per_second"] / base, 2)
