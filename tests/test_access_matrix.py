@@ -35,6 +35,9 @@ def expect(anonymous, player, auditor, officer, admin) -> dict:
 # (label, method, path, form data or None, answers). Paths may name {case_*} placeholders.
 MATRIX = [
     ("health check", "GET", "/healthz", None, expect(200, 200, 200, 200, 200)),
+    ("readiness check", "GET", "/readyz", None, expect(200, 200, 200, 200, 200)),
+    # Staff, or an address in RUMMY_LEDGER_METRICS_ALLOW (none here): tests/test_ops_endpoints.py
+    ("metrics", "GET", "/metrics", None, expect(403, 403, 200, 200, 200)),
     ("login page", "GET", "/login", None, expect(200, "/games", "/games", "/games", "/games")),
     ("static file", "GET", "/static/css/site.css", None, expect(200, 200, 200, 200, 200)),
     ("home", "GET", "/", None, expect("login", "player=p1", 200, 200, 200)),
@@ -249,6 +252,8 @@ MATRIX = [
 
 ROUTES_COVERED = {
     "healthz": "/healthz",
+    "readyz": "/readyz",
+    "metrics": "/metrics",
     "auth.login": "/login",
     "auth.logout": "/logout",
     "static": "/static/",

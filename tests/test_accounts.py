@@ -244,9 +244,9 @@ def test_serve_on_loopback_turns_secure_cookies_off(monkeypatch, sqlite_url):
         "werkzeug.serving.run_simple", lambda host, port, app, **_: served.update(app=app)
     )
     monkeypatch.delenv("RUMMY_LEDGER_SECURE_COOKIES", raising=False)
-    assert CliRunner().invoke(main, ["serve", "--port", "5099"]).exit_code == 0
+    assert CliRunner().invoke(main, ["serve", "--dev", "--port", "5099"]).exit_code == 0
     assert served["app"].config["SESSION_COOKIE_SECURE"] is False
-    result = CliRunner().invoke(main, ["serve", "--host", "0.0.0.0", "--port", "5099"])
+    result = CliRunner().invoke(main, ["serve", "--dev", "--host", "0.0.0.0", "--port", "5099"])
     assert served["app"].config["SESSION_COOKIE_SECURE"] is True
     assert "serve this site to browsers through HTTPS" in result.output
 

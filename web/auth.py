@@ -5,7 +5,7 @@ Registered as the ``auth`` blueprint (``web.auth:bp`` in :data:`web.BLUEPRINTS`)
 registration it sets up Flask-Login and Flask-WTF's CSRF protection for the whole app.
 
 - Every endpoint needs a signed-in user except :data:`PUBLIC_ENDPOINTS` (the login page,
-  the health check, static files); the ingest API (``api.*``) authenticates operators with
+  the health, readiness and metrics endpoints, static files); the ingest API (``api.*``) authenticates operators with
   its own bearer tokens instead and is exempt from CSRF (no cookies are involved).
 - Each endpoint's allowed roles come from its view's ``role_required`` decorator or from
   :data:`POLICY` (pages written before accounts existed). An endpoint in neither is open
@@ -61,7 +61,8 @@ csrf = CSRFProtect()
 
 ALL = frozenset(ROLES)
 STAFF = frozenset({AUDITOR, DISPUTE_OFFICER, ADMIN})
-PUBLIC_ENDPOINTS = frozenset({"auth.login", "healthz", "static"})
+# /metrics checks its own readers (staff or RUMMY_LEDGER_METRICS_ALLOW, web/ops.py).
+PUBLIC_ENDPOINTS = frozenset({"auth.login", "healthz", "readyz", "metrics", "static"})
 
 # Pages from before accounts existed. Game pages are open to every role; for a player they
 # are narrowed to their own games and seat (see _player_scope).

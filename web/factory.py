@@ -15,7 +15,7 @@ from flask import Flask, g, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from replays.store.settings import database_url
-from web import read_side
+from web import ops, read_side
 from web.auth import cookie_settings
 
 # One entry per blueprint, as "module:attribute"; each area appends its own line.
@@ -65,8 +65,10 @@ def create_app(config: dict | None = None) -> Flask:
     _register_error_pages(app)
     _register_template_helpers(app)
 
-    # /healthz (503 when a read model has a failure or is stuck) and the staff banner.
+    # The staff banner when a read model has a failure or is stuck.
     read_side.register(app)
+    # /healthz (503 on the same), /readyz, /metrics, and the request metrics.
+    ops.register(app)
 
     return app
 

@@ -121,10 +121,7 @@ def read_side(url: str | None = None) -> ReadSide:
 
 
 def register(app: Flask) -> None:
-    @app.get("/healthz")
-    def healthz():
-        return read_side().health()
-
+    # /healthz itself is in web/ops.py, beside /readyz and /metrics.
     @app.context_processor
     def read_side_notice():
         return {"read_side_notice": _notice}

@@ -26,8 +26,8 @@ the batch back and propagate. :meth:`Runner.rebuild` is all-or-nothing (one tran
 
 from __future__ import annotations
 
+import logging
 import sys
-import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -50,6 +50,8 @@ from replays.readmodels.projection_failures import (
 )
 from replays.store.collector import bulk_work
 from replays.store.schema import EVENTS_TABLE, event_store_metadata
+
+log = logging.getLogger(__name__)
 
 POSITIONS = ProjectionPosition.__table__
 DEFAULT_BATCH_SIZE = 1000
@@ -583,14 +585,54 @@ class Runner:
                 bar.close()
         return done
 
-    def follow(self, *, interval: float = 1.0, stop: Callable[[], bool] = lambda: False) -> int:
-        """Keep catching up until ``stop()`` is true; sleep ``interval`` when idle."""
+    def follow(
+        self,
+        *,
+        interval: float = 1.0,
+        stop: Callable[[], bool] = lambda: False,
+        on_batch: Callable[[int], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> int:
+        """Keep catching up, one batch at a time, until ``stop()`` is true; return how many
+        events were applied.
+
+        ``stop()`` is asked between batches, so a stop (SIGTERM) finishes the batch in
+        flight and never cuts one. Idle, the runner waits for PostgreSQL's notification that
+        events were committed (:mod:`replays.readmodels.new_events`), or ``interval``
+        seconds (SQLite; and PostgreSQL's safety net). ``on_batch(count)`` after each
+        batch. A failed batch was rolled back whole, with its position, so trying again
+        after a wait is always safe: ``on_error(error)`` is told of any error and the
+        runner tries again; without it, errors of the connection (a failover, a restart)
+        are logged and tried again, and any other is raised.
+        """
+        from replays.readmodels.new_events import waiter_for
+
+        waiter = waiter_for(self.engine)
         done = 0
-        while not stop():
-            count = self.catch_up()
-            done += count
-            if count == 0:
-                time.sleep(interval)
+        try:
+            while not stop():
+                try:
+                    # Listening first: an event committed after this catch-up wakes the wait.
+                    waiter.start()
+                    count = self.catch_up(limit=self.batch_size)
+                except Exception as error:
+                    if on_error is not None:
+                        on_error(error)
+                    elif _transient(error):
+                        log.warning("projection %s: %s; retrying", self.projection.name, error)
+                    else:
+                        raise
+                    waiter.close()
+                    waiter.wait(max(interval, 5.0), stop)
+                    continue
+                if count:
+                    done += count
+                    if on_batch is not None:
+                        on_batch(count)
+                else:
+                    waiter.wait(interval, stop)
+        finally:
+            waiter.close()
         return done
 
     def rebuild(self, *, progress: bool = False, keep_failed: bool = False) -> int:

@@ -59,4 +59,5 @@ def command(ctx: click.Context, games: int | None, host: str, port: int, no_serv
         return
     from web.commands.serve import command as serve
 
-    ctx.invoke(serve, host=host, port=port, debug=False, threads=True)
+    # The demo keeps Werkzeug's development server (serve --dev): one process, quick to stop.
+    ctx.invoke(serve, host=host, port=port, dev=True)

@@ -41,7 +41,14 @@ def _applied(count: int, seconds: float) -> str:
 
 @command.command("run")
 @click.option("--follow", is_flag=True, help="Keep running and apply new events as they come.")
-@click.option("--interval", default=1.0, show_default=True, help="Seconds between polls.")
+@click.option(
+    "--interval",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(min=0.0, min_open=True),
+    help="Seconds between looks at the store when idle (SQLite); on PostgreSQL the worker "
+    "wakes on each commit and this is only a safety net, e.g. 60.",
+)
 @click.option("--batch-size", type=click.IntRange(1), help="Notifications per transaction.")
 @URL
 def run(follow: bool, interval: float, batch_size: int | None, url: str | None) -> None:
@@ -53,26 +60,44 @@ def run(follow: bool, interval: float, batch_size: int | None, url: str | None) 
         click.echo(_applied(count, time.monotonic() - started))
         _warn_failures(projector.failures())
         return
-    done = 0
-    click.echo("following the event store; Ctrl-C stops", err=True)
-    try:
-        while True:
-            try:
-                count = projector.catch_up(progress=True)
-            except Exception as error:
-                # A worker outlives a dropped connection or a locked database: the failed
-                # batch was rolled back whole, so trying again later is always safe.
-                click.echo(f"error: {error.__class__.__name__}: {error}; retrying", err=True)
-                time.sleep(max(interval, 5.0))
-                continue
-            if count:
-                done += count
-                click.echo(f"{count} events applied (position {projector.status().position})")
-            else:
-                time.sleep(interval)
-    except KeyboardInterrupt:
-        # The batch in flight was rolled back or committed whole: nothing is half-applied.
-        click.echo(_applied(done, time.monotonic() - started))
+    stopping = _stop_on_signals()
+    how = "on each commit (LISTEN)" if projector.engine.dialect.name == "postgresql" else "polling"
+    click.echo(f"following the event store, woken {how}; SIGTERM or Ctrl-C stops", err=True)
+
+    def applied(count: int) -> None:
+        click.echo(f"{count} events applied (position {projector.status().position})")
+
+    def failed(error: Exception) -> None:
+        # A worker outlives a dropped connection or a locked database: the failed batch
+        # was rolled back whole, so trying again later is always safe.
+        click.echo(f"error: {error.__class__.__name__}: {error}; retrying", err=True)
+
+    done = projector.follow(
+        interval=interval, stop=stopping.is_set, on_batch=applied, on_error=failed
+    )
+    # Stopped between batches: every batch is committed whole, and the position with it,
+    # so the next start goes on from there.
+    click.echo(
+        f"stopped at position {projector.status().position}; "
+        + _applied(done, time.monotonic() - started)
+    )
+
+
+def _stop_on_signals():
+    """An event set by SIGTERM (systemd's stop) or SIGINT: the worker ends its batch first."""
+    import signal
+    import threading
+
+    stopping = threading.Event()
+
+    def stop(signum, _frame):
+        if stopping.is_set() and signum == signal.SIGINT:
+            raise KeyboardInterrupt  # a second Ctrl-C: now (the batch rolls back whole)
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    return stopping
 
 
 def _warn_failures(failures) -> None:
