@@ -62,6 +62,7 @@ csrf = CSRFProtect()
 ALL = frozenset(ROLES)
 STAFF = frozenset({AUDITOR, DISPUTE_OFFICER, ADMIN})
 PUBLIC_ENDPOINTS = frozenset({"auth.login", "healthz", "static"})
+API_PREFIX = "/api/"
 
 # Pages from before accounts existed. Game pages are open to every role; for a player they
 # are narrowed to their own games and seat (see _player_scope).
@@ -280,7 +281,11 @@ def _load_user(session_id: str):
 @bp.before_app_request
 def _guard():
     endpoint = request.endpoint
-    if endpoint in PUBLIC_ENDPOINTS or (request.blueprint == "api"):
+    if endpoint in PUBLIC_ENDPOINTS or request.blueprint == "api":
+        return None
+    if request.path.startswith(API_PREFIX):
+        # No API route matched (an unknown path, a method the contract does not list): the
+        # JSON 404 or 405 is the answer, not the site's sign-in page.
         return None
     account = current_account()
     if account is None:

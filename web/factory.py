@@ -102,11 +102,15 @@ def _register_error_pages(app: Flask) -> None:
                 "nothing was changed."
             )
         )
+        # A 405 says which methods the URL takes (RFC 9110 §15.5.6).
+        allow = {k: v for k, v in error.get_headers() if k.lower() == "allow"}
         if _wants_json():
-            return jsonify({"error": message, "status": status}), status
-        return render_template(
-            "errors/error.html", status=status, title=title, message=message
-        ), status
+            return jsonify({"error": message, "status": status}), status, allow
+        return (
+            render_template("errors/error.html", status=status, title=title, message=message),
+            status,
+            allow,
+        )
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):

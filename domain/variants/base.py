@@ -142,6 +142,10 @@ class Variant(ABC):
     # period reports count them all as the game's own settlement and total each kind, so a
     # variant can tell apart what its money is (a match's rejoin fees, a split's shares).
     entry_kinds: ClassVar[tuple[str, ...]] = (SETTLEMENT_KIND,)
+    # Whether a live header (``POST /api/v1/games``) may carry the operator's ``reported``
+    # figures; otherwise they come with ``/settle`` (or, where parse_reported says so, not
+    # over the live API at all).
+    reported_in_header: ClassVar[bool] = False
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
