@@ -204,7 +204,8 @@ class Ingest:
         game, variant = self._game(game_id)
         reported = None
         try:
-            if "reported" in body:
+            # A null says nothing (the settle schema allows it): no figures, as if absent.
+            if body.get("reported") is not None:
                 reported = variant.parse_reported(game, body["reported"])
         except RecordError as error:
             raise _bad(error) from None
