@@ -28,7 +28,7 @@ Three parts:
 >>> event_class("this:s")
 Traceback (most recent call last):
 ...
-replays.store.decoding.UnknownTopic: unknown topic 'this:s'
+replays.store.decoding.UnknownTopic: ledger_events: unknown topic 'this:s'
 >>> event_class("rummy_ledger:Game.Started").__qualname__
 'Game.Started'
 """
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import date, datetime
 from decimal import Decimal
@@ -98,13 +99,18 @@ class UnknownTopic(CorruptValue):
         version: Any = None,
     ) -> None:
         super().__init__(table, "topic", topic, "not one of the ledger's events", key, game_id)
+        self.topic = topic
+        self.relocate(game_id, version)
+
+    def relocate(self, game_id: str | None, version: Any) -> None:
+        """Name the game and event (once known) instead of the stored row."""
         where = []
         if game_id is not None:
             where.append(f"game {game_id}")
         if version is not None:
             where.append(f"event {version}")
-        prefix = ", ".join(where)
-        self.args = (f"{prefix + ': ' if prefix else ''}unknown topic {shorten(topic)}",)
+        prefix = ", ".join(where) or f"{self.table}{_key_text(self.key)}"
+        self.args = (f"{prefix}: unknown topic {shorten(self.topic)}",)
 
 
 class Unreadable:
@@ -325,7 +331,7 @@ def decode_value(
 def row_key(table: sa.Table, row: Mapping[str, Any]) -> dict[str, Any]:
     """The values that say which row this is: its primary key, and its game where it has one."""
     names = [c.name for c in table.primary_key.columns]
-    for extra in ("game_id", "originator_version"):
+    for extra in ("game_id", "originator_id", "originator_version"):
         if extra in table.c and extra not in names:
             names.append(extra)
     return {name: _plain(row.get(name)) for name in names}
@@ -448,8 +454,286 @@ def scan_store(
     return findings
 
 
+# -- the store's health: a scan in SQL, and a view of the store without the rows it finds ----
+_PG_TYPES = {
+    "int": ("integer", "bigint", "smallint"),
+    "bool": ("boolean",),
+    "text": ("character varying", "text", "character"),
+    "topic": ("character varying", "text", "character"),
+    "bytes": ("bytea", "uuid"),
+    "datetime": ("timestamp without time zone", "timestamp with time zone"),
+    "date": ("date",),
+    "json": ("json", "jsonb"),
+    "uuid": ("uuid",),
+    "number": ("numeric", "double precision", "real"),
+}
+_TEXT_FORMS = {
+    "int": re.compile(r"-?[0-9]{1,18}"),
+    "bool": re.compile(r"true|false|t|f|0|1", re.IGNORECASE),
+    "bytes": re.compile(r"\\x(?:[0-9a-fA-F]{2})*"),
+}
+
+
+# Event versions and tree positions count from zero: a negative one is no value the ledger
+# writes, and the hashes refuse it.
+_COUNTED = frozenset({"originator_version", "position", "size", "notification_id"})
+
+
+def _sqlite_bad(name: str, kind: str, nullable: bool, topics: str) -> str | None:
+    """A condition true of a stored value SQLite holds that is not of ``kind``: evaluated
+    in C over the whole table, so the check costs little beside verification itself."""
+    null = "" if nullable else f" OR {name} IS NULL"
+
+    def typed(*kinds: str) -> str:
+        return f"typeof({name}) NOT IN ('null', {', '.join(repr(k) for k in kinds)})"
+
+    text = typed("text")
+    condition = {
+        "int": typed("integer"),
+        "bool": f"{typed('integer')} OR {name} NOT IN (0, 1)",
+        "text": text,
+        "topic": f"{text} OR {name} NOT IN ({topics})",
+        "bytes": typed("blob"),
+        "datetime": f"{text} OR {name} NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' "
+        f"OR datetime({name}) IS NULL",
+        "date": f"{text} OR {name} NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' "
+        f"OR date({name}) IS NULL",
+        "json": f"{text} OR NOT json_valid({name})",
+        "uuid": f"{text} OR length({name}) != 32 OR {name} GLOB '*[^0-9a-f]*'",
+        "number": typed("integer", "real"),
+    }.get(kind)
+    if condition is None:
+        return None
+    if name.strip('"') in _COUNTED:
+        condition = f"{condition} OR {name} < 0"
+    # SQLite's date and JSON functions answer NULL as a malformed value: NULLs are judged
+    # by the column's nullability alone.
+    return f"(({name} IS NOT NULL AND ({condition})){null})"
+
+
+def _pg_bad(name: str, kind: str, nullable: bool, actual: tuple[str, str], topics: str):
+    """The condition for PostgreSQL, where a column holds another type only once an
+    insider changed it (``ALTER COLUMN ... TYPE text``): then every row is read in Python
+    (None: the column's own type keeps its values right)."""
+    data_type, is_nullable = actual
+    if data_type not in _PG_TYPES.get(kind, (data_type,)):
+        return "TRUE"  # re-read in Python: :func:`_parses`
+    conditions = []
+    if name.strip('"') in _COUNTED:
+        conditions.append(f"{name} < 0")
+    if not nullable and is_nullable == "YES":
+        conditions.append(f"{name} IS NULL")
+    if kind == "topic":
+        conditions.append(f"{name} NOT IN ({topics})")
+    if kind == "number" and data_type == "numeric":
+        conditions.append(f"{name} = 'NaN'")
+    return f"({' OR '.join(conditions)})" if conditions else None
+
+
+def _parses(kind: str, text: Any) -> bool:
+    """Whether a value of a column whose type was changed to text reads back as ``kind``."""
+    if type(text) is not str:
+        return _check(kind, text, "postgresql") is None
+    form = _TEXT_FORMS.get(kind)
+    if form is not None:
+        return form.fullmatch(text) is not None
+    if kind in ("text", "topic"):
+        return kind == "text" or text in _allow_list()
+    try:
+        if kind == "datetime":
+            datetime.fromisoformat(text)
+        elif kind == "date":
+            date.fromisoformat(text)
+        elif kind == "json":
+            json.loads(text)
+        elif kind == "uuid":
+            UUID(text)
+        elif kind == "number":
+            return math.isfinite(Decimal(text))
+    except (ValueError, ArithmeticError):
+        return False
+    return True
+
+
+class Corruption:
+    """What :func:`find_corrupt` found: the findings, and per table the stored rows that
+    hold them (SQLite's ``rowid``, PostgreSQL's ``ctid``) and the columns whose type an
+    insider changed. :meth:`mask` hides those rows from this connection."""
+
+    def __init__(self, dialect: str) -> None:
+        self.dialect = dialect
+        self.findings: list[CorruptValue] = []
+        self.rows: dict[str, list[Any]] = {}
+        self.altered: dict[str, dict[str, str]] = {}
+        self.masked: list[str] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.findings or self.altered)
+
+    def mask(self, connection: sa.Connection, schema: str) -> None:
+        """Temporary views, each named as its table and shadowing it on this connection
+        (both engines look in the temporary schema first): the table without the rows that
+        hold a finding, a changed column cast back to its type. Whatever reads the store
+        through this connection then reads only values of the right kind, and every check
+        goes on (the rows left out are missing to them: they report that as well)."""
+        tables = {table.name: table for table in owned_tables()}
+        ident = "rowid" if self.dialect == "sqlite" else "ctid"
+        quote = connection.dialect.identifier_preparer.quote
+        for name in sorted(set(self.rows) | set(self.altered)):
+            table = tables[name]
+            altered = self.altered.get(name, {})
+            columns = ", ".join(
+                f"CAST({quote(c.name)} AS {altered[c.name]}) AS {quote(c.name)}"
+                if c.name in altered
+                else quote(c.name)
+                for c in table.c
+            )
+            source = f"{quote(schema)}.{quote(name)}"
+            bad = self.rows.get(name)
+            where = ""
+            if bad:
+                marks = ", ".join(
+                    f"'{value}'" if ident == "ctid" else str(int(value)) for value in bad
+                )
+                where = f" WHERE {ident} NOT IN ({marks})"
+            connection.exec_driver_sql(
+                f"CREATE TEMP VIEW {quote(name)} AS SELECT {columns} FROM {source}{where}"
+            )
+            self.masked.append(name)
+
+    def unmask(self, connection: sa.Connection) -> None:
+        """Drop the views; a connection that cannot (its transaction failed, and rolling
+        back does not help) is discarded from the pool rather than reused with them."""
+        quote = connection.dialect.identifier_preparer.quote
+        try:
+            while self.masked:
+                connection.exec_driver_sql(f"DROP VIEW IF EXISTS {quote(self.masked[-1])}")
+                self.masked.pop()
+        except Exception:
+            try:
+                connection.rollback()
+                while self.masked:
+                    connection.exec_driver_sql(f"DROP VIEW IF EXISTS {quote(self.masked[-1])}")
+                    self.masked.pop()
+            except Exception:
+                connection.invalidate()
+                self.masked.clear()
+
+    def __iter__(self):
+        return iter(self.findings)
+
+
+def find_corrupt(
+    connection: sa.Connection,
+    tables: Iterable[sa.Table] | None = None,
+    where: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
+) -> Corruption:
+    """Every value of the owned tables that is not of its column's kind (NULLs where none is
+    allowed, unknown topics), found by SQL conditions evaluated in the database, so a clean
+    store costs one pass of C over each table. ``where``: per table name, a plain SQL
+    condition and its parameters limiting the rows (one game's), or the table is skipped
+    when ``where`` is given and names it not."""
+    dialect = connection.dialect
+    name = dialect.name
+    quote = dialect.identifier_preparer.quote
+    found = Corruption(name)
+    inspector = sa.inspect(connection)
+    topics = ", ".join("'" + t.replace("'", "''") + "'" for t in sorted(_allow_list()))
+    actual: dict[tuple[str, str], tuple[str, str]] = {}
+    if name == "postgresql":
+        for table_name, column_name, data_type, nullable in connection.execute(
+            sa.text(
+                "SELECT table_name, column_name, data_type, is_nullable "
+                "FROM information_schema.columns WHERE table_schema = current_schema()"
+            )
+        ):
+            actual[(table_name, column_name)] = (data_type, nullable)
+    for table in owned_tables() if tables is None else tables:
+        if where is not None and table.name not in where:
+            continue
+        if not inspector.has_table(table.name):
+            continue
+        checks = []
+        for column in table.c:
+            kind = _kind(column)
+            column_name = quote(column.name)
+            if name == "sqlite":
+                condition = _sqlite_bad(column_name, kind, column.nullable, topics)
+            else:
+                condition = _pg_bad(
+                    column_name,
+                    kind,
+                    column.nullable,
+                    actual.get((table.name, column.name), ("", "NO")),
+                    topics,
+                )
+                if condition == "TRUE":
+                    found.altered.setdefault(table.name, {})[column.name] = column.type.compile(
+                        dialect
+                    )
+            if condition is not None:
+                checks.append((column, kind, condition))
+        if not checks:
+            continue
+        ident = "rowid" if name == "sqlite" else "ctid::text"
+        names = [c.name for c in table.c]
+        flags = ", ".join(condition for _, _, condition in checks)
+        query = (
+            f"SELECT {ident}, {', '.join(quote(n) for n in names)}, {flags} "
+            f"FROM {quote(table.name)} WHERE ({' OR '.join(c for _, _, c in checks)})"
+        )
+        params: Mapping[str, Any] = {}
+        if where is not None and where[table.name][0]:
+            query += f" AND ({where[table.name][0]})"
+            params = where[table.name][1]
+        for raw in connection.execute(sa.text(query), dict(params)):
+            row = dict(zip(names, raw[1 : 1 + len(names)], strict=True))
+            hits = raw[1 + len(names) :]
+            bad = []
+            for (column, kind, condition), hit in zip(checks, hits, strict=True):
+                value = row[column.name]
+                if not hit:
+                    continue
+                if condition == "TRUE":
+                    if value is None:
+                        if column.nullable:
+                            continue
+                    elif _parses(kind, value):
+                        continue
+                bad.append((column, kind, value))
+            if not bad:
+                continue
+            found.rows.setdefault(table.name, []).append(raw[0])
+            key = row_key(table, row)
+            game = row.get("game_id") if isinstance(row.get("game_id"), str) else None
+            for column, kind, value in bad:
+                if value is None:
+                    why = "NULL where a value is required"
+                elif kind == "topic" and isinstance(value, str):
+                    found.findings.append(UnknownTopic(value, table.name, key, game))
+                    continue
+                else:
+                    why = f"not {_WHAT.get(kind, kind)}"
+                found.findings.append(CorruptValue(table.name, column.name, value, why, key, game))
+    return found
+
+
+_WHAT = {
+    "int": "an integer",
+    "bool": "a boolean",
+    "text": "text",
+    "bytes": "bytes",
+    "datetime": "a time",
+    "date": "a date",
+    "json": "JSON",
+    "uuid": "an id",
+    "number": "a finite number",
+}
+
+
 __all__ = [
     "CorruptValue",
+    "Corruption",
     "RowDecoder",
     "UnknownTopic",
     "Unreadable",
@@ -457,6 +741,7 @@ __all__ = [
     "aggregate_topics",
     "decode_value",
     "event_class",
+    "find_corrupt",
     "known_topics",
     "owned_tables",
     "row_key",
