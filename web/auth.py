@@ -271,8 +271,9 @@ NO_ACCOUNTS = "Accounts cannot be read from the database. Is it migrated (rummy-
 def _load_user(session_id: str):
     try:
         account = accounts.load_session_user(session_id, url=current_app.config["DATABASE_URL"])
-    except SQLAlchemyError:
-        # Treated as signed out; the login page then says what is wrong.
+    except (SQLAlchemyError, ValueError, TypeError, KeyError):
+        # Treated as signed out; the login page then says what is wrong. A stored value of
+        # the wrong kind in the account's row (issue 29) is no reason to fail every page.
         current_app.logger.exception("cannot load the signed-in account")
         return None
     return None if account is None else SignedIn(account)

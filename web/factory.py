@@ -15,7 +15,7 @@ from flask import Flask, g, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from replays.store.settings import database_url
-from web import read_side
+from web import read_side, unreadable
 from web.auth import cookie_settings
 
 # One entry per blueprint, as "module:attribute"; each area appends its own line.
@@ -62,6 +62,8 @@ def create_app(config: dict | None = None) -> Flask:
         module_name, _, attribute = entry.partition(":")
         app.register_blueprint(getattr(importlib.import_module(module_name), attribute or "bp"))
 
+    # Every GET page drawn around unreadable stored values (issue 29): web/unreadable.py.
+    unreadable.register(app)
     _register_error_pages(app)
     _register_template_helpers(app)
 

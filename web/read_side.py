@@ -123,7 +123,16 @@ def read_side(url: str | None = None) -> ReadSide:
 def register(app: Flask) -> None:
     @app.get("/healthz")
     def healthz():
-        return read_side().health()
+        from web.unreadable import health
+
+        body, status = read_side().health()
+        # Stored values pages could not read lately (web/unreadable.py): kept in memory,
+        # so naming them reads nothing.
+        found = health()
+        if found is not None:
+            body = {**body, "status": "degraded", "unreadable": found}
+            status = 503
+        return body, status
 
     @app.context_processor
     def read_side_notice():
