@@ -156,6 +156,7 @@ def corrupt(connection: sa.Connection, case: Case, row: Any) -> tuple[Any, str |
         value = math.nan  # SQLite keeps a NaN as NULL: the closest an insider gets
     if original_type is not None and case.column in row:
         row[case.column] = str(row[case.column])  # the key's column is text now
+        where, params = _where(connection, row)
     connection.execute(
         sa.text(f"UPDATE {table} SET {column} = :v WHERE {where}"), {"v": value, **params}
     )

@@ -175,3 +175,59 @@ def test_the_issues_cases_degrade_the_page_they_touch_only(site, tmp_path):
             assert "point_value" in page and "abc" in page
             health = client.get("/healthz")
             assert "unreadable" in health.get_data(as_text=True), health.get_data(as_text=True)
+
+
+def test_swapped_events_and_bad_topics_leave_the_replay_and_audit_below_500(site):
+    """Two events with their states swapped, an event stored as TEXT, a bytes or an empty
+    topic: the game's replay, table fragment, SVG and audit still answer."""
+    from replays.store.application import Ledger
+
+    url, records, client = site
+    record = next(r for r in records if r.get("variant") == "points")
+    game = record["game_id"]
+    pages = [p for p in game_pages(game, _players(record)) if "/players/" not in p]
+    ledger = Ledger(url, env={"CREATE_TABLE": "no"})
+    originator = ledger.aggregate_id(game)
+    engine = engine_for(url)
+    with engine.connect() as connection:
+        from replays.integrity.store import id_param
+
+        o = id_param(connection, originator.bytes)
+        rows = dict(
+            connection.execute(
+                sa.text(
+                    "SELECT originator_version, state FROM ledger_events "
+                    "WHERE originator_id = :o AND originator_version IN (3, 4)"
+                ),
+                {"o": o},
+            ).all()
+        )
+    assert len(rows) == 2
+
+    def put(version: int, state) -> None:
+        with engine.begin() as connection:
+            connection.execute(
+                sa.text(
+                    "UPDATE ledger_events SET state = :s "
+                    "WHERE originator_id = :o AND originator_version = :v"
+                ),
+                {"s": state, "o": o, "v": version},
+            )
+
+    put(3, rows[4])
+    put(4, rows[3])
+    try:
+        answers = _answers(client, pages)
+    finally:
+        put(3, rows[3])
+        put(4, rows[4])
+    assert all(status < 500 for status in answers.values()), answers
+    assert all(status == 200 for status in _answers(client, pages).values())
+    for case in (
+        Case("ledger_events", "topic", b"\x00\xff", True),
+        Case("ledger_events", "topic", "", True),
+        Case("ledger_events", "state", "{not bytes", True),
+    ):
+        with Corrupted(url, case, game):
+            answers = _answers(client, pages)
+        assert all(status < 500 for status in answers.values()), (case, answers)

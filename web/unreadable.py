@@ -26,6 +26,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
@@ -113,7 +114,14 @@ def _again(view: Callable, args, kwargs, error: Exception):
             current_app.logger.exception("cannot look for unreadable values")
             raise error from None
         if not corruption:
-            raise error  # not the data's fault: a 500, as any other bug
+            broken = _failed_verification(error)
+            if broken is None:
+                raise error  # not the data's fault: a 500, as any other bug
+            note([broken])
+            g.unreadable = [broken]
+            return make_response(
+                render_template("errors/unreadable.html", findings=[broken], path=request.path)
+            )
         findings = list(corruption.findings) or [
             _altered(name, columns) for name, columns in corruption.altered.items()
         ]
@@ -138,6 +146,39 @@ def _again(view: Callable, args, kwargs, error: Exception):
             g.pop("masked_connection", None)
             corruption.unmask(connection)
             connection.rollback()
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A game whose stored events fail verification, as a page names it."""
+
+    text: str
+    game_id: str
+    table: str = "ledger_events"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _failed_verification(error: Exception) -> Finding | None:
+    """Values of the right kind in the wrong place (two events' states swapped, an edited
+    event) decode and then fail to replay: when the game's own check says its events are
+    not the ones sealed, that is the finding; otherwise the error is a bug (None)."""
+    from web.integrity import integrity_badge
+
+    game_id = (request.view_args or {}).get("game_id")
+    if game_id is None:
+        return None
+    try:
+        badge = integrity_badge(game_id)
+    except Exception:
+        current_app.logger.exception("cannot check %s after %r", game_id, error)
+        return None
+    if badge is None or badge.status not in ("broken", "unverifiable", "read_model_differs"):
+        return None
+    current_app.logger.warning("%s cannot be drawn: %s (%r)", request.path, badge.text, error)
+    detail = f": {badge.detail}" if badge.detail else ""
+    return Finding(f"game {game_id}: {badge.text}{detail}", game_id)
 
 
 def _altered(table: str, columns: dict) -> Any:
