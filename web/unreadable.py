@@ -33,34 +33,40 @@ from typing import Any
 from flask import Flask, current_app, g, make_response, render_template, request
 from werkzeug.exceptions import HTTPException
 
-# Findings pages met, kept for this long (a page that still meets one notes it again).
+# Findings pages met, per database, kept for this long (a page that still meets one notes
+# it again).
 KEEP_SECONDS = 600.0
 KEEP_MAX = 200
-_seen: OrderedDict[str, tuple[float, dict]] = OrderedDict()
+_seen: dict[str, OrderedDict[str, tuple[float, dict]]] = {}
 _seen_lock = threading.Lock()
 
 
 def note(findings) -> None:
     now = time.monotonic()
+    url = current_app.config["DATABASE_URL"]
     with _seen_lock:
+        seen = _seen.setdefault(url, OrderedDict())
         for finding in findings:
             text = str(finding)
-            _seen.pop(text, None)
-            _seen[text] = (
+            seen.pop(text, None)
+            seen[text] = (
                 now,
                 {"finding": text, "table": finding.table, "game_id": finding.game_id},
             )
-        while len(_seen) > KEEP_MAX:
-            _seen.popitem(last=False)
+        while len(seen) > KEEP_MAX:
+            seen.popitem(last=False)
 
 
 def recent() -> list[dict]:
     """The findings pages met in the last :data:`KEEP_SECONDS`, oldest first."""
     cutoff = time.monotonic() - KEEP_SECONDS
     with _seen_lock:
-        for text in [t for t, (at, _) in _seen.items() if at < cutoff]:
-            del _seen[text]
-        return [entry for _, entry in _seen.values()]
+        seen = _seen.get(current_app.config["DATABASE_URL"])
+        if not seen:
+            return []
+        for text in [t for t, (at, _) in seen.items() if at < cutoff]:
+            del seen[text]
+        return [entry for _, entry in seen.values()]
 
 
 def health() -> dict | None:
