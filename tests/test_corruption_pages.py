@@ -126,8 +126,11 @@ def test_every_column_wrong_kind_leaves_every_page_below_500(site):
         record = victims[number % len(victims)]
         try:
             corrupted = Corrupted(url, case, record["game_id"]).__enter__()
-        except sa.exc.IntegrityError:
-            continue  # the database itself refuses the value (a foreign key)
+        except (sa.exc.IntegrityError, sa.exc.InternalError, sa.exc.ProgrammingError) as error:
+            # The database itself refuses the value: a foreign key, or on PostgreSQL the
+            # access log's append-only trigger.
+            assert isinstance(error, sa.exc.IntegrityError) or "append-only" in str(error)
+            continue
         try:
             pages = ["/games", *game_pages(record["game_id"], _players(record))]
             answers = _answers(client, pages)
