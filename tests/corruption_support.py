@@ -10,6 +10,7 @@ The pages side reuses them.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -172,7 +173,9 @@ def restore(connection: sa.Connection, case: Case, row: Any, saved: tuple[Any, s
     where, params = _where(connection, row)
     if original_type is not None and case.value is not None:
         text_old = None
-        if old is not None:
+        if isinstance(old, dict | list):  # a json column's value, as psycopg decoded it
+            text_old = json.dumps(old)
+        elif old is not None:
             text_old = connection.execute(sa.text("SELECT CAST(:v AS text)"), {"v": old}).scalar()
             if isinstance(old, bytes | memoryview):
                 text_old = "\\x" + bytes(old).hex()
