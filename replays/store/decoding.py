@@ -698,7 +698,9 @@ def find_corrupt(
                     if value is None:
                         if column.nullable:
                             continue
-                    elif _parses(kind, value):
+                    elif _parses(kind, value) and not (
+                        column.name in _COUNTED and str(value).startswith("-")
+                    ):
                         continue
                 bad.append((column, kind, value))
             if not bad:
