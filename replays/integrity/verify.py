@@ -369,57 +369,54 @@ def _verify_store(
     check_read_models,
     jobs,
 ) -> None:
-    if True:
-        # The files given first: a kept file may carry block hashes its stored copy lacks.
-        wanted = signed_checkpoints(
-            [*checkpoints, *stored_checkpoints(connection)], public_key, report
+    # The files given first: a kept file may carry block hashes its stored copy lacks.
+    wanted = signed_checkpoints([*checkpoints, *stored_checkpoints(connection)], public_key, report)
+    has_events = has_table(connection, events)
+    total = count_events(connection, events) if has_events and progress else None
+    checker = _deal_checker(report) if check_deals and has_events else None
+    store_pass = _StorePass(connection, report, wanted, checker)
+    started = None
+    if check_read_models and has_events and jobs > 1:
+        # The workers start and replay while this process reads the events.
+        started = _start_replays(
+            connection, url, jobs, store_pass.names, events, check_snapshots, checker
         )
-        has_events = has_table(connection, events)
-        total = count_events(connection, events) if has_events and progress else None
-        checker = _deal_checker(report) if check_deals and has_events else None
-        store_pass = _StorePass(connection, report, wanted, checker)
-        started = None
-        if check_read_models and has_events and jobs > 1:
-            # The workers start and replay while this process reads the events.
-            started = _start_replays(
-                connection, url, jobs, store_pass.names, events, check_snapshots, checker
-            )
-        try:
-            rows = event_rows(connection, events) if has_events else iter(())
-            with progress_bar(total, "verifying", progress) as bar:
-                store_pass.run(seal_rows(connection), rows, bar)
-            store_pass.finish()
-            if checker is not None:
-                checker.finish()
-        except BaseException:
-            if started is not None:
-                started.close()
-            raise
-        # A located edit's game is still replayed: its read rows are what names the event.
-        troubled = {p.game_id for p in report.problems if p.kind not in _LOCATING}
-        skip = frozenset(o for o, g in store_pass.names.items() if g in troubled)
-        names = store_pass.names
-        tally = None
-        if check_read_models and has_events:
-            # The read-model step replays every game it reaches: the snapshots it passes
-            # are compared on the way, and the snapshot step checks only the rest.
-            tally = _snapshot_tally() if check_snapshots else None
-            read_models(
-                connection,
-                url,
-                report,
-                names,
-                skip=skip,
-                progress=progress,
-                tally=tally,
-                jobs=jobs,
-                remember_deals=checker is not None,
-                started=started,
-            )
-        if check_snapshots and has_events:
-            done = skip if tally is None else skip | tally.done
-            _snapshots(connection, url, report, names, skip=done, progress=progress, already=tally)
-        locating.name_events(report, store_pass.located)
+    try:
+        rows = event_rows(connection, events) if has_events else iter(())
+        with progress_bar(total, "verifying", progress) as bar:
+            store_pass.run(seal_rows(connection), rows, bar)
+        store_pass.finish()
+        if checker is not None:
+            checker.finish()
+    except BaseException:
+        if started is not None:
+            started.close()
+        raise
+    # A located edit's game is still replayed: its read rows are what names the event.
+    troubled = {p.game_id for p in report.problems if p.kind not in _LOCATING}
+    skip = frozenset(o for o, g in store_pass.names.items() if g in troubled)
+    names = store_pass.names
+    tally = None
+    if check_read_models and has_events:
+        # The read-model step replays every game it reaches: the snapshots it passes
+        # are compared on the way, and the snapshot step checks only the rest.
+        tally = _snapshot_tally() if check_snapshots else None
+        read_models(
+            connection,
+            url,
+            report,
+            names,
+            skip=skip,
+            progress=progress,
+            tally=tally,
+            jobs=jobs,
+            remember_deals=checker is not None,
+            started=started,
+        )
+    if check_snapshots and has_events:
+        done = skip if tally is None else skip | tally.done
+        _snapshots(connection, url, report, names, skip=done, progress=progress, already=tally)
+    locating.name_events(report, store_pass.located)
 
 
 # Findings about the tree as a whole, which do not make a game's own rows suspect.
@@ -513,27 +510,26 @@ def verify_read_models(
 def _verify_read_models(connection, url, report, game_id, progress, events) -> None:
     from replays.readmodels import read_model_checks as checks
 
-    if True:
-        names = {
-            o.bytes: g
-            for o, g in connection.execute(
-                sa.select(GameChainHead.originator_id, GameChainHead.game_id)
-            )
-        }
-        if game_id is None:
-            report.games = len(names)
-            read_models(connection, url, report, names, progress=progress, events=events)
-            return
-        report.games = 1
-        originators = list(game_heads(connection, game_id))
-        if not _known(connection, game_id, originators, events):
-            raise UnknownGame(f"no game {game_id} in the ledger")
-        if not checks.has_read_models(connection):
-            report.notes.append("no read-model tables: read models not checked")
-            return
-        checks.check_game_read_models(
-            connection, checks.ledger_for(url), report, game_id, originators, events
+    names = {
+        o.bytes: g
+        for o, g in connection.execute(
+            sa.select(GameChainHead.originator_id, GameChainHead.game_id)
         )
+    }
+    if game_id is None:
+        report.games = len(names)
+        read_models(connection, url, report, names, progress=progress, events=events)
+        return
+    report.games = 1
+    originators = list(game_heads(connection, game_id))
+    if not _known(connection, game_id, originators, events):
+        raise UnknownGame(f"no game {game_id} in the ledger")
+    if not checks.has_read_models(connection):
+        report.notes.append("no read-model tables: read models not checked")
+        return
+    checks.check_game_read_models(
+        connection, checks.ledger_for(url), report, game_id, originators, events
+    )
 
 
 def _known(connection: sa.Connection, game_id: str, originators, events: str) -> bool:
