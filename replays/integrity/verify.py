@@ -167,6 +167,7 @@ _PASS_CHECKED = frozenset({EVENTS_TABLE, "integrity_seals"})
 # the right kind that a type still cannot read stops the pass, and the full scan finds it.
 _LARGE = frozenset({"moves", "games", "player_results", "ledger_entries", "integrity_nodes"})
 _READ_MODEL_TABLES = frozenset({"moves", "games", "player_results", "ledger_entries"})
+_ROW_KEYS = frozenset({"game_id", "dispute_id", "kind", "line", "player", "move_index"})
 
 
 class _Scope:
@@ -190,6 +191,22 @@ class _Scope:
     def cheap(self) -> frozenset[str]:
         return frozenset() if self.full else _LARGE | {SNAPSHOTS_TABLE}
 
+    def only(self) -> dict[str, set[str]] | None:
+        """The read-model step compares every other value of its tables with what the
+        events say (a wrong one is named with its table, column and stored value) and
+        reads them through their types (one that cannot be read reruns the pass); what it
+        finds rows by is checked first, or a row keyed by a wrong value would go unseen."""
+        if self.full:
+            return None
+        from replays.store.decoding import owned_tables
+
+        return {
+            table.name: {c.name for c in table.primary_key.columns}
+            | (set(table.c.keys()) & _ROW_KEYS)
+            for table in owned_tables()
+            if table.name in _READ_MODEL_TABLES
+        }
+
 
 def _quarantine(connection: sa.Connection, report: Report, game_id: str | None = None, scope=None):
     """Every value of the wrong kind in the store (one game's rows, with ``game_id``) is a
@@ -201,7 +218,9 @@ def _quarantine(connection: sa.Connection, report: Report, game_id: str | None =
     where = None
     if game_id is not None:
         where = _game_rows_where(connection, game_id)
-    corruption = find_corrupt(connection, scope.tables(), where=where, cheap=scope.cheap())
+    corruption = find_corrupt(
+        connection, scope.tables(), where=where, cheap=scope.cheap(), only=scope.only()
+    )
     if not corruption:
         return corruption
     names = _chain_names(connection)

@@ -639,12 +639,14 @@ def find_corrupt(
     tables: Iterable[sa.Table] | None = None,
     where: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
     cheap: frozenset[str] = frozenset(),
+    only: Mapping[str, Iterable[str]] | None = None,
 ) -> Corruption:
     """Every value of the owned tables that is not of its column's kind (NULLs where none is
     allowed, unknown topics), found by SQL conditions evaluated in the database, so a clean
     store costs one pass of C over each table. ``where``: per table name, a plain SQL
     condition and its parameters limiting the rows (one game's), or the table is skipped
-    when ``where`` is given and names it not."""
+    when ``where`` is given and names it not. ``cheap``: tables checked only for the kind
+    SQLite keeps; ``only``: per table, the only columns checked."""
     dialect = connection.dialect
     name = dialect.name
     quote = dialect.identifier_preparer.quote
@@ -673,7 +675,10 @@ def find_corrupt(
         if table.name not in existing:
             continue
         checks = []
+        wanted = None if only is None or table.name not in only else set(only[table.name])
         for column in table.c:
+            if wanted is not None and column.name not in wanted:
+                continue
             kind = _kind(column)
             column_name = quote(column.name)
             if name == "sqlite":
