@@ -75,19 +75,24 @@ class Ingest:
         first move (a Red 3 match, for its first deal)."""
         if not isinstance(body, Mapping):
             raise IngestError(400, "the body must be a JSON object (a record header and deal)")
-        for name in HEADER_FIELDS_REFUSED:
-            if name in body and not (name == "moves" and body[name] == []):
-                raise IngestError(
-                    400,
-                    "not part of a new game: post moves one by one, figures at /settle",
-                    name,
-                )
         header = {"format": FORMAT_TAG, **body}
         variant = variants.for_record(header)
         if variant is None:
             known = ", ".join(dict.fromkeys(v.record_format for v in variants.all_variants()))
             raise IngestError(
                 400, f"{header['format']!r} is not a record format ({known})", "format"
+            )
+        for name in HEADER_FIELDS_REFUSED:
+            # The published header schemas allow an empty ``moves`` and a null
+            # ``reported`` / ``settlement``: those say nothing and are taken.
+            if body.get(name) in (None, []):
+                continue
+            if name == "reported" and variant.reported_in_header:
+                continue  # a Pool or Deals match: its figures come with its header
+            raise IngestError(
+                400,
+                "not part of a new game: post moves one by one, figures at /settle",
+                name,
             )
         try:
             game = variant.start(record_object(header))
@@ -199,7 +204,8 @@ class Ingest:
         game, variant = self._game(game_id)
         reported = None
         try:
-            if "reported" in body:
+            # A null says nothing (the settle schema allows it): no figures, as if absent.
+            if body.get("reported") is not None:
                 reported = variant.parse_reported(game, body["reported"])
         except RecordError as error:
             raise _bad(error) from None

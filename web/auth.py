@@ -63,6 +63,7 @@ ALL = frozenset(ROLES)
 STAFF = frozenset({AUDITOR, DISPUTE_OFFICER, ADMIN})
 # /metrics checks its own readers (staff or RUMMY_LEDGER_METRICS_ALLOW, web/ops.py).
 PUBLIC_ENDPOINTS = frozenset({"auth.login", "healthz", "readyz", "metrics", "static"})
+API_PREFIX = "/api/"
 
 # Pages from before accounts existed. Game pages are open to every role; for a player they
 # are narrowed to their own games and seat (see _player_scope).
@@ -288,8 +289,9 @@ NO_ACCOUNTS = "Accounts cannot be read from the database. Is it migrated (rummy-
 def _load_user(session_id: str):
     try:
         account = accounts.load_session_user(session_id, url=current_app.config["DATABASE_URL"])
-    except SQLAlchemyError:
-        # Treated as signed out; the login page then says what is wrong.
+    except (SQLAlchemyError, ValueError, TypeError, KeyError):
+        # Treated as signed out; the login page then says what is wrong. A stored value of
+        # the wrong kind in the account's row (issue 29) is no reason to fail every page.
         current_app.logger.exception("cannot load the signed-in account")
         return None
     return None if account is None else SignedIn(account)
@@ -298,7 +300,11 @@ def _load_user(session_id: str):
 @bp.before_app_request
 def _guard():
     endpoint = request.endpoint
-    if endpoint in PUBLIC_ENDPOINTS or (request.blueprint == "api"):
+    if endpoint in PUBLIC_ENDPOINTS or request.blueprint == "api":
+        return None
+    if request.path.startswith(API_PREFIX):
+        # No API route matched (an unknown path, a method the contract does not list): the
+        # JSON 404 or 405 is the answer, not the site's sign-in page.
         return None
     account = current_account()
     if account is None:

@@ -15,7 +15,7 @@ from flask import Flask, g, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from replays.store.settings import database_url
-from web import ops, read_side
+from web import ops, read_side, unreadable
 from web.auth import cookie_settings
 
 # One entry per blueprint, as "module:attribute"; each area appends its own line.
@@ -62,6 +62,8 @@ def create_app(config: dict | None = None) -> Flask:
         module_name, _, attribute = entry.partition(":")
         app.register_blueprint(getattr(importlib.import_module(module_name), attribute or "bp"))
 
+    # Every GET page drawn around unreadable stored values (issue 29): web/unreadable.py.
+    unreadable.register(app)
     _register_error_pages(app)
     _register_template_helpers(app)
 
@@ -104,11 +106,15 @@ def _register_error_pages(app: Flask) -> None:
                 "nothing was changed."
             )
         )
+        # A 405 says which methods the URL takes (RFC 9110 §15.5.6).
+        allow = {k: v for k, v in error.get_headers() if k.lower() == "allow"}
         if _wants_json():
-            return jsonify({"error": message, "status": status}), status
-        return render_template(
-            "errors/error.html", status=status, title=title, message=message
-        ), status
+            return jsonify({"error": message, "status": status}), status, allow
+        return (
+            render_template("errors/error.html", status=status, title=title, message=message),
+            status,
+            allow,
+        )
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 
-from flask import current_app
+from flask import current_app, g
 from sqlalchemy.orm import Session
 
 from replays.store.db import session_factory
@@ -33,8 +33,13 @@ def get_ledger():
 
 @contextmanager
 def read_session() -> Session:
-    """A read-only session on the read-model tables, closed afterwards."""
-    session = session_factory(current_app.config["DATABASE_URL"])()
+    """A read-only session on the read-model tables, closed afterwards (on the connection
+    that hides unreadable rows while a page is drawn around them: web/unreadable.py)."""
+    masked = g.get("masked_connection")
+    if masked is not None:
+        session = Session(bind=masked)
+    else:
+        session = session_factory(current_app.config["DATABASE_URL"])()
     try:
         yield session
     finally:

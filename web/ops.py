@@ -1,7 +1,8 @@
 """What an operator's tools ask the site: ``/healthz``, ``/readyz`` and ``/metrics``.
 
 - ``/healthz``: alive, and the read side whole (web/read_side.py: 503 naming each projection
-  failure, or a stuck projection). Public.
+  failure, or a stuck projection, and the stored values pages lately could not read,
+  web/unreadable.py). Public.
 - ``/readyz``: may this process take traffic? The database answers, the projection is at most
   ``RUMMY_LEDGER_READY_MAX_LAG`` events (default 10000) and
   ``RUMMY_LEDGER_READY_MAX_LAG_SECONDS`` (default 300) behind, and every check added with
@@ -375,7 +376,16 @@ def register(app: Flask) -> None:
 
     @app.get("/healthz")
     def healthz():
-        return read_side_module.read_side().health()
+        from web.unreadable import health
+
+        body, status = read_side_module.read_side().health()
+        # Stored values pages could not read lately (web/unreadable.py): kept in memory,
+        # so naming them reads nothing.
+        found = health()
+        if found is not None:
+            body = {**body, "status": "degraded", "unreadable": found}
+            status = 503
+        return body, status
 
     @app.get("/readyz")
     def readyz():

@@ -110,6 +110,10 @@ def read_side(url: str | None = None) -> ReadSide:
 
     try:
         found = ReadSide(projection_status(url))
+        # Judged here, where a failure is caught: a value of the wrong kind in the status
+        # row (a position stored as text, issue 29) is a status that cannot be read, not a
+        # 500 on every page's banner.
+        found.healthy  # noqa: B018
     except Exception as error:  # an unmigrated or unreachable database: not healthy
         current_app.logger.warning("cannot read the projection status: %s", error)
         found = ReadSide(None, f"cannot read the projection status ({error.__class__.__name__})")

@@ -12,9 +12,10 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter, create_model, model_validator
+from pydantic import ConfigDict, Field, TypeAdapter, create_model, model_validator
 
 from domain.record_schema.common import (
+    DEALER_OR_TOSS,
     MOVES_MAX,
     PLAYERS_MAX,
     PLAYERS_MIN,
@@ -156,6 +157,8 @@ class DealsReported(MatchReported):
 
 class MatchHeader(Block):
     """What a match record shares with the 13-card record's header."""
+
+    model_config = ConfigDict(json_schema_extra=DEALER_OR_TOSS)
 
     game_id: Id
     rules: Rules = "rummycircle"

@@ -39,6 +39,8 @@ class PoolDeals(Variant):
     web_pages = "web.pooldeals_replay"  # the match view and each deal move by move
     entry_kinds = ENTRY_KINDS  # rejoin fees and split shares apart from the settlement
     analyses_hands = True  # every deal is a 13-card game: its hands group as Points' do
+    # A match's figures are its header's (Started keeps them): its settle takes none.
+    reported_in_header = True
 
     def __init__(self, name: str, record_format: str) -> None:
         self.name = name

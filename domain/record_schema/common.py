@@ -53,6 +53,17 @@ class Block(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, populate_by_name=True)
 
 
+# A table names its dealer or draws for it by a toss, never both nor neither (the readers'
+# "give the dealer (or a toss)"): said in the schema too, so that a body it calls valid
+# is not refused for it.
+DEALER_OR_TOSS: dict[str, Any] = {
+    "oneOf": [
+        {"required": ["dealer"], "properties": {"dealer": {"type": "string"}}},
+        {"required": ["toss"], "properties": {"toss": {"type": "object"}}},
+    ]
+}
+
+
 class Seated(Block):
     """A block that names players, who must be seated. The players are known only outside
     the block: a whole record asks :meth:`unseated` of each of its blocks once it has read

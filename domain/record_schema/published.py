@@ -7,8 +7,9 @@ Nothing here is kept by hand: change a model and regenerate (``rummy-ledger sche
 What JSON Schema cannot say is checked by the readers alone: that a player named anywhere is
 seated, that seats and ids are not repeated, that a raise max is not below the starting point
 value, that a round is listed at its own number; a time with an offset at the very edges of
-1970-2100; and a whole number written as ``5.0`` (JSON Schema calls it an integer, the
-readers refuse it). The rules of play are the aggregates'.
+1970-2100; and a whole number written as ``5.0`` in a record file (JSON Schema calls it an
+integer, the importer refuses it; the API reads it as ``5`` before validating). The rules of
+play are the aggregates'.
 """
 
 from __future__ import annotations

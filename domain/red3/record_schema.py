@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, TypeAdapter, create_model, model_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    TypeAdapter,
+    WithJsonSchema,
+    create_model,
+    model_validator,
+)
 
 from domain.errors import UnknownProfile
 from domain.record_schema.common import (
@@ -25,7 +32,7 @@ from domain.record_schema.common import (
     count,
     refuse,
 )
-from domain.red3.profile import get_red3_rules
+from domain.red3.profile import RED3_RULES, get_red3_rules
 from domain.timestamps import format_time
 
 RED3_FORMAT = "rummy-ledger/red3@1"
@@ -206,7 +213,9 @@ class Red3Header(Block):
     format: Literal["rummy-ledger/red3@1"]
     game_id: Id
     variant: Literal["red3"] = RED3_VARIANT
-    rules: Annotated[str, AfterValidator(_known_rules)] = "standard"
+    rules: Annotated[
+        str, AfterValidator(_known_rules), WithJsonSchema({"enum": sorted(RED3_RULES)})
+    ] = "standard"
     started_at: Timestamp | None = None
     table: Red3Table | None = None
     players: Annotated[

@@ -15,9 +15,10 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, WithJsonSchema, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 from domain.record_schema.common import (
+    DEALER_OR_TOSS,
     GROUPS_MAX,
     MOVES_MAX,
     PLAYERS_MAX,
@@ -231,6 +232,8 @@ class Reported(Seated):
 
 class GameRecord(Block):
     """One whole 13-card game as docs/record-format.md describes it."""
+
+    model_config = ConfigDict(json_schema_extra=DEALER_OR_TOSS)
 
     format: Literal["rummy-ledger/game@1"]
     game_id: Id

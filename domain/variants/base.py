@@ -142,6 +142,10 @@ class Variant(ABC):
     # period reports count them all as the game's own settlement and total each kind, so a
     # variant can tell apart what its money is (a match's rejoin fees, a split's shares).
     entry_kinds: ClassVar[tuple[str, ...]] = (SETTLEMENT_KIND,)
+    # Whether a live header (``POST /api/v1/games``) may carry the operator's ``reported``
+    # figures; otherwise they come with ``/settle`` (or, where parse_reported says so, not
+    # over the live API at all).
+    reported_in_header: ClassVar[bool] = False
 
     # Whether the pages analyse this game's hands (best grouping, hand score, whether the
     # hand could declare): True where a hand is a 13-card rummy hand the solver groups

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from decimal import Decimal
 from pathlib import Path
 
 from flask import Blueprint, Response, current_app, g, jsonify, request
@@ -72,8 +73,11 @@ def _error(status: int, message: str, field: str | None = None) -> Response:
 @bp.before_request
 def _authenticate():
     # A body is one game header or one move: 1 MiB is far above any, and a bigger one is
-    # refused as it streams in (413) instead of being held in memory.
-    request.max_content_length = LINE_BYTES_MAX
+    # refused as it streams in (413) instead of being held in memory. A chunked body has no
+    # length to refuse up front: it is read to one byte past the limit, and _body refuses
+    # that byte (werkzeug's stream stops quietly at the limit, which would cut it short).
+    sized = request.content_length is not None
+    request.max_content_length = LINE_BYTES_MAX if sized else LINE_BYTES_MAX + 1
     if request.endpoint in PUBLIC:
         return None
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
@@ -90,16 +94,41 @@ def _authenticate():
 
 def _body(*, optional: bool = False):
     raw = request.get_data(cache=False)
+    if len(raw) > LINE_BYTES_MAX:
+        raise RequestEntityTooLarge()
     if not raw.strip():
         if optional:
             return None
         raise IngestError(400, "the request has no body: send a JSON object")
+    if request.mimetype != "application/json":
+        # Only what says it is JSON is read as JSON: a form or text/plain body (which a
+        # browser may send across sites without asking) is not a move.
+        sent = request.mimetype or "no Content-Type"
+        raise IngestError(
+            415, f"the body must be sent as Content-Type: application/json, not {sent}"
+        )
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_float=_json_number)
     except ValueError as error:
         raise IngestError(400, f"the body is not valid JSON: {error}") from None
     except RecursionError:  # arrays in arrays thousands deep: hostile, not a move
         raise IngestError(400, "the body is not valid JSON: nested too deeply") from None
+
+
+# JSON, and the JSON Schemas the contract is written in, do not tell 137.0 from 137: both
+# are the integer 137 (a seq, a count, whole money). Read such a number as the integer it
+# is, so that what the schema calls valid is what the API accepts. The literal is judged
+# exactly (as a Decimal: 9007199254740993.0 is not the float it rounds to); past 2**53 it
+# stays a float, which every bound refuses.
+WHOLE_NUMBER_MAX = 2**53
+
+
+def _json_number(text: str) -> float | int:
+    exact = Decimal(text)
+    # Compared before any arithmetic: 1e999999999999 would overflow the decimal context.
+    if -WHOLE_NUMBER_MAX <= exact <= WHOLE_NUMBER_MAX and exact == exact.to_integral_value():
+        return int(exact)
+    return float(text)
 
 
 @bp.errorhandler(RequestEntityTooLarge)
