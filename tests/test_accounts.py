@@ -272,7 +272,12 @@ def test_the_api_keeps_its_tokens_and_needs_no_csrf(site):
     token = tokens.create_token("acme", url=site.config["DATABASE_URL"]).token
     client = signed_in(site, "admin")
     assert client.get(f"/api/v1/games/{GAME}").status_code == 401  # a session is not a token
-    answer = client.post("/api/v1/games", data="{}", headers={"Authorization": f"Bearer {token}"})
+    answer = client.post(
+        "/api/v1/games",
+        data="{}",
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {token}"},
+    )
     assert answer.status_code == 400 and "CSRF" not in answer.get_data(as_text=True)
     assert "Content-Security-Policy" in answer.headers
 
