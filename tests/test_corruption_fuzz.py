@@ -18,6 +18,7 @@ from corruption_support import (
     cases,
     corrupt,
     edit_event,
+    fill_empty_tables,
     nullable,
     restore,
     target_row,
@@ -41,6 +42,7 @@ def fuzz_store(request, tmp_path_factory):
         url, drop = postgres_schema_url()
     games = build_store(url)
     victim, edited = games[0], games[-1]
+    fill_empty_tables(url, victim)
     edit_event(url, edited)
     try:
         yield url, victim, edited
@@ -56,16 +58,21 @@ def test_every_column_wrong_kind_is_named_with_the_edit(fuzz_store):
     assert any(p.game_id == edited and p.event == 3 for p in baseline.problems), baseline.problems
     tried, refused, missed = 0, 0, []
     engine = engine_for(url)
-    # PostgreSQL changes a column's type for each value (a table rewrite, twice): one wrong
-    # value per column there, two on SQLite.
-    for case in cases(url, per_column=2 if url.startswith("sqlite") else 1):
+    # PostgreSQL changes a column's type for each value (a table rewrite, twice): there one
+    # wrong value per column, and not the NULLs and negative numbers SQLite also gets.
+    sqlite = url.startswith("sqlite")
+    for case in cases(url, per_column=2 if sqlite else 1):
+        if not (sqlite or case.wrong_kind):
+            continue
         with engine.begin() as connection:
             row = target_row(connection, case.table, victim)
             try:
                 with connection.begin_nested():
                     saved = corrupt(connection, case, row)
-            except sa.exc.IntegrityError:
-                refused += 1  # the database itself refuses the value (a foreign key)
+            except (sa.exc.IntegrityError, sa.exc.ProgrammingError, sa.exc.InternalError):
+                # The database itself refuses the write (a foreign key, the access log's
+                # append-only trigger): no insider's value to find.
+                refused += 1
                 continue
         try:
             report = verify_store(url)  # a traceback here fails the test with the case named
