@@ -248,10 +248,11 @@ class Bot:
             return False
         if self._is_joker(top):
             return True
+        on_stock = self._improvement([*self.hand, hidden], hidden)
         on_open = self._improvement([*self.hand, top], top)
         if on_open is None:
-            return False
-        on_stock = self._improvement([*self.hand, hidden], hidden)
+            # Knowing the stock holds nothing better, a card that links is worth keeping.
+            return on_stock is None and links(top, self.hand, self.wild) > 0
         if on_stock is not None and on_stock[1] <= on_open[1]:
             return False
         self._planned = on_open
