@@ -3,8 +3,9 @@
 Each signal is a statistic whose null comes from the same period's own population:
 
 - ``feeding`` (ordered pair feeder → picker): how many of the feeder's discards the picker took
-  to their gain, against the picker's own rate on everyone else's discards (shrunk toward the
-  population's rate); exact binomial tail.
+  to their gain, against each table's own rate times the picker's ratio to it on everyone
+  else's discards and the feeder's ratio to it with everyone else (each shrunk toward 1);
+  exact binomial tail.
 - ``seating`` (pair): games at one table, against what each one's games at each table explain
   (``sum over tables of games_a * games_b / games_at_table``); Poisson tail.
 - ``hidden cards`` (player): ``sum (2 stock - 1) surprise / sqrt(sum variance)`` (see
@@ -42,7 +43,7 @@ MIN_TOGETHER = 3  # seating: games at one table
 MIN_CHOICES = 20  # hidden cards: choices between a useful open card and the stock
 MIN_EXITS = 3  # dumping: exits with the beneficiary still in
 MIN_INTERVALS = 20  # timing: move intervals (degrees of freedom)
-SHRINK = 20.0  # feeding: the picker's rate borrows this many faced discards of the population's
+SHRINK = 10.0  # feeding: a player's ratio to their tables' rate borrows this many takes at 1
 
 
 @dataclass
@@ -229,7 +230,7 @@ def review(
             evidence[(signal, first, second)].extend(rows)
 
     tests: list[Flag] = []
-    tests += _feeding(players, pairs)
+    tests += _feeding(summary, within, players, pairs)
     tests += _seating(pairs, at_tables, table_games)
     tests += _hidden(players)
     tests += _dumping(players, pairs)
@@ -260,18 +261,39 @@ def review(
     )
 
 
-def _feeding(players, pairs) -> list[Flag]:
-    faced = sum(row.faced for row in players.values())
-    useful = sum(row.useful for row in players.values())
-    if not faced:
-        return []
-    population = useful / faced
+def _feeding(summary: Summary, within, players, pairs) -> list[Flag]:
+    # Tables differ (stakes, seats, packs, deals): each discard faced is expected to be
+    # taken at its own table's rate, and a player's habits are their ratio to that.
+    table_faced: dict[str, int] = defaultdict(int)
+    table_useful: dict[str, int] = defaultdict(int)
+    for (day, where, _), row in summary.players.items():
+        if within(day, where):
+            table_faced[where] += row.faced
+            table_useful[where] += row.useful
+    base: dict[tuple[str, str], float] = defaultdict(float)  # per pair: sum of table rates
+    picker_base: dict[str, float] = defaultdict(float)
+    feeder_base: dict[str, float] = defaultdict(float)
+    given: dict[str, int] = defaultdict(int)
+    for (day, where, feeder, picker), row in summary.pairs.items():
+        if not row.faced or not within(day, where):
+            continue
+        expected = row.faced * table_useful[where] / table_faced[where]
+        base[(feeder, picker)] += expected
+        picker_base[picker] += expected
+        feeder_base[feeder] += expected
+        given[feeder] += row.useful
     tests = []
     for (feeder, picker), row in pairs.items():
         if row.faced < MIN_FACED or row.useful < 2:
             continue
-        mine = players[picker]
-        rate = (mine.useful - row.useful + SHRINK * population) / (mine.faced - row.faced + SHRINK)
+        # Each side's ratio to its tables' rates without the other, shrunk toward 1; their
+        # effects multiply (the picker's skill, the feeder's careless or generous discards).
+        own = base[(feeder, picker)]
+        takes = (players[picker].useful - row.useful + SHRINK) / (
+            picker_base[picker] - own + SHRINK
+        )
+        gives = (given[feeder] - row.useful + SHRINK) / (feeder_base[feeder] - own + SHRINK)
+        rate = min(0.95, own * takes * gives / row.faced)
         p = binomial_sf(row.useful, row.faced, rate)
         tests.append(
             Flag(

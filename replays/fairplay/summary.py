@@ -25,6 +25,7 @@ from replays.fairplay.facts import TIMED_KINDS, GameFacts
 # Hand-score bands of an exit (drop or wrong show): the least score of the 13 cards held.
 EXIT_BANDS = (10, 20, 30, 40, 60, 80)
 EVIDENCE_KEPT = 5  # per day, signal and subject
+FEEDS_PER_GAME = 3  # a pair's discards faced, counted per game
 
 
 def band(score: int) -> int:
@@ -141,7 +142,13 @@ class Summary:
                 self._keep(
                     day, Evidence("peek", choice.player, "", facts.game_id, choice.step, part, note)
                 )
+        faced: dict[tuple[str, str], int] = defaultdict(int)
         for feed in facts.feeds:
+            # Turns of one game hang together (the same hands, the same pile): a pair counts
+            # its first few only, so that one long match cannot pass for a habit.
+            faced[(feed.feeder, feed.picker)] += 1
+            if faced[(feed.feeder, feed.picker)] > FEEDS_PER_GAME:
+                continue
             useful = feed.picked and feed.gain > 0
             picker = self.players[(*day, feed.picker)]
             picker.faced += 1
