@@ -84,15 +84,42 @@ def add_records(engine, records: list[dict]) -> None:
         )
 
 
-def load_summary(session, start: str, end: str, table: str | None = None) -> Summary:
-    """The kept statistics of days ``start``..``end`` (one table or all)."""
+def load_summary(
+    session, start: str, end: str, table: str | None = None, *, evidence: bool = True
+) -> Summary:
+    """The kept statistics of days ``start``..``end`` (one table or all); without
+    ``evidence``, fetch a review's evidence afterwards with :func:`fill_evidence` (a month
+    keeps far more evidence rows than it flags)."""
     summary = Summary()
-    for model in (FairplayPlayerDay, FairplayPairDay, FairplayTableDay, FairplayEvidence):
+    models = (FairplayPlayerDay, FairplayPairDay, FairplayTableDay)
+    for model in (*models, FairplayEvidence) if evidence else models:
         query = sa.select(model).where(model.day >= start, model.day <= end)
         if table is not None:
             query = query.where(model.table_id == table)
         _load(summary, session.scalars(query))
     return summary
+
+
+def fill_evidence(session, result, table: str | None = None) -> None:
+    """Give each flag of ``result`` (a review) its heaviest evidence moves of the period."""
+    from replays.fairplay.signals import best_evidence, evidence_subject
+
+    e = FairplayEvidence
+    for flag in result.flags:
+        signal, first, second = evidence_subject(flag)
+        query = sa.select(e).where(
+            e.day >= result.start,
+            e.day <= result.end,
+            e.signal == signal,
+            e.first == first,
+            e.second == second,
+        )
+        if table is not None:
+            query = query.where(e.table_id == table)
+        flag.evidence = best_evidence(
+            Evidence(r.signal, r.first, r.second, r.game_id, r.step, r.weight, r.note)
+            for r in session.scalars(query)
+        )
 
 
 def rebuild(ledger, url: str | None = None, **kwargs) -> int:

@@ -87,6 +87,25 @@ class Flag:
         }
 
 
+EVIDENCE_SOURCE = {
+    "feeding": "feed",
+    "seating": "seat",
+    "hidden": "peek",
+    "dumping": "dump",
+    "timing": "bot",
+}
+
+
+def evidence_subject(flag: Flag) -> tuple[str, str, str]:
+    """Which kept evidence rows back ``flag``: (evidence signal, first, second)."""
+    second = flag.players[1] if len(flag.players) > 1 else ""
+    return EVIDENCE_SOURCE[flag.signal], flag.players[0], second
+
+
+def best_evidence(rows) -> list[Evidence]:
+    return sorted(rows, key=lambda e: (-e.weight, e.game_id, e.step))[:5]
+
+
 def replay_url(game_id: str, step: int) -> str:
     """The staff replay at the move (docs: web/views/replays.py's permalink)."""
     return f"/games/{game_id}/replay?move={step}"
@@ -238,17 +257,8 @@ def review(
     for flag, q in zip(tests, benjamini_hochberg([t.p for t in tests]), strict=True):
         flag.q = q
     flags = sorted((t for t in tests if t.q <= fdr), key=lambda t: (t.p, t.key))
-    source = {
-        "feeding": "feed",
-        "seating": "seat",
-        "hidden": "peek",
-        "dumping": "dump",
-        "timing": "bot",
-    }
     for flag in flags:
-        first, second = flag.players[0], flag.players[1] if len(flag.players) > 1 else ""
-        rows = evidence.get((source[flag.signal], first, second), [])
-        flag.evidence = sorted(rows, key=lambda e: (-e.weight, e.game_id, e.step))[:5]
+        flag.evidence = best_evidence(evidence.get(evidence_subject(flag), []))
     return Review(
         start=start,
         end=end,

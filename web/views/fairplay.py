@@ -21,9 +21,9 @@ from wtforms.validators import DataRequired, Length
 
 from replays.access.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER
 from replays.disputes.cases import Disputes, NotAllowed
-from replays.fairplay.projection import load_summary, pending
+from replays.fairplay.projection import fill_evidence, load_summary, pending
 from replays.fairplay.signals import review
-from replays.fairplay.tables import FairplayTableDay
+from replays.fairplay.tables import FairplayGame, FairplayTableDay
 from replays.store.db import engine_for
 from web.auth import current_account, role_required
 from web.ledger import get_ledger
@@ -64,11 +64,27 @@ def _period(args) -> tuple[str, str, str | None]:
     return start, end, table
 
 
+# Reviews already worked out, by database, period and how many games were counted: a
+# period's review changes only when games are counted, so a second look costs no statistics.
+_REVIEWS: dict[tuple, object] = {}
+KEPT_REVIEWS = 16
+
+
 def _review(start: str, end: str, table: str | None):
-    with Session(engine_for(current_app.config["DATABASE_URL"])) as session:
-        summary = load_summary(session, start, end, table)
+    url = current_app.config["DATABASE_URL"]
+    with Session(engine_for(url)) as session:
+        counted = session.scalar(sa.select(sa.func.count()).select_from(FairplayGame))
         waiting = len(pending(session, 1000))
-    return review(summary, start, end, table=table), waiting
+        key = (url, start, end, table, counted)
+        result = _REVIEWS.get(key)
+        if result is None:
+            summary = load_summary(session, start, end, table, evidence=False)
+            result = review(summary, start, end, table=table)
+            fill_evidence(session, result, table)
+            if len(_REVIEWS) >= KEPT_REVIEWS:
+                _REVIEWS.pop(next(iter(_REVIEWS)))
+            _REVIEWS[key] = result
+    return result, waiting
 
 
 @bp.get("")
