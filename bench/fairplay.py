@@ -223,7 +223,7 @@ def run(quick: bool = False) -> dict[str, Any]:
     games = int(os.environ.get("FAIRPLAY_GAMES", 400 if quick else 2000))
     players = int(os.environ.get("FAIRPLAY_PLAYERS", 20 if quick else 100))
     share = float(os.environ.get("FAIRPLAY_SHARE", 0.05))
-    strengths = [0.5, 1.0] if quick else [0.25, 0.5, 0.75, 1.0]
+    strengths = [0.5, 1.0] if quick else [0.25, 0.5, 1.0]
     load = os.getloadavg()
     result: dict[str, Any] = {
         "games": games,

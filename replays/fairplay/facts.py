@@ -17,9 +17,10 @@ discarded the open card, who is out) and notes, for each move, only what a signa
   moment and who was still in the deal.
 - **intervals** (bot-like play): seconds between a move and the one before it, by kind.
 
-Pure: records in, plain data out. A record with several deals (``deals``) is walked deal by
-deal; money changes hands by points across deals there, which is where chips are dumped.
-Records of games that are not 13-card deals (no ``deal``/``moves`` pair) give nothing.
+Pure: records in, plain data out. The record's variant says where its 13-card deals are
+(``Variant.thirteen_card_deals``: one for a Points or Raise game, each deal of a match) and
+whether points carry from deal to deal (``carries_points``: where chips are dumped);
+records of other games give nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from domain import variants
 from domain.cards import ALL_CARDS, SUITS, Card, full_deck, wild_rank
 from domain.rummy13.bot import links
 from domain.rummy13.profiles import get_profile
@@ -102,11 +104,12 @@ def _seconds(text: str | None) -> float | None:
 
 def game_facts(record: dict) -> GameFacts | None:
     """What the signals count in one game record; None for a record with no 13-card deal."""
-    chips = "deals" in record
-    parts = record["deals"] if chips else [record]
-    if not parts or any(
-        not isinstance(p, dict) or "deal" not in p or "moves" not in p for p in parts
-    ):
+    try:
+        variant = variants.get(str(record.get("variant")))
+    except variants.UnknownVariant:
+        return None
+    parts = variant.thirteen_card_deals(record)
+    if not parts:
         return None
     table = record.get("table") or {}
     seating = [p["id"] for p in sorted(record.get("players", []), key=lambda p: p.get("seat", 0))]
@@ -115,16 +118,14 @@ def game_facts(record: dict) -> GameFacts | None:
         day=str(record.get("started_at", ""))[:10],
         table=str(table.get("id", "")),
         players=tuple(seating),
-        chips=chips,
+        chips=variant.carries_points,
     )
     profile = get_profile(record.get("rules"))
     packs = full_deck(int(table.get("decks", 2)), int(table.get("jokers_per_deck", 1)))
     deck = [packs.get(card, 0) for card in ALL_CARDS]
-    step = 0
-    for part in parts:
-        step += len(part.get("rejoins") or ()) + (1 if chips else 0)
-        _walk(facts, part, seating, profile, deck, step, part.get("at") or record.get("started_at"))
-        step += len(part["moves"])
+    for step, part in parts:
+        started = part.get("at") or record.get("started_at")
+        _walk(facts, part, seating, profile, deck, step, started)
     return facts
 
 
