@@ -265,3 +265,19 @@ def _same(kept, direct) -> bool:
     assert dict(kept.pairs) == dict(direct.pairs)
     assert dict(kept.tables) == dict(direct.tables)
     return True
+
+
+def test_simulate_writes_the_truth_apart_from_the_records(tmp_path):
+    out, truth = tmp_path / "games.jsonl", tmp_path / "truth.json"
+    args = ["simulate", "-n", "8", "--player-pool", "20", "--out", str(out)]
+    run = CliRunner().invoke(
+        main,
+        [*args, "--cheaters", "bot:0.1,pair:0.1", "--cheat-strength", "0.8", "--truth", str(truth)],
+    )
+    assert run.exit_code == 0, run.output
+    facts = json.loads(truth.read_text())
+    assert facts["strength"] == 0.8 and {c["kind"] for c in facts["cheaters"]} == {"bot", "pair"}
+    assert "cheat" not in out.read_text()
+    bad = CliRunner().invoke(main, [*args, "--cheaters", "collude:0.1"])
+    assert bad.exit_code == 2 and "unknown kind of cheat 'collude'" in bad.output
+    assert "Traceback" not in bad.output
