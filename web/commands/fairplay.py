@@ -47,8 +47,10 @@ def command(date_from, date_to, table, as_json, as_csv, fdr, records, rebuild, u
     start, end = date_from.date().isoformat(), date_to.date().isoformat()
     if end < start:
         raise click.UsageError(f"--to {end} is before --from {start}")
-    summary = _summarise_file(records) if records else _kept(url, start, end, table, rebuild)
-    result = review(summary, start, end, table=table, fdr=fdr)
+    if records:
+        result = review(_summarise_file(records), start, end, table=table, fdr=fdr)
+    else:
+        result = _kept(url, start, end, table, rebuild, fdr)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=1))
     elif as_csv:
@@ -116,7 +118,7 @@ def _summarise_file(path: str):
             ) from None
 
 
-def _kept(url, start, end, table, rebuild):
+def _kept(url, start, end, table, rebuild, fdr):
     from sqlalchemy.orm import Session
 
     from replays.fairplay import projection
@@ -136,5 +138,11 @@ def _kept(url, start, end, table, rebuild):
         projection.catch_up(ledger, url, progress=step)
     if bar is not None:
         bar.close()
+    from replays.fairplay.signals import review
+
     with Session(engine_for(url)) as session:
-        return projection.load_summary(session, start, end, table)
+        # The evidence rows of the flags only: a month keeps far more than it flags.
+        summary = projection.load_summary(session, start, end, table, evidence=False)
+        result = review(summary, start, end, table=table, fdr=fdr)
+        projection.fill_evidence(session, result, table)
+    return result
