@@ -93,10 +93,11 @@ def load_summary(
     summary = Summary()
     models = (FairplayPlayerDay, FairplayPairDay, FairplayTableDay)
     for model in (*models, FairplayEvidence) if evidence else models:
-        query = sa.select(model).where(model.day >= start, model.day <= end)
+        # Plain rows, not ORM objects: a month's pairs are many, and the page waits on them.
+        query = sa.select(*model.__table__.columns).where(model.day >= start, model.day <= end)
         if table is not None:
             query = query.where(model.table_id == table)
-        _load(summary, session.scalars(query))
+        _load(summary, model, session.execute(query))
     return summary
 
 
@@ -148,13 +149,14 @@ def _read(session: Session, slices) -> Summary:
     if not slices:
         return summary
     for model in (FairplayPlayerDay, FairplayPairDay, FairplayTableDay, FairplayEvidence):
-        _load(summary, session.scalars(sa.select(model).where(_slice_filter(model, slices))))
+        query = sa.select(*model.__table__.columns).where(_slice_filter(model, slices))
+        _load(summary, model, session.execute(query))
     return summary
 
 
-def _load(summary: Summary, rows) -> None:
+def _load(summary: Summary, model, rows) -> None:
     for row in rows:
-        if isinstance(row, FairplayPlayerDay):
+        if model is FairplayPlayerDay:
             summary.players[(row.day, row.table_id, row.player)].add(
                 PlayerDay(
                     row.games,
@@ -167,11 +169,11 @@ def _load(summary: Summary, rows) -> None:
                     list(row.exits),
                 )
             )
-        elif isinstance(row, FairplayPairDay):
+        elif model is FairplayPairDay:
             summary.pairs[(row.day, row.table_id, row.first, row.second)].add(
                 PairDay(row.faced, row.useful, row.gain, row.together, list(row.exits))
             )
-        elif isinstance(row, FairplayTableDay):
+        elif model is FairplayTableDay:
             summary.tables[(row.day, row.table_id)] += row.games
         else:
             summary.evidence[(row.day, row.table_id, row.signal, row.first, row.second)].append(
