@@ -83,11 +83,13 @@ class DisputeError(ValueError):
 class TimelineEntry:
     """One step of a case as its page lists it."""
 
-    kind: str  # opened, note, evidence, closed
+    kind: str  # opened, note, evidence, flag, closed
     at: str | None
     by: str
     text: str = ""
     link: str | None = None
+    # A fair-play flag's evidence moves: (game id, move, what happened there).
+    moves: tuple[tuple[str, int, str], ...] = ()
     decision: str | None = None
     amount: str | None = None
     credited: str | None = None
@@ -297,6 +299,58 @@ class DisputeCase(Aggregate):
     @event("EvidenceAdded", topic="rummy_ledger:DisputeCase.EvidenceAdded")
     def _evidence_added(self, by: str, link: str, label: str, at: str | None) -> None:
         self._timeline.append(TimelineEntry("evidence", at, by, label, link=link))
+
+    def attach_flag(self, flag: dict, *, by: str, at: Any) -> None:
+        """Record a fair-play flag (docs/fair-play.md) on the case: its signal, players,
+        strength and evidence moves, as the review gave them when the case was opened."""
+        self._require_open("attach a fair-play flag")
+        if not isinstance(flag, dict):
+            raise DisputeError("a flag is a mapping of its fields", field="flag")
+        players = [_name(p, "players") for p in flag.get("players") or ()]
+        if not players:
+            raise DisputeError("a flag names its players", field="flag")
+        moves = []
+        for evidence in flag.get("evidence") or ():
+            move = evidence.get("move")
+            if isinstance(move, bool) or not isinstance(move, int) or move < 0:
+                raise DisputeError(f"{move!r} is not a move number", field="flag")
+            moves.append(
+                {
+                    "game_id": _name(evidence.get("game_id"), "flag"),
+                    "move": move,
+                    "note": _text(
+                        evidence.get("note", ""), "flag", limit=MAX_LABEL, required=False
+                    ),
+                }
+            )
+        self._flag_attached(
+            by=_name(by, "by"),
+            key=_text(flag.get("key"), "flag", limit=MAX_LABEL),
+            signal=_text(flag.get("label") or flag.get("signal"), "flag", limit=MAX_LABEL),
+            players=players,
+            statistic=_text(flag.get("statistic", ""), "flag", required=False),
+            p=str(flag.get("p", "")),
+            q=str(flag.get("q", "")),
+            evidence=moves,
+            at=_time(at),
+        )
+
+    @event("FlagAttached", topic="rummy_ledger:DisputeCase.FlagAttached")
+    def _flag_attached(
+        self,
+        by: str,
+        key: str,
+        signal: str,
+        players: list,
+        statistic: str,
+        p: str,
+        q: str,
+        evidence: list,
+        at: str | None,
+    ) -> None:
+        text = f"{signal}: {' + '.join(players)} (p {p}, q {q}). {statistic}"
+        moves = tuple((e["game_id"], e["move"], e["note"]) for e in evidence)
+        self._timeline.append(TimelineEntry("flag", at, by, text, moves=moves))
 
     def close(
         self,

@@ -36,6 +36,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "export",
         "Write the records of GAME_IDS (or --all) as JSON Lines, one game a line.",
     ),
+    "fairplay": (
+        "fairplay",
+        "Fair-play review of a period: colluding pairs, hidden-card knowledge, chip dumping and bot-like play, with evidence moves.",
+    ),
     "hand": ("hand", "Evaluate a 13-card hand: best grouping, score and whether it can declare."),
     "import": (
         "import_records",

@@ -29,6 +29,7 @@ BLUEPRINTS = [
     "web.views.disputes:bp",
     "web.views.admin:bp",
     "web.views.reports:bp",
+    "web.views.fairplay:bp",
 ]
 
 log = logging.getLogger("web")

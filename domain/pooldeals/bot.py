@@ -178,7 +178,9 @@ def _play_deal(match: Match, rng: random.Random, floor: Floor, clock: _Clock) ->
         open=dealt.open_card,
         stock=list(dealt.stock),
     )
-    moves, clock.now = play_deal(rng, floor, config.rules, players, dealer, cards, clock.now)
+    moves, clock.now = play_deal(
+        rng, floor, config.rules, players, dealer, cards, clock.now, chips=True
+    )
     for move in moves:
         match.play(move)
     match.close()

@@ -88,6 +88,19 @@ class PoolDeals(Variant):
     def record_moves(self, record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         return [move for played in record.get("deals") or () for move in played.get("moves", ())]
 
+    carries_points = True
+
+    def thirteen_card_deals(self, record: Mapping[str, Any]) -> list[tuple[int, Mapping]] | None:
+        # The match's steps (Match.steps): each deal's rejoins, the deal, then its moves.
+        found, step = [], 0
+        for played in record.get("deals") or ():
+            if not isinstance(played, Mapping) or "deal" not in played or "moves" not in played:
+                return None
+            step += len(played.get("rejoins") or ()) + 1
+            found.append((step, played))
+            step += len(played["moves"])
+        return found or None
+
     def deal_behaviours(self, record: Mapping[str, Any]) -> list[Mapping[str, int]]:
         """Each deal's behaviours, counted by the 13-card count (a deal is a 13-card game).
         A raw record names no deal's winner: the declaration whose groups are valid (by

@@ -63,6 +63,11 @@ class Temper:
         )
 
 
+# A program at the seat (a ``bot`` cheat, domain/simulation/cheats.py): weighs six discards
+# with the solver, never careless, never away.
+MACHINE = Temper(lookahead=6, careless=0.0, caution=0.6, miss_rate=0.0, away_rate=0.0, rashness=0.0)
+
+
 @dataclass(frozen=True)
 class Finish:
     """How a turn ends: a discard, or a declaration (``groups``) with ``card`` as finish."""
@@ -231,6 +236,58 @@ class Bot:
             return False
         self._planned = better
         return True
+
+    # -- cheats (domain/simulation/cheats.py) --------------------------------------
+    def picks_seeing(self, top: Card, may_take: bool, hidden: Card) -> bool:
+        """A player who has seen the stock's top card takes whichever card leaves the lower
+        score (the stock on a tie)."""
+        self._planned = None
+        if not may_take:
+            return False
+        if self._is_joker(hidden):
+            return False
+        if self._is_joker(top):
+            return True
+        on_stock = self._improvement([*self.hand, hidden], hidden)
+        on_open = self._improvement([*self.hand, top], top)
+        if on_open is None:
+            # Knowing the stock holds nothing better, a card that links is worth keeping.
+            return on_stock is None and links(top, self.hand, self.wild) > 0
+        if on_stock is not None and on_stock[1] <= on_open[1]:
+            return False
+        self._planned = on_open
+        return True
+
+    def picks_fed(self, top: Card, may_take: bool) -> bool:
+        """A partner's discard is weighed with care (never skipped as a careless player
+        would), and taken when it lowers the score."""
+        self._planned = None
+        if not may_take:
+            return False
+        better = self._improvement([*self.hand, top], top)
+        if better is None:
+            return False
+        self._planned = better
+        return True
+
+    def feed(self, discard: Card, partner_hand: list[Card]) -> Card:
+        """The card of this hand (or ``discard``) that links most to the partner's hand; it
+        replaces ``discard`` and is returned. Jokers are kept."""
+        hand14 = [*self.hand, discard]
+        gift = max(
+            (c for c in hand14 if not self._is_joker(c)),
+            key=lambda c: (links(c, partner_hand, self.wild), c == discard),
+            default=discard,
+        )
+        if gift == discard or links(gift, partner_hand, self.wild) == 0:
+            return discard
+        hand14.remove(gift)
+        self.hand = hand14
+        self.score = min_hand_score(self.hand, self.wild, self.profile)
+        return gift
+
+    def wrong_show_groups(self) -> list[list[Card]]:
+        return self._wrong_show_groups()
 
     def take(self, card: Card, from_open: bool = False) -> Finish:
         """Add the picked card and decide how the turn ends.

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP
 from typing import Any
 
-from domain.rummy13.bot import Bot, Temper
+from domain.rummy13.bot import MACHINE, Bot, Finish, Temper
 from domain.rummy13.profiles import get_profile
 from domain.simulation.dealing import Deal, deal
 from domain.simulation.floor import (
@@ -49,6 +49,10 @@ THINKING = {
     "show": (8, 45),
     "reshuffle": (1, 3),
 }
+# A dumper (domain/simulation/cheats.py) gives a deal up with a hand this close to finished,
+# by a drop this often and otherwise by declaring it unfinished (a wrong show).
+DUMP_SCORE = 25
+DUMP_BY_DROP = 0.7
 
 
 class Clock:
@@ -58,9 +62,16 @@ class Clock:
         self.now = start
         self.rng = rng
 
-    def tick(self, kind: str) -> str:
+    def tick(self, kind: str, regularity: float | None = None) -> str:
         low, high = THINKING[kind]
-        self.now += timedelta(seconds=self.rng.randint(low, high))
+        if regularity is None:
+            seconds = self.rng.randint(low, high)
+        else:
+            # A program at the seat: the middle of the human range, give or take a jitter
+            # that shrinks as the cheat's strength (``regularity``) grows.
+            spread = (high - low) / 2 * (1 - regularity)
+            seconds = round((low + high) / 2 + self.rng.uniform(-spread, spread))
+        self.now += timedelta(seconds=seconds)
         return timestamp(self.now)
 
 
@@ -105,27 +116,35 @@ def play_deal(
     dealer: str,
     dealt: Deal,
     started_at: datetime,
+    chips: bool = False,
 ) -> tuple[list[dict], datetime]:
     """Bots play one dealt 13-card hand to its end: its moves (times from ``started_at``)
-    and when it ended. A match of deals (another family) plays each deal through this."""
-    game = _Game(rng, floor, rules, players, dealer, dealt, started_at)
+    and when it ended. A match of deals (another family) plays each deal through this, with
+    ``chips`` true: there dumpers (domain/simulation/cheats.py) play for their partner."""
+    game = _Game(rng, floor, rules, players, dealer, dealt, started_at, chips)
     game.run()
     return game.moves, game.clock.now
 
 
 class _Game:
-    def __init__(self, rng, floor, rules, players, dealer, dealt, started_at):
+    def __init__(self, rng, floor, rules, players, dealer, dealt, started_at, chips=False):
         self.rng = rng
         self.players = players
         self.profile = get_profile(rules)
         self.wild = dealt.wild
+        # Cheats (fair-play review): none on an honest floor, and then nothing below differs.
+        self.roles = {p: role for p in players if (role := floor.role(p)) is not None}
+        self.strength = floor.cheats.strength if floor.cheats is not None else 0.0
+        self.chips = chips
         self.bots = {
             p: Bot(
                 p,
                 dealt.hands[p],
                 dealt.wild,
                 self.profile,
-                Temper.of(p, floor.seed, novice=floor.is_novice(p)),
+                MACHINE
+                if self._is("bot", p)
+                else Temper.of(p, floor.seed, novice=floor.is_novice(p)),
                 rng,
             )
             for p in players
@@ -143,8 +162,34 @@ class _Game:
     def record(self, kind: str, player: str | None = None, **fields) -> None:
         move = {"player": player, "type": kind} if player else {"type": kind}
         move.update(fields)
-        move["at"] = self.clock.tick(kind)
+        regular = self.strength if self._is("bot", player) and kind != "miss" else None
+        move["at"] = self.clock.tick(kind, regular)
         self.moves.append(move)
+
+    def _is(self, kind: str, player: str | None) -> bool:
+        role = self.roles.get(player)
+        return role is not None and role.kind == kind
+
+    def _acts(self, kind: str, player: str) -> bool:
+        """Whether ``player`` is a ``kind`` cheat who cheats this time (its strength)."""
+        return self._is(kind, player) and self.rng.random() < self.strength
+
+    def _next_in_play(self, player: str) -> str | None:
+        place = self.players.index(player)
+        for offset in range(1, len(self.players)):
+            other = self.players[(place + offset) % len(self.players)]
+            if other not in self.out:
+                return other
+        return None
+
+    def _dumps(self, player: str) -> bool:
+        """A dumper with a strong hand gives the deal up while the partner is still in it."""
+        role = self.roles.get(player)
+        if not self.chips or role is None or role.kind != "dump" or not role.gives:
+            return False
+        if role.partner not in self.in_play() or self.bots[player].score > DUMP_SCORE:
+            return False
+        return self.rng.random() < self.strength
 
     def in_play(self) -> list[str]:
         return [p for p in self.players if p not in self.out]
@@ -167,6 +212,11 @@ class _Game:
             return False
         self.misses[player] = 0
         patience = TWO_PLAYER_PATIENCE_TURNS if len(self.players) == 2 else PATIENCE_TURNS
+        dumping = self._dumps(player)
+        if dumping and self.rng.random() < DUMP_BY_DROP:
+            self.record("drop", player)
+            self.out.add(player)
+            return False
         if (
             bot.folds_on_short_stock(self.turns[player], len(self.stock), len(self.in_play()))
             or bot.drops(self.turns[player])
@@ -184,7 +234,7 @@ class _Game:
             self.record("drop", player)
             self.out.add(player)
             return False
-        from_open = not self.stock or bot.picks_open(top, may_take)
+        from_open = not self.stock or self._picks_open(player, top, may_take)
         if from_open:
             card = self.open_pile.pop()
             self.record("pick", player, **{"from": "open", "card": str(card)})
@@ -193,6 +243,12 @@ class _Game:
             self.record("pick", player, **{"from": "closed", "card": str(card)})
         self.turns[player] += 1
         finish = bot.take(card, from_open=from_open)
+        if finish.groups is None and bot.score > 0 and dumping:
+            finish = Finish(finish.card, bot.wrong_show_groups())
+        if finish.groups is None and self._is("pair", player):
+            partner = self.roles[player].partner
+            if self._next_in_play(player) == partner and self.rng.random() < self.strength:
+                finish = Finish(bot.feed(finish.card, self.bots[partner].hand))
         if finish.groups is None:
             self.open_pile.append(finish.card)
             self.discarded_by = player
@@ -213,6 +269,20 @@ class _Game:
         self.open_pile.append(finish.card)
         self.discarded_by = player
         return False
+
+    def _picks_open(self, player: str, top, may_take: bool) -> bool:
+        bot = self.bots[player]
+        if self._acts("peek", player):
+            return bot.picks_seeing(top, may_take, self.stock[-1])
+        role = self.roles.get(player)
+        if (
+            role is not None
+            and role.kind == "pair"
+            and self.discarded_by == role.partner
+            and self.rng.random() < self.strength
+        ):
+            return bot.picks_fed(top, may_take)
+        return bot.picks_open(top, may_take)
 
     def reshuffle(self) -> None:
         """The open pile but its top becomes the new stock, in a freshly shuffled order."""

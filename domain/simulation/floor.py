@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+from domain.simulation.cheats import Cheats, Role
+
 PAISA = Decimal("0.01")
 POINT_VALUES = tuple(Decimal(v) for v in ("0.05", "0.10", "0.25", "0.50", "1.00", "2.00", "5.00"))
 FEE_PERCENTS = tuple(Decimal(v) for v in ("10", "12.5", "15"))
@@ -99,6 +101,7 @@ class Floor:
     players: int = 500
     month: str = "2025-03"
     currency: str = "INR"
+    cheats: Cheats | None = None  # cheating players among the honest (fair-play review)
     _start: datetime = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -126,7 +129,41 @@ class Floor:
                 number = rng.randint(novices + 1, self.players)
             if number not in chosen:
                 chosen.append(number)
-        return [self.player_id(number) for number in chosen]
+        seated = [self.player_id(number) for number in chosen]
+        if self.cheats is not None:
+            seated = self._seat_partners(rng, seated)
+        return seated
+
+    def role(self, player: str) -> Role | None:
+        """``player``'s cheating role, None for an honest player (and on an honest floor)."""
+        if self.cheats is None:
+            return None
+        roles = self.cheats.known_roles(self.seed, self.players)
+        if roles is None:
+            roles = self.cheats.roles(self.seed, self.all_players())
+        return roles.get(player)
+
+    def all_players(self) -> list[str]:
+        return [self.player_id(number) for number in range(1, self.players + 1)]
+
+    def _seat_partners(self, rng: random.Random, seated: list[str]) -> list[str]:
+        """Partners who cheat together arrange to sit together, the giver just before the
+        taker in turn order, as often as the cheat's strength says."""
+        together = 0.5 + 0.5 * self.cheats.strength
+        for player in list(seated):
+            role = self.role(player)
+            if role is None or role.partner is None or role.partner in seated:
+                continue
+            if len(seated) < 2 or rng.random() >= together:
+                continue
+            # The partner takes a seat from an honest player (never from another cheat).
+            honest = [p for p in seated if self.role(p) is None]
+            if not honest:
+                continue
+            seated.remove(honest[-1])
+            place = seated.index(player)
+            seated.insert(place + 1 if role.gives else place, role.partner)
+        return seated
 
     def player_id(self, number: int) -> str:
         return f"p{number:0{max(4, len(str(self.players)))}d}"

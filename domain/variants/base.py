@@ -197,6 +197,17 @@ class Variant(ABC):
         its rounds or deals (the simulator's summary counts them)."""
         return list(record.get("moves") or ())
 
+    def thirteen_card_deals(self, record: Mapping[str, Any]) -> list[tuple[int, Mapping]] | None:
+        """The 13-card deals of a raw record (each a mapping with ``deal`` and ``moves``), with
+        the replay step before each deal's first move; None when it has none. The fair-play
+        review (replays/fairplay) reads their moves against the hands and the stock."""
+        if isinstance(record.get("deal"), Mapping) and isinstance(record.get("moves"), list):
+            return [(0, record)]
+        return None
+
+    # Points carry from deal to deal (a match): dropping a strong hand gives chips away.
+    carries_points: ClassVar[bool] = False
+
     def export(self, game: Any) -> dict[str, Any]:
         """The export line's object: the record plus the figures the ledger recorded."""
         return self.record_of(game).to_dict()

@@ -195,6 +195,23 @@ class Disputes:
             return case
         raise DisputeError("could not find a free case id; try again")  # pragma: no cover
 
+    def open_from_flag(self, actor: Actor, flag: dict, *, at: Any = None) -> DisputeCase:
+        """Open a case at a fair-play flag's heaviest evidence move and record the flag
+        (its signal, players, strength and every evidence move) in the case's events."""
+        if actor.role != OFFICER:
+            raise NotAllowed("only a dispute officer opens a case from a fair-play flag")
+        evidence = list(flag.get("evidence") or ())
+        if not evidence:
+            raise DisputeError("the flag has no evidence move to open the case at", field="flag")
+        at = at or _now()
+        description = f"Fair-play review: {flag.get('label', flag.get('signal'))}, " + " + ".join(
+            flag.get("players", ())
+        )
+        case = self.open_case(
+            actor, evidence[0]["game_id"], evidence[0]["move"], description, at=at
+        )
+        return self._step(actor, case.case_id, lambda c: c.attach_flag(flag, by=actor.actor, at=at))
+
     def add_note(self, actor: Actor, case_id: str, text: str, *, at: Any = None) -> DisputeCase:
         at = at or _now()
         return self._step(actor, case_id, lambda case: case.add_note(text, by=actor.actor, at=at))

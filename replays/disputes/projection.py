@@ -112,7 +112,7 @@ def project_disputes(
                 .where(this_case)
                 .values(notes=c.notes + 1, version=version, updated_at=when)
             )
-        elif kind == "EvidenceAdded":
+        elif kind in ("EvidenceAdded", "FlagAttached"):  # a fair-play flag is evidence too
             connection.execute(
                 CASES.update()
                 .where(this_case)

@@ -37,6 +37,7 @@ MODEL_MODULES = (
     "replays.access.accounts",
     "replays.access.access_log",
     "replays.disputes.projection",
+    "replays.fairplay.tables",
 )
 
 # eventsourcing-sqlalchemy names its tables after the application (Ledger.name.lower()):

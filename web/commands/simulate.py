@@ -104,8 +104,39 @@ def parse_seats(text: str) -> tuple[int, ...]:
     show_default=True,
     help="Distinct pseudonymous players who come to the tables.",
 )
+@click.option(
+    "--cheaters",
+    default="",
+    help="Cheating players among the honest, as kind:share of the players "
+    "(pair, peek, dump, bot), e.g. pair:0.02,peek:0.02. Default: none.",
+)
+@click.option(
+    "--cheat-strength",
+    type=click.FloatRange(0, 1),
+    default=0.5,
+    show_default=True,
+    help="How often a cheat acts when it can (0..1).",
+)
+@click.option(
+    "--truth",
+    type=click.Path(dir_okay=False),
+    help="Write who cheats, how and with whom here (JSON); never into the records.",
+)
 def command(
-    games, variants, seats, seed, start, out, jobs, discrepancy_rate, month, tables, player_pool
+    games,
+    variants,
+    seats,
+    seed,
+    start,
+    out,
+    jobs,
+    discrepancy_rate,
+    month,
+    tables,
+    player_pool,
+    cheaters,
+    cheat_strength,
+    truth,
 ) -> None:
     """Bots play GAMES games, stored in the ledger (or written with --out).
 
@@ -113,8 +144,15 @@ def command(
     in a row), now and then declare too early, and play long two-player games through the
     stock. Deterministic for a seed; a progress bar on a terminal.
     """
+    from domain.simulation.cheats import Cheats, CheatsError
     from replays.simulation import Floor, Simulation, Tally, UnknownVariant, check_variants
 
+    try:
+        cheats = Cheats.parse(cheaters, cheat_strength) if cheaters else None
+    except CheatsError as error:
+        raise click.BadParameter(str(error), param_hint="--cheaters") from None
+    if truth and cheats is None:
+        raise click.BadParameter("give --cheaters too: an honest run has no truth to write")
     try:
         check_variants(variants or None)
         floor = Floor(
@@ -124,11 +162,18 @@ def command(
             tables=tables,
             players=player_pool,
             month=month,
+            cheats=cheats,
         )
     except (UnknownVariant, ValueError) as error:
         raise click.ClickException(str(error)) from None
     if not out:
         _check_migrated()
+    if truth:
+        import json
+        from pathlib import Path
+
+        facts = cheats.truth(seed, floor.all_players())
+        Path(truth).write_text(json.dumps(facts, indent=1) + "\n")
     run = Simulation(floor, discrepancy_rate=discrepancy_rate)
     tally = Tally()
     stored = None

@@ -1,0 +1,458 @@
+"""A period's fair-play review: every signal tested, false discoveries controlled, evidence.
+
+Each signal is a statistic whose null comes from the same period's own population:
+
+- ``feeding`` (ordered pair feeder → picker): how many of the feeder's discards the picker took
+  to their gain, against each table's own rate times the picker's ratio to it on everyone
+  else's discards and the feeder's ratio to it with everyone else (each shrunk toward 1);
+  exact binomial tail.
+- ``seating`` (pair): games at one table, against what each one's games at each table explain
+  (``sum over tables of games_a * games_b / games_at_table``); Poisson tail.
+- ``hidden cards`` (player): ``sum (2 stock - 1) surprise / sqrt(sum variance)`` (see
+  :mod:`.facts`): about standard normal for any honest player, whatever their skill; the
+  population's own centre and spread (median, MAD, never narrower than the theory's) is
+  used, so a bias common to everyone flags nobody.
+- ``chip dumping`` (ordered pair dumper → beneficiary, Pool/Deals): how strong the dumper's
+  hands were when they dropped or showed wrongly with the beneficiary still in, as ranks in
+  the population's distribution of exit hands (a rank-sum z), population-centred the same way.
+- ``bot-like timing`` (player): the spread of the player's move intervals against the
+  population's, kind by kind (``log`` of the variance ratio over its sampling error), centred
+  and scaled by the population's own median and MAD: a person's times scatter, a program's
+  do not. The coefficient of variation is reported beside it.
+
+Every p-value goes into one Benjamini–Hochberg procedure across all players and pairs tested.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from replays.fairplay.summary import EXIT_BANDS, Evidence, PairDay, PlayerDay, Summary
+
+SIGNALS = {
+    "feeding": "colluding pair: takes the partner's discards",
+    "seating": "colluding pair: seated together",
+    "hidden": "hidden-card knowledge",
+    "dumping": "chip dumping",
+    "timing": "bot-like timing",
+}
+MIN_FACED = 5  # feeding: discards faced from one feeder
+MIN_TOGETHER = 3  # seating: games at one table
+MIN_CHOICES = 20  # hidden cards: choices between a useful open card and the stock
+MIN_EXITS = 3  # dumping: exits with the beneficiary still in
+MIN_INTERVALS = 20  # timing: move intervals (degrees of freedom)
+SHRINK = 10.0  # feeding: a player's ratio to their tables' rate borrows this many takes at 1
+
+
+@dataclass
+class Flag:
+    signal: str
+    players: tuple[str, ...]
+    observed: float
+    expected: float
+    statistic: str
+    p: float
+    games: int
+    q: float = 1.0
+    evidence: list[Evidence] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """A stable name for this flag in a period: signal and players."""
+        return f"{self.signal}:{'+'.join(self.players)}"
+
+    def to_dict(self) -> dict:
+        return {
+            "key": self.key,
+            "signal": self.signal,
+            "label": SIGNALS[self.signal],
+            "players": list(self.players),
+            "observed": round(self.observed, 3),
+            "expected": round(self.expected, 3),
+            "statistic": self.statistic,
+            "p": self.p,
+            "q": self.q,
+            "games": self.games,
+            "evidence": [
+                {
+                    "game_id": e.game_id,
+                    "move": e.step,
+                    "note": e.note,
+                    "url": replay_url(e.game_id, e.step),
+                }
+                for e in self.evidence
+            ],
+        }
+
+
+EVIDENCE_SOURCE = {
+    "feeding": "feed",
+    "seating": "seat",
+    "hidden": "peek",
+    "dumping": "dump",
+    "timing": "bot",
+}
+
+
+def evidence_subject(flag: Flag) -> tuple[str, str, str]:
+    """Which kept evidence rows back ``flag``: (evidence signal, first, second)."""
+    second = flag.players[1] if len(flag.players) > 1 else ""
+    return EVIDENCE_SOURCE[flag.signal], flag.players[0], second
+
+
+def best_evidence(rows) -> list[Evidence]:
+    return sorted(rows, key=lambda e: (-e.weight, e.game_id, e.step))[:5]
+
+
+def replay_url(game_id: str, step: int) -> str:
+    """The staff replay at the move (docs: web/views/replays.py's permalink)."""
+    return f"/games/{game_id}/replay?move={step}"
+
+
+@dataclass
+class Review:
+    start: str
+    end: str
+    table: str | None
+    fdr: float
+    tested: int
+    games: int
+    players: int
+    flags: list[Flag]
+
+    def flagged_players(self) -> set[str]:
+        return {p for flag in self.flags for p in flag.players}
+
+    def to_dict(self) -> dict:
+        return {
+            "from": self.start,
+            "to": self.end,
+            "table": self.table,
+            "fdr": self.fdr,
+            "games": self.games,
+            "players": self.players,
+            "tested": self.tested,
+            "flags": [flag.to_dict() for flag in self.flags],
+        }
+
+
+# -- distributions ---------------------------------------------------------------------------
+def normal_sf(z: float) -> float:
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
+def binomial_sf(k: int, n: int, p: float) -> float:
+    """P(X >= k) for X ~ Binomial(n, p).
+
+    >>> round(binomial_sf(3, 3, 0.5), 3), binomial_sf(0, 5, 0.2)
+    (0.125, 1.0)
+    """
+    if k <= 0:
+        return 1.0
+    if p <= 0:
+        return 0.0
+    if p >= 1:
+        return 1.0
+    log_p, log_q = math.log(p), math.log1p(-p)
+    total = 0.0
+    for i in range(k, n + 1):
+        total += math.exp(
+            math.lgamma(n + 1)
+            - math.lgamma(i + 1)
+            - math.lgamma(n - i + 1)
+            + i * log_p
+            + (n - i) * log_q
+        )
+    return min(1.0, total)
+
+
+def poisson_sf(k: int, mean: float) -> float:
+    """P(X >= k) for X ~ Poisson(mean)."""
+    if k <= 0:
+        return 1.0
+    if mean <= 0:
+        return 0.0
+    total, i = 0.0, k
+    term = math.exp(k * math.log(mean) - mean - math.lgamma(k + 1))
+    while term > 1e-300 and i < k + 10_000:
+        total += term
+        i += 1
+        term *= mean / i
+        if term < total * 1e-15:
+            break
+    return min(1.0, total)
+
+
+def empirical_null(scores: list[float], floor: float | None = 1.0) -> tuple[float, float]:
+    """Centre and spread of the bulk of ``scores`` (median, 1.4826 MAD): Efron's empirical
+    null. ``floor`` keeps the spread no narrower than a theory's (None: no floor)."""
+    if len(scores) < 10:
+        return 0.0, 1.0 if floor is None else max(1.0, floor)
+    ordered = sorted(scores)
+    middle = ordered[len(ordered) // 2]
+    spread = 1.4826 * sorted(abs(s - middle) for s in ordered)[len(ordered) // 2]
+    if floor is not None:
+        spread = max(spread, floor)
+    return middle, spread or 1.0
+
+
+def benjamini_hochberg(p_values: list[float]) -> list[float]:
+    """Adjusted q-values, in the order given.
+
+    >>> [round(q, 3) for q in benjamini_hochberg([0.01, 0.04, 0.03, 0.5])]
+    [0.04, 0.053, 0.053, 0.5]
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    q = [1.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, p_values[i] * m / rank)
+        q[i] = running
+    return q
+
+
+# -- the review --------------------------------------------------------------------------------
+def review(
+    summary: Summary,
+    start: str,
+    end: str,
+    *,
+    table: str | None = None,
+    fdr: float = 0.05,
+) -> Review:
+    """The period ``start``..``end`` (days, inclusive) of ``summary``, one table or all."""
+
+    def within(day: str, where: str) -> bool:
+        return start <= day <= end and (table is None or where == table)
+
+    players: dict[str, PlayerDay] = defaultdict(PlayerDay)
+    at_tables: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for (day, where, player), row in summary.players.items():
+        if within(day, where):
+            players[player].add(row)
+            at_tables[player][where] += row.games
+    pairs: dict[tuple[str, str], PairDay] = defaultdict(PairDay)
+    for (day, where, first, second), row in summary.pairs.items():
+        if within(day, where):
+            pairs[(first, second)].add(row)
+    table_games: dict[str, int] = defaultdict(int)
+    for (day, where), count in summary.tables.items():
+        if within(day, where):
+            table_games[where] += count
+    evidence: dict[tuple[str, str, str], list[Evidence]] = defaultdict(list)
+    for (day, where, signal, first, second), rows in summary.evidence.items():
+        if within(day, where):
+            evidence[(signal, first, second)].extend(rows)
+
+    tests: list[Flag] = []
+    tests += _feeding(summary, within, players, pairs)
+    tests += _seating(pairs, at_tables, table_games)
+    tests += _hidden(players)
+    tests += _dumping(players, pairs)
+    tests += _timing(players)
+    for flag, q in zip(tests, benjamini_hochberg([t.p for t in tests]), strict=True):
+        flag.q = q
+    flags = sorted((t for t in tests if t.q <= fdr), key=lambda t: (t.p, t.key))
+    for flag in flags:
+        flag.evidence = best_evidence(evidence.get(evidence_subject(flag), []))
+    return Review(
+        start=start,
+        end=end,
+        table=table,
+        fdr=fdr,
+        tested=len(tests),
+        games=sum(table_games.values()),
+        players=len(players),
+        flags=flags,
+    )
+
+
+def _feeding(summary: Summary, within, players, pairs) -> list[Flag]:
+    # Tables differ (stakes, seats, packs, deals): each discard faced is expected to be
+    # taken at its own table's rate, and a player's habits are their ratio to that.
+    table_faced: dict[str, int] = defaultdict(int)
+    table_useful: dict[str, int] = defaultdict(int)
+    for (day, where, _), row in summary.players.items():
+        if within(day, where):
+            table_faced[where] += row.faced
+            table_useful[where] += row.useful
+    base: dict[tuple[str, str], float] = defaultdict(float)  # per pair: sum of table rates
+    picker_base: dict[str, float] = defaultdict(float)
+    feeder_base: dict[str, float] = defaultdict(float)
+    given: dict[str, int] = defaultdict(int)
+    for (day, where, feeder, picker), row in summary.pairs.items():
+        if not row.faced or not within(day, where):
+            continue
+        expected = row.faced * table_useful[where] / table_faced[where]
+        base[(feeder, picker)] += expected
+        picker_base[picker] += expected
+        feeder_base[feeder] += expected
+        given[feeder] += row.useful
+    tests = []
+    for (feeder, picker), row in pairs.items():
+        if row.faced < MIN_FACED or row.useful < 2:
+            continue
+        # Each side's ratio to its tables' rates without the other, shrunk toward 1; their
+        # effects multiply (the picker's skill, the feeder's careless or generous discards).
+        own = base[(feeder, picker)]
+        takes = (players[picker].useful - row.useful + SHRINK) / (
+            picker_base[picker] - own + SHRINK
+        )
+        gives = (given[feeder] - row.useful + SHRINK) / (feeder_base[feeder] - own + SHRINK)
+        rate = min(0.95, own * takes * gives / row.faced)
+        p = binomial_sf(row.useful, row.faced, rate)
+        tests.append(
+            Flag(
+                "feeding",
+                (feeder, picker),
+                row.useful,
+                row.faced * rate,
+                f"{row.useful} of {row.faced} discards taken to the picker's gain "
+                f"({row.gain} points of hand score in all); expected {row.faced * rate:.1f}",
+                p,
+                pairs.get(tuple(sorted((feeder, picker))), PairDay()).together,
+            )
+        )
+    return tests
+
+
+def _seating(pairs, at_tables, table_games) -> list[Flag]:
+    tests = []
+    for (first, second), row in pairs.items():
+        if first > second or row.together < MIN_TOGETHER:
+            continue
+        theirs = at_tables[second]
+        expected = sum(
+            games * theirs.get(where, 0) / table_games[where]
+            for where, games in at_tables[first].items()
+            if table_games.get(where)
+        )
+        p = poisson_sf(row.together, expected)
+        tests.append(
+            Flag(
+                "seating",
+                (first, second),
+                row.together,
+                expected,
+                f"{row.together} games at one table; their tables explain {expected:.1f}",
+                p,
+                row.together,
+            )
+        )
+    return tests
+
+
+def _hidden(players) -> list[Flag]:
+    scored = {
+        player: row.choice_sum / math.sqrt(row.choice_var)
+        for player, row in players.items()
+        if row.choices >= MIN_CHOICES and row.choice_var > 0
+    }
+    centre, spread = empirical_null(list(scored.values()))
+    tests = []
+    for player, z in scored.items():
+        row = players[player]
+        tests.append(
+            Flag(
+                "hidden",
+                (player,),
+                z,
+                centre,
+                f"open/stock choices agree with the hidden stock card: z {z:.1f} over "
+                f"{row.choices} choices (population centre {centre:.2f}, spread {spread:.2f})",
+                normal_sf((z - centre) / spread),
+                row.games,
+            )
+        )
+    return tests
+
+
+def _dumping(players, pairs) -> list[Flag]:
+    bands = [0] * (len(EXIT_BANDS) + 1)
+    for row in players.values():
+        bands = [a + b for a, b in zip(bands, row.exits, strict=True)]
+    total = sum(bands)
+    if not total:
+        return []
+    # Each band's mid-rank in the population (0: the strongest hands): uniform under the null.
+    ranks, below = [], 0
+    for count in bands:
+        ranks.append((below + count / 2) / total)
+        below += count
+    mean = sum(c * r for c, r in zip(bands, ranks, strict=True)) / total
+    variance = sum(c * (r - mean) ** 2 for c, r in zip(bands, ranks, strict=True)) / total
+    if variance <= 0:
+        return []
+    scored = {}
+    for (dumper, beneficiary), row in pairs.items():
+        n = sum(row.exits)
+        if n < MIN_EXITS:
+            continue
+        strength = sum(c * (mean - r) for c, r in zip(row.exits, ranks, strict=True))
+        scored[(dumper, beneficiary)] = (strength / math.sqrt(n * variance), n)
+    centre, spread = empirical_null([z for z, _ in scored.values()])
+    tests = []
+    for (dumper, beneficiary), (z, n) in scored.items():
+        strong = sum(pairs[(dumper, beneficiary)].exits[:3])
+        tests.append(
+            Flag(
+                "dumping",
+                (dumper, beneficiary),
+                z,
+                centre,
+                f"{n} drops or wrong shows with {beneficiary} still in, {strong} of them with a "
+                f"hand scoring {EXIT_BANDS[2]} or less: strength z {z:.1f}",
+                normal_sf((z - centre) / spread),
+                pairs.get(tuple(sorted((dumper, beneficiary))), PairDay()).together,
+            )
+        )
+    return tests
+
+
+def _timing(players) -> list[Flag]:
+    spread_of: dict[str, float] = {}
+    pooled: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for row in players.values():
+        for kind, (n, s, ss) in row.timing.items():
+            if n >= 2:
+                pooled[kind][0] += ss - s * s / n
+                pooled[kind][1] += n - 1
+    for kind, (squares, df) in pooled.items():
+        if df > 0 and squares > 0:
+            spread_of[kind] = squares / df
+    scored = {}
+    for player, row in players.items():
+        ratio = df = 0.0
+        n_all = s_all = ss_all = 0.0
+        for kind, (n, s, ss) in row.timing.items():
+            if n >= 2 and kind in spread_of:
+                ratio += max(ss - s * s / n, 0.0) / spread_of[kind]
+                df += n - 1
+            n_all, s_all, ss_all = n_all + n, s_all + s, ss_all + ss
+        if df < MIN_INTERVALS:
+            continue
+        log_ratio = math.log(max(ratio / df, 1e-6))
+        mean = s_all / n_all
+        cv = math.sqrt(max(ss_all / n_all - mean * mean, 0.0)) / mean if mean > 0 else 0.0
+        scored[player] = (log_ratio / math.sqrt(2 / df), cv, int(n_all))
+    centre, spread = empirical_null([z for z, _, _ in scored.values()])
+    tests = []
+    for player, (z, cv, n) in scored.items():
+        tests.append(
+            Flag(
+                "timing",
+                (player,),
+                z,
+                centre,
+                f"move times: spread z {z:.1f} against the population "
+                f"(centre {centre:.1f}, spread {spread:.1f}); coefficient of variation {cv:.2f} "
+                f"over {n} moves",
+                normal_sf(-(z - centre) / spread),
+                players[player].games,
+            )
+        )
+    return tests
