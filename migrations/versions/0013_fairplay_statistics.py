@@ -1,7 +1,7 @@
 """fairplay_*: the fair-play review's sufficient statistics per day, table, player and pair
 
-Revision ID: 0012
-Revises: 0011
+Revision ID: 0013
+Revises: 0012
 Create Date: 2026-11-29
 
 replays/fairplay/tables.py: games counted, per-player and per-pair counts and sums by day and
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0012"
-down_revision = "0011"
+revision = "0013"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 
