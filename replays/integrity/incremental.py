@@ -1,0 +1,549 @@
+"""``rummy-ledger verify --since OLD.json --state DIR``: the auditor's daily verify, which
+costs what is new (docs/integrity.md §6, "Day by day").
+
+The auditor keeps a state directory (:mod:`replays.integrity.state_dir`): the tree head the
+last run proved and, per game, digests of what it verified. A run
+
+1. checks OLD's signature and that the state was written for OLD;
+2. takes the new tree head (a checkpoint file given, else a fresh checkpoint when this
+   process holds the signing key, else the latest stored one) and checks the RFC 9162
+   consistency proof from OLD to it: the proof is generated from the stored tree
+   (:meth:`StoredTree.hashes_of`) and verified with :func:`merkle.verify_consistency`,
+   which sees only the proof and the two signed heads;
+3. in one read snapshot, digests every game's stored events (with their seals and chain
+   head), snapshots and read rows, and the stored tree nodes below OLD's size;
+4. replays in full (:func:`replays.integrity.verify.verify_game`, every check) each game
+   that is new, has events at or after OLD's size, or whose digests differ from the kept
+   ones; a game whose events differ while its replay finds nothing is still a finding
+   (the events before the checkpoint are immutable);
+5. writes the new state only when nothing was found.
+
+A first run (no state yet) is a whole-store ``verify`` that then writes the state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from uuid import UUID
+
+import sqlalchemy as sa
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from replays.integrity import merkle
+from replays.integrity.append import stored_head
+from replays.integrity.models import GameChainHead, TreeNode
+from replays.integrity.report import (
+    ALTERED,
+    CHECKPOINT,
+    DELETED,
+    INSERTED,
+    TREE,
+    Problem,
+    Report,
+)
+from replays.integrity.signing import Checkpoint, SigningError, load_private_key, utc_now
+from replays.integrity.state_dir import GameState, VerifyState, load_state, save_state
+from replays.integrity.store import (
+    IntegrityError,
+    StoredTree,
+    UnknownGame,
+    count_events,
+    engine,
+    event_rows,
+    game_id_from_state,
+    has_table,
+    plain_rows,
+    progress_bar,
+    raw_id,
+    read_snapshot,
+    require_tables,
+    seal_rows,
+)
+from replays.store.schema import EVENTS_TABLE, SNAPSHOTS_TABLE
+
+_DIGEST_FORMAT = b"rummy-ledger verify-state 1\0"
+READ_MODEL = "read_model"  # replays.readmodels.read_model_checks' kind (it imports this package)
+
+
+@dataclass
+class Coverage:
+    """What a ``--since`` run covered, for its summary line."""
+
+    first_run: bool = False
+    replayed: list[str] = field(default_factory=list)
+    compared: int = 0
+    proven: int = 0  # events before OLD's size, proven unchanged by the consistency proof
+    old_size: int = 0
+    new_size: int = 0
+    seconds: float = 0.0
+    state_written: bool = False
+    checkpoint: Checkpoint | None = None
+
+    def summary(self) -> str:
+        if self.first_run:
+            return (
+                f"first run: the whole store verified up to the checkpoint of {self.new_size} "
+                f"events in {self.seconds:.1f} s"
+            )
+        return (
+            f"{len(self.replayed)} game(s) replayed in full, {self.compared} compared with "
+            f"their kept digests, {self.proven} event(s) proven unchanged by the consistency "
+            f"proof from {self.old_size} to {self.new_size} events, in {self.seconds:.1f} s"
+        )
+
+
+# -- digests -----------------------------------------------------------------------------------
+def _field(digest, data: bytes) -> None:
+    # Length-prefixed, so no two sequences of fields hash alike.
+    digest.update(len(data).to_bytes(8, "big") + data)
+
+
+@dataclass
+class StoreDigests:
+    """Per game: digests of its events (with seals and chain head), snapshots and read
+    rows; its last tree position; the digest of the tree nodes below ``size``."""
+
+    events: dict[str, bytes]
+    snapshots: dict[str, bytes]
+    rows: dict[str, bytes]
+    last_position: dict[str, int]
+    nodes: bytes
+    events_read: int
+
+    def games(self) -> set[str]:
+        return set(self.events) | set(self.rows) | set(self.snapshots)
+
+    def state(self, checkpoint: Checkpoint) -> VerifyState:
+        empty = hashlib.sha256(_DIGEST_FORMAT).hexdigest()
+        return VerifyState(
+            checkpoint.size,
+            checkpoint.root,
+            utc_now(),
+            self.nodes.hex(),
+            {
+                game: GameState(
+                    self.events[game].hex() if game in self.events else empty,
+                    self.snapshots[game].hex() if game in self.snapshots else empty,
+                    self.rows[game].hex() if game in self.rows else empty,
+                    self.last_position.get(game, -1),
+                )
+                for game in self.games()
+            },
+            checkpoint.to_dict(),
+        )
+
+
+class _Digests(dict):
+    def __missing__(self, game: str):
+        digest = self[game] = hashlib.sha256(_DIGEST_FORMAT)
+        return digest
+
+
+def store_digests(
+    connection: sa.Connection,
+    size: int,
+    *,
+    progress: bool = False,
+    events: str = EVENTS_TABLE,
+    report: Report | None = None,
+) -> StoreDigests:
+    """Every game's digests, read in the connection's snapshot: one pass over the events,
+    one over the seals, and one query per read-model table; nothing is decoded. With
+    ``report``, the seals' order is checked on the way as the full verify checks it
+    (positions without gaps, notification ids rising)."""
+    names: dict[bytes, str] = {}
+    positions: dict[str, int] = {}
+    heads = _Digests()
+    for originator, game, version, chain, last in connection.execute(
+        sa.select(
+            GameChainHead.originator_id,
+            GameChainHead.game_id,
+            GameChainHead.version,
+            GameChainHead.chain_hash,
+            GameChainHead.last_position,
+        ).order_by(GameChainHead.originator_id)
+    ):
+        names[originator.bytes] = game
+        positions[game] = max(positions.get(game, -1), last)
+        _field(heads[game], f"head {originator} {version} {last}".encode() + bytes(chain))
+    found = _Digests()
+    read = 0
+    if has_table(connection, events):
+        total = count_events(connection, events) if progress else None
+        with progress_bar(total, "since: digests", progress) as bar:
+            for row in event_rows(connection, events):
+                game = names.get(row.originator)
+                if game is None:
+                    game = (game_id_from_state(row.state) if row.version == 1 else None) or str(
+                        row.originator_id
+                    )
+                defect = b"" if row.defect is None else row.defect.encode()
+                topic = row.topic.encode()
+                head = (
+                    f"event {row.notification_id} {row.version} {len(topic)} {len(defect)} "
+                    f"{len(row.state)}\0"
+                ).encode()
+                found[game].update(head + row.originator + topic + defect + row.state)
+                read += 1
+                if read % 2000 == 0:
+                    bar.update(2000)
+            bar.update(read % 2000)
+    expected, last_nid = 0, None
+    for seal in seal_rows(connection):
+        if report is not None:
+            if seal.position != expected:
+                report.add(
+                    TREE,
+                    f"seal positions jump from {expected} to {seal.position}: seals were deleted",
+                    seal.game_id,
+                    seal.version,
+                )
+            if last_nid is not None and seal.notification_id <= last_nid:
+                report.add(TREE, "seals are out of notification order", seal.game_id, seal.version)
+        expected, last_nid = seal.position + 1, seal.notification_id
+        head = f"seal {seal.position} {seal.notification_id} {seal.version}\0".encode()
+        found[seal.game_id].update(head + seal.originator + seal.leaf + seal.chain)
+        positions[seal.game_id] = max(positions.get(seal.game_id, -1), seal.position)
+    for game, digest in heads.items():
+        _field(found[game], digest.digest())
+    return StoreDigests(
+        {game: digest.digest() for game, digest in found.items()},
+        _snapshot_digests(connection, names),
+        _row_digests(connection),
+        positions,
+        _nodes_digest(connection, size),
+        read,
+    )
+
+
+def _snapshot_digests(connection: sa.Connection, names: dict[bytes, str]) -> dict[str, bytes]:
+    if not has_table(connection, SNAPSHOTS_TABLE):
+        return {}
+    found = _Digests()
+    query = (
+        f"SELECT originator_id, originator_version, topic, state FROM {SNAPSHOTS_TABLE} "
+        "ORDER BY originator_id, originator_version"
+    )
+    for originator, version, topic, state in plain_rows(connection, query, {}):
+        originator = raw_id(originator)
+        game = names.get(originator) or str(UUID(bytes=originator))
+        _field(found[game], f"snapshot {UUID(bytes=originator)} {version} {topic}".encode())
+        _field(found[game], bytes(state) if state is not None else b"\0NULL")
+    return {game: digest.digest() for game, digest in found.items()}
+
+
+# Each read-model table in a fixed order of its rows; the ledger lines' own ids are left
+# out (a `projections rebuild` numbers them anew without changing what they say).
+_READ_TABLES = (
+    ("games", "game_id"),
+    ("player_results", "game_id, player"),
+    ("moves", "game_id, move_index"),
+    ("ledger_entries", "game_id, dispute_id, kind, line, account, player, id"),
+)
+
+
+def _row_digests(connection: sa.Connection) -> dict[str, bytes]:
+    found = _Digests()
+    for table, order in _READ_TABLES:
+        if not has_table(connection, table):
+            continue
+        result = connection.execute(sa.text(f"SELECT * FROM {table} ORDER BY {order}"))
+        columns = list(result.keys())
+        at = columns.index("game_id")
+        kept = [i for i, name in enumerate(columns) if name != "id"]
+        label = repr((table, tuple(columns[i] for i in kept))).encode()
+        for row in result:
+            values = tuple(row[i] for i in kept)
+            _field(found[row[at]], label + repr(values).encode())
+    return {game: digest.digest() for game, digest in found.items()}
+
+
+def _nodes_digest(connection: sa.Connection, size: int) -> bytes:
+    """The stored subtrees wholly below ``size`` events: they never change once written."""
+    digest = hashlib.sha256(_DIGEST_FORMAT + b"nodes\0")
+    rows = connection.execute(
+        sa.select(TreeNode.level, TreeNode.index, TreeNode.hash).order_by(
+            TreeNode.level, TreeNode.index
+        )
+    )
+    for level, index, value in rows:
+        if (index + 1) << level <= size:
+            _field(digest, f"{level} {index}".encode() + bytes(value))
+    return digest.digest()
+
+
+# -- the run -----------------------------------------------------------------------------------
+def new_tree_head(url: str | None, given: Checkpoint | None, report: Report) -> Checkpoint:
+    """The checkpoint to verify up to: the one given, else a fresh one when this process
+    holds the ledger's signing key, else the latest stored one."""
+    from replays.integrity.evidence import latest_checkpoint, make_checkpoint
+
+    if given is not None:
+        return given
+    try:
+        load_private_key()
+    except SigningError:
+        pass
+    else:
+        try:
+            return make_checkpoint(url)
+        except IntegrityError as error:
+            report.add(CHECKPOINT, f"no fresh checkpoint could be signed: {error}")
+    latest = latest_checkpoint(url)
+    if latest is None:
+        raise IntegrityError(
+            "no checkpoint to verify up to: give one with --checkpoint, or run "
+            "`rummy-ledger checkpoint` on the server"
+        )
+    return latest
+
+
+def check_consistency(
+    connection: sa.Connection, old: Checkpoint, new: Checkpoint, report: Report
+) -> bool:
+    """The RFC 9162 consistency proof from ``old`` to ``new``: generated from the stored
+    tree, then verified from the proof and the two signed heads alone."""
+    if new.size < old.size:
+        report.add(
+            CHECKPOINT,
+            f"the new checkpoint covers {new.size} events, fewer than the {old.size} of your "
+            f"checkpoint signed {old.time}: the ledger's history was cut short",
+        )
+        return False
+    tree = StoredTree(connection)
+    try:
+        proof = tree.hashes_of(merkle.consistency_ranges(old.size, new.size))
+    except IntegrityError as error:
+        report.add(
+            CHECKPOINT,
+            f"no consistency proof from your checkpoint of {old.size} events signed "
+            f"{old.time} to {new.size} events: {error}",
+        )
+        return False
+    if merkle.verify_consistency(old.size, new.size, old.root, new.root, proof):
+        return True
+    report.add(
+        CHECKPOINT,
+        f"the consistency proof from your checkpoint of {old.size} events signed {old.time} "
+        f"to the checkpoint of {new.size} events signed {new.time} fails: the ledger's tree "
+        f"no longer extends yours, history before event {old.size} was rewritten "
+        "(`rummy-ledger verify --checkpoint OLD.json` locates it)",
+    )
+    return False
+
+
+def _check_tree_head(connection: sa.Connection, new: Checkpoint, report: Report) -> None:
+    """The tree head the saves go on from must extend the new checkpoint."""
+    from replays.integrity.verify import _head_holds
+
+    head = stored_head(connection)
+    if head is None:
+        if new.size:
+            report.add(TREE, "the tree head (integrity_head) is missing")
+        return
+    tree = StoredTree(connection)
+    try:
+        holds = (
+            head.size >= new.size
+            and _head_holds(head)
+            and tree.root(head.size) == head.root
+            and tree.root(new.size) == new.root
+        )
+    except IntegrityError as error:
+        report.add(TREE, str(error))
+        return
+    if not holds:
+        report.add(
+            TREE,
+            f"the tree head (integrity_head) over {head.size} events does not extend the "
+            f"checkpoint of {new.size} events through the stored tree: it was changed "
+            "outside the ledger",
+        )
+
+
+def _check_stored_checkpoints(
+    connection: sa.Connection, public_key: Ed25519PublicKey | None, report: Report
+) -> None:
+    """Every checkpoint the ledger stored: its signature, and its root from the stored tree
+    (a few subtrees each)."""
+    from replays.integrity.verify import signed_checkpoints, stored_checkpoints
+
+    tree = StoredTree(connection)
+    top = tree.size()
+    for checkpoint in signed_checkpoints(stored_checkpoints(connection), public_key, report):
+        if checkpoint.size > top:
+            report.add(
+                CHECKPOINT,
+                f"the checkpoint signed {checkpoint.time} covers {checkpoint.size} events, "
+                f"but only {top} are sealed: sealed events were removed",
+            )
+            continue
+        try:
+            root = tree.root(checkpoint.size)
+        except IntegrityError as error:
+            report.add(TREE, str(error))
+            continue
+        if root != checkpoint.root:
+            report.add(
+                CHECKPOINT,
+                f"the stored tree over the first {checkpoint.size} events does not match the "
+                f"checkpoint signed {checkpoint.time}: history it covers was rewritten",
+            )
+
+
+def verify_since(
+    url: str | None,
+    old: Checkpoint,
+    state_dir: str | Path,
+    *,
+    new: Checkpoint | None = None,
+    public_key: Ed25519PublicKey | None = None,
+    progress: bool = False,
+) -> tuple[Report, Coverage]:
+    """The incremental verify (module docstring). Raises :class:`IntegrityError` (or
+    :class:`~replays.integrity.state_dir.StateError`) for what stops it before any check:
+    a state written for another checkpoint, no checkpoint to verify up to."""
+    from replays.integrity.verify import default_public_key, verify_game, verify_store
+
+    started = time.perf_counter()
+    public_key = public_key or default_public_key()
+    report, coverage = Report(), Coverage(old_size=old.size)
+    reason = None if public_key is None else old.verify(public_key)
+    if reason:
+        report.add(CHECKPOINT, f"your checkpoint of {old.size} events ({old.time}): {reason}")
+        coverage.seconds = time.perf_counter() - started
+        return report, coverage
+    if public_key is None:
+        report.notes.append("no public key: checkpoint signatures were not checked")
+    kept = load_state(state_dir)
+    if kept is not None and (kept.size, kept.root) != (old.size, old.root):
+        raise IntegrityError(
+            f"the state in {state_dir} was written for the checkpoint of {kept.size} events "
+            f"(root {kept.root.hex()[:16]}…), not for the {old.size} events of the one given: "
+            f"give {Path(state_dir) / 'checkpoint.json'}"
+        )
+    new = new_tree_head(url, new, report)
+    if public_key is not None and (reason := new.verify(public_key)):
+        report.add(CHECKPOINT, f"the new checkpoint of {new.size} events ({new.time}): {reason}")
+    coverage.new_size, coverage.checkpoint = new.size, new
+    if kept is None:
+        coverage.first_run = True
+        full = verify_store(url, checkpoints=[old, new], public_key=public_key, progress=progress)
+        report.problems += full.problems
+        report.notes += full.notes
+        report.events, report.sealed, report.games = full.events, full.sealed, full.games
+        with engine(url).connect() as connection:
+            read_snapshot(connection)
+            check_consistency(connection, old, new, report)
+            digests = store_digests(connection, new.size, progress=progress)
+    else:
+        with engine(url).connect() as connection:
+            read_snapshot(connection)
+            require_tables(connection)
+            proven = check_consistency(connection, old, new, report)
+            coverage.proven = old.size if proven else 0
+            _check_tree_head(connection, new, report)
+            _check_stored_checkpoints(connection, public_key, report)
+            digests = store_digests(connection, old.size, progress=progress, report=report)
+            if digests.nodes.hex() != kept.nodes:
+                report.add(
+                    TREE,
+                    f"stored tree nodes below the {old.size} events of your checkpoint were "
+                    "changed since the last run: they were written outside the ledger",
+                )
+            digests.nodes = _nodes_digest(connection, new.size)
+            replay, suspects, rows_changed = _to_replay(digests, kept, old.size, report)
+        # Read rows of a game no event, seal or chain head knows: nothing to replay.
+        orphans = sorted(g for g in replay if g in digests.rows and g not in digests.events)
+        for game in orphans:
+            report.add(READ_MODEL, "read rows stored for a game with no events", game)
+            replay.discard(game)
+        coverage.compared = len(digests.games() - replay - set(orphans))
+        report.games = len(digests.games())
+        _replay(
+            url, sorted(replay), [old, new], public_key, progress, report, coverage, verify_game
+        )
+        for game in sorted(suspects):
+            if not any(p.game_id == game for p in report.problems):
+                report.add(
+                    ALTERED,
+                    "its stored events, seals or chain head differ from those verified on "
+                    f"{kept.time}, although they all lie before your checkpoint's "
+                    f"{old.size} events and each matches its seal: they were rewritten",
+                    game,
+                )
+        for game in sorted(rows_changed):
+            if not any(p.game_id == game for p in report.problems):
+                report.notes.append(
+                    f"game {game}: its read rows or snapshots changed since the last run and "
+                    "agree with its events (the projection caught up, or snapshots were "
+                    "written or dropped)"
+                )
+    if report.ok:
+        save_state(state_dir, digests.state(new), new.to_json())
+        coverage.state_written = True
+    coverage.seconds = time.perf_counter() - started
+    report.notes = list(dict.fromkeys(report.notes))
+    return report, coverage
+
+
+def _to_replay(
+    digests: StoreDigests, kept: VerifyState, size: int, report: Report
+) -> tuple[set[str], set[str], set[str]]:
+    """The games to replay in full; of them, those whose events before ``size`` changed
+    (suspects) and those whose read rows or snapshots alone changed."""
+    replay, suspects, rows_changed = set(), set(), set()
+    now = digests.games()
+    for game in sorted(set(kept.games) - now):
+        report.add(
+            DELETED,
+            f"the game was verified on {kept.time} and is gone: its events, seals and read "
+            "rows were removed",
+            game,
+        )
+    for game in now:
+        before = kept.games.get(game)
+        if before is None or digests.last_position.get(game, -1) >= size:
+            replay.add(game)
+            continue
+        if before.last_position >= size:
+            replay.add(game)
+            continue
+        empty = hashlib.sha256(_DIGEST_FORMAT).digest()
+        if digests.events.get(game, empty).hex() != before.events:
+            replay.add(game)
+            suspects.add(game)
+        if (
+            digests.rows.get(game, empty).hex() != before.rows
+            or digests.snapshots.get(game, empty).hex() != before.snapshots
+        ):
+            replay.add(game)
+            rows_changed.add(game)
+    return replay, suspects, rows_changed - suspects
+
+
+def _replay(url, games, checkpoints, public_key, progress, report, coverage, verify_game):
+    with progress_bar(len(games), "since: replaying", progress) as bar:
+        for game in games:
+            try:
+                one = verify_game(url, game, checkpoints=checkpoints, public_key=public_key)
+            except UnknownGame:
+                report.problems.append(
+                    Problem(
+                        INSERTED,
+                        "stored rows of an aggregate that no seal, chain head or game id "
+                        "knows: inserted directly",
+                        game,
+                    )
+                )
+                bar.update(1)
+                continue
+            report.problems += one.problems
+            report.notes += [n for n in one.notes if "checked" not in n]
+            report.events += one.events
+            report.sealed += one.sealed
+            coverage.replayed.append(game)
+            bar.update(1)
