@@ -106,6 +106,16 @@ def test_the_command_line_says_what_it_covered(audited):
     code, out = run("verify", "--since", state / "checkpoint.json", "--state", state, "--json")
     assert code == 0
     assert json.loads(out)["since"]["compared_by_digest"] == 5
+    # The new tree head given as a file (an auditor without the signing key).
+    record(Ledger(_url, env={"CREATE_TABLE": "no"}), "G6", turns=3)
+    new = state.parent / "new.json"
+    assert run("checkpoint", "--out", new)[0] == 0
+    code, out = run(
+        "verify", "--since", state / "checkpoint.json", "--state", state, "--checkpoint", new
+    )
+    assert code == 0, out
+    assert "1 game(s) replayed in full" in out and "from 130 to 138 events" in out
+    assert Checkpoint.load(state / "checkpoint.json") == Checkpoint.load(new)
 
 
 def test_a_state_for_another_checkpoint_or_a_broken_file_is_refused_by_name(audited, tmp_path):
@@ -293,7 +303,8 @@ CASES = {
     "move row added": (_move_row_added, {("read_model", "G4", None)}),
     "memo forged": (_memo_forged, {("read_model", "G1", None)}),
     "snapshot edited": (_snapshot_edited, {("snapshot", "G3", None)}),
-    "state corrupted": (_corrupted_state, {("unreadable", "G4", 3)}),
+    # As TEXT on SQLite it is unreadable; cut short on PostgreSQL, its bytes fail its seal.
+    "state corrupted": (_corrupted_state, {("unreadable|altered", "G4", 3)}),
     "game removed": (_game_removed, {("deleted", "G3", None)}),
 }
 
@@ -310,7 +321,7 @@ PROOF_CASES = {
 
 def _matches(report, kind, game, event) -> bool:
     return any(
-        p.kind == kind
+        p.kind in kind.split("|")
         and (game is None or p.game_id == game)
         and (event is None or p.event == event)
         for p in report.problems

@@ -429,6 +429,7 @@ def verify_since(
     if public_key is not None and (reason := new.verify(public_key)):
         report.add(CHECKPOINT, f"the new checkpoint of {new.size} events ({new.time}): {reason}")
     coverage.new_size, coverage.checkpoint = new.size, new
+    report.checkpoints += [old.size, new.size]
     if kept is None:
         coverage.first_run = True
         full = verify_store(url, checkpoints=[old, new], public_key=public_key, progress=progress)
