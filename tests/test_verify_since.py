@@ -84,6 +84,7 @@ def test_a_clean_day_replays_only_the_new_game_and_keeps_the_new_checkpoint(audi
     before = load_state(state)
     report, coverage = since(url, state)
     assert report.ok, report.problems
+    assert not [n for n in report.notes if "batched replay stopped" in n]
     assert coverage.replayed == ["G5"]
     assert coverage.compared == 4
     assert (coverage.old_size, coverage.proven, coverage.new_size) == (104, 104, 130)

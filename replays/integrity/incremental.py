@@ -175,18 +175,17 @@ def store_digests(
         total = count_events(connection, events) if progress else None
         with progress_bar(total, "since: digests", progress) as bar:
             for row in event_rows(connection, events):
-                game = names.get(row.originator)
+                originator = row.originator
+                game = names.get(originator)
                 if game is None:
                     game = (game_id_from_state(row.state) if row.version == 1 else None) or str(
                         row.originator_id
                     )
-                defect = b"" if row.defect is None else row.defect.encode()
                 topic = row.topic.encode()
-                head = (
-                    f"event {row.notification_id} {row.version} {len(topic)} {len(defect)} "
-                    f"{len(row.state)}\0"
-                ).encode()
-                found[game].update(head + row.originator + topic + defect + row.state)
+                head = f"{row.notification_id} {row.version} {len(topic)} {len(row.state)}"
+                if row.defect is not None:
+                    head += " " + row.defect
+                found[game].update(head.encode() + b"\0" + originator + topic + row.state)
                 read += 1
                 if read % 2000 == 0:
                     bar.update(2000)
@@ -246,18 +245,22 @@ _READ_TABLES = (
 
 
 def _row_digests(connection: sa.Connection) -> dict[str, bytes]:
+    """Each game's read rows as the driver returns them (on SQLite from its own cursor),
+    every column but the lines' ids, in a fixed order."""
     found = _Digests()
+    inspector = sa.inspect(connection)
     for table, order in _READ_TABLES:
-        if not has_table(connection, table):
+        if not inspector.has_table(table):
             continue
-        result = connection.execute(sa.text(f"SELECT * FROM {table} ORDER BY {order}"))
-        columns = list(result.keys())
-        at = columns.index("game_id")
-        kept = [i for i, name in enumerate(columns) if name != "id"]
-        label = repr((table, tuple(columns[i] for i in kept))).encode()
-        for row in result:
-            values = tuple(row[i] for i in kept)
-            _field(found[row[at]], label + repr(values).encode())
+        names = [c["name"] for c in inspector.get_columns(table) if c["name"] != "id"]
+        names.remove("game_id")
+        columns = ", ".join(f'"{name}"' for name in ["game_id", *names])
+        label = repr((table, tuple(names))).encode()
+        query = f"SELECT {columns} FROM {table} ORDER BY {order}"
+        for row in plain_rows(connection, query, {}):
+            digest = found[row[0]]
+            digest.update(label)
+            _field(digest, repr(tuple(row)).encode())
     return {game: digest.digest() for game, digest in found.items()}
 
 
@@ -527,8 +530,27 @@ def _to_replay(
 
 
 def _replay(url, games, checkpoints, public_key, progress, report, coverage, verify_game):
-    with progress_bar(len(games), "since: replaying", progress) as bar:
-        for game in games:
+    """Every game of ``games`` replayed with every check. The clean case goes through the
+    whole-store verify's batched steps (:func:`_replay_batched`); any game they find
+    anything wrong with, or cannot take, is checked again on its own by ``verify_game``,
+    whose findings alone are reported (as ``verify --jobs`` re-checks in the main pass)."""
+    old, new = checkpoints
+    scratch = Report()
+    try:
+        alone = _replay_batched(url, games, old, new, scratch, progress)
+    except Exception as error:  # the game-by-game path decides
+        report.notes.append(f"batched replay stopped ({error}); games checked one by one")
+        alone = set(games)
+    if any(p.game_id is None for p in scratch.problems):
+        alone = set(games)
+    alone |= {p.game_id for p in scratch.problems if p.game_id is not None}
+    for game in games:
+        if game not in alone:
+            coverage.replayed.append(game)
+    report.events += scratch.events
+    report.sealed += scratch.sealed
+    with progress_bar(len(alone), "since: rechecking", progress and bool(alone)) as bar:
+        for game in sorted(alone):
             try:
                 one = verify_game(url, game, checkpoints=checkpoints, public_key=public_key)
             except UnknownGame:
@@ -548,3 +570,107 @@ def _replay(url, games, checkpoints, public_key, progress, report, coverage, ver
             report.sealed += one.sealed
             coverage.replayed.append(game)
             bar.update(1)
+
+
+_GAMES_A_QUERY = 200
+
+
+def _replay_batched(url, games, old: Checkpoint, new: Checkpoint, report: Report, progress):
+    """The games' events against their seals and chains, their leaves against the signed
+    trees (with the stored subtrees the consistency proof and the node digest vouch for),
+    their deals, snapshots and read rows, in batches as the whole-store verify does.
+    Returns the games it leaves to ``verify_game`` (dispute cases, and games it cannot
+    name)."""
+    from domain import variants
+    from replays.integrity.deal_checks import DealChecker
+    from replays.integrity.replay_memos import memo_writer
+    from replays.integrity.snapshot_checks import check_snapshots
+    from replays.integrity.store import game_rows, game_seals, sealed_up_to
+    from replays.integrity.verify import _compare_game
+    from replays.readmodels import read_model_checks as checks
+
+    game_topics = variants.topic_prefixes()
+    alone: set[str] = set()
+    by_game: dict[str, list[bytes]] = {}
+    names: dict[bytes, str] = {}
+    with engine(url).connect() as connection:
+        read_snapshot(connection)
+        heads: dict[bytes, int] = {}
+        for chunk in _chunks(games, _GAMES_A_QUERY):
+            rows = connection.execute(
+                sa.select(
+                    GameChainHead.originator_id, GameChainHead.game_id, GameChainHead.version
+                ).where(GameChainHead.game_id.in_(chunk))
+            )
+            for originator, game, version in rows:
+                by_game.setdefault(game, []).append(originator.bytes)
+                names[originator.bytes] = game
+                heads[originator.bytes] = version
+        alone |= set(games) - set(by_game)
+        tree_head = stored_head(connection)
+        seal_top = sealed_up_to(connection)
+        leaves: dict[int, bytes] = {}
+        checker = DealChecker(report)
+        fed: list[bytes] = []
+        with progress_bar(len(by_game), "since: replaying", progress) as bar:
+            for game, originators in sorted(by_game.items()):
+                rows = game_rows(connection, originators)
+                seals = game_seals(connection, originators)
+                if rows and not rows[0].topic.startswith(game_topics):
+                    alone.add(game)  # a dispute case: its lines are verify_game's
+                    bar.update(1)
+                    continue
+                found = len(report.problems)
+                versions = [heads[o] for o in originators]
+                leaves.update(
+                    _compare_game(game, rows, seals, versions, seal_top, report, tree_head)
+                )
+                if len(report.problems) == found:
+                    for row in rows:
+                        checker.feed(row, game)
+                    fed += originators
+                bar.update(1)
+        checker.finish()
+        tree = StoredTree(connection)
+        for checkpoint in (old, new):
+            known = {p: leaf for p, leaf in leaves.items() if p < checkpoint.size}
+            if not known:
+                continue
+            tree.prefetch(merkle.needed_subtrees(checkpoint.size, sorted(known)))
+            if merkle.root_from_known(checkpoint.size, known, tree.subtree) != checkpoint.root:
+                report.add(
+                    CHECKPOINT,
+                    f"the replayed games' events do not give the checkpoint of "
+                    f"{checkpoint.size} events",
+                )
+        if not checks.has_read_models(connection):
+            report.notes.append("no read-model tables: read models not checked")
+            return alone
+        troubled = {o for o in names if names[o] in {p.game_id for p in report.problems}}
+        tally = checks.SnapshotTally()
+        ledger = checks.ledger_for(url)
+        only = [o for o in fed if o not in troubled]
+        memos = memo_writer(url, deals=True)
+        for chunk in _chunks(only, _GAMES_A_QUERY):
+            checks.replay_games(
+                connection,
+                ledger,
+                report,
+                names=names,
+                skip=frozenset(),
+                position=checks.projection_position(connection),
+                events=EVENTS_TABLE,
+                snapshots=tally,
+                only=list(chunk),
+                memos=memos,
+            )
+        rest = [o for o in only if o not in tally.done]
+        if rest:
+            check_snapshots(connection, url, report, names, originators=rest)
+    return alone
+
+
+def _chunks(items, size: int):
+    items = list(items)
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
