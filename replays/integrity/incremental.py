@@ -616,7 +616,7 @@ def _replay_batched(url, games, old: Checkpoint, new: Checkpoint, report: Report
             for game, originators in sorted(by_game.items()):
                 rows = game_rows(connection, originators)
                 seals = game_seals(connection, originators)
-                if rows and not rows[0].topic.startswith(game_topics):
+                if any(not row.topic.startswith(game_topics) for row in rows):
                     alone.add(game)  # a dispute case: its lines are verify_game's
                     bar.update(1)
                     continue
