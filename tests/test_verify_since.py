@@ -392,3 +392,40 @@ def test_a_consistent_forgery_of_a_settled_games_money_is_found(database_url, ke
     messages = [p.message for p in report.problems]
     assert any(m.startswith("games.gross: stored ") for m in messages), messages
     assert coverage.replayed == [game_id]
+
+
+# -- disputes: a case's events are new, its lines belong to its game ----------------------------
+def test_a_dispute_case_is_replayed_and_a_forged_adjustment_line_found(
+    database_url, keys, tmp_path
+):
+    from web_support import load_games
+
+    from replays.access import accounts
+    from replays.disputes.cases import Disputes
+
+    load_games(database_url)
+    catch_up(database_url)
+    state = audit_once(database_url, tmp_path)
+    officer = accounts.add_user("officer-1", "dispute_officer", "password-123", url=database_url)
+    p2 = accounts.add_user("player-p2", "player", "password-123", player="p2", url=database_url)
+    disputes = Disputes(Ledger(database_url))
+    case = disputes.open_case(p2, "T7-000123", 3, "my drop was recorded a turn early")
+    disputes.close_case(
+        officer, case.case_id, "adjusted", reason="early drop", amount="5.00",
+        credited="p2", debited="p1",
+    )  # fmt: skip
+    catch_up(database_url)
+    report, coverage = since(database_url, state)
+    assert report.ok, report.problems
+    assert "T7-000123" in coverage.replayed
+
+    sql(
+        database_url,
+        "UPDATE ledger_entries SET credit = 900 WHERE dispute_id = :d AND account = 'player:p2'",
+        d=case.case_id,
+    )
+    report, _ = since(database_url, state)
+    assert named(report) == {"T7-000123"}, report.problems
+    assert any(
+        p.message.startswith(f"ledger_entries[dispute {case.case_id}]") for p in report.problems
+    )

@@ -607,6 +607,15 @@ def _replay_batched(url, games, old: Checkpoint, new: Checkpoint, report: Report
                 names[originator.bytes] = game
                 heads[originator.bytes] = version
         alone |= set(games) - set(by_game)
+        # A game with dispute lines: verify_game checks them against its cases' events.
+        if has_table(connection, "ledger_entries"):
+            for chunk in _chunks(games, _GAMES_A_QUERY):
+                query = sa.text(
+                    "SELECT DISTINCT game_id FROM ledger_entries "
+                    "WHERE dispute_id IS NOT NULL AND game_id IN :games"
+                ).bindparams(sa.bindparam("games", expanding=True))
+                alone |= {g for (g,) in connection.execute(query, {"games": list(chunk)})}
+        by_game = {g: o for g, o in by_game.items() if g not in alone}
         tree_head = stored_head(connection)
         seal_top = sealed_up_to(connection)
         leaves: dict[int, bytes] = {}
