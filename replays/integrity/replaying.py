@@ -34,7 +34,8 @@ from eventsourcing.persistence import (
     StoredEvent,
     find_id_convertor,
 )
-from eventsourcing.utils import resolve_topic
+
+from replays.store.decoding import event_class
 
 
 def _body_of(cls: type) -> tuple[Any, tuple[str, ...]] | None:
@@ -76,7 +77,7 @@ class Replayer:
             return self.mapper.to_domain_event(StoredEvent(originator_id, version, topic, state))
         found = self._classes.get(topic)
         if found is None:
-            cls = resolve_topic(topic)
+            cls = event_class(topic, version=version)  # the allow-list: never an import
             found = (cls, find_id_convertor(cls, UUID), getattr(cls, "class_version", 1))
             self._classes[topic] = found
         cls, convert, class_version = found

@@ -13,6 +13,7 @@ number (the aggregate version: 1 is the game's first event).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -59,14 +60,17 @@ from replays.integrity.store import (
     game_rows,
     game_seals,
     has_table,
+    id_param,
     progress_bar,
+    raw_id,
     read_snapshot,
     require_tables,
     seal_head,
     seal_rows,
     sealed_up_to,
 )
-from replays.store.schema import EVENTS_TABLE
+from replays.store.decoding import UnknownTopic, find_corrupt
+from replays.store.schema import EVENTS_TABLE, SNAPSHOTS_TABLE
 from replays.store.settings import database_url
 
 
@@ -155,6 +159,86 @@ def _missing_head(sealed: int) -> str:
     )
 
 
+# -- values of the wrong kind ------------------------------------------------------------------
+def _quarantine(connection: sa.Connection, report: Report, game_id: str | None = None):
+    """Every value of the wrong kind in the store (one game's rows, with ``game_id``) is a
+    finding (:func:`replays.store.decoding.find_corrupt`, conditions the database evaluates),
+    and the rows holding one are hidden from this connection for the rest of the pass
+    (:meth:`~replays.store.decoding.Corruption.mask`): every other check goes on over the
+    rest. A clean store costs one scan of each table and nothing else."""
+    where = None
+    if game_id is not None:
+        where = _game_rows_where(connection, game_id)
+    corruption = find_corrupt(connection, where=where)
+    if not corruption:
+        return corruption
+    names = _chain_names(connection)
+    for finding in corruption.findings:
+        game = finding.game_id
+        originator = finding.key.get("originator_id")
+        if game is None and isinstance(originator, str):
+            game = names.get(originator)
+        event = finding.key.get("originator_version")
+        event = event if type(event) is int else None
+        if isinstance(finding, UnknownTopic):
+            finding.relocate(game, event)
+            message = f"{finding.table}: unknown topic {finding.value}" if game else str(finding)
+        else:
+            message = str(finding)
+        report.add(UNREADABLE, message, game, event)
+    schema = "main"
+    if connection.dialect.name == "postgresql":
+        schema = connection.execute(sa.text("SELECT current_schema()")).scalar_one()
+    corruption.mask(connection, schema)
+    return corruption
+
+
+@contextmanager
+def _masking(connection: sa.Connection, report: Report, game_id: str | None = None):
+    """The read snapshot, the tables required, and :func:`_quarantine` for the pass."""
+    _snapshot(connection)
+    require_tables(connection)
+    corruption = _quarantine(connection, report, game_id)
+    try:
+        yield corruption
+    finally:
+        corruption.unmask(connection)
+
+
+def _chain_names(connection: sa.Connection) -> dict[str, str]:
+    """Game ids by aggregate id (32 hex digits), read raw: a malformed one is left out."""
+    names = {}
+    for originator, game in connection.execute(
+        sa.text("SELECT originator_id, game_id FROM integrity_games")
+    ):
+        try:
+            names[raw_id(originator).hex()] = game
+        except (TypeError, ValueError):
+            continue
+    return names
+
+
+def _game_rows_where(connection: sa.Connection, game_id: str) -> dict:
+    """Per owned table, the SQL condition selecting one game's rows (tables of the whole
+    store, the tree's, entirely; tables of no game, not at all)."""
+    from replays.store.decoding import owned_tables
+
+    originators = list(game_heads(connection, game_id))
+    marks = ", ".join(f":o{index}" for index in range(len(originators)))
+    where = {}
+    for table in owned_tables():
+        if table.name in ("integrity_head", "integrity_nodes", "integrity_checkpoints"):
+            where[table.name] = ("", {})
+        elif table.name in (EVENTS_TABLE, SNAPSHOTS_TABLE):
+            where[table.name] = (
+                f"originator_id IN ({marks})",
+                {f"o{i}": id_param(connection, o) for i, o in enumerate(originators)},
+            )
+        elif "game_id" in table.c:
+            where[table.name] = ("game_id = :game", {"game": game_id})
+    return where
+
+
 # -- the whole store -------------------------------------------------------------------------
 def verify_store(
     url: str | None = None,
@@ -187,9 +271,41 @@ def verify_store(
         )
     public_key = public_key or default_public_key()
     report = Report()
-    with engine(url).connect() as connection:
-        _snapshot(connection)
-        require_tables(connection)
+    with engine(url).connect() as connection, _masking(connection, report) as corruption:
+        if True:
+            _verify_store(
+                connection,
+                url,
+                report,
+                corruption,
+                checkpoints,
+                public_key,
+                progress,
+                events,
+                check_deals,
+                check_snapshots,
+                check_read_models,
+                # Forked workers read through their own connections, which see no mask.
+                1 if corruption else jobs,
+            )
+    return report
+
+
+def _verify_store(
+    connection,
+    url,
+    report,
+    corruption,
+    checkpoints,
+    public_key,
+    progress,
+    events,
+    check_deals,
+    check_snapshots,
+    check_read_models,
+    jobs,
+) -> None:
+    if True:
         # The files given first: a kept file may carry block hashes its stored copy lacks.
         wanted = signed_checkpoints(
             [*checkpoints, *stored_checkpoints(connection)], public_key, report
@@ -240,7 +356,6 @@ def verify_store(
             done = skip if tally is None else skip | tally.done
             _snapshots(connection, url, report, names, skip=done, progress=progress, already=tally)
         locating.name_events(report, store_pass.located)
-    return report
 
 
 # Findings about the tree as a whole, which do not make a game's own rows suspect.
@@ -314,12 +429,17 @@ def verify_read_models(
     events: str = EVENTS_TABLE,
 ) -> Report:
     """Only the read models against the events (``rummy-ledger verify --read-models``)."""
-    from replays.readmodels import read_model_checks as checks
 
     report = Report()
-    with engine(url).connect() as connection:
-        _snapshot(connection)
-        require_tables(connection)
+    with engine(url).connect() as connection, _masking(connection, report, game_id):
+        _verify_read_models(connection, url, report, game_id, progress, events)
+    return report
+
+
+def _verify_read_models(connection, url, report, game_id, progress, events) -> None:
+    from replays.readmodels import read_model_checks as checks
+
+    if True:
         names = {
             o.bytes: g
             for o, g in connection.execute(
@@ -329,18 +449,17 @@ def verify_read_models(
         if game_id is None:
             report.games = len(names)
             read_models(connection, url, report, names, progress=progress, events=events)
-            return report
+            return
         report.games = 1
         originators = list(game_heads(connection, game_id))
         if not _known(connection, game_id, originators, events):
             raise UnknownGame(f"no game {game_id} in the ledger")
         if not checks.has_read_models(connection):
             report.notes.append("no read-model tables: read models not checked")
-            return report
+            return
         checks.check_game_read_models(
             connection, checks.ledger_for(url), report, game_id, originators, events
         )
-    return report
 
 
 def _known(connection: sa.Connection, game_id: str, originators, events: str) -> bool:
@@ -804,9 +923,7 @@ def verify_game(
     events and snapshots instead of replaying (the pages' badge); ``"off"`` neither."""
     public_key = public_key or default_public_key()
     report = Report(games=1)
-    with engine(url).connect() as connection:
-        _snapshot(connection)
-        require_tables(connection)
+    with engine(url).connect() as connection, _masking(connection, report, game_id):
         found = game_heads(connection, game_id)
         originators = list(found)
         heads = [version for version in found.values() if version is not None]

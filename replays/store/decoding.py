@@ -1,0 +1,751 @@
+"""THE decoding boundary: how a value read from the store becomes a Python value, or a finding.
+
+Whoever has write access to the database can put anything in any column: text in a money
+column, ``'1e999'``, a date that is not one, JSON that does not parse, a state stored as
+TEXT, a topic naming any module on the server's path. Everything the ledger reads from the
+tables it owns (the read models, the dispute rows, the integrity tables, ``ledger_events``
+and ``ledger_snapshots``) is turned into values here, and a value that cannot be turned
+becomes a :class:`CorruptValue` that names the table, the row's key, the column and the
+stored value shortened (its ``repr`` cut at 40 characters) — never an exception from deep
+inside a decoder that stops ``verify`` or a page.
+
+Three parts:
+
+- **Topics** resolve against an allow-list built from the ledger's own event classes (every
+  registered variant's aggregate, dispute cases): :func:`event_class` is a dictionary
+  look-up, so a stored topic never imports a module. An unknown topic is an
+  :class:`UnknownTopic` (``game G, event N: unknown topic 'this:s'``).
+- **Values**: :func:`decode_value` turns one raw value of a column into what that column's
+  SQLAlchemy type reads back (the type's own result processor) after checking it is of the
+  kind the column holds; :class:`RowDecoder` does a whole row, the fast path first (every
+  processor, no checks) and the per-value checks only when that raises.
+- **Scans**: :func:`scan_table` and :func:`scan_store` read rows raw (no processors) and
+  return every malformed value as a :class:`CorruptValue`: ``verify``'s findings for values
+  its fast path could not read, and what a page shows instead of a row it cannot draw.
+
+>>> shorten("x" * 60)
+"'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…"
+>>> event_class("this:s")
+Traceback (most recent call last):
+...
+replays.store.decoding.UnknownTopic: ledger_events: unknown topic 'this:s'
+>>> event_class("rummy_ledger:Game.Started").__qualname__
+'Game.Started'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+import sqlalchemy as sa
+
+SHORT = 40  # characters of a stored value's repr a finding quotes
+
+
+def shorten(value: Any, limit: int = SHORT) -> str:
+    """A stored value as a finding quotes it: its ``repr``, cut at ``limit`` characters."""
+    try:
+        text = repr(value)
+    except Exception:  # a value whose repr fails is still named
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _key_text(key: Mapping[str, Any] | None) -> str:
+    if not key:
+        return ""
+    return " " + ", ".join(f"{name}={value!r}" for name, value in key.items())
+
+
+class CorruptValue(ValueError):
+    """A stored value that is not what its column holds: ``table``, ``key`` (the row's key
+    columns and their values: game, event version...), ``column``, ``value`` (shortened)
+    and why. Its text is the finding ``verify`` prints."""
+
+    def __init__(
+        self,
+        table: str,
+        column: str,
+        value: Any,
+        why: str,
+        key: Mapping[str, Any] | None = None,
+        game_id: str | None = None,
+    ) -> None:
+        self.table = table
+        self.column = column
+        self.value = shorten(value)
+        self.why = why
+        self.key = dict(key or {})
+        self.game_id = game_id
+        super().__init__(f"{table}{_key_text(self.key)}: {column} holds {self.value}, {why}")
+
+
+class UnknownTopic(CorruptValue):
+    """A stored topic that is none of the ledger's own event classes (nothing is imported)."""
+
+    def __init__(
+        self,
+        topic: Any,
+        table: str = "ledger_events",
+        key: Mapping[str, Any] | None = None,
+        game_id: str | None = None,
+        version: Any = None,
+    ) -> None:
+        super().__init__(table, "topic", topic, "not one of the ledger's events", key, game_id)
+        self.topic = topic
+        self.relocate(game_id, version)
+
+    def relocate(self, game_id: str | None, version: Any) -> None:
+        """Name the game and event (once known) instead of the stored row."""
+        where = []
+        if game_id is not None:
+            where.append(f"game {game_id}")
+        if version is not None:
+            where.append(f"event {version}")
+        prefix = ", ".join(where) or f"{self.table}{_key_text(self.key)}"
+        self.args = (f"{prefix}: unknown topic {shorten(self.topic)}",)
+
+
+class Unreadable:
+    """What a decoded row holds in place of a value that could not be read: never equal to
+    any value (so a comparison with what the events say reports it), and it names itself."""
+
+    __slots__ = ("finding",)
+
+    def __init__(self, finding: CorruptValue) -> None:
+        self.finding = finding
+
+    def __repr__(self) -> str:
+        return f"unreadable {self.finding.value}"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+# -- topics ----------------------------------------------------------------------------------
+_TOPICS: dict[str, type] = {}
+_AGGREGATE_TOPICS: dict[str, type] = {}
+_BUILT_FOR: tuple = ()
+
+
+def _aggregates() -> tuple[type, ...]:
+    # Imported here: the registry fills as the families register, and a toy variant a test
+    # registers later is seen at the next look-up.
+    from domain.dispute import DisputeCase
+    from domain.variants import registry
+
+    return tuple(dict.fromkeys([*(v.aggregate for v in registry.all()), DisputeCase]))
+
+
+def _event_classes(aggregate: type) -> Iterator[type]:
+    """Every event class an aggregate declares (nested, its bases' included), snapshots too."""
+    seen: set[int] = set()
+    todo = [aggregate]
+    while todo:
+        owner = todo.pop()
+        for base in owner.__mro__:
+            for value in vars(base).values():
+                if isinstance(value, type) and id(value) not in seen:
+                    seen.add(id(value))
+                    # An event class: it names its topic and mutates an aggregate.
+                    if isinstance(getattr(value, "TOPIC", None), str) and callable(
+                        getattr(value, "mutate", None)
+                    ):
+                        yield value
+                        todo.append(value)
+
+
+def _allow_list() -> dict[str, type]:
+    global _BUILT_FOR
+    aggregates = _aggregates()
+    if aggregates != _BUILT_FOR:
+        topics: dict[str, type] = {}
+        for aggregate in aggregates:
+            _AGGREGATE_TOPICS[aggregate.TOPIC] = aggregate
+            for cls in _event_classes(aggregate):
+                topics.setdefault(cls.TOPIC, cls)
+        _TOPICS.clear()
+        _TOPICS.update(topics)
+        _BUILT_FOR = aggregates
+    return _TOPICS
+
+
+def known_topics() -> frozenset[str]:
+    """The topics the ledger may store: its own event classes' (snapshots included)."""
+    return frozenset(_allow_list())
+
+
+def aggregate_topics() -> frozenset[str]:
+    """The aggregates' own topics (what a snapshot's state names as its class)."""
+    _allow_list()
+    return frozenset(_AGGREGATE_TOPICS)
+
+
+def event_class(topic: Any, **where: Any) -> type:
+    """The ledger's event class of ``topic``; :class:`UnknownTopic` otherwise (``where``:
+    ``table``, ``key``, ``game_id``, ``version`` for the finding). Never imports."""
+    try:
+        return _TOPICS[topic]
+    except (KeyError, TypeError):
+        pass
+    try:
+        return _allow_list()[topic]
+    except (KeyError, TypeError):
+        raise UnknownTopic(topic, **where) from None
+
+
+def aggregate_class(topic: Any, **where: Any) -> type:
+    """The aggregate class a snapshot's state names; :class:`UnknownTopic` otherwise."""
+    _allow_list()
+    try:
+        return _AGGREGATE_TOPICS[topic]
+    except (KeyError, TypeError):
+        raise UnknownTopic(topic, table=where.pop("table", "ledger_snapshots"), **where) from None
+
+
+# -- values ----------------------------------------------------------------------------------
+def _is_int(value: Any) -> bool:
+    return type(value) is int or (
+        isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value()
+    )
+
+
+def _kind(column: sa.Column) -> str:
+    """What a column holds, in the few kinds the checks know."""
+    column_type = column.type
+    impl = getattr(column_type, "impl", column_type)
+    impl = impl if isinstance(impl, sa.types.TypeEngine) else impl()
+    if column.name == "topic" and isinstance(impl, sa.Text | sa.String):
+        return "topic"
+    for kind, types in (
+        ("bool", sa.Boolean),
+        ("int", sa.Integer),
+        ("datetime", sa.DateTime),
+        ("date", sa.Date),
+        ("json", sa.JSON),
+        ("uuid", sa.Uuid),
+        ("bytes", sa.LargeBinary),
+        ("number", sa.Numeric | sa.Float),
+        ("text", sa.String),
+    ):
+        if isinstance(impl, types):
+            return kind
+    if type(impl).__name__ in ("BINARY", "BLOB", "VARBINARY", "BYTEA"):
+        return "bytes"
+    return "any"
+
+
+def _check(kind: str, value: Any, dialect: str) -> str | None:
+    """Why ``value`` is not of ``kind`` as stored on ``dialect`` (None: it is)."""
+    if kind == "int":
+        return None if _is_int(value) else "not an integer"
+    if kind == "bool":
+        return None if value in (0, 1) and type(value) in (int, bool) else "not a boolean"
+    if kind == "text" or kind == "topic":
+        if type(value) is not str:
+            return "not text"
+        if kind == "topic" and value not in _allow_list():
+            return "not one of the ledger's events"
+        return None
+    if kind == "bytes":
+        ok = isinstance(value, bytes | memoryview | bytearray) or (
+            dialect != "sqlite" and isinstance(value, UUID)
+        )
+        return None if ok else "not bytes"
+    if kind == "datetime" or kind == "date":
+        if isinstance(value, date):
+            return None
+        if type(value) is not str:
+            return f"not a {'time' if kind == 'datetime' else 'date'}"
+        try:
+            (datetime if kind == "datetime" else date).fromisoformat(value)
+        except ValueError:
+            return f"not a {'time' if kind == 'datetime' else 'date'}"
+        return None
+    if kind == "json":
+        if type(value) is not str:
+            return None if isinstance(value, dict | list) else "not JSON"
+        try:
+            json.loads(value)
+        except ValueError:
+            return "not JSON"
+        return None
+    if kind == "uuid":
+        if isinstance(value, UUID):
+            return None
+        try:
+            UUID(value) if type(value) is str else UUID(bytes=bytes(value))
+        except (TypeError, ValueError, AttributeError):
+            return "not an id"
+        return None
+    if kind == "number":
+        if isinstance(value, Decimal | int | float) and not isinstance(value, bool):
+            return None if math.isfinite(value) else "not a finite number"
+        return "not a number"
+    return None
+
+
+def decode_value(
+    column: sa.Column,
+    value: Any,
+    dialect: sa.engine.Dialect,
+    key: Mapping[str, Any] | None = None,
+    game_id: str | None = None,
+) -> Any:
+    """One stored value of ``column`` as its type reads it back; :class:`CorruptValue` when
+    it is not of the column's kind (NULL where the column allows none included) or its
+    type's own reading of it fails."""
+    table = column.table.name
+    if value is None:
+        if column.nullable:
+            return None
+        raise CorruptValue(
+            table, column.name, value, "NULL where a value is required", key, game_id
+        )
+    why = _check(_kind(column), value, dialect.name)
+    if why is not None:
+        raise CorruptValue(table, column.name, value, why, key, game_id)
+    process = column.type.dialect_impl(dialect).result_processor(dialect, None)
+    if process is None:
+        return value
+    try:
+        return process(value)
+    except Exception as error:  # whatever a type's reading raises, the value is the cause
+        raise CorruptValue(
+            table, column.name, value, f"unreadable ({type(error).__name__})", key, game_id
+        ) from None
+
+
+def row_key(table: sa.Table, row: Mapping[str, Any]) -> dict[str, Any]:
+    """The values that say which row this is: its primary key, and its game where it has one."""
+    names = [c.name for c in table.primary_key.columns]
+    for extra in ("game_id", "originator_id", "originator_version"):
+        if extra in table.c and extra not in names:
+            names.append(extra)
+    return {name: _plain(row.get(name)) for name in names}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, bytes | memoryview | bytearray):
+        value = bytes(value)
+        return UUID(bytes=value).hex if len(value) == 16 else value.hex()[:32]
+    if isinstance(value, UUID):
+        return value.hex
+    return value if isinstance(value, int | str) or value is None else shorten(value)
+
+
+class RowDecoder:
+    """Decode raw rows of one table as its columns' types read them back.
+
+    The fast path runs every column's result processor with no checks (what the reads did
+    before); only a row on which that raises is decoded value by value, each unreadable
+    value replaced by an :class:`Unreadable` and its :class:`CorruptValue` kept in
+    ``findings``. Values that processors pass through unchanged (texts, integers on
+    SQLite) are not checked on the fast path: a comparison with what the events say
+    reports a wrong one, as it reports any edited value.
+    """
+
+    def __init__(self, table: sa.Table, dialect: sa.engine.Dialect, names: Iterable[str]):
+        self.table = table
+        self.dialect = dialect
+        self.names = list(names)
+        self.columns = [table.c[name] for name in self.names]
+        self.processors = []
+        for index, column in enumerate(self.columns):
+            process = column.type.dialect_impl(dialect).result_processor(dialect, None)
+            if process is not None:
+                self.processors.append((index, process))
+        self.findings: list[CorruptValue] = []
+
+    def __call__(self, raw: Iterable[Any]) -> dict[str, Any]:
+        values = list(raw)
+        try:
+            for index, process in self.processors:
+                values[index] = process(values[index])
+        except Exception:
+            return self.slow(raw)
+        return dict(zip(self.names, values, strict=True))
+
+    def slow(self, raw: Iterable[Any]) -> dict[str, Any]:
+        raw = dict(zip(self.names, raw, strict=True))
+        key = row_key(self.table, raw)
+        game_id = raw.get("game_id") if isinstance(raw.get("game_id"), str) else None
+        decoded = {}
+        for column in self.columns:
+            try:
+                decoded[column.name] = decode_value(
+                    column, raw[column.name], self.dialect, key, game_id
+                )
+            except CorruptValue as finding:
+                self.findings.append(finding)
+                decoded[column.name] = Unreadable(finding)
+        return decoded
+
+
+# -- scans -----------------------------------------------------------------------------------
+def owned_tables() -> list[sa.Table]:
+    """Every table the project owns: the models' and the event store's (Alembic's target)."""
+    from replays.store.schema import target_metadata
+
+    return [table for metadata in target_metadata() for table in metadata.sorted_tables]
+
+
+def scan_table(
+    connection: sa.Connection,
+    table: sa.Table,
+    where: str = "",
+    params: Mapping[str, Any] | None = None,
+) -> list[CorruptValue]:
+    """Every malformed value of ``table`` (``where``: a plain SQL condition on its rows),
+    read raw: no type processor runs, so nothing here can raise on a stored value."""
+    dialect = connection.dialect
+    quote = dialect.identifier_preparer.quote
+    names = [column.name for column in table.c]
+    kinds = [(column, _kind(column)) for column in table.c]
+    query = f"SELECT {', '.join(quote(n) for n in names)} FROM {quote(table.name)}"
+    if where:
+        query += f" WHERE {where}"
+    findings: list[CorruptValue] = []
+    for raw in connection.execute(sa.text(query), dict(params or {})):
+        row = dict(zip(names, raw, strict=True))
+        key = None
+        for column, kind in kinds:
+            value = row[column.name]
+            if value is None:
+                why = None if column.nullable else "NULL where a value is required"
+            else:
+                why = _check(kind, value, dialect.name)
+                if why is None and kind not in ("text", "topic", "int", "bytes", "uuid"):
+                    try:
+                        decode_value(column, value, dialect)
+                    except CorruptValue as finding:
+                        why = finding.why
+            if why is not None:
+                key = key if key is not None else row_key(table, row)
+                game = row.get("game_id") if isinstance(row.get("game_id"), str) else None
+                if kind == "topic" and why.startswith("not one of"):
+                    findings.append(UnknownTopic(value, table.name, key, game))
+                else:
+                    findings.append(CorruptValue(table.name, column.name, value, why, key, game))
+    return findings
+
+
+def scan_store(
+    connection: sa.Connection, tables: Iterable[sa.Table] | None = None
+) -> list[CorruptValue]:
+    """Every malformed value in the tables the project owns (those the database has)."""
+    inspector = sa.inspect(connection)
+    findings: list[CorruptValue] = []
+    for table in owned_tables() if tables is None else tables:
+        if inspector.has_table(table.name):
+            findings.extend(scan_table(connection, table))
+    return findings
+
+
+# -- the store's health: a scan in SQL, and a view of the store without the rows it finds ----
+_PG_TYPES = {
+    "int": ("integer", "bigint", "smallint"),
+    "bool": ("boolean",),
+    "text": ("character varying", "text", "character"),
+    "topic": ("character varying", "text", "character"),
+    "bytes": ("bytea", "uuid"),
+    "datetime": ("timestamp without time zone", "timestamp with time zone"),
+    "date": ("date",),
+    "json": ("json", "jsonb"),
+    "uuid": ("uuid",),
+    "number": ("numeric", "double precision", "real"),
+}
+_TEXT_FORMS = {
+    "int": re.compile(r"-?[0-9]{1,18}"),
+    "bool": re.compile(r"true|false|t|f|0|1", re.IGNORECASE),
+    "bytes": re.compile(r"\\x(?:[0-9a-fA-F]{2})*"),
+}
+
+
+# Event versions and tree positions count from zero: a negative one is no value the ledger
+# writes, and the hashes refuse it.
+_COUNTED = frozenset({"originator_version", "position", "size", "notification_id"})
+
+
+def _sqlite_bad(name: str, kind: str, nullable: bool, topics: str) -> str | None:
+    """A condition true of a stored value SQLite holds that is not of ``kind``: evaluated
+    in C over the whole table, so the check costs little beside verification itself."""
+    null = "" if nullable else f" OR {name} IS NULL"
+
+    def typed(*kinds: str) -> str:
+        return f"typeof({name}) NOT IN ('null', {', '.join(repr(k) for k in kinds)})"
+
+    text = typed("text")
+    condition = {
+        "int": typed("integer"),
+        "bool": f"{typed('integer')} OR {name} NOT IN (0, 1)",
+        "text": text,
+        "topic": f"{text} OR {name} NOT IN ({topics})",
+        "bytes": typed("blob"),
+        "datetime": f"{text} OR {name} NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' "
+        f"OR datetime({name}) IS NULL",
+        "date": f"{text} OR {name} NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' "
+        f"OR date({name}) IS NULL",
+        "json": f"{text} OR NOT json_valid({name})",
+        "uuid": f"{text} OR length({name}) != 32 OR {name} GLOB '*[^0-9a-f]*'",
+        "number": typed("integer", "real"),
+    }.get(kind)
+    if condition is None:
+        return None
+    if name.strip('"') in _COUNTED:
+        condition = f"{condition} OR {name} < 0"
+    # SQLite's date and JSON functions answer NULL as a malformed value: NULLs are judged
+    # by the column's nullability alone.
+    return f"(({name} IS NOT NULL AND ({condition})){null})"
+
+
+def _pg_bad(name: str, kind: str, nullable: bool, actual: tuple[str, str], topics: str):
+    """The condition for PostgreSQL, where a column holds another type only once an
+    insider changed it (``ALTER COLUMN ... TYPE text``): then every row is read in Python
+    (None: the column's own type keeps its values right)."""
+    data_type, is_nullable = actual
+    if data_type not in _PG_TYPES.get(kind, (data_type,)):
+        return "TRUE"  # re-read in Python: :func:`_parses`
+    conditions = []
+    if name.strip('"') in _COUNTED:
+        conditions.append(f"{name} < 0")
+    if not nullable and is_nullable == "YES":
+        conditions.append(f"{name} IS NULL")
+    if kind == "topic":
+        conditions.append(f"{name} NOT IN ({topics})")
+    if kind == "number" and data_type == "numeric":
+        conditions.append(f"{name} = 'NaN'")
+    return f"({' OR '.join(conditions)})" if conditions else None
+
+
+def _parses(kind: str, text: Any) -> bool:
+    """Whether a value of a column whose type was changed to text reads back as ``kind``."""
+    if type(text) is not str:
+        return _check(kind, text, "postgresql") is None
+    form = _TEXT_FORMS.get(kind)
+    if form is not None:
+        return form.fullmatch(text) is not None
+    if kind in ("text", "topic"):
+        return kind == "text" or text in _allow_list()
+    try:
+        if kind == "datetime":
+            datetime.fromisoformat(text)
+        elif kind == "date":
+            date.fromisoformat(text)
+        elif kind == "json":
+            json.loads(text)
+        elif kind == "uuid":
+            UUID(text)
+        elif kind == "number":
+            return math.isfinite(Decimal(text))
+    except (ValueError, ArithmeticError):
+        return False
+    return True
+
+
+class Corruption:
+    """What :func:`find_corrupt` found: the findings, and per table the stored rows that
+    hold them (SQLite's ``rowid``, PostgreSQL's ``ctid``) and the columns whose type an
+    insider changed. :meth:`mask` hides those rows from this connection."""
+
+    def __init__(self, dialect: str) -> None:
+        self.dialect = dialect
+        self.findings: list[CorruptValue] = []
+        self.rows: dict[str, list[Any]] = {}
+        self.altered: dict[str, dict[str, str]] = {}
+        self.masked: list[str] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.findings or self.altered)
+
+    def mask(self, connection: sa.Connection, schema: str) -> None:
+        """Temporary views, each named as its table and shadowing it on this connection
+        (both engines look in the temporary schema first): the table without the rows that
+        hold a finding, a changed column cast back to its type. Whatever reads the store
+        through this connection then reads only values of the right kind, and every check
+        goes on (the rows left out are missing to them: they report that as well)."""
+        tables = {table.name: table for table in owned_tables()}
+        ident = "rowid" if self.dialect == "sqlite" else "ctid"
+        quote = connection.dialect.identifier_preparer.quote
+        for name in sorted(set(self.rows) | set(self.altered)):
+            table = tables[name]
+            altered = self.altered.get(name, {})
+            columns = ", ".join(
+                f"CAST({quote(c.name)} AS {altered[c.name]}) AS {quote(c.name)}"
+                if c.name in altered
+                else quote(c.name)
+                for c in table.c
+            )
+            source = f"{quote(schema)}.{quote(name)}"
+            bad = self.rows.get(name)
+            where = ""
+            if bad:
+                marks = ", ".join(
+                    f"'{value}'" if ident == "ctid" else str(int(value)) for value in bad
+                )
+                where = f" WHERE {ident} NOT IN ({marks})"
+            connection.exec_driver_sql(
+                f"CREATE TEMP VIEW {quote(name)} AS SELECT {columns} FROM {source}{where}"
+            )
+            self.masked.append(name)
+
+    def unmask(self, connection: sa.Connection) -> None:
+        """Drop the views; a connection that cannot (its transaction failed, and rolling
+        back does not help) is discarded from the pool rather than reused with them."""
+        quote = connection.dialect.identifier_preparer.quote
+        try:
+            while self.masked:
+                connection.exec_driver_sql(f"DROP VIEW IF EXISTS {quote(self.masked[-1])}")
+                self.masked.pop()
+        except Exception:
+            try:
+                connection.rollback()
+                while self.masked:
+                    connection.exec_driver_sql(f"DROP VIEW IF EXISTS {quote(self.masked[-1])}")
+                    self.masked.pop()
+            except Exception:
+                connection.invalidate()
+                self.masked.clear()
+
+    def __iter__(self):
+        return iter(self.findings)
+
+
+def find_corrupt(
+    connection: sa.Connection,
+    tables: Iterable[sa.Table] | None = None,
+    where: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
+) -> Corruption:
+    """Every value of the owned tables that is not of its column's kind (NULLs where none is
+    allowed, unknown topics), found by SQL conditions evaluated in the database, so a clean
+    store costs one pass of C over each table. ``where``: per table name, a plain SQL
+    condition and its parameters limiting the rows (one game's), or the table is skipped
+    when ``where`` is given and names it not."""
+    dialect = connection.dialect
+    name = dialect.name
+    quote = dialect.identifier_preparer.quote
+    found = Corruption(name)
+    inspector = sa.inspect(connection)
+    topics = ", ".join("'" + t.replace("'", "''") + "'" for t in sorted(_allow_list()))
+    actual: dict[tuple[str, str], tuple[str, str]] = {}
+    if name == "postgresql":
+        for table_name, column_name, data_type, nullable in connection.execute(
+            sa.text(
+                "SELECT table_name, column_name, data_type, is_nullable "
+                "FROM information_schema.columns WHERE table_schema = current_schema()"
+            )
+        ):
+            actual[(table_name, column_name)] = (data_type, nullable)
+    for table in owned_tables() if tables is None else tables:
+        if where is not None and table.name not in where:
+            continue
+        if not inspector.has_table(table.name):
+            continue
+        checks = []
+        for column in table.c:
+            kind = _kind(column)
+            column_name = quote(column.name)
+            if name == "sqlite":
+                condition = _sqlite_bad(column_name, kind, column.nullable, topics)
+            else:
+                condition = _pg_bad(
+                    column_name,
+                    kind,
+                    column.nullable,
+                    actual.get((table.name, column.name), ("", "NO")),
+                    topics,
+                )
+                if condition == "TRUE":
+                    found.altered.setdefault(table.name, {})[column.name] = column.type.compile(
+                        dialect
+                    )
+            if condition is not None:
+                checks.append((column, kind, condition))
+        if not checks:
+            continue
+        ident = "rowid" if name == "sqlite" else "ctid::text"
+        names = [c.name for c in table.c]
+        flags = ", ".join(condition for _, _, condition in checks)
+        query = (
+            f"SELECT {ident}, {', '.join(quote(n) for n in names)}, {flags} "
+            f"FROM {quote(table.name)} WHERE ({' OR '.join(c for _, _, c in checks)})"
+        )
+        params: Mapping[str, Any] = {}
+        if where is not None and where[table.name][0]:
+            query += f" AND ({where[table.name][0]})"
+            params = where[table.name][1]
+        for raw in connection.execute(sa.text(query), dict(params)):
+            row = dict(zip(names, raw[1 : 1 + len(names)], strict=True))
+            hits = raw[1 + len(names) :]
+            bad = []
+            for (column, kind, condition), hit in zip(checks, hits, strict=True):
+                value = row[column.name]
+                if not hit:
+                    continue
+                if condition == "TRUE":
+                    if value is None:
+                        if column.nullable:
+                            continue
+                    elif _parses(kind, value):
+                        continue
+                bad.append((column, kind, value))
+            if not bad:
+                continue
+            found.rows.setdefault(table.name, []).append(raw[0])
+            key = row_key(table, row)
+            game = row.get("game_id") if isinstance(row.get("game_id"), str) else None
+            for column, kind, value in bad:
+                if value is None:
+                    why = "NULL where a value is required"
+                elif kind == "topic" and isinstance(value, str):
+                    found.findings.append(UnknownTopic(value, table.name, key, game))
+                    continue
+                else:
+                    why = f"not {_WHAT.get(kind, kind)}"
+                found.findings.append(CorruptValue(table.name, column.name, value, why, key, game))
+    return found
+
+
+_WHAT = {
+    "int": "an integer",
+    "bool": "a boolean",
+    "text": "text",
+    "bytes": "bytes",
+    "datetime": "a time",
+    "date": "a date",
+    "json": "JSON",
+    "uuid": "an id",
+    "number": "a finite number",
+}
+
+
+__all__ = [
+    "CorruptValue",
+    "Corruption",
+    "RowDecoder",
+    "UnknownTopic",
+    "Unreadable",
+    "aggregate_class",
+    "aggregate_topics",
+    "decode_value",
+    "event_class",
+    "find_corrupt",
+    "known_topics",
+    "owned_tables",
+    "row_key",
+    "scan_store",
+    "scan_table",
+    "shorten",
+]

@@ -1,0 +1,201 @@
+"""Values of the wrong kind for every column the project owns (issue 29's corruption fuzzer).
+
+The columns come from the SQLAlchemy metadata Alembic builds the schema from
+(:func:`replays.store.decoding.owned_tables`), so a new column is covered without a change
+here. :func:`cases` gives ``(table, column, value, wrong_kind)`` for the tables that hold at
+least one row; :func:`corrupt` writes one value into one stored row (on PostgreSQL after
+``ALTER COLUMN ... TYPE text``, as an insider can) and :func:`restore` puts the row back.
+The pages side reuses them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from replays.store.decoding import _kind, owned_tables
+
+# Per column kind, values it must never hold. A value of the column's own kind that is
+# merely odd (a negative count) is "not wrong_kind": verify need not name it.
+TEXT, BLOB, HUGE, NEGATIVE, NAN, EMPTY = "zzz-not-this", b"\x00\xffblob", "1e999", -7, "NaN", ""
+UNKNOWN_TOPIC = "this:s"
+WRONG = {
+    "int": (TEXT, BLOB, HUGE, NAN, EMPTY),
+    "bool": (TEXT, BLOB, NAN),
+    "text": (BLOB,),
+    "topic": (UNKNOWN_TOPIC, BLOB, EMPTY),
+    "bytes": (TEXT, EMPTY),
+    "datetime": (TEXT, BLOB, EMPTY, NAN),
+    "date": (TEXT, BLOB, HUGE),
+    "json": ("not json{", BLOB),
+    "uuid": (TEXT, BLOB),
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    table: str
+    column: str
+    value: Any
+    wrong_kind: bool
+
+    def __str__(self) -> str:
+        return f"{self.table}.{self.column}={self.value!r}"
+
+
+def cases(url: str, *, per_column: int = 2) -> list[Case]:
+    """Up to ``per_column`` wrong values for each column of each non-empty owned table
+    (rotating through the kind's list, so every value is used across the columns), plus
+    NULL where the schema allows it and a negative number for integer columns."""
+    engine = sa.create_engine(url)
+    found: list[Case] = []
+    with engine.connect() as connection:
+        inspector = sa.inspect(connection)
+        turn = 0
+        for table in owned_tables():
+            if not inspector.has_table(table.name):
+                continue
+            if connection.execute(sa.select(sa.func.count()).select_from(table)).scalar() == 0:
+                continue
+            for column in table.c:
+                kind = _kind(column)
+                wrong = WRONG.get(kind, ())
+                picked = [
+                    wrong[(turn + i) % len(wrong)] for i in range(min(per_column, len(wrong)))
+                ]
+                turn += 1
+                found += [Case(table.name, column.name, value, True) for value in picked]
+                if column.nullable:
+                    found.append(Case(table.name, column.name, None, False))
+                elif kind == "int" and not column.primary_key:
+                    found.append(Case(table.name, column.name, NEGATIVE, False))
+    engine.dispose()
+    return found
+
+
+def nullable(case: Case) -> bool:
+    return bool(_table(case.table).c[case.column].nullable)
+
+
+def _ident(connection: sa.Connection) -> str:
+    return "rowid" if connection.dialect.name == "sqlite" else "ctid"
+
+
+def target_row(connection: sa.Connection, table: str, game_id: str | None) -> Any:
+    """The stored row a case corrupts: one of ``game_id``'s where the table has games'
+    rows (its events through their aggregate), else the table's first."""
+    quote = connection.dialect.identifier_preparer.quote
+    ident = _ident(connection)
+    columns = {c.name for c in _table(table).c}
+    where, params = "", {}
+    if game_id is not None and "game_id" in columns:
+        where, params = " WHERE game_id = :g", {"g": game_id}
+    if ident == "ctid":  # a ctid moves with every update: the primary key names the row
+        keys = [c.name for c in _table(table).primary_key.columns]
+        ident = ", ".join(quote(k) for k in keys)
+    row = connection.execute(
+        sa.text(f"SELECT {ident} FROM {quote(table)}{where} LIMIT 1"), params
+    ).first()
+    if row is None:
+        row = connection.execute(sa.text(f"SELECT {ident} FROM {quote(table)} LIMIT 1")).first()
+    if connection.dialect.name == "sqlite":
+        return row[0]
+    return dict(zip(keys, row, strict=True))
+
+
+def _table(name: str) -> sa.Table:
+    return next(t for t in owned_tables() if t.name == name)
+
+
+def _where(connection: sa.Connection, row: Any) -> tuple[str, dict]:
+    if connection.dialect.name == "sqlite":
+        return "rowid = :r", {"r": row}
+    quote = connection.dialect.identifier_preparer.quote
+    return " AND ".join(f"{quote(k)} = :k{i}" for i, k in enumerate(row)), {
+        f"k{i}": v for i, v in enumerate(row.values())
+    }
+
+
+def _pg_type(connection: sa.Connection, table: str, column: str) -> str:
+    return connection.execute(
+        sa.text(
+            "SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+            "WHERE a.attrelid = CAST(:t AS regclass) AND a.attname = :c"
+        ),
+        {"t": table, "c": column},
+    ).scalar_one()
+
+
+def corrupt(connection: sa.Connection, case: Case, row: Any) -> tuple[Any, str | None]:
+    """Write ``case.value`` into ``row``; return what :func:`restore` needs (the stored
+    value, and on PostgreSQL the column's type before it was changed to text)."""
+    quote = connection.dialect.identifier_preparer.quote
+    table, column = quote(case.table), quote(case.column)
+    where, params = _where(connection, row)
+    old = connection.execute(
+        sa.text(f"SELECT {column} FROM {table} WHERE {where}"), params
+    ).scalar()
+    value = case.value
+    original_type = None
+    if connection.dialect.name == "postgresql":
+        original_type = _pg_type(connection, case.table, case.column)
+        if value is None:
+            connection.execute(sa.text(f"ALTER TABLE {table} ALTER COLUMN {column} DROP NOT NULL"))
+        else:
+            connection.execute(
+                sa.text(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE text USING {column}::text")
+            )
+            if isinstance(value, bytes):
+                value = value.decode("latin-1").replace("\x00", "\\0")
+            value = str(value)
+    elif value == NAN:
+        value = math.nan  # SQLite keeps a NaN as NULL: the closest an insider gets
+    if original_type is not None and case.column in row:
+        row[case.column] = str(row[case.column])  # the key's column is text now
+    connection.execute(
+        sa.text(f"UPDATE {table} SET {column} = :v WHERE {where}"), {"v": value, **params}
+    )
+    if original_type is not None and case.column in row:
+        row[case.column] = value
+    return old, original_type
+
+
+def restore(connection: sa.Connection, case: Case, row: Any, saved: tuple[Any, str | None]):
+    old, original_type = saved
+    quote = connection.dialect.identifier_preparer.quote
+    table, column = quote(case.table), quote(case.column)
+    where, params = _where(connection, row)
+    if original_type is not None and case.value is not None:
+        text_old = None
+        if old is not None:
+            text_old = connection.execute(sa.text("SELECT CAST(:v AS text)"), {"v": old}).scalar()
+            if isinstance(old, bytes | memoryview):
+                text_old = "\\x" + bytes(old).hex()
+        connection.execute(
+            sa.text(f"UPDATE {table} SET {column} = :v WHERE {where}"), {"v": text_old, **params}
+        )
+        connection.execute(
+            sa.text(
+                f"ALTER TABLE {table} ALTER COLUMN {column} TYPE {original_type} "
+                f"USING {column}::{original_type}"
+            )
+        )
+        return
+    connection.execute(
+        sa.text(f"UPDATE {table} SET {column} = :v WHERE {where}"), {"v": old, **params}
+    )
+    if original_type is not None:
+        column_obj = _table(case.table).c[case.column]
+        if not column_obj.nullable:
+            connection.execute(sa.text(f"ALTER TABLE {table} ALTER COLUMN {column} SET NOT NULL"))
+
+
+def rows_of(url: str) -> Iterator[str]:  # pragma: no cover - a debugging aid
+    engine = sa.create_engine(url)
+    with engine.connect() as connection:
+        for table in owned_tables():
+            yield f"{table.name}: {connection.execute(sa.select(sa.func.count()).select_from(table)).scalar()}"
