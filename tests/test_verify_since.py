@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from click.testing import CliRunner
 from test_integrity import flip_byte, forget_seals, insert_row, record, row_id, sql
 from test_read_model_verify import forge_consistently, settled_game, store_simulated
@@ -429,3 +430,41 @@ def test_a_dispute_case_is_replayed_and_a_forged_adjustment_line_found(
     assert any(
         p.message.startswith(f"ledger_entries[dispute {case.case_id}]") for p in report.problems
     )
+
+
+# -- values of the wrong kind (tests/corruption_support.py, issue 29's fuzzer) ---------------------
+def test_a_value_of_the_wrong_kind_in_any_table_is_named_without_a_traceback(audited):
+    """One wrong value per owned table, in an old game's rows where the table has games'
+    rows: named with its table and column, as the full verify names it."""
+    from corruption_support import cases, corrupt, nullable, restore, target_row
+
+    from replays.store.db import engine_for
+
+    url, state = audited
+    engine = engine_for(url)
+    seen, missed, tried = set(), [], 0
+    for case in cases(url, per_column=1):
+        if not case.wrong_kind or case.table in seen:
+            continue
+        if case.value == "NaN" and url.startswith("sqlite") and nullable(case):
+            continue  # SQLite keeps a NaN as NULL: no wrong value there
+        with engine.begin() as connection:
+            row = target_row(connection, case.table, "G1")
+            try:
+                with connection.begin_nested():
+                    saved = corrupt(connection, case, row)
+            except sa.exc.IntegrityError:
+                continue  # the database itself refuses it (a foreign key)
+        seen.add(case.table)
+        try:
+            report, _ = since(url, state)
+        finally:
+            with engine.begin() as connection:
+                restore(connection, case, row, saved)
+        tried += 1
+        texts = [str(p) for p in report.problems]
+        if not any(case.table in t and (case.column in t or "unknown topic" in t) for t in texts):
+            missed.append(f"{case}: not named; found {texts[:3]}")
+    assert tried >= 10, seen
+    assert not missed, "\n".join(missed)
+    assert since(url, state)[0].ok  # every row was written back

@@ -41,6 +41,7 @@ from replays.integrity.report import (
     DELETED,
     INSERTED,
     TREE,
+    UNREADABLE,
     Problem,
     Report,
 )
@@ -59,7 +60,6 @@ from replays.integrity.store import (
     progress_bar,
     raw_id,
     read_snapshot,
-    require_tables,
     seal_rows,
 )
 from replays.store.schema import EVENTS_TABLE, SNAPSHOTS_TABLE
@@ -279,9 +279,13 @@ def _nodes_digest(connection: sa.Connection, size: int) -> bytes:
 
 
 # -- the run -----------------------------------------------------------------------------------
-def new_tree_head(url: str | None, given: Checkpoint | None, report: Report) -> Checkpoint:
+def new_tree_head(
+    url: str | None, given: Checkpoint | None, report: Report, old: Checkpoint
+) -> Checkpoint:
     """The checkpoint to verify up to: the one given, else a fresh one when this process
-    holds the ledger's signing key, else the latest stored one."""
+    holds the ledger's signing key, else the latest stored one; when the store cannot give
+    one (its checkpoint rows hold values of the wrong kind, say), that is a finding and the
+    run goes on up to ``old``."""
     from replays.integrity.evidence import latest_checkpoint, make_checkpoint
 
     if given is not None:
@@ -293,9 +297,13 @@ def new_tree_head(url: str | None, given: Checkpoint | None, report: Report) -> 
     else:
         try:
             return make_checkpoint(url)
-        except IntegrityError as error:
+        except (IntegrityError, ValueError, TypeError, sa.exc.DBAPIError) as error:
             report.add(CHECKPOINT, f"no fresh checkpoint could be signed: {error}")
-    latest = latest_checkpoint(url)
+    try:
+        latest = latest_checkpoint(url)
+    except (ValueError, TypeError, sa.exc.DBAPIError) as error:
+        report.add(CHECKPOINT, f"the latest stored checkpoint cannot be read: {error}")
+        return old
     if latest is None:
         raise IntegrityError(
             "no checkpoint to verify up to: give one with --checkpoint, or run "
@@ -409,7 +417,7 @@ def verify_since(
     """The incremental verify (module docstring). Raises :class:`IntegrityError` (or
     :class:`~replays.integrity.state_dir.StateError`) for what stops it before any check:
     a state written for another checkpoint, no checkpoint to verify up to."""
-    from replays.integrity.verify import default_public_key, verify_game, verify_store
+    from replays.integrity.verify import _masking, default_public_key, verify_game, verify_store
 
     started = time.perf_counter()
     public_key = public_key or default_public_key()
@@ -428,7 +436,7 @@ def verify_since(
             f"(root {kept.root.hex()[:16]}…), not for the {old.size} events of the one given: "
             f"give {Path(state_dir) / 'checkpoint.json'}"
         )
-    new = new_tree_head(url, new, report)
+    new = new_tree_head(url, new, report, old)
     if public_key is not None and (reason := new.verify(public_key)):
         report.add(CHECKPOINT, f"the new checkpoint of {new.size} events ({new.time}): {reason}")
     coverage.new_size, coverage.checkpoint = new.size, new
@@ -439,14 +447,15 @@ def verify_since(
         report.problems += full.problems
         report.notes += full.notes
         report.events, report.sealed, report.games = full.events, full.sealed, full.games
-        with engine(url).connect() as connection:
-            read_snapshot(connection)
+        # The full pass reported any value of the wrong kind; here it is only hidden.
+        with engine(url).connect() as connection, _masking(connection, Report()):
             check_consistency(connection, old, new, report)
             digests = store_digests(connection, new.size, progress=progress)
     else:
-        with engine(url).connect() as connection:
-            read_snapshot(connection)
-            require_tables(connection)
+        # Every value of the wrong kind in the store is a finding, and its row is hidden
+        # from the pass (docs/integrity.md §6): its game's digests differ, so it is
+        # replayed, and its own check names the value again.
+        with engine(url).connect() as connection, _masking(connection, report):
             proven = check_consistency(connection, old, new, report)
             coverage.proven = old.size if proven else 0
             _check_tree_head(connection, new, report)
@@ -562,6 +571,12 @@ def _replay(url, games, checkpoints, public_key, progress, report, coverage, ver
                         game,
                     )
                 )
+                bar.update(1)
+                continue
+            except (IntegrityError, ValueError, TypeError, sa.exc.DBAPIError) as error:
+                # A stored value verify_game cannot take (the whole-store pass has named
+                # it already, with its table and column).
+                report.add(UNREADABLE, f"the game cannot be checked on its own: {error}", game)
                 bar.update(1)
                 continue
             report.problems += one.problems
