@@ -297,6 +297,7 @@ def measure_since(url: str, games: int, folder: Path) -> dict[str, Any]:
             "replayed": len(coverage.replayed),
             "compared_by_digest": coverage.compared,
             "proven_by_consistency": coverage.proven,
+            "stages_seconds": coverage.stages,
         },
         "full_verify_seconds": round(full_s, 2),
         "select_and_hashes_seconds": round(hashed_s, 2),

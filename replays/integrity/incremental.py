@@ -60,7 +60,6 @@ from replays.integrity.store import (
     progress_bar,
     raw_id,
     read_snapshot,
-    seal_rows,
 )
 from replays.store.schema import EVENTS_TABLE, SNAPSHOTS_TABLE
 
@@ -81,6 +80,12 @@ class Coverage:
     seconds: float = 0.0
     state_written: bool = False
     checkpoint: Checkpoint | None = None
+    stages: dict[str, float] = field(default_factory=dict)  # seconds, by step
+
+    def lap(self, stage: str, since: float) -> float:
+        now = time.perf_counter()
+        self.stages[stage] = round(self.stages.get(stage, 0.0) + now - since, 3)
+        return now
 
     def summary(self) -> str:
         if self.first_run:
@@ -191,21 +196,38 @@ def store_digests(
                     bar.update(2000)
             bar.update(read % 2000)
     expected, last_nid = 0, None
-    for seal in seal_rows(connection):
-        if report is not None:
-            if seal.position != expected:
-                report.add(
-                    TREE,
-                    f"seal positions jump from {expected} to {seal.position}: seals were deleted",
-                    seal.game_id,
-                    seal.version,
-                )
-            if last_nid is not None and seal.notification_id <= last_nid:
-                report.add(TREE, "seals are out of notification order", seal.game_id, seal.version)
-        expected, last_nid = seal.position + 1, seal.notification_id
-        head = f"seal {seal.position} {seal.notification_id} {seal.version}\0".encode()
-        found[seal.game_id].update(head + seal.originator + seal.leaf + seal.chain)
-        positions[seal.game_id] = max(positions.get(seal.game_id, -1), seal.position)
+    # The seals as the driver gives them, in position order, nothing converted: a value
+    # of the wrong kind was hidden by the quarantine, and any other form still digests
+    # (by its repr) to something that differs from what the last run kept.
+    query = (
+        "SELECT position, notification_id, originator_version, game_id, originator_id, "
+        "leaf_hash, chain_hash FROM integrity_seals WHERE position > :last "
+        "ORDER BY position LIMIT :n"
+    )
+    last = -1
+    while True:
+        batch = list(plain_rows(connection, query, {"last": last, "n": 5000}))
+        for position, nid, version, game, originator, leaf, chain in batch:
+            if report is not None:
+                if position != expected:
+                    report.add(
+                        TREE,
+                        f"seal positions jump from {expected} to {position}: seals were deleted",
+                        game,
+                        version,
+                    )
+                if last_nid is not None and nid <= last_nid:
+                    report.add(TREE, "seals are out of notification order", game, version)
+            expected, last_nid = position + 1, nid
+            try:
+                data = b"seal %d %d %d %s\0" % (position, nid, version, str(originator).encode())
+                found[game].update(data + leaf + chain)
+            except TypeError:
+                found[game].update(repr((position, nid, version, originator, leaf, chain)).encode())
+            positions[game] = max(positions.get(game, -1), position)
+        if len(batch) < 5000:
+            break
+        last = batch[-1][0]
     for game, digest in heads.items():
         _field(found[game], digest.digest())
     return StoreDigests(
@@ -257,10 +279,16 @@ def _row_digests(connection: sa.Connection) -> dict[str, bytes]:
         columns = ", ".join(f'"{name}"' for name in ["game_id", *names])
         label = repr((table, tuple(names))).encode()
         query = f"SELECT {columns} FROM {table} ORDER BY {order}"
+        # One update per game: its rows in order, as one text.
+        current, rows = None, []
         for row in plain_rows(connection, query, {}):
-            digest = found[row[0]]
-            digest.update(label)
-            _field(digest, repr(tuple(row)).encode())
+            if row[0] != current:
+                if rows:
+                    _field(found[current], label + repr(rows).encode())
+                current, rows = row[0], []
+            rows.append(tuple(row))
+        if rows:
+            _field(found[current], label + repr(rows).encode())
     return {game: digest.digest() for game, digest in found.items()}
 
 
@@ -437,6 +465,7 @@ def verify_since(
             f"give {Path(state_dir) / 'checkpoint.json'}"
         )
     new = new_tree_head(url, new, report, old)
+    lap = coverage.lap("new tree head", started)
     if public_key is not None and (reason := new.verify(public_key)):
         report.add(CHECKPOINT, f"the new checkpoint of {new.size} events ({new.time}): {reason}")
     coverage.new_size, coverage.checkpoint = new.size, new
@@ -456,10 +485,12 @@ def verify_since(
         # from the pass (docs/integrity.md §6): its game's digests differ, so it is
         # replayed, and its own check names the value again.
         with engine(url).connect() as connection, _masking(connection, report):
+            lap = coverage.lap("wrong-kind scan", lap)
             proven = check_consistency(connection, old, new, report)
             coverage.proven = old.size if proven else 0
             _check_tree_head(connection, new, report)
             _check_stored_checkpoints(connection, public_key, report)
+            lap = coverage.lap("consistency and tree checks", lap)
             digests = store_digests(connection, old.size, progress=progress, report=report)
             if digests.nodes.hex() != kept.nodes:
                 report.add(
@@ -476,6 +507,7 @@ def verify_since(
             replay.discard(game)
         coverage.compared = len(digests.games() - replay - set(orphans))
         report.games = len(digests.games())
+        lap = coverage.lap("digests", lap)
         _replay(
             url, sorted(replay), [old, new], public_key, progress, report, coverage, verify_game
         )
@@ -495,6 +527,8 @@ def verify_since(
                     "agree with its events (the projection caught up, or snapshots were "
                     "written or dropped)"
                 )
+    if not coverage.first_run:
+        lap = coverage.lap("replays", lap)
     if report.ok:
         save_state(state_dir, digests.state(new), new.to_json())
         coverage.state_written = True

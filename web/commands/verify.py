@@ -158,6 +158,7 @@ def _since(since_file, state_dir, checkpoint_files, key_path, game_id, read_mode
             "new_size": coverage.new_size,
             "seconds": round(coverage.seconds, 3),
             "state_written": coverage.state_written,
+            "stages_seconds": coverage.stages,
         }
         click.echo(json.dumps(data, indent=2))
     else:
