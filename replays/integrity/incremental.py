@@ -51,9 +51,9 @@ from replays.integrity.store import (
     IntegrityError,
     StoredTree,
     UnknownGame,
+    _stored,
     count_events,
     engine,
-    event_rows,
     game_id_from_state,
     has_table,
     plain_rows,
@@ -179,22 +179,35 @@ def store_digests(
     if has_table(connection, events):
         total = count_events(connection, events) if progress else None
         with progress_bar(total, "since: digests", progress) as bar:
-            for row in event_rows(connection, events):
-                originator = row.originator
-                game = names.get(originator)
-                if game is None:
-                    game = (game_id_from_state(row.state) if row.version == 1 else None) or str(
-                        row.originator_id
-                    )
-                topic = row.topic.encode()
-                head = f"{row.notification_id} {row.version} {len(topic)} {len(row.state)}"
-                if row.defect is not None:
-                    head += " " + row.defect
-                found[game].update(head.encode() + b"\0" + originator + topic + row.state)
-                read += 1
-                if read % 2000 == 0:
-                    bar.update(2000)
-            bar.update(read % 2000)
+            query = (
+                "SELECT id, originator_id, originator_version, topic, state FROM "
+                f"{events} WHERE id > :last ORDER BY id LIMIT :n"
+            )
+            last = -(2**62)  # forged rows may carry any id, negative ones included
+            while True:
+                batch = list(plain_rows(connection, query, {"last": last, "n": 5000}))
+                for raw in batch:
+                    nid, originator, version, topic, state = raw
+                    if type(state) is bytes and type(topic) is str and type(version) is int:
+                        if type(originator) is not bytes:
+                            originator = raw_id(originator)
+                        head = b"%d %d %d %d\0" % (nid, version, len(topic), len(state))
+                    else:  # a row the ledger cannot have written so: its defect goes in too
+                        row = _stored(raw)
+                        nid, originator, version = row.notification_id, row.originator, row.version
+                        topic, state = row.topic, row.state
+                        head = f"{nid} {version} {len(topic)} {len(state)} {row.defect}\0".encode()
+                    game = names.get(originator)
+                    if game is None:
+                        game = (game_id_from_state(state) if version == 1 else None) or str(
+                            UUID(bytes=originator)
+                        )
+                    found[game].update(head + originator + topic.encode() + state)
+                read += len(batch)
+                bar.update(len(batch))
+                if len(batch) < 5000:
+                    break
+                last = batch[-1][0]
     expected, last_nid = 0, None
     # The seals as the driver gives them, in position order, nothing converted: a value
     # of the wrong kind was hidden by the quarantine, and any other form still digests
@@ -492,6 +505,7 @@ def verify_since(
             _check_stored_checkpoints(connection, public_key, report)
             lap = coverage.lap("consistency and tree checks", lap)
             digests = store_digests(connection, old.size, progress=progress, report=report)
+            lap = coverage.lap("digests", lap)
             if digests.nodes.hex() != kept.nodes:
                 report.add(
                     TREE,
@@ -507,7 +521,7 @@ def verify_since(
             replay.discard(game)
         coverage.compared = len(digests.games() - replay - set(orphans))
         report.games = len(digests.games())
-        lap = coverage.lap("digests", lap)
+        lap = coverage.lap("digests compared", lap)
         _replay(
             url, sorted(replay), [old, new], public_key, progress, report, coverage, verify_game
         )
