@@ -435,8 +435,9 @@ def test_a_dispute_case_is_replayed_and_a_forged_adjustment_line_found(
 # -- values of the wrong kind (tests/corruption_support.py, issue 29's fuzzer) ---------------------
 def test_a_value_of_the_wrong_kind_in_any_table_is_named_without_a_traceback(audited):
     """One wrong value per owned table, in an old game's rows where the table has games'
-    rows: named with its table and column, as the full verify names it."""
-    from corruption_support import cases, corrupt, nullable, restore, target_row
+    rows: named with its table and column wherever the full verify names it, and never a
+    traceback."""
+    from corruption_support import _table, cases, corrupt, nullable, restore, target_row
 
     from replays.store.db import engine_for
 
@@ -444,8 +445,12 @@ def test_a_value_of_the_wrong_kind_in_any_table_is_named_without_a_traceback(aud
     engine = engine_for(url)
     seen, missed, tried = set(), [], 0
     for case in cases(url, per_column=1):
-        if not case.wrong_kind or case.table in seen:
-            continue
+        if (
+            not case.wrong_kind
+            or case.table in seen
+            or _table(case.table).c[case.column].primary_key
+        ):
+            continue  # one value a table, in a column that does not name the row
         if case.value == "NaN" and url.startswith("sqlite") and nullable(case):
             continue  # SQLite keeps a NaN as NULL: no wrong value there
         with engine.begin() as connection:
@@ -458,13 +463,25 @@ def test_a_value_of_the_wrong_kind_in_any_table_is_named_without_a_traceback(aud
         seen.add(case.table)
         try:
             report, _ = since(url, state)
+            full = verify_store(url)
         finally:
             with engine.begin() as connection:
                 restore(connection, case, row, saved)
         tried += 1
-        texts = [str(p) for p in report.problems]
-        if not any(case.table in t and (case.column in t or "unknown topic" in t) for t in texts):
-            missed.append(f"{case}: not named; found {texts[:3]}")
+
+        def names_it(found, case=case) -> bool:
+            return any(
+                case.table in t and (case.column in t or "unknown topic" in t)
+                for t in map(str, found.problems)
+            )
+
+        # Where the full verify names the value, --since names it too (on PostgreSQL a
+        # blob written into a text column is a text like any other: neither names it,
+        # though --since still sees the game's chain head changed).
+        if names_it(full) and not names_it(report):
+            missed.append(f"{case}: not named; found {[str(p) for p in report.problems][:3]}")
+        if not full.ok and report.ok:
+            missed.append(f"{case}: the full verify finds {full.problems[:2]}, --since nothing")
     assert tried >= 10, seen
     assert not missed, "\n".join(missed)
     assert since(url, state)[0].ok  # every row was written back

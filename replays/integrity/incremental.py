@@ -350,6 +350,9 @@ def new_tree_head(
             "no checkpoint to verify up to: give one with --checkpoint, or run "
             "`rummy-ledger checkpoint` on the server"
         )
+    if type(latest.size) is not int or type(latest.root) is not bytes or len(latest.root) != 32:
+        report.add(CHECKPOINT, f"the latest stored checkpoint is malformed: size {latest.size!r}")
+        return old
     return latest
 
 
