@@ -484,3 +484,24 @@ def test_a_value_of_the_wrong_kind_in_any_table_is_named_without_a_traceback(aud
     assert tried >= 10, seen
     assert not missed, "\n".join(missed)
     assert since(url, state)[0].ok  # every row was written back
+
+
+# -- the state directory ---------------------------------------------------------------------
+def test_a_write_that_fails_leaves_the_previous_state_whole(tmp_path, monkeypatch):
+    from replays.integrity import state_dir
+    from replays.integrity.state_dir import GameState, VerifyState, save_state
+
+    game = GameState("aa" * 32, "bb" * 32, "cc" * 32, 7)
+    first = VerifyState(8, bytes(32), "2026-01-01T00:00:00Z", "dd" * 32, {"G1": game}, {"x": 1})
+    save_state(tmp_path, first, "{}\n")
+    assert load_state(tmp_path) == first
+
+    def refuse(source, target):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(state_dir.os, "replace", refuse)
+    second = VerifyState(9, bytes(32), "2026-01-02T00:00:00Z", "ee" * 32, {}, {})
+    with pytest.raises(state_dir.StateError, match=r"cannot write the state to .*No space left"):
+        save_state(tmp_path, second, "{}\n")
+    assert load_state(tmp_path) == first
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint.json", "state.json"]
