@@ -11,12 +11,13 @@ The pages side reuses them.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
+from replays.integrity.store import id_param, raw_id
+from replays.store.db import engine_for
 from replays.store.decoding import _kind, owned_tables
 
 # Per column kind, values it must never hold. A value of the column's own kind that is
@@ -77,6 +78,15 @@ def cases(url: str, *, per_column: int = 2) -> list[Case]:
     return found
 
 
+def wrong_on(case: Case, url: str) -> bool:
+    """Whether the value is still of the wrong kind once written on this engine: on
+    PostgreSQL a column changed to text holds any text, bytes included as their text."""
+    if url.startswith("sqlite"):
+        return case.wrong_kind
+    kind = _kind(_table(case.table).c[case.column])
+    return case.wrong_kind and not (kind == "text" and isinstance(case.value, bytes))
+
+
 def nullable(case: Case) -> bool:
     return bool(_table(case.table).c[case.column].nullable)
 
@@ -94,6 +104,13 @@ def target_row(connection: sa.Connection, table: str, game_id: str | None) -> An
     where, params = "", {}
     if game_id is not None and "game_id" in columns:
         where, params = " WHERE game_id = :g", {"g": game_id}
+    elif game_id is not None and table.startswith("ledger_") and "originator_id" in columns:
+        originator = connection.execute(
+            sa.text("SELECT originator_id FROM integrity_games WHERE game_id = :g"), {"g": game_id}
+        ).scalar()
+        if originator is not None:
+            where = " WHERE originator_id = :o"
+            params = {"o": id_param(connection, raw_id(originator))}
     if ident == "ctid":  # a ctid moves with every update: the primary key names the row
         keys = [c.name for c in _table(table).primary_key.columns]
         ident = ", ".join(quote(k) for k in keys)
@@ -149,13 +166,18 @@ def corrupt(connection: sa.Connection, case: Case, row: Any) -> tuple[Any, str |
             connection.execute(
                 sa.text(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE text USING {column}::text")
             )
+            if case.column in row:  # the key's column is text now
+                row[case.column] = str(row[case.column])
+                where, params = _where(connection, row)
+            # The server's own text of the stored value: what casts back to it.
+            old = connection.execute(
+                sa.text(f"SELECT {column} FROM {table} WHERE {where}"), params
+            ).scalar()
             if isinstance(value, bytes):
                 value = value.decode("latin-1").replace("\x00", "\\0")
             value = str(value)
     elif value == NAN:
         value = math.nan  # SQLite keeps a NaN as NULL: the closest an insider gets
-    if original_type is not None and case.column in row:
-        row[case.column] = str(row[case.column])  # the key's column is text now
     connection.execute(
         sa.text(f"UPDATE {table} SET {column} = :v WHERE {where}"), {"v": value, **params}
     )
@@ -170,13 +192,8 @@ def restore(connection: sa.Connection, case: Case, row: Any, saved: tuple[Any, s
     table, column = quote(case.table), quote(case.column)
     where, params = _where(connection, row)
     if original_type is not None and case.value is not None:
-        text_old = None
-        if old is not None:
-            text_old = connection.execute(sa.text("SELECT CAST(:v AS text)"), {"v": old}).scalar()
-            if isinstance(old, bytes | memoryview):
-                text_old = "\\x" + bytes(old).hex()
         connection.execute(
-            sa.text(f"UPDATE {table} SET {column} = :v WHERE {where}"), {"v": text_old, **params}
+            sa.text(f"UPDATE {table} SET {column} = :v WHERE {where}"), {"v": old, **params}
         )
         connection.execute(
             sa.text(
@@ -194,8 +211,39 @@ def restore(connection: sa.Connection, case: Case, row: Any, saved: tuple[Any, s
             connection.execute(sa.text(f"ALTER TABLE {table} ALTER COLUMN {column} SET NOT NULL"))
 
 
-def rows_of(url: str) -> Iterator[str]:  # pragma: no cover - a debugging aid
-    engine = sa.create_engine(url)
-    with engine.connect() as connection:
-        for table in owned_tables():
-            yield f"{table.name}: {connection.execute(sa.select(sa.func.count()).select_from(table)).scalar()}"
+def build_store(url: str) -> list[str]:
+    """Migrate ``url`` and store simulated games of every variant, projected."""
+    from replays.readmodels.projections import catch_up
+    from replays.simulation import Floor, Simulation, store_games
+    from replays.store.schema import migrate
+
+    migrate(url)
+    floor = Floor(
+        seed=5, tables=5, players=10, variants=("points", "raise", "red3", "pool", "deals")
+    )
+    records = list(Simulation(floor).games(5))
+    store_games(records, url=url, warn=lambda message: None)
+    catch_up(url)
+    return [record["game_id"] for record in records]
+
+
+def edit_event(url: str, game_id: str) -> None:
+    """Change one byte of the game's third stored event, as an insider would."""
+    with engine_for(url).begin() as connection:
+        originator = connection.execute(
+            sa.text("SELECT originator_id FROM integrity_games WHERE game_id = :g"), {"g": game_id}
+        ).scalar_one()
+        o = id_param(connection, raw_id(originator))
+        state = connection.execute(
+            sa.text(
+                "SELECT state FROM ledger_events WHERE originator_id = :o AND originator_version = 3"
+            ),
+            {"o": o},
+        ).scalar_one()
+        edited = bytes(state)[:-1] + b" }"
+        connection.execute(
+            sa.text(
+                "UPDATE ledger_events SET state = :s WHERE originator_id = :o AND originator_version = 3"
+            ),
+            {"s": edited, "o": o},
+        )

@@ -22,6 +22,7 @@ from replays.integrity.canonical import event_leaf
 from replays.integrity.checkpoint_blocks import Blocks, block_level, rest_subtrees
 from replays.integrity.models import INTEGRITY_TABLES, MEMO_TABLES, NODE_MIN_LEVEL, Seal, TreeNode
 from replays.store.db import Base, engine_for
+from replays.store.decoding import _TOPICS, CorruptValue, known_topics, shorten
 from replays.store.schema import EVENTS_TABLE
 from replays.store.settings import database_url
 
@@ -142,7 +143,8 @@ def seal_id_param(connection: sa.Connection, originator: bytes) -> Any:
 
 def _stored(r: Any) -> StoredRow:
     state, topic = r[4], r[3]
-    if type(state) is bytes and type(topic) is str:
+    # The ledger's own topics (replays.store.decoding's allow-list, one dict look-up).
+    if type(state) is bytes and type(topic) is str and type(r[2]) is int and topic in _TOPICS:
         return StoredRow(r[0], raw_id(r[1]), r[2], topic, state)
     return _mistyped(r)
 
@@ -163,6 +165,10 @@ def _mistyped(r: Any) -> StoredRow:
     if not isinstance(topic, str):
         what = "NULL" if topic is None else f"a {type(topic).__name__}"
         topic, defect = str(topic or ""), f"its topic is {what}"
+    elif topic not in known_topics():
+        defect = f"{EVENTS_TABLE}: unknown topic {shorten(topic)}"
+    if type(r[2]) is not int:
+        raise CorruptValue(EVENTS_TABLE, "originator_version", r[2], "not an integer", {"id": r[0]})
     try:
         originator = raw_id(r[1])
     except (TypeError, ValueError):
@@ -268,7 +274,21 @@ _SEAL_COLUMNS = (
 
 
 def _seal(r: Any) -> SealRow:
-    return SealRow(r[0], r[1], raw_id(r[2]), r[3], r[4], bytes(r[5]), bytes(r[6]))
+    leaf, chain = r[5], r[6]
+    if type(leaf) is not bytes or type(chain) is not bytes:
+        leaf, chain = _seal_bytes(r, 5, "leaf_hash"), _seal_bytes(r, 6, "chain_hash")
+    if type(r[0]) is int and type(r[1]) is int and type(r[3]) is int and type(r[4]) is str:
+        originator = raw_id(r[2])
+        if len(originator) == 16:
+            return SealRow(r[0], r[1], originator, r[3], r[4], leaf, chain)
+    # A value of the wrong kind: verify's careful pass names it (replays.store.decoding).
+    raise CorruptValue("integrity_seals", "a column", r, "not what a seal holds")
+
+
+def _seal_bytes(r: Any, index: int, column: str) -> bytes:
+    if isinstance(r[index], bytes | bytearray | memoryview):
+        return bytes(r[index])
+    raise CorruptValue("integrity_seals", column, r[index], "not bytes")
 
 
 def seal_rows(connection: sa.Connection, batch: int = BATCH) -> Iterator[SealRow]:

@@ -69,7 +69,7 @@ from replays.integrity.store import (
     seal_rows,
     sealed_up_to,
 )
-from replays.store.decoding import UnknownTopic, find_corrupt
+from replays.store.decoding import UnknownTopic, find_corrupt, shorten
 from replays.store.schema import EVENTS_TABLE, SNAPSHOTS_TABLE
 from replays.store.settings import database_url
 
@@ -160,16 +160,67 @@ def _missing_head(sealed: int) -> str:
 
 
 # -- values of the wrong kind ------------------------------------------------------------------
-def _quarantine(connection: sa.Connection, report: Report, game_id: str | None = None):
+# Read in full by the pass, which checks their kinds as it goes (replays.integrity.store):
+# a second scan of them would cost verify a tenth of its time.
+_PASS_CHECKED = frozenset({EVENTS_TABLE, "integrity_seals"})
+# Large tables scanned only for the kind SQLite keeps (typeof) before the pass; a value of
+# the right kind that a type still cannot read stops the pass, and the full scan finds it.
+_LARGE = frozenset({"moves", "games", "player_results", "ledger_entries", "integrity_nodes"})
+_READ_MODEL_TABLES = frozenset({"moves", "games", "player_results", "ledger_entries"})
+_ROW_KEYS = frozenset({"game_id", "dispute_id", "kind", "line", "player", "move_index"})
+
+
+class _Scope:
+    """Which tables the scan before the pass covers (``full``: every one, every check)."""
+
+    def __init__(self, full: bool, read_models: bool = True, snapshots: bool = True) -> None:
+        self.full, self.read_models, self.snapshots = full, read_models, snapshots
+
+    def tables(self) -> list[sa.Table]:
+        from replays.store.decoding import owned_tables
+
+        if self.full:
+            return owned_tables()
+        skipped = set(_PASS_CHECKED)
+        if not self.read_models:
+            skipped |= _READ_MODEL_TABLES
+        if not self.snapshots:
+            skipped.add(SNAPSHOTS_TABLE)
+        return [table for table in owned_tables() if table.name not in skipped]
+
+    def cheap(self) -> frozenset[str]:
+        return frozenset() if self.full else _LARGE | {SNAPSHOTS_TABLE}
+
+    def only(self) -> dict[str, set[str]] | None:
+        """The read-model step compares every other value of its tables with what the
+        events say (a wrong one is named with its table, column and stored value) and
+        reads them through their types (one that cannot be read reruns the pass); what it
+        finds rows by is checked first, or a row keyed by a wrong value would go unseen."""
+        if self.full:
+            return None
+        from replays.store.decoding import owned_tables
+
+        return {
+            table.name: {c.name for c in table.primary_key.columns}
+            | (set(table.c.keys()) & _ROW_KEYS)
+            for table in owned_tables()
+            if table.name in _READ_MODEL_TABLES
+        }
+
+
+def _quarantine(connection: sa.Connection, report: Report, game_id: str | None = None, scope=None):
     """Every value of the wrong kind in the store (one game's rows, with ``game_id``) is a
     finding (:func:`replays.store.decoding.find_corrupt`, conditions the database evaluates),
     and the rows holding one are hidden from this connection for the rest of the pass
     (:meth:`~replays.store.decoding.Corruption.mask`): every other check goes on over the
-    rest. A clean store costs one scan of each table and nothing else."""
+    rest. ``scope`` (:class:`_Scope`): the fast scan by default."""
+    scope = scope or _Scope(full=False)
     where = None
     if game_id is not None:
         where = _game_rows_where(connection, game_id)
-    corruption = find_corrupt(connection, where=where)
+    corruption = find_corrupt(
+        connection, scope.tables(), where=where, cheap=scope.cheap(), only=scope.only()
+    )
     if not corruption:
         return corruption
     names = _chain_names(connection)
@@ -194,11 +245,11 @@ def _quarantine(connection: sa.Connection, report: Report, game_id: str | None =
 
 
 @contextmanager
-def _masking(connection: sa.Connection, report: Report, game_id: str | None = None):
+def _masking(connection: sa.Connection, report: Report, game_id: str | None = None, scope=None):
     """The read snapshot, the tables required, and :func:`_quarantine` for the pass."""
     _snapshot(connection)
     require_tables(connection)
-    corruption = _quarantine(connection, report, game_id)
+    corruption = _quarantine(connection, report, game_id, scope)
     try:
         yield corruption
     finally:
@@ -239,6 +290,27 @@ def _game_rows_where(connection: sa.Connection, game_id: str) -> dict:
     return where
 
 
+def _stopped(report: Report, error: BaseException) -> None:
+    """What the full scan's pass could still not read: a finding, never a traceback."""
+    report.add(
+        UNREADABLE,
+        f"verification stopped early on a stored value it cannot read: "
+        f"{type(error).__name__}: {shorten(str(error), 120)}",
+    )
+
+
+def _resilient(run, read_models: bool = True, snapshots: bool = True):
+    """Run ``run(scope)`` with the fast scan; if a stored value stops it, run it again with
+    every table scanned and every malformed row hidden (:func:`_quarantine`), and if even
+    that stops, report how far it got. Missing tables and unknown games stay errors."""
+    try:
+        return run(_Scope(False, read_models, snapshots), None)
+    except IntegrityError:
+        raise
+    except Exception:  # a stored value the fast path could not read: the careful pass
+        return run(_Scope(full=True), _stopped)
+
+
 # -- the whole store -------------------------------------------------------------------------
 def verify_store(
     url: str | None = None,
@@ -270,25 +342,36 @@ def verify_store(
             check_read_models=check_read_models,
         )
     public_key = public_key or default_public_key()
-    report = Report()
-    with engine(url).connect() as connection, _masking(connection, report) as corruption:
-        if True:
-            _verify_store(
-                connection,
-                url,
-                report,
-                corruption,
-                checkpoints,
-                public_key,
-                progress,
-                events,
-                check_deals,
-                check_snapshots,
-                check_read_models,
-                # Forked workers read through their own connections, which see no mask.
-                1 if corruption else jobs,
-            )
-    return report
+
+    def run(scope: _Scope, stopped) -> Report:
+        report = Report()
+        with (
+            engine(url).connect() as connection,
+            _masking(connection, report, None, scope) as corruption,
+        ):
+            try:
+                _verify_store(
+                    connection,
+                    url,
+                    report,
+                    corruption,
+                    checkpoints,
+                    public_key,
+                    progress,
+                    events,
+                    check_deals,
+                    check_snapshots,
+                    check_read_models,
+                    # Forked workers read through their own connections, which see no mask.
+                    1 if corruption or scope.full else jobs,
+                )
+            except Exception as error:
+                if stopped is None or isinstance(error, sa.exc.DBAPIError):
+                    raise
+                stopped(report, error)
+        return report
+
+    return _resilient(run, check_read_models, check_snapshots)
 
 
 def _verify_store(
@@ -305,57 +388,54 @@ def _verify_store(
     check_read_models,
     jobs,
 ) -> None:
-    if True:
-        # The files given first: a kept file may carry block hashes its stored copy lacks.
-        wanted = signed_checkpoints(
-            [*checkpoints, *stored_checkpoints(connection)], public_key, report
+    # The files given first: a kept file may carry block hashes its stored copy lacks.
+    wanted = signed_checkpoints([*checkpoints, *stored_checkpoints(connection)], public_key, report)
+    has_events = has_table(connection, events)
+    total = count_events(connection, events) if has_events and progress else None
+    checker = _deal_checker(report) if check_deals and has_events else None
+    store_pass = _StorePass(connection, report, wanted, checker)
+    started = None
+    if check_read_models and has_events and jobs > 1:
+        # The workers start and replay while this process reads the events.
+        started = _start_replays(
+            connection, url, jobs, store_pass.names, events, check_snapshots, checker
         )
-        has_events = has_table(connection, events)
-        total = count_events(connection, events) if has_events and progress else None
-        checker = _deal_checker(report) if check_deals and has_events else None
-        store_pass = _StorePass(connection, report, wanted, checker)
-        started = None
-        if check_read_models and has_events and jobs > 1:
-            # The workers start and replay while this process reads the events.
-            started = _start_replays(
-                connection, url, jobs, store_pass.names, events, check_snapshots, checker
-            )
-        try:
-            rows = event_rows(connection, events) if has_events else iter(())
-            with progress_bar(total, "verifying", progress) as bar:
-                store_pass.run(seal_rows(connection), rows, bar)
-            store_pass.finish()
-            if checker is not None:
-                checker.finish()
-        except BaseException:
-            if started is not None:
-                started.close()
-            raise
-        # A located edit's game is still replayed: its read rows are what names the event.
-        troubled = {p.game_id for p in report.problems if p.kind not in _LOCATING}
-        skip = frozenset(o for o, g in store_pass.names.items() if g in troubled)
-        names = store_pass.names
-        tally = None
-        if check_read_models and has_events:
-            # The read-model step replays every game it reaches: the snapshots it passes
-            # are compared on the way, and the snapshot step checks only the rest.
-            tally = _snapshot_tally() if check_snapshots else None
-            read_models(
-                connection,
-                url,
-                report,
-                names,
-                skip=skip,
-                progress=progress,
-                tally=tally,
-                jobs=jobs,
-                remember_deals=checker is not None,
-                started=started,
-            )
-        if check_snapshots and has_events:
-            done = skip if tally is None else skip | tally.done
-            _snapshots(connection, url, report, names, skip=done, progress=progress, already=tally)
-        locating.name_events(report, store_pass.located)
+    try:
+        rows = event_rows(connection, events) if has_events else iter(())
+        with progress_bar(total, "verifying", progress) as bar:
+            store_pass.run(seal_rows(connection), rows, bar)
+        store_pass.finish()
+        if checker is not None:
+            checker.finish()
+    except BaseException:
+        if started is not None:
+            started.close()
+        raise
+    # A located edit's game is still replayed: its read rows are what names the event.
+    troubled = {p.game_id for p in report.problems if p.kind not in _LOCATING}
+    skip = frozenset(o for o, g in store_pass.names.items() if g in troubled)
+    names = store_pass.names
+    tally = None
+    if check_read_models and has_events:
+        # The read-model step replays every game it reaches: the snapshots it passes
+        # are compared on the way, and the snapshot step checks only the rest.
+        tally = _snapshot_tally() if check_snapshots else None
+        read_models(
+            connection,
+            url,
+            report,
+            names,
+            skip=skip,
+            progress=progress,
+            tally=tally,
+            jobs=jobs,
+            remember_deals=checker is not None,
+            started=started,
+        )
+    if check_snapshots and has_events:
+        done = skip if tally is None else skip | tally.done
+        _snapshots(connection, url, report, names, skip=done, progress=progress, already=tally)
+    locating.name_events(report, store_pass.located)
 
 
 # Findings about the tree as a whole, which do not make a game's own rows suspect.
@@ -430,36 +510,45 @@ def verify_read_models(
 ) -> Report:
     """Only the read models against the events (``rummy-ledger verify --read-models``)."""
 
-    report = Report()
-    with engine(url).connect() as connection, _masking(connection, report, game_id):
-        _verify_read_models(connection, url, report, game_id, progress, events)
-    return report
+    def run(scope: _Scope, stopped) -> Report:
+        report = Report()
+        with engine(url).connect() as connection, _masking(connection, report, game_id, scope):
+            try:
+                _verify_read_models(connection, url, report, game_id, progress, events)
+            except UnknownGame:
+                raise
+            except Exception as error:
+                if stopped is None:
+                    raise
+                stopped(report, error)
+        return report
+
+    return _resilient(run, True, False)
 
 
 def _verify_read_models(connection, url, report, game_id, progress, events) -> None:
     from replays.readmodels import read_model_checks as checks
 
-    if True:
-        names = {
-            o.bytes: g
-            for o, g in connection.execute(
-                sa.select(GameChainHead.originator_id, GameChainHead.game_id)
-            )
-        }
-        if game_id is None:
-            report.games = len(names)
-            read_models(connection, url, report, names, progress=progress, events=events)
-            return
-        report.games = 1
-        originators = list(game_heads(connection, game_id))
-        if not _known(connection, game_id, originators, events):
-            raise UnknownGame(f"no game {game_id} in the ledger")
-        if not checks.has_read_models(connection):
-            report.notes.append("no read-model tables: read models not checked")
-            return
-        checks.check_game_read_models(
-            connection, checks.ledger_for(url), report, game_id, originators, events
+    names = {
+        o.bytes: g
+        for o, g in connection.execute(
+            sa.select(GameChainHead.originator_id, GameChainHead.game_id)
         )
+    }
+    if game_id is None:
+        report.games = len(names)
+        read_models(connection, url, report, names, progress=progress, events=events)
+        return
+    report.games = 1
+    originators = list(game_heads(connection, game_id))
+    if not _known(connection, game_id, originators, events):
+        raise UnknownGame(f"no game {game_id} in the ledger")
+    if not checks.has_read_models(connection):
+        report.notes.append("no read-model tables: read models not checked")
+        return
+    checks.check_game_read_models(
+        connection, checks.ledger_for(url), report, game_id, originators, events
+    )
 
 
 def _known(connection: sa.Connection, game_id: str, originators, events: str) -> bool:
@@ -846,7 +935,10 @@ def _head_holds(head: Head) -> bool:
 
 
 def _defect(row: StoredRow) -> str:
-    return f"stored row {row.notification_id} cannot be read as the ledger wrote it: {row.defect}"
+    return (
+        f"stored row {row.notification_id} ({EVENTS_TABLE}) cannot be read as the ledger "
+        f"wrote it: {row.defect}"
+    )
 
 
 def _games_between(connection: sa.Connection, start: int, end: int) -> list[tuple]:
@@ -914,6 +1006,54 @@ def verify_game(
     check_read_models: bool = True,
     memos: str = "write",
 ) -> Report:
+    """One game's events against its seals and chain, its inclusion in the checkpoints,
+    its deal, snapshots and read rows (:func:`_verify_game`); a stored value of the wrong
+    kind among its rows is a finding, and the rest is still checked (:func:`_resilient`)."""
+    checkpoints = list(checkpoints)
+
+    def run(scope: _Scope, stopped) -> Report:
+        report = Report(games=1)
+        try:
+            _verify_game(
+                url,
+                game_id,
+                report,
+                scope,
+                checkpoints=checkpoints,
+                public_key=public_key,
+                events=events,
+                latest=latest,
+                check_deals=check_deals,
+                check_snapshots=check_snapshots,
+                check_read_models=check_read_models,
+                memos=memos,
+            )
+        except UnknownGame:
+            raise
+        except Exception as error:
+            if stopped is None:
+                raise
+            stopped(report, error)
+        return report
+
+    return _resilient(run, check_read_models, check_snapshots)
+
+
+def _verify_game(
+    url: str | None,
+    game_id: str,
+    report: Report,
+    scope: _Scope,
+    *,
+    checkpoints: Iterable[Checkpoint] = (),
+    public_key: Ed25519PublicKey | None = None,
+    events: str = EVENTS_TABLE,
+    latest: bool = True,
+    check_deals: bool = True,
+    check_snapshots: bool = True,
+    check_read_models: bool = True,
+    memos: str = "write",
+) -> Report:
     """One game's events against its seals and chain; its inclusion in the checkpoints
     (the given ones, plus the latest stored one when ``latest``) through the stored tree;
     and its deal against its shuffle seeds when the record carried them.
@@ -922,8 +1062,7 @@ def verify_game(
     remembers a clean replay; ``"use"`` also takes a remembered replay of exactly these
     events and snapshots instead of replaying (the pages' badge); ``"off"`` neither."""
     public_key = public_key or default_public_key()
-    report = Report(games=1)
-    with engine(url).connect() as connection, _masking(connection, report, game_id):
+    with engine(url).connect() as connection, _masking(connection, report, game_id, scope):
         found = game_heads(connection, game_id)
         originators = list(found)
         heads = [version for version in found.values() if version is not None]

@@ -479,7 +479,7 @@ _TEXT_FORMS = {
 _COUNTED = frozenset({"originator_version", "position", "size", "notification_id"})
 
 
-def _sqlite_bad(name: str, kind: str, nullable: bool, topics: str) -> str | None:
+def _sqlite_bad(name: str, kind: str, nullable: bool, topics: str, cheap: bool = False):
     """A condition true of a stored value SQLite holds that is not of ``kind``: evaluated
     in C over the whole table, so the check costs little beside verification itself."""
     null = "" if nullable else f" OR {name} IS NULL"
@@ -488,7 +488,18 @@ def _sqlite_bad(name: str, kind: str, nullable: bool, topics: str) -> str | None
         return f"typeof({name}) NOT IN ('null', {', '.join(repr(k) for k in kinds)})"
 
     text = typed("text")
-    condition = {
+    if cheap:  # the kind SQLite keeps, and no more: no date or JSON parsed, no pattern
+        condition = {
+            "int": typed("integer"),
+            "bool": typed("integer"),
+            "bytes": typed("blob"),
+            "number": typed("integer", "real"),
+            "topic": f"{text} OR {name} NOT IN ({topics})",
+        }.get(kind, text)
+        condition = condition if kind != "any" else None
+    else:
+        condition = None
+    condition = condition or {
         "int": typed("integer"),
         "bool": f"{typed('integer')} OR {name} NOT IN (0, 1)",
         "text": text,
@@ -627,17 +638,19 @@ def find_corrupt(
     connection: sa.Connection,
     tables: Iterable[sa.Table] | None = None,
     where: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
+    cheap: frozenset[str] = frozenset(),
+    only: Mapping[str, Iterable[str]] | None = None,
 ) -> Corruption:
     """Every value of the owned tables that is not of its column's kind (NULLs where none is
     allowed, unknown topics), found by SQL conditions evaluated in the database, so a clean
     store costs one pass of C over each table. ``where``: per table name, a plain SQL
     condition and its parameters limiting the rows (one game's), or the table is skipped
-    when ``where`` is given and names it not."""
+    when ``where`` is given and names it not. ``cheap``: tables checked only for the kind
+    SQLite keeps; ``only``: per table, the only columns checked."""
     dialect = connection.dialect
     name = dialect.name
     quote = dialect.identifier_preparer.quote
     found = Corruption(name)
-    inspector = sa.inspect(connection)
     topics = ", ".join("'" + t.replace("'", "''") + "'" for t in sorted(_allow_list()))
     actual: dict[tuple[str, str], tuple[str, str]] = {}
     if name == "postgresql":
@@ -648,17 +661,30 @@ def find_corrupt(
             )
         ):
             actual[(table_name, column_name)] = (data_type, nullable)
+    if name == "postgresql":
+        existing = {table_name for table_name, _ in actual}
+    else:
+        existing = set(
+            connection.exec_driver_sql(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"
+            ).scalars()
+        )
     for table in owned_tables() if tables is None else tables:
         if where is not None and table.name not in where:
             continue
-        if not inspector.has_table(table.name):
+        if table.name not in existing:
             continue
         checks = []
+        wanted = None if only is None or table.name not in only else set(only[table.name])
         for column in table.c:
+            if wanted is not None and column.name not in wanted:
+                continue
             kind = _kind(column)
             column_name = quote(column.name)
             if name == "sqlite":
-                condition = _sqlite_bad(column_name, kind, column.nullable, topics)
+                condition = _sqlite_bad(
+                    column_name, kind, column.nullable, topics, table.name in cheap
+                )
             else:
                 condition = _pg_bad(
                     column_name,
@@ -698,7 +724,9 @@ def find_corrupt(
                     if value is None:
                         if column.nullable:
                             continue
-                    elif _parses(kind, value):
+                    elif _parses(kind, value) and not (
+                        column.name in _COUNTED and str(value).startswith("-")
+                    ):
                         continue
                 bad.append((column, kind, value))
             if not bad:

@@ -1,0 +1,96 @@
+"""A stored topic never imports code (issue 29): rows forged with the topics of real
+installed modules are findings of `verify` and of the pages that read them, and the
+modules they name are not imported.
+
+The store is read in a fresh interpreter (a subprocess), so that ``sys.modules`` shows
+exactly what reading it imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import sqlalchemy as sa
+from web_support import load_games, sample_records
+
+from replays.integrity.store import id_param, raw_id
+from replays.store.db import engine_for
+
+TESTS = Path(__file__).parent
+# Installed modules that nothing in the ledger imports, and a project module that is no event.
+FORGED = {
+    "this:s": "this",
+    "antigravity:x": "antigravity",
+    "os:system": None,  # always imported; what matters is that it is refused
+    "bench.verify:main": "bench.verify",
+}
+
+READER = r"""
+import json, sys
+sys.path.insert(0, sys.argv[2])
+from replays.integrity.evidence import verify_store
+from web import create_app
+from auth_support import signed_in
+
+url, games = sys.argv[1], json.loads(sys.argv[3])
+report = verify_store(url)
+results = {"problems": [str(p) for p in report.problems], "pages": {}}
+client = signed_in(create_app({"DATABASE_URL": url, "TESTING": True}))
+for game in games:
+    for page in ("audit", "audit.json", "replay"):
+        response = client.get(f"/games/{game}/{page}")
+        results["pages"][f"{game}/{page}"] = response.status_code
+one = verify_store(url, game_id=games[0])
+results["game_problems"] = [str(p) for p in one.problems]
+results["modules"] = sorted(m for m in ("this", "antigravity", "webbrowser", "bench.verify") if m in sys.modules)
+print(json.dumps(results))
+"""
+
+
+def _forge(url: str, games: list[str]) -> None:
+    """Each forged topic replaces the topic of the third event of one game."""
+    with engine_for(url).begin() as connection:
+        for game, topic in zip(games, FORGED, strict=True):
+            originator = connection.execute(
+                sa.text("SELECT originator_id FROM integrity_games WHERE game_id = :g"),
+                {"g": game},
+            ).scalar_one()
+            connection.execute(
+                sa.text(
+                    "UPDATE ledger_events SET topic = :t "
+                    "WHERE originator_id = :o AND originator_version = 3"
+                ),
+                {"t": topic, "o": id_param(connection, raw_id(originator))},
+            )
+
+
+def test_forged_topics_are_findings_and_import_nothing(database_url):
+    load_games(database_url)
+    games = [r["game_id"] for r in sample_records()][: len(FORGED)]
+    _forge(database_url, games)
+    env = dict(os.environ, RUMMY_LEDGER_DATABASE_URL=database_url)
+    done = subprocess.run(
+        [sys.executable, "-c", READER, database_url, str(TESTS), json.dumps(games)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=TESTS.parent,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    assert results["modules"] == [], results["modules"]
+    assert "The Zen of Python" not in done.stdout + done.stderr
+    for game, topic in zip(games, FORGED, strict=True):
+        named = [
+            p
+            for p in results["problems"]
+            if p.startswith(f"game {game}, event 3: unreadable")
+            and f"ledger_events: unknown topic {topic!r}" in p
+        ]
+        assert named, (game, topic, results["problems"])
+    assert any("unknown topic 'this:s'" in p for p in results["game_problems"])
