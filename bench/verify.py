@@ -29,6 +29,14 @@ machine is shared, so the ratios are the comparable part.
 Run: ``python -m bench verify`` (1,000 games; ``--quick``: 100), or for the closing
 figures ``python -m bench.verify --games 10000 [--db PATH]`` (``--db`` keeps the built
 store and reuses it on the next run).
+
+The ``--since`` stage (``python -m bench.verify --since --games 2000``, issue 33) measures
+the auditor's day: on a store of N games verified once by ``verify --since`` (its first,
+full run, which writes the state), 300 new games are imported, and then one pass each of
+``verify --since`` (the consistency proof, the new games replayed, every other game
+compared with its kept digests), the full ``verify`` with every check, and the SELECT of
+every event plus every hash of the whole store. Its result goes to
+``bench/results/verify_since.json`` (not to the summary table).
 """
 
 from __future__ import annotations
@@ -225,6 +233,123 @@ def run(quick: bool = False) -> dict[str, Any]:
     return result
 
 
+NEW_GAMES = 300
+
+
+def add_games(url: str, records: list[dict], start: int, count: int) -> None:
+    """Import ``count`` more clones (ids from ``start`` on) and project them."""
+    import copy
+    import json
+
+    from replays.readmodels.projections import catch_up
+    from replays.records.importer import import_lines
+    from replays.store.application import Ledger
+
+    ledger = Ledger(url, env={"CREATE_TABLE": "no"})
+
+    def lines():
+        for index in range(start, start + count):
+            record = copy.deepcopy(records[index % len(records)])
+            record["game_id"] = f"{record['game_id']}-n{index}"
+            yield json.dumps(record)
+
+    summary = import_lines(ledger, lines(), follow=False)
+    if summary.rejected:
+        raise RuntimeError(f"import failed: {summary.line()} {summary.failures[:3]}")
+    catch_up(url)
+
+
+def measure_since(url: str, games: int, folder: Path) -> dict[str, Any]:
+    """The ``--since`` stage (module docstring) on the built store at ``url``."""
+    from bench.replay_page import simulated_records
+    from replays.integrity import evidence as integrity
+    from replays.integrity.incremental import verify_since
+    from replays.integrity.signing import Checkpoint, init_keys
+
+    keys = folder / "keys"
+    if not keys.exists():
+        init_keys(keys)
+    os.environ["RUMMY_LEDGER_KEY_DIR"] = str(keys)
+    state = folder / "since-state"
+    old = integrity.make_checkpoint(url)
+    load_before = _load()
+    first_s, (report, _) = _timed(lambda: verify_since(url, old, state))
+    if not report.ok:
+        raise RuntimeError(f"verify --since (first run) found problems: {report.problems[:3]}")
+    add_games(url, simulated_records(min(DISTINCT, NEW_GAMES), seed=29), games, NEW_GAMES)
+    kept = Checkpoint.load(state / "checkpoint.json")
+    since_s, (report, coverage) = _timed(lambda: verify_since(url, kept, state))
+    if not report.ok:
+        raise RuntimeError(f"verify --since found problems: {report.problems[:3]}")
+    full_s, full = _timed(lambda: integrity.verify_store(url))
+    if not full.ok:
+        raise RuntimeError(f"verify found problems: {full.problems[:3]}")
+    hashed_s, events = _timed(lambda: _read_and_hash(url))
+    return {
+        "games": games,
+        "new_games": NEW_GAMES,
+        "events": events,
+        "load_before": load_before,
+        "load_after": _load(),
+        "first_run_seconds": round(first_s, 2),
+        "since": {
+            "seconds": round(since_s, 2),
+            "replayed": len(coverage.replayed),
+            "compared_by_digest": coverage.compared,
+            "proven_by_consistency": coverage.proven,
+            "stages_seconds": coverage.stages,
+        },
+        "full_verify_seconds": round(full_s, 2),
+        "select_and_hashes_seconds": round(hashed_s, 2),
+        "full_over_since": round(full_s / since_s, 2),
+        "select_and_hashes_over_since": round(hashed_s / since_s, 2),
+    }
+
+
+def _read_and_hash(url: str) -> int:
+    """A SELECT of every event plus every leaf, chain and tree hash (the baseline of
+    :func:`measure`)."""
+    from replays.integrity import evidence as integrity
+    from replays.integrity import merkle
+    from replays.integrity.canonical import GENESIS, chain_hash, event_leaf
+    from replays.integrity.store import raw_id
+
+    query = "SELECT id, originator_id, originator_version, topic, state FROM ledger_events"
+    chains: dict[bytes, bytes] = {}
+    tree = merkle.TreeBuilder()
+    count = 0
+    with integrity.engine(url).connect() as connection:
+        for _, originator, version, topic, state in connection.execute(
+            sa.text(query + " ORDER BY id")
+        ):
+            originator = raw_id(originator)
+            leaf = event_leaf(originator, version, topic, state)
+            chains[originator] = chain_hash(chains.get(originator, GENESIS), leaf)
+            tree.append(leaf)
+            count += 1
+    tree.root()
+    return count
+
+
+def run_since(games: int, db: str | None) -> dict[str, Any]:
+    """The ``--since`` stage on a fresh store of ``games`` games (a copy of ``db`` when
+    given, so the kept store is not grown by the new games)."""
+    import shutil
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "verify.sqlite3"
+        built_s = 0.0
+        if db and Path(db).exists():
+            shutil.copyfile(db, path)
+        else:
+            built_s, _ = _timed(lambda: build(f"sqlite:///{path}", games))
+            if db:
+                shutil.copyfile(path, db)
+        result = measure_since(f"sqlite:///{path}", games, Path(folder))
+    result["build_seconds"] = round(built_s, 1)
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m bench.verify --games 10000 [--db FILE]``: the same run, its result file
     and the summary table written as ``python -m bench verify`` writes them."""
@@ -236,7 +361,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=GAMES, help=f"games in the store ({GAMES})")
     parser.add_argument("--db", help="SQLite file to build once and reuse")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--since",
+        action="store_true",
+        help="the verify --since stage (bench/results/verify_since.json)",
+    )
     args = parser.parse_args(argv)
+    if args.since:
+        import json
+
+        from bench.__main__ import RESULTS_DIR, machine
+
+        result = run_since(QUICK_GAMES if args.quick else args.games, args.db)
+        result["machine"] = machine()
+        result["when"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        (RESULTS_DIR / "verify_since.json").write_text(json.dumps(result, indent=2) + "\n")
+        print(json.dumps(result, indent=2))
+        return 0
     os.environ[GAMES_ENV] = str(QUICK_GAMES if args.quick else args.games)
     if args.db:
         os.environ[DB_ENV] = args.db

@@ -65,6 +65,19 @@ def _public_key(path: str | None, required: bool):
     show_default=True,
     help="Processes replaying the games for the read models and snapshots (0: one per CPU).",
 )
+@click.option(
+    "--since",
+    "since_file",
+    type=click.Path(dir_okay=False),
+    help="Your own previous checkpoint: verify only what is new since it (needs --state; "
+    "--checkpoint, once, is the new tree head).",
+)
+@click.option(
+    "--state",
+    "state_dir",
+    type=click.Path(file_okay=False),
+    help="The state directory you keep between --since runs (created on the first run).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
 def command(
     game_id: str | None,
@@ -73,12 +86,19 @@ def command(
     snapshots: bool,
     read_models_only: bool,
     jobs: int,
+    since_file: str | None,
+    state_dir: str | None,
     as_json: bool,
 ) -> None:
     """Recompute chains and the Merkle tree from the stored events and compare them with
     the seals and checkpoints; check seeded deals against their shuffles, and snapshots and
     the read models (games, results, moves, ledger entries) against their events. Exit status 0 only when everything matches; otherwise every
     problem is listed with its game and event number."""
+    if since_file or state_dir:
+        _since(
+            since_file, state_dir, checkpoint_files, key_path, game_id, read_models_only, as_json
+        )
+        return
     checkpoints = _checkpoints(checkpoint_files)
     public_key = _public_key(key_path, required=bool(checkpoint_files))
     try:
@@ -101,6 +121,56 @@ def command(
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
         _print(report, game_id)
+    raise SystemExit(0 if report.ok else 1)
+
+
+def _since(since_file, state_dir, checkpoint_files, key_path, game_id, read_models_only, as_json):
+    """`verify --since OLD.json --state DIR [--checkpoint NEW.json]`
+    (replays.integrity.incremental)."""
+    from replays.integrity.incremental import verify_since
+    from replays.integrity.state_dir import StateError
+
+    if not (since_file and state_dir):
+        raise click.UsageError("--since and --state go together: give both")
+    if game_id or read_models_only:
+        raise click.UsageError("--since verifies the whole store: not with --game or --read-models")
+    if len(checkpoint_files) > 1:
+        raise click.UsageError("with --since, --checkpoint names the one new tree head")
+    (old,) = _checkpoints((since_file,))
+    new = _checkpoints(checkpoint_files)[0] if checkpoint_files else None
+    public_key = _public_key(key_path, required=True)
+    try:
+        report, coverage = verify_since(
+            None, old, state_dir, new=new, public_key=public_key, progress=not as_json
+        )
+    except (integrity.IntegrityError, StateError) as error:
+        raise click.ClickException(str(error)) from None
+    except sa.exc.DBAPIError as error:
+        raise click.ClickException(f"cannot read the ledger database: {error.orig}") from None
+    if as_json:
+        data = report.to_dict()
+        data["since"] = {
+            "first_run": coverage.first_run,
+            "replayed": coverage.replayed,
+            "compared_by_digest": coverage.compared,
+            "proven_by_consistency": coverage.proven,
+            "old_size": coverage.old_size,
+            "new_size": coverage.new_size,
+            "seconds": round(coverage.seconds, 3),
+            "state_written": coverage.state_written,
+            "stages_seconds": coverage.stages,
+        }
+        click.echo(json.dumps(data, indent=2))
+    else:
+        _print(report, None)
+        click.echo(f"covered: {coverage.summary()}")
+        if coverage.state_written:
+            click.echo(
+                f"state written to {state_dir}; the next run: rummy-ledger verify --since "
+                f"{os.path.join(state_dir, 'checkpoint.json')} --state {state_dir}"
+            )
+        else:
+            click.echo(f"state in {state_dir} left as it was (the run found problems)")
     raise SystemExit(0 if report.ok else 1)
 
 
