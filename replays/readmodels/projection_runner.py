@@ -26,6 +26,7 @@ the batch back and propagate. :meth:`Runner.rebuild` is all-or-nothing (one tran
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 import uuid
@@ -50,6 +51,8 @@ from replays.readmodels.projection_failures import (
 )
 from replays.store.collector import bulk_work
 from replays.store.schema import EVENTS_TABLE, event_store_metadata
+
+log = logging.getLogger("replays.projections")
 
 POSITIONS = ProjectionPosition.__table__
 DEFAULT_BATCH_SIZE = 1000
@@ -84,6 +87,12 @@ def _transient(error: BaseException) -> bool:
     return not isinstance(error, Exception) or isinstance(
         error, sa.exc.OperationalError | sa.exc.InterfaceError | ProjectionCrash
     )
+
+
+def _lost_connection(error: BaseException) -> bool:
+    from replays.store.replicas import is_connection_error
+
+    return is_connection_error(error)
 
 
 @dataclass(frozen=True)
@@ -584,10 +593,24 @@ class Runner:
         return done
 
     def follow(self, *, interval: float = 1.0, stop: Callable[[], bool] = lambda: False) -> int:
-        """Keep catching up until ``stop()`` is true; sleep ``interval`` when idle."""
+        """Keep catching up until ``stop()`` is true; sleep ``interval`` when idle.
+
+        A lost database connection (a failover, a restart) is waited out: the batch it
+        interrupted was rolled back with its position, so the next one starts where the
+        committed position stands, on a new connection."""
         done = 0
         while not stop():
-            count = self.catch_up()
+            try:
+                count = self.catch_up()
+            except Exception as error:
+                if not _transient(error) and not _lost_connection(error):
+                    raise
+                log.warning(
+                    "projection %s: database connection lost (%s); retrying",
+                    self.projection.name,
+                    str(error).splitlines()[0][:200] if str(error) else type(error).__name__,
+                )
+                count = 0
             done += count
             if count == 0:
                 time.sleep(interval)

@@ -59,11 +59,14 @@ def mark_down(read_url: str, error: BaseException | str) -> None:
 
 
 def is_connection_error(error: BaseException) -> bool:
-    """An error of the connection (server gone, link cut, no server accepting), not of a
+    """An error of the connection (server gone, link cut, no server accepting, or a server
+    that stopped being the primary: read-only in the middle of a failover), not of a
     query: the caller may go to another server, or try again."""
     from eventsourcing import persistence
 
     if isinstance(error, sa.exc.DBAPIError) and error.connection_invalidated:
+        return True
+    if _read_only(error):
         return True
     return isinstance(
         error,
@@ -74,6 +77,18 @@ def is_connection_error(error: BaseException) -> bool:
         | ConnectionError
         | ReplicaUnreachable,
     ) or _psycopg_connection_error(error)
+
+
+def _read_only(error: BaseException) -> bool:
+    """SQLSTATE 25006: a write reached a server that is (now) read-only, a standby or a
+    node being promoted; the error may come wrapped by SQLAlchemy or eventsourcing."""
+    seen = 0
+    while error is not None and seen < 5:
+        if getattr(error, "sqlstate", None) == "25006":
+            return True
+        error = getattr(error, "orig", None) or error.__cause__
+        seen += 1
+    return False
 
 
 def _psycopg_connection_error(error: BaseException) -> bool:
