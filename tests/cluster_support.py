@@ -252,9 +252,11 @@ class Cluster:
         )  # fmt: skip
         self._start(self.monitor)
         self._wait(lambda: self._sql(self.monitor, "SELECT 1", db="pg_auto_failover") == "1", 30)
+        # One -c each: ALTER SYSTEM refuses to run inside a transaction block.
         statements = [f"ALTER SYSTEM SET {k} = '{v}'" for k, v in MONITOR_SETTINGS.items()]
-        self._sql(self.monitor, "; ".join([*statements, "SELECT pg_reload_conf()"]),
-                  db="pg_auto_failover")  # fmt: skip
+        applied = self._sql(self.monitor, [*statements, "SELECT pg_reload_conf()"],
+                            db="pg_auto_failover")  # fmt: skip
+        assert applied == "t", f"the monitor refused its settings\n{self.logs()}"
         monitor_uri = (
             f"postgres://autoctl_node@{self.monitor.address}/pg_auto_failover?sslmode=disable"
         )
@@ -277,13 +279,15 @@ class Cluster:
         return self
 
     # -- looking -----------------------------------------------------------------------------
-    def _sql(self, node: Node, sql: str, db: str = CLUSTER_DB) -> str | None:
+    def _sql(self, node: Node, sql: str | list[str], db: str = CLUSTER_DB) -> str | None:
         # The monitor's own rules let only its nodes in from the network: ask it on loopback.
         host = "127.0.0.1" if node is self.monitor else node.host
         command = [
             str(self.bindir / "psql"), "-X", "-qAt", "-h", host, "-p", str(node.port),
-            "-U", "postgres", "-d", db, "-c", sql,
+            "-U", "postgres", "-d", db,
         ]  # fmt: skip
+        for statement in [sql] if isinstance(sql, str) else sql:
+            command += ["-c", statement]
         found = run(command, check=False, timeout=15, env={"PGCONNECT_TIMEOUT": "3"})
         return found.stdout.strip() if found.returncode == 0 else None
 
