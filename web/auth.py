@@ -270,7 +270,11 @@ NO_ACCOUNTS = "Accounts cannot be read from the database. Is it migrated (rummy-
 def _load_user(session_id: str):
     try:
         account = accounts.load_session_user(session_id, url=current_app.config["DATABASE_URL"])
-    except SQLAlchemyError:
+    except SQLAlchemyError as error:
+        from replays.store.replicas import is_connection_error
+
+        if is_connection_error(error):
+            raise  # no database answers: the 503 page, not a sign-in form that cannot work
         # Treated as signed out; the login page then says what is wrong.
         current_app.logger.exception("cannot load the signed-in account")
         return None

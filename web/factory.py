@@ -67,6 +67,7 @@ def create_app(config: dict | None = None) -> Flask:
 
     _register_error_pages(app)
     _register_template_helpers(app)
+    _register_read_header(app)
 
     # /healthz (503 when a read model has a failure or is stuck) and the staff banner.
     read_side.register(app)
@@ -166,8 +167,14 @@ def _database_unavailable(app: Flask, error: Exception, render_error):
     headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
     if _wants_json():
         return jsonify({"error": message, "status": 503}), 503, headers
-    # Its own page: the layout would ask the database for the signed-in account.
-    return render_template("errors/unavailable.html", message=message), 503, headers
+    # Its own page, rendered without the context processors: they, like the layout, would
+    # ask the database for the signed-in account.
+    from flask import url_for
+
+    page = app.jinja_env.get_template("errors/unavailable.html").render(
+        message=message, request=request, url_for=url_for
+    )
+    return page, 503, headers
 
 
 def _not_on_replica_yet():
@@ -217,6 +224,19 @@ def _register_server_timing(app: Flask) -> None:
         if started is not None:
             elapsed = (time.perf_counter() - started) * 1000
             response.headers["Server-Timing"] = f"app;dur={elapsed:.2f}"
+        return response
+
+
+def _register_read_header(app: Flask) -> None:
+    """``X-Rummy-Ledger-Read: replica`` or ``primary`` on a response that read the ledger:
+    which server a page came from, for operators (and the cluster tests)."""
+
+    @app.after_request
+    def read_from(response):
+        reading = g.get("reading_url")
+        if reading is not None:
+            replica = reading == app.config.get("READ_DATABASE_URL")
+            response.headers["X-Rummy-Ledger-Read"] = "replica" if replica else "primary"
         return response
 
 
