@@ -54,6 +54,8 @@ def create_app(config: dict | None = None) -> Flask:
         app.config.update(config)
     app.config["DATABASE_URL"] = database_url(app.config["DATABASE_URL"])
     app.config["READ_DATABASE_URL"] = read_database_url(app.config.get("READ_DATABASE_URL"))
+    if app.config["READ_DATABASE_URL"] == read_database_url(app.config["DATABASE_URL"]):
+        app.config["READ_DATABASE_URL"] = None  # the primary itself: no replica to route to
     if not app.config["SECRET_KEY"]:
         # A per-process key keeps sessions working in development; production sets SECRET_KEY.
         app.config["SECRET_KEY"] = secrets.token_hex(32)
@@ -235,7 +237,7 @@ def _register_read_header(app: Flask) -> None:
     def read_from(response):
         reading = g.get("reading_url")
         if reading is not None:
-            replica = reading == app.config.get("READ_DATABASE_URL")
+            replica = reading != app.config["DATABASE_URL"]
             response.headers["X-Rummy-Ledger-Read"] = "replica" if replica else "primary"
         return response
 

@@ -128,3 +128,24 @@ def replica_notice() -> str | None:
         f"{behind.replica_events} of this game's {behind.primary_events} events; "
         "the rest will appear when it catches up."
     )
+
+
+def replica_readiness(app) -> str | None:
+    """For ``/readyz`` (``web.ops.add_readiness_check``): None when no replica is configured
+    or its lag is within ``READY_MAX_REPLICA_LAG`` seconds (default 30), else the reason.
+
+    A replica that does not answer is not a reason: its reads already go to the primary
+    (logged by :mod:`replays.store.replicas`), and taking every web process out of the load
+    balancer for it would turn a lost replica into a lost site."""
+    import math
+
+    from replays.store.replicas import replica_lag_seconds
+
+    replica = app.config.get("READ_DATABASE_URL")
+    if not replica:
+        return None
+    lag = replica_lag_seconds(app.config["DATABASE_URL"], replica)
+    bound = float(app.config.get("READY_MAX_REPLICA_LAG", 30.0))
+    if lag is None or math.isinf(lag) or lag <= bound:
+        return None
+    return f"read replica {lag:.0f} s behind the primary (bound {bound:g} s)"

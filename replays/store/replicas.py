@@ -61,42 +61,44 @@ def mark_down(read_url: str, error: BaseException | str) -> None:
 def is_connection_error(error: BaseException) -> bool:
     """An error of the connection (server gone, link cut, no server accepting, or a server
     that stopped being the primary: read-only in the middle of a failover), not of a
-    query: the caller may go to another server, or try again."""
-    from eventsourcing import persistence
-
-    if isinstance(error, sa.exc.DBAPIError) and error.connection_invalidated:
+    query: the caller may go to another server, or try again. Judged by the PostgreSQL
+    driver's error under whatever wraps it (SQLAlchemy, eventsourcing); SQLite's
+    OperationalError (a missing table, a locked file) is not one."""
+    if isinstance(error, ReplicaUnreachable | ConnectionError):
         return True
-    if _read_only(error):
-        return True
-    return isinstance(
-        error,
-        sa.exc.OperationalError
-        | sa.exc.InterfaceError
-        | persistence.OperationalError
-        | persistence.InterfaceError
-        | ConnectionError
-        | ReplicaUnreachable,
-    ) or _psycopg_connection_error(error)
-
-
-def _read_only(error: BaseException) -> bool:
-    """SQLSTATE 25006: a write reached a server that is (now) read-only, a standby or a
-    node being promoted; the error may come wrapped by SQLAlchemy or eventsourcing."""
-    seen = 0
-    while error is not None and seen < 5:
-        if getattr(error, "sqlstate", None) == "25006":
+    for link in _chain(error):
+        if isinstance(link, sa.exc.DBAPIError) and link.connection_invalidated:
             return True
-        error = getattr(error, "orig", None) or error.__cause__
-        seen += 1
+        if _postgres_connection_error(link):
+            return True
     return False
 
 
-def _psycopg_connection_error(error: BaseException) -> bool:
+# SQLSTATE classes and codes of a lost or refused connection, or of a node that is no longer
+# the primary: 08 connection exception; 57P01-57P03 admin/crash shutdown, cannot connect
+# now; 25006 read-only transaction (a standby, or a node being promoted).
+_LOST_STATES = ("57P01", "57P02", "57P03", "25006")
+
+
+def _chain(error: BaseException):
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen and len(seen) < 8:
+        seen.add(id(error))
+        yield error
+        error = getattr(error, "orig", None) or error.__cause__ or error.__context__
+
+
+def _postgres_connection_error(error: BaseException) -> bool:
     try:
         import psycopg
     except ImportError:  # pragma: no cover - psycopg is a dependency
         return False
-    return isinstance(error, psycopg.OperationalError | psycopg.InterfaceError)
+    if not isinstance(error, psycopg.Error):
+        return False
+    state = error.sqlstate
+    if state is None:  # raised by the driver itself: the connection failed or broke
+        return isinstance(error, psycopg.OperationalError | psycopg.InterfaceError)
+    return state.startswith("08") or state in _LOST_STATES
 
 
 def replica_usable(read_url: str) -> bool:

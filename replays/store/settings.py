@@ -67,6 +67,12 @@ def read_database_url(url: str | None = None) -> str | None:
     return with_timeouts(url) if is_postgres(url) else url
 
 
+def reading_database_url(url: str | None = None) -> str:
+    """Where a read-only command (``report``, ``verify``) reads: ``url`` when given, else
+    the read replicas when configured, else the primary."""
+    return database_url(url) if url else (read_database_url() or database_url())
+
+
 def _hosts_as_query(url: str) -> str:
     """``h1:p1,h2:p2`` in the authority becomes ``?host=h1:p1&host=h2:p2``: SQLAlchemy reads
     a single port after the last colon of the authority and fails on a host list."""
