@@ -13,6 +13,7 @@ shared with seven other test runs, and the whole cluster group must stay under 4
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import urllib.error
@@ -20,7 +21,7 @@ import urllib.request
 
 import pytest
 import sqlalchemy as sa
-from api_support import header_of
+from api_support import check_response, header_of
 from click.testing import CliRunner
 from cluster_support import Cluster, require
 from test_projections import dump
@@ -103,6 +104,8 @@ class ApiClient:
                 status, payload = error.code, json.loads(error.read() or b"{}")
                 if status == 503:
                     assert error.headers.get("Retry-After"), "a 503 names when to come back"
+                    template = re.sub(r"^/games/[^/]+", "/games/{game_id}", path)
+                    check_response(method, template, status, payload)  # as documented
             except OSError:
                 status, payload = 0, {}
             self.statuses[status] = self.statuses.get(status, 0) + 1
