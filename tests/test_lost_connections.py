@@ -111,3 +111,10 @@ def test_which_errors_are_a_lost_connection():
     missing = sa.exc.OperationalError("SELECT", {}, sqlite3.OperationalError("no such table: x"))
     assert not replicas.is_connection_error(missing)
     assert not replicas.is_connection_error(ValueError("x"))
+    # A transaction left invalid by a connection that died under it, as eventsourcing wraps it.
+    from eventsourcing.persistence import PersistenceError
+
+    pending = sa.exc.PendingRollbackError(
+        "Can't reconnect until invalid transaction is rolled back"
+    )
+    assert replicas.is_connection_error(PersistenceError(pending))

@@ -69,6 +69,11 @@ def is_connection_error(error: BaseException) -> bool:
     for link in _chain(error):
         if isinstance(link, sa.exc.DBAPIError) and link.connection_invalidated:
             return True
+        if isinstance(link, sa.exc.PendingRollbackError):
+            # A transaction whose connection died under code that caught the error and went
+            # on (a save's read rows "never fail the save"): the next statement finds it
+            # invalid. Nothing of it was committed; a new transaction may try again.
+            return True
         if _postgres_connection_error(link):
             return True
     return False
@@ -85,7 +90,8 @@ def _chain(error: BaseException):
     while error is not None and id(error) not in seen and len(seen) < 8:
         seen.add(id(error))
         yield error
-        error = getattr(error, "orig", None) or error.__cause__ or error.__context__
+        wrapped = error.args[0] if error.args and isinstance(error.args[0], BaseException) else None
+        error = getattr(error, "orig", None) or error.__cause__ or error.__context__ or wrapped
 
 
 def _postgres_connection_error(error: BaseException) -> bool:
