@@ -289,7 +289,15 @@ NO_ACCOUNTS = "Accounts cannot be read from the database. Is it migrated (rummy-
 def _load_user(session_id: str):
     try:
         account = accounts.load_session_user(session_id, url=current_app.config["DATABASE_URL"])
-    except (SQLAlchemyError, ValueError, TypeError, KeyError):
+    except SQLAlchemyError as error:
+        from replays.store.replicas import is_connection_error
+
+        if is_connection_error(error):
+            raise  # no database answers: the 503 page, not a sign-in form that cannot work
+        # Treated as signed out; the login page then says what is wrong.
+        current_app.logger.exception("cannot load the signed-in account")
+        return None
+    except (ValueError, TypeError, KeyError):
         # Treated as signed out; the login page then says what is wrong. A stored value of
         # the wrong kind in the account's row (issue 29) is no reason to fail every page.
         current_app.logger.exception("cannot load the signed-in account")

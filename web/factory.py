@@ -11,10 +11,10 @@ import secrets
 import time
 from decimal import Decimal
 
-from flask import Flask, g, jsonify, render_template, request
+from flask import Flask, current_app, g, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from replays.store.settings import database_url
+from replays.store.settings import database_url, read_database_url
 from web import ops, read_side, unreadable
 from web.auth import cookie_settings
 
@@ -40,6 +40,8 @@ def create_app(config: dict | None = None) -> Flask:
     app = Flask("web")
     app.config.update(
         DATABASE_URL=database_url(),
+        # Read replicas for the read-only pages (web/ledger.py); None: the primary serves all.
+        READ_DATABASE_URL=read_database_url(),
         SECRET_KEY=os.environ.get("SECRET_KEY"),
         GAMES_PER_PAGE=25,
         # Replays keep the games and table states they built (a game's past never changes);
@@ -52,6 +54,9 @@ def create_app(config: dict | None = None) -> Flask:
     if config:
         app.config.update(config)
     app.config["DATABASE_URL"] = database_url(app.config["DATABASE_URL"])
+    app.config["READ_DATABASE_URL"] = read_database_url(app.config.get("READ_DATABASE_URL"))
+    if app.config["READ_DATABASE_URL"] == read_database_url(app.config["DATABASE_URL"]):
+        app.config["READ_DATABASE_URL"] = None  # the primary itself: no replica to route to
     if not app.config["SECRET_KEY"]:
         # A per-process key keeps sessions working in development; production sets SECRET_KEY.
         app.config["SECRET_KEY"] = secrets.token_hex(32)
@@ -67,11 +72,16 @@ def create_app(config: dict | None = None) -> Flask:
     unreadable.register(app)
     _register_error_pages(app)
     _register_template_helpers(app)
+    _register_read_header(app)
 
     # The staff banner when a read model has a failure or is stuck.
     read_side.register(app)
     # /healthz (503 on the same), /readyz, /metrics, and the request metrics.
     ops.register(app)
+    # /readyz also bounds the read replica's lag (RUMMY_LEDGER_READY_MAX_REPLICA_LAG).
+    from web.ledger import replica_readiness
+
+    ops.add_readiness_check(replica_readiness)
 
     return app
 
@@ -119,13 +129,100 @@ def _register_error_pages(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):
+        if error.code == 404:
+            not_reached = _not_on_replica_yet()
+            if not_reached is not None:
+                return not_reached
         return render_error(error)
 
     @app.errorhandler(Exception)
     def unexpected_error(error: Exception):
+        from replays.store.replicas import is_connection_error
+
+        if is_connection_error(error):
+            return _database_unavailable(app, error, render_error)
         # Never a traceback in the browser; the log keeps it for the operator.
         app.logger.exception("unhandled error on %s", request.path)
         return render_error(InternalServerError())
+
+
+# Seconds a client is asked to wait while no database answers (a failover takes a few).
+RETRY_AFTER_SECONDS = 5
+
+
+def _database_unavailable(app: Flask, error: Exception, render_error):
+    """A lost or refused database connection. A page a replica was serving is built again
+    on the primary (the replica is set aside for a few seconds, with a log line); otherwise
+    503 with ``Retry-After``: the API's writes are idempotent per game and per ``seq``, so
+    the client sends the same request again, and nothing half-written was stored (each save
+    is one transaction)."""
+    from replays.store.replicas import is_connection_error, mark_down
+    from web.ledger import served_by_replica
+
+    if served_by_replica() and request.method in ("GET", "HEAD") and request.endpoint:
+        mark_down(app.config["READ_DATABASE_URL"], error)
+        g.reading_url = app.config["DATABASE_URL"]
+        try:
+            view = app.view_functions[request.endpoint]
+            return app.make_response(app.ensure_sync(view)(**(request.view_args or {})))
+        except HTTPException as again:
+            return render_error(again)
+        except Exception as again:
+            if not is_connection_error(again):
+                app.logger.exception("unhandled error on %s", request.path)
+                return render_error(InternalServerError())
+            error = again
+    app.logger.warning(
+        "database unavailable on %s: %s", request.path, str(error).splitlines()[0][:300]
+    )
+    message = (
+        "The ledger's database is not answering (a failover may be under way). "
+        "Nothing was changed; try again in a few seconds."
+    )
+    headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    if _wants_json():
+        return jsonify({"error": message, "status": 503}), 503, headers
+    # Its own page, rendered without the context processors: they, like the layout, would
+    # ask the database for the signed-in account.
+    from flask import url_for
+
+    page = app.jinja_env.get_template("errors/unavailable.html").render(
+        message=message, request=request, url_for=url_for
+    )
+    return page, 503, headers
+
+
+def _not_on_replica_yet():
+    """The page for a game a replica has not reached yet (the primary has its events): says
+    so, with how far behind the replica is, instead of "no such game"."""
+    from web.ledger import served_by_replica
+
+    game_id = (request.view_args or {}).get("game_id")
+    if not game_id or not served_by_replica():
+        return None
+    from replays.store.replicas import game_behind
+
+    try:
+        behind = game_behind(
+            current_app.config["READ_DATABASE_URL"], current_app.config["DATABASE_URL"], game_id
+        )
+    except Exception as error:  # the 404 stands; this was only a better explanation
+        current_app.logger.warning("cannot compare %s with the primary: %s", game_id, error)
+        return None
+    if behind is None:
+        return None
+    message = (
+        f"Game {game_id} is recorded, but the read replica serving this page has not "
+        f"reached it yet ({behind.replica_events} of its {behind.primary_events} events; "
+        f"the replica is {behind.lag_seconds:.1f} s behind the primary). Reload in a moment."
+    )
+    if _wants_json():
+        body = {"error": message, "status": 503, "replica_behind": True}
+        return jsonify(body), 503, {"Retry-After": "1"}
+    page = render_template(
+        "errors/error.html", status=503, title="Not on this replica yet", message=message
+    )
+    return page, 503, {"Retry-After": "1"}
 
 
 def _register_server_timing(app: Flask) -> None:
@@ -145,13 +242,28 @@ def _register_server_timing(app: Flask) -> None:
         return response
 
 
+def _register_read_header(app: Flask) -> None:
+    """``X-Rummy-Ledger-Read: replica`` or ``primary`` on a response that read the ledger:
+    which server a page came from, for operators (and the cluster tests)."""
+
+    @app.after_request
+    def read_from(response):
+        reading = g.get("reading_url")
+        if reading is not None:
+            replica = reading != app.config["DATABASE_URL"]
+            response.headers["X-Rummy-Ledger-Read"] = "replica" if replica else "primary"
+        return response
+
+
 def _register_template_helpers(app: Flask) -> None:
     from web import discrepancy_note, svg
     from web.audit_marks import figure_text
     from web.integrity import integrity_badge
+    from web.ledger import replica_notice
 
     app.jinja_env.globals.update(svg=svg, integrity_badge=integrity_badge)
     app.jinja_env.globals["discrepancy_note"] = discrepancy_note.for_viewer
+    app.jinja_env.globals["replica_notice"] = replica_notice
     # Decimals as people write them: 10 rather than 1E+1, 2.5 rather than 2.500.
     app.jinja_env.filters["plain"] = lambda value: format(Decimal(value).normalize(), "f")
     # A score as the site writes it: −30 with U+2212, never a hyphen.

@@ -56,7 +56,10 @@ def integrity_badge(game_id: str, *, fresh: bool = True) -> Badge | None:
     verdict_of = current_app.config.get("INTEGRITY_VERDICT") or _verdict_function()
     if verdict_of is None:
         return None
-    key = (current_app.config["DATABASE_URL"], game_id)
+    from web.ledger import reading_url
+
+    # On a replica, the verdict reads the events and the read rows there, in one snapshot.
+    key = (reading_url(), game_id)
     max_age = float(current_app.config.get("INTEGRITY_CACHE_SECONDS", 30))
     if not fresh and max_age > 0:
         with _cache_lock:
@@ -64,7 +67,7 @@ def integrity_badge(game_id: str, *, fresh: bool = True) -> Badge | None:
         if cached is not None and time.monotonic() - cached[0] < max_age:
             # Cached in staff words; each viewer gets their own.
             return _for_viewer(cached[1])
-    badge = _check(verdict_of, game_id)
+    badge = _check(verdict_of, key[0], game_id)
     with _cache_lock:
         if len(_cache) > 10_000:
             _cache.clear()
@@ -80,9 +83,9 @@ def _for_viewer(badge: Badge) -> Badge:
     return Badge(badge.status, PLAYER_WORDS[badge.status], "this game failed verification")
 
 
-def _check(verdict_of, game_id: str) -> Badge:
+def _check(verdict_of, url: str, game_id: str) -> Badge:
     try:
-        verdict = verdict_of(current_app.config["DATABASE_URL"], game_id)
+        verdict = verdict_of(url, game_id)
     except Exception as error:  # a failing check must not take the page down with it
         current_app.logger.warning("integrity verdict for %s failed: %s", game_id, error)
         return Badge("unknown", "Integrity not checked", str(error))

@@ -111,8 +111,11 @@ def _schema(connection) -> str:
 def _again(view: Callable, args, kwargs, error: Exception):
     from replays.store.db import engine_for
     from replays.store.decoding import find_corrupt
+    from web.ledger import reading_url
 
-    url = current_app.config["DATABASE_URL"]
+    # The server this page reads from (a replica for read-only pages when one is set), so
+    # the rows it hides are those the page would have read.
+    url = reading_url()
     with engine_for(url).connect() as connection:
         try:
             corruption = find_corrupt(connection, where=_where(request.view_args or {}))

@@ -88,6 +88,12 @@ def _transient(error: BaseException) -> bool:
     )
 
 
+def _lost_connection(error: BaseException) -> bool:
+    from replays.store.replicas import is_connection_error
+
+    return is_connection_error(error)
+
+
 @dataclass(frozen=True)
 class Status:
     name: str
@@ -618,7 +624,7 @@ class Runner:
                 except Exception as error:
                     if on_error is not None:
                         on_error(error)
-                    elif _transient(error):
+                    elif _transient(error) or _lost_connection(error):
                         log.warning("projection %s: %s; retrying", self.projection.name, error)
                     else:
                         raise

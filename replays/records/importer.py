@@ -19,7 +19,9 @@ with the mix of games (``docs/benchmarks.md``, memory).
 
 from __future__ import annotations
 
+import logging
 import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +43,11 @@ REJECTED = "rejected"
 CONFLICT = "conflict"
 
 BATCH = 50
+# How long a save keeps trying through a lost database connection (a failover takes
+# seconds; pg_auto_failover's defaults, about 30).
+RETRY_SECONDS = 90.0
+
+log = logging.getLogger("replays.importer")
 BATCH_EVENTS = 2_500  # about a batch of fifty points games; five Red 3 matches
 
 
@@ -172,13 +179,45 @@ class Importer:
         self._pending_events = 0
         if not pending:
             return []
+        return self._riding_through(pending)
+
+    def _riding_through(self, pending: list) -> list[Outcome]:
+        """The batch's outcomes, through a lost database connection (a failover, a restart):
+        the batch is tried again on a new connection until :data:`RETRY_SECONDS` have
+        passed. A save is one transaction, so a failed attempt stored all of its games or
+        none; which, the next attempt finds in the store (a game stored by an earlier
+        attempt of this batch is this record's, compared equal: imported, once)."""
+        from replays.store.replicas import is_connection_error
+
+        deadline = time.monotonic() + RETRY_SECONDS
+        wait = 0.25
+        ours: set[str] = set()
+        while True:
+            try:
+                return self._flush(pending, ours)
+            except Exception as error:
+                if not is_connection_error(error) or time.monotonic() + wait > deadline:
+                    raise
+                log.warning(
+                    "database connection lost saving %d game(s) (%s); trying again in %.2f s",
+                    len(pending),
+                    str(error).splitlines()[0][:200] if str(error) else type(error).__name__,
+                    wait,
+                )
+            time.sleep(wait)
+            wait = min(wait * 2, 2.0)
+            ours.update(record.game_id for record, _, _ in pending)
+            # A failed save has taken its games' pending events: each is built again.
+            pending = [(record, build_game(record), line) for record, _, line in pending]
+
+    def _flush(self, pending: list, ours: set[str]) -> list[Outcome]:
         # Games already recorded are compared, not saved: a save that fails on them would
         # have encoded the whole batch first, and held it through the fallback below.
         stored = self.ledger.stored_games(record.game_id for record, _, _ in pending)
         outcomes: dict[int, list[Outcome]] = {}
         for index, (record, _, line) in enumerate(pending):
             if record.game_id in stored:
-                outcomes[index] = self._compare(record, line)
+                outcomes[index] = self._compare(record, line, ours)
         new = [(index, entry) for index, entry in enumerate(pending) if index not in outcomes]
         if new and not self._saved(*(game for _, (_, game, _) in new)):
             # Recorded since the look above (another importer): nothing of the batch was
@@ -198,10 +237,16 @@ class Importer:
             return False
         return True
 
-    def _compare(self, record: GameRecord, line: int | None) -> list[Outcome]:
-        """The outcome of a record whose game id is already recorded."""
+    def _compare(
+        self, record: GameRecord, line: int | None, ours: set[str] = frozenset()
+    ) -> list[Outcome]:
+        """The outcome of a record whose game id is already recorded (``ours``: the games
+        an earlier attempt of this batch may have stored, whose equal copy is imported)."""
         try:
-            return [Outcome(record.game_id, compare_with_stored(self.ledger, record), line=line)]
+            found = compare_with_stored(self.ledger, record)
+            if found == ALREADY and record.game_id in ours:
+                found = IMPORTED
+            return [Outcome(record.game_id, found, line=line)]
         except RecordConflict as conflict:
             return [Outcome(record.game_id, CONFLICT, str(conflict), line)]
         except (GameNotFound, RecordError, RuleViolation) as error:

@@ -33,7 +33,11 @@ DAY = click.DateTime(formats=["%Y-%m-%d"])
     help="Check the period's games: events against their seals and the latest checkpoint, "
     "read rows against the events.",
 )
-@click.option("--url", help="Database URL (default: RUMMY_LEDGER_DATABASE_URL).")
+@click.option(
+    "--url",
+    help="Database URL (default: RUMMY_LEDGER_READ_DATABASE_URL, the read replicas, when "
+    "set; else RUMMY_LEDGER_DATABASE_URL).",
+)
 def command(date_from, date_to, table, player, output, strict, verify, url) -> None:
     """Period report: totals per table, per day and per player; every game whose ledger
     does not balance or whose settlement differs from a recomputation is listed, and
@@ -43,7 +47,9 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
     from replays.readmodels.period_verify import period_verified_ids
     from replays.readmodels.reports import PeriodFilter, ReportError, period_report
     from replays.store.db import engine_for
+    from replays.store.settings import reading_database_url
 
+    url = reading_database_url(url)
     try:
         period = PeriodFilter(date_from.date(), date_to.date(), table, player)
     except ReportError as error:

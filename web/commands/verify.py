@@ -94,6 +94,8 @@ def command(
     the seals and checkpoints; check seeded deals against their shuffles, and snapshots and
     the read models (games, results, moves, ledger entries) against their events. Exit status 0 only when everything matches; otherwise every
     problem is listed with its game and event number."""
+    from replays.store.settings import reading_database_url
+
     if since_file or state_dir:
         _since(
             since_file, state_dir, checkpoint_files, key_path, game_id, read_models_only, as_json
@@ -101,11 +103,16 @@ def command(
         return
     checkpoints = _checkpoints(checkpoint_files)
     public_key = _public_key(key_path, required=bool(checkpoint_files))
+    # A read replica when RUMMY_LEDGER_READ_DATABASE_URL is set: verify only reads (each
+    # comparison of events with read rows inside one snapshot of one server), and the
+    # memos it would remember are skipped on a read-only standby.
+    url = reading_database_url()
     try:
         if read_models_only:
-            report = integrity.verify_read_models(game_id=game_id, progress=not as_json)
+            report = integrity.verify_read_models(url, game_id=game_id, progress=not as_json)
         else:
             report = integrity.verify_store(
+                url,
                 game_id=game_id,
                 checkpoints=checkpoints,
                 public_key=public_key,

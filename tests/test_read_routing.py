@@ -1,0 +1,107 @@
+"""Where reads go, without a cluster (the cluster tests cover real standbys): multi-host URLs
+as SQLAlchemy takes them, the read-only pages on ``READ_DATABASE_URL``, a replica that does
+not answer (reads from the primary, one log line, never a 500), and what ``/readyz`` is told."""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from auth_support import signed_in
+from web_support import load_games
+
+from replays.access import tokens
+from replays.store import replicas
+from replays.store.settings import database_url, read_database_url, reading_database_url
+from web import create_app
+from web.ledger import replica_readiness
+
+# Nothing listens on loopback port 1: a refused connection, at once.
+DEAD_REPLICA = "postgresql://postgres@127.0.0.1:1/test"
+
+
+def test_a_libpq_multi_host_url_becomes_one_host_parameter_per_node():
+    url = database_url("postgresql://u@h1:5432,h2:5433/db?target_session_attrs=read-write")
+    parts = urlsplit(url)
+    assert parts.scheme == "postgresql+psycopg" and parts.netloc == "u@" and parts.path == "/db"
+    query = parse_qsl(parts.query)
+    assert [value for name, value in query if name == "host"] == ["h1:5432", "h2:5433"]
+    assert ("target_session_attrs", "read-write") in query
+    # Bounded waits on a dead or cut-off node, unless the URL sets its own.
+    assert ("tcp_user_timeout", "5000") in query and ("connect_timeout", "3") in query
+    own = database_url("postgresql://u@h1,h2/db?connect_timeout=9")
+    assert ("connect_timeout", "9") in parse_qsl(urlsplit(own).query)
+    # One host is left as written.
+    assert database_url("postgresql://u@h1:5432/db") == "postgresql+psycopg://u@h1:5432/db"
+
+
+def test_the_read_url_and_what_read_only_commands_use(monkeypatch):
+    monkeypatch.delenv("RUMMY_LEDGER_READ_DATABASE_URL", raising=False)
+    monkeypatch.setenv("RUMMY_LEDGER_DATABASE_URL", "sqlite:///primary.sqlite3")
+    assert read_database_url() is None
+    assert reading_database_url() == "sqlite:///primary.sqlite3"
+    monkeypatch.setenv("RUMMY_LEDGER_READ_DATABASE_URL", "postgresql://r@h9/db")
+    assert read_database_url().startswith("postgresql+psycopg://r@h9/db?connect_timeout=3")
+    assert reading_database_url() == read_database_url()
+    assert reading_database_url("sqlite:///given.sqlite3") == "sqlite:///given.sqlite3"
+
+
+@pytest.fixture
+def games(database_url):
+    return load_games(database_url)
+
+
+def test_read_only_pages_go_to_the_read_url_and_the_rest_to_the_primary(database_url, games):
+    # The same database under a second URL stands in for a replica: what is checked is
+    # which URL each request reads.
+    extra = "timeout=31" if database_url.startswith("sqlite") else "application_name=stand-in"
+    stand_in = database_url + ("&" if "?" in database_url else "?") + extra
+    app = create_app({"DATABASE_URL": database_url, "READ_DATABASE_URL": stand_in, "TESTING": True})
+    client = signed_in(app, "admin")
+    game_id = next(iter(games))
+    for path in ("/games", f"/games/{game_id}", f"/games/{game_id}/replay?move=2", "/reports"):
+        response = client.get(path)
+        assert response.status_code == 200, path
+        assert response.headers["X-Rummy-Ledger-Read"] == "replica", path
+    for path in ("/disputes", "/admin/users"):
+        response = client.get(path)
+        assert response.status_code == 200, path
+        assert response.headers.get("X-Rummy-Ledger-Read", "primary") == "primary", path
+    token = tokens.create_token("acme-routing", url=database_url).token
+    response = client.get(f"/api/v1/games/{game_id}", headers={"Authorization": f"Bearer {token}"})
+    assert response.headers.get("X-Rummy-Ledger-Read", "primary") == "primary"
+    # Equal URLs: no replica to speak of, the primary serves every page.
+    same = create_app(
+        {"DATABASE_URL": database_url, "READ_DATABASE_URL": database_url, "TESTING": True}
+    )
+    response = signed_in(same).get(f"/games/{game_id}")
+    assert response.headers["X-Rummy-Ledger-Read"] == "primary"
+
+
+def test_a_replica_that_does_not_answer_sends_reads_to_the_primary(database_url, games, caplog):
+    replicas.forget()
+    app = create_app(
+        {"DATABASE_URL": database_url, "READ_DATABASE_URL": DEAD_REPLICA, "TESTING": True}
+    )
+    client = signed_in(app)
+    game_id = next(iter(games))
+    with caplog.at_level(logging.WARNING, logger="replays.replicas"):
+        for path in ("/games", f"/games/{game_id}", f"/games/{game_id}/replay?move=2"):
+            response = client.get(path)
+            assert response.status_code == 200, (path, response.get_data(as_text=True)[:300])
+            assert response.headers["X-Rummy-Ledger-Read"] == "primary"
+    warnings = [
+        r.getMessage() for r in caplog.records if "read replica unreachable" in r.getMessage()
+    ]
+    assert len(warnings) == 1, warnings  # said once, not on every request
+    # Unreachable is logged, not a readiness failure: the primary serves the reads.
+    assert replica_readiness(app) is None
+    replicas.forget()
+
+
+def test_readiness_without_a_replica_has_nothing_to_say(database_url):
+    app = create_app({"DATABASE_URL": database_url, "TESTING": True})
+    assert app.config["READ_DATABASE_URL"] is None
+    assert replica_readiness(app) is None
+    assert replicas.replica_lag_seconds(database_url, None) is None
