@@ -9,13 +9,17 @@ what they hold never changes:
   and again, and a 14-card hand asks about each of its 13-card subsets;
 - a game's turns and missed chances, keyed by database, game and the read-model stamp
   (version, status, moves) so that a game that moved on is walked again.
+
+A game of 13-card deals in another family (a match: ``Variant.thirteen_card_deals``) has
+its missed chances read deal by deal from its record (:func:`deal_chances`), each deal
+against its own wild card, at the positions its own replay counts.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from domain.cards import Card
@@ -26,6 +30,7 @@ from domain.rummy13.analysis import (
     Turn,
     analyse_hand,
     best_keep,
+    deal_turns,
     missed_chances,
 )
 from domain.rummy13.melds import HandEvaluation
@@ -76,7 +81,9 @@ def clear_caches() -> None:
 
 
 class GameChances:
-    """A game's discards and what they missed, for one 13-card game."""
+    """A game's discards and what they missed: one 13-card game, or every deal of a match
+    (``whole_game`` False: each deal's chances are its own, and no single hand was charged
+    what the match's points add up to)."""
 
     def __init__(
         self,
@@ -84,10 +91,13 @@ class GameChances:
         chances: list[MissedChance],
         solver: Solver,
         profile: RuleProfile,
+        *,
+        whole_game: bool = True,
     ):
         self.turns = turns
         self.chances = chances
         self.profile = profile
+        self.whole_game = whole_game
         self._solver = solver
 
     def of(self, player: str | None, *, staff: bool) -> list[MissedChance]:
@@ -181,3 +191,43 @@ def game_chances(ledger, game_id: str, timeline, stamp) -> GameChances:
         while len(_games) > GAMES:
             _games.popitem(last=False)
     return found
+
+
+def deal_chances(ledger, game_id: str, variant, version, game=None) -> GameChances | None:
+    """The missed chances of every 13-card deal of a stored game that is not a 13-card game
+    itself (a match), from its record: ``variant.thirteen_card_deals`` says where each deal
+    starts among the game's replay steps. Kept per database, game and ``version`` (the
+    game's latest), as :func:`game_chances` keeps a game's. ``game`` is the aggregate when
+    the caller holds it already; None when the game has no 13-card deal."""
+    key = (ledger.url, game_id, "deals", version)
+    with _lock:
+        if key in _games:
+            _games.move_to_end(key)
+            return _games[key]
+    if game is None:
+        game = ledger.get_game(game_id)
+    record = variant.record_of(game).to_dict()
+    parts = variant.thirteen_card_deals(record)
+    found = None
+    if parts:
+        found = _chances_of_deals(parts, get_profile(record.get("rules")))
+    with _lock:
+        _games[key] = found
+        while len(_games) > GAMES:
+            _games.popitem(last=False)
+    return found
+
+
+def _chances_of_deals(parts: list[tuple[int, Mapping]], profile: RuleProfile) -> GameChances:
+    turns: list[Turn] = []
+    chances: list[MissedChance] = []
+    solver = None
+    for step, part in parts:
+        deal = part["deal"]
+        solver = cached_solver(str(Card.parse(deal["wild"])), profile)
+        # Each deal on its own: a player's costliest discard is that deal's.
+        found = deal_turns(deal["hands"], part["moves"], step)
+        turns += found
+        chances += missed_chances(found, solver)
+    solver = solver or Solver(best=best_grouping, score=min_hand_score)
+    return GameChances(turns, chances, solver, profile, whole_game=False)
