@@ -17,7 +17,8 @@ import re
 import pytest
 from auth_support import signed_in
 from match_player import config, next_deal
-from web_support import load_games
+from red3_factory import example_record as red3_record
+from web_support import load_games, sample_records
 
 from domain.cards import Card
 from domain.pooldeals.match import FINISHED, Match
@@ -89,7 +90,7 @@ def match_and_oracle() -> tuple[dict, list]:
 def site(tmp_path_factory):
     record, expected = match_and_oracle()
     url = f"sqlite:///{tmp_path_factory.mktemp('missed') / 'ledger.sqlite3'}"
-    load_games(url, [record])
+    load_games(url, [*sample_records(), red3_record(), record])
     app = create_app({"DATABASE_URL": url, "TESTING": True})
     return app, record, expected
 
@@ -162,3 +163,46 @@ def test_a_player_sees_their_own_chances_in_the_replay_and_the_history(site):
         assert client.get(href).status_code == 200
     # A match's points add up over its deals: no "charged ..., could have had" line.
     assert "charged" not in cell
+
+
+def test_a_stored_13_card_game_walks_to_the_same_turns_from_its_record(site):
+    # The match's walk (deal_turns, from a record) against the 13-card walk (walk_turns,
+    # from the stored events through the aggregate): the same turns, hands in the same order.
+    from sqlalchemy.orm import Session
+
+    from domain import variants
+    from replays.readmodels.hand_analysis import walk_turns
+    from replays.store.application import Ledger
+    from replays.store.db import engine_for
+    from web import queries
+
+    app, _, _ = site
+    url = app.config["DATABASE_URL"]
+    ledger = Ledger(url)
+    compared = 0
+    for record in sample_records():
+        variant = variants.get(record["variant"])
+        if not variant.analyses_hands or variant.web_pages is not None:
+            continue
+        with Session(engine_for(url)) as session:
+            timeline = queries.move_timeline(session, record["game_id"])
+        walked, _, _ = walk_turns(ledger, record["game_id"], timeline)
+        [(step, part)] = variant.thirteen_card_deals(record)
+        assert deal_turns(part["deal"]["hands"], part["moves"], step) == walked, record["game_id"]
+        compared += len(walked)
+    assert compared > 50
+
+
+def test_a_game_without_hand_analysis_says_so_in_its_cell(site):
+    from domain import variants
+
+    app, _, _ = site
+    record = red3_record()
+    variant = variants.get(record["variant"])
+    assert not variant.analyses_hands
+    client = signed_in(app, PLAYER, player="p1")
+    page = html.unescape(client.get("/players/p1").get_data(as_text=True))
+    cell = history_cell(page, record["game_id"])
+    assert f'title="{variant.no_analysis_words}">—' in cell and "move" not in cell
+    # A 13-card game in the same history is analysed: its cell lists no such reason.
+    assert variant.no_analysis_words not in history_cell(page, GAME)
