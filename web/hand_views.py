@@ -49,10 +49,11 @@ class SeatAnalysis:
         return self.analysis.best_discard
 
 
-def chances_of(game) -> GameChances | None:
+def chances_of(game, player: str | None = None) -> GameChances | None:
     """The game's walked turns and missed chances, cached per stamp: a 13-card game's from
-    its events, a match's deal by deal (``Variant.thirteen_card_deals``); None for a variant
-    that does not analyse hands."""
+    its events, a match's deal by deal (``Variant.thirteen_card_deals``; with ``player``
+    only that player's own, see :func:`deal_chances`); None for a variant that does not
+    analyse hands."""
     from domain import variants
     from web.ledger import get_ledger
 
@@ -63,7 +64,9 @@ def chances_of(game) -> GameChances | None:
         if variant.web_pages is not None:
             # A game of 13-card deals with pages of its own (a match): each deal's chances,
             # at the steps its replay counts.
-            return deal_chances(get_ledger(), game.game_id, variant, game.header.version)
+            return deal_chances(
+                get_ledger(), game.game_id, variant, game.header.version, player=player
+            )
         return game_chances(get_ledger(), game.game_id, game.timeline, game.derived.get("stamp"))
     except Exception:
         # An event that cannot be read (verify names it on the page's badge) must not take
@@ -79,7 +82,8 @@ def deal_chance_moments(variant, game_id: str, game, seat: str | None) -> list[M
     from web.ledger import get_ledger
 
     try:
-        chances = deal_chances(get_ledger(), game_id, variant, game.version, game)
+        # A seat view lists only the seat's own chances: only the seat's discards are read.
+        chances = deal_chances(get_ledger(), game_id, variant, game.version, game, player=seat)
     except Exception:
         log.warning("no hand analysis for %s: its events cannot be read", game_id)
         return []
@@ -167,7 +171,7 @@ def history_chances(game, player: str, points: int | None) -> list[dict]:
     with its move; then what the hand was charged against the least its cards could have
     scored at a discard ("charged 62, could have had 6 at move 41"). Read only from the
     player's own hands."""
-    chances = chances_of(game)
+    chances = chances_of(game, player)
     if chances is None:
         return []
     own = chances.of(player, staff=False)

@@ -193,13 +193,20 @@ def game_chances(ledger, game_id: str, timeline, stamp) -> GameChances:
     return found
 
 
-def deal_chances(ledger, game_id: str, variant, version, game=None) -> GameChances | None:
+def deal_chances(
+    ledger, game_id: str, variant, version, game=None, *, player: str | None = None
+) -> GameChances | None:
     """The missed chances of every 13-card deal of a stored game that is not a 13-card game
     itself (a match), from its record: ``variant.thirteen_card_deals`` says where each deal
     starts among the game's replay steps. Kept per database, game and ``version`` (the
     game's latest), as :func:`game_chances` keeps a game's. ``game`` is the aggregate when
-    the caller holds it already; None when the game has no 13-card deal."""
-    key = (ledger.url, game_id, "deals", version)
+    the caller holds it already; None when the game has no 13-card deal.
+
+    With ``player``, only that player's own discards are read: their declarations missed and
+    costliest discards are the same as in the whole list (each reads the player's own hand),
+    at a fraction of the solver's work (a long match has hundreds of discards), and no
+    ``fed_next`` is found (it reads the next player's hand, which a player never sees)."""
+    key = (ledger.url, game_id, "deals", version, player)
     with _lock:
         if key in _games:
             _games.move_to_end(key)
@@ -210,7 +217,7 @@ def deal_chances(ledger, game_id: str, variant, version, game=None) -> GameChanc
     parts = variant.thirteen_card_deals(record)
     found = None
     if parts:
-        found = _chances_of_deals(parts, get_profile(record.get("rules")))
+        found = _chances_of_deals(parts, get_profile(record.get("rules")), player)
     with _lock:
         _games[key] = found
         while len(_games) > GAMES:
@@ -218,7 +225,9 @@ def deal_chances(ledger, game_id: str, variant, version, game=None) -> GameChanc
     return found
 
 
-def _chances_of_deals(parts: list[tuple[int, Mapping]], profile: RuleProfile) -> GameChances:
+def _chances_of_deals(
+    parts: list[tuple[int, Mapping]], profile: RuleProfile, player: str | None
+) -> GameChances:
     turns: list[Turn] = []
     chances: list[MissedChance] = []
     solver = None
@@ -227,6 +236,8 @@ def _chances_of_deals(parts: list[tuple[int, Mapping]], profile: RuleProfile) ->
         solver = cached_solver(str(Card.parse(deal["wild"])), profile)
         # Each deal on its own: a player's costliest discard is that deal's.
         found = deal_turns(deal["hands"], part["moves"], step)
+        if player is not None:
+            found = [turn for turn in found if turn.player == player]
         turns += found
         chances += missed_chances(found, solver)
     solver = solver or Solver(best=best_grouping, score=min_hand_score)
