@@ -206,7 +206,7 @@ def deal_chances(
     costliest discards are the same as in the whole list (each reads the player's own hand),
     at a fraction of the solver's work (a long match has hundreds of discards), and no
     ``fed_next`` is found (it reads the next player's hand, which a player never sees)."""
-    key = (ledger.url, game_id, "deals", version, player)
+    key = (ledger.url, game_id, "by deal", version, player)
     with _lock:
         if key in _games:
             _games.move_to_end(key)
