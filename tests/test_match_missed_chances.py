@@ -73,15 +73,22 @@ def played_deal(match: Match, winner: str, turns: list[Turn]) -> None:
 def match_and_oracle() -> tuple[dict, list]:
     """A Deals match of three deals played to its end (the history lists settled games), its
     record, and the chances each deal's turns give, from the aggregate's own hands."""
-    match = Match.start(config(GAME, "deals", players=PLAYERS, deals=3, seed=7))
-    expected = []
+    # Three decks: each deal's table profile (its decks) differs from the rules' own.
+    match = Match.start(config(GAME, "deals", players=PLAYERS, deals=3, seed=7, decks=3))
+    expected, profiles = [], []
     for winner in ("p1", "p2", "p1"):
         turns: list[Turn] = []
         played_deal(match, winner, turns)
         match.close()
+        profiles.append(match.game.config.profile)
         solver = Solver.plain(match.game.wild, match.game.config.profile)
         expected += missed_chances(turns, solver)
     assert match.phase == FINISHED, match.phase
+    from domain import variants
+
+    # What the pages read each deal's hands under is the profile its Game played by.
+    assert variants.get("deals").deal_profiles(match) == profiles
+    assert profiles[0].decks == 3
     record = json.loads(json.dumps(match_record_of(match).to_dict()))
     return record, sorted(expected, key=lambda c: (c.move, c.kind))
 
@@ -128,10 +135,12 @@ def test_a_deal_is_walked_from_its_record_as_the_game_holds_it():
     parts = variant.thirteen_card_deals(record)
     assert len(parts) == 3
     found = []
+    profile = Match.start(config("X", "deals", players=PLAYERS, deals=3, decks=3))
+    profile = profile.config.deal_table(1, PLAYERS, "p1").profile
     for step, part in parts:
         wild = Card.parse(part["deal"]["wild"])
         turns = deal_turns(part["deal"]["hands"], part["moves"], step)
-        found += missed_chances(turns, Solver.plain(wild, record.get("rules")))
+        found += missed_chances(turns, Solver.plain(wild, profile))
     assert sorted(found, key=lambda c: (c.move, c.kind)) == expected
 
 

@@ -217,7 +217,9 @@ def deal_chances(
     parts = variant.thirteen_card_deals(record)
     found = None
     if parts:
-        found = _chances_of_deals(parts, get_profile(record.get("rules")), player)
+        rules = get_profile(record.get("rules"))
+        profiles = variant.deal_profiles(game) or [rules] * len(parts)
+        found = _chances_of_deals(parts, profiles, player)
     with _lock:
         _games[key] = found
         while len(_games) > GAMES:
@@ -226,12 +228,13 @@ def deal_chances(
 
 
 def _chances_of_deals(
-    parts: list[tuple[int, Mapping]], profile: RuleProfile, player: str | None
+    parts: list[tuple[int, Mapping]], profiles: list[RuleProfile], player: str | None
 ) -> GameChances:
     turns: list[Turn] = []
     chances: list[MissedChance] = []
     solver = None
-    for step, part in parts:
+    profile = profiles[0]
+    for (step, part), profile in zip(parts, profiles, strict=True):
         deal = part["deal"]
         solver = cached_solver(str(Card.parse(deal["wild"])), profile)
         # Each deal on its own: a player's costliest discard is that deal's.
