@@ -204,7 +204,7 @@ def test_the_player_history_has_a_missed_chance_line_per_game(site):
     rows = dict(
         re.findall(
             r'<th scope="row"><a href="[^"]*">([^<]+)</a></th>.*?'
-            r'<td class="missed-chance">(.*?)</td>',
+            r'<td class="missed-chance"[^>]*>(.*?)</td>',
             html,
             re.S,
         )

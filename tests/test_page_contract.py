@@ -16,7 +16,10 @@ audit, the player's history and any dispute case on the game. On every page that
 - no card is written as letters ("9C"): the site writes suit symbols;
 - every link on the page opens for the same user (answers below 400);
 - a player sees no other seat's cards face up unless that player showed them at the table;
-- each discrepancy the variant's audit finds is marked on the audit page (``data-field``).
+- each discrepancy the variant's audit finds is marked on the audit page (``data-field``);
+- each missed chance of the player's that the replay lists as a moment is in the player
+  history's "Missed chance" cell for the game, with the same words and move; a variant
+  without hand analysis lists none and its cell gives its reason.
 
 That nothing scrolls sideways at 390 px is checked in a real browser
 (tests/browser/test_page_contract_in_chromium.py), on the same kind of store.
@@ -268,6 +271,49 @@ def check_audit(path, html, audit, problems) -> None:
             problems.append(f"{path}: the discrepancy {found.source} {found.field} is not marked")
 
 
+MOMENT = re.compile(
+    r'<a href="[^"]*" data-move="(\d+)" class="moment moment-missed_(\w+)">\d+\. (.*?)</a>', re.S
+)
+
+
+def history_cell(html: str, game_id: str) -> str | None:
+    row = re.search(rf'<tr data-game="{re.escape(game_id)}".*?</tr>', html, re.S)
+    if row is None:
+        return None
+    cell = re.search(r'<td class="missed-chance"([^>]*)>(.*?)</td>', row.group(0), re.S)
+    return cell.group(0) if cell else None
+
+
+def check_missed_chances(path, history, replay, game_id, player, variant, problems) -> None:
+    """The replay's missed-chance moments of ``player`` (their own kinds: none read from
+    another hand) against their history's cell for the game."""
+    cell = history_cell(history, game_id)
+    if cell is None:
+        problems.append(f"{path} has no row for {game_id}")
+        return
+    moments = [
+        (int(move), text)
+        for move, kind, text in MOMENT.findall(replay)
+        if kind != "fed_next" and text.startswith(f"{player} ")
+    ]
+    if not variant.analyses_hands:
+        if moments:
+            problems.append(
+                f"{game_id}'s replay lists missed chances {variant.name} has no analysis for"
+            )
+        if variant.no_analysis_words.replace("'", "&#39;") not in cell:
+            problems.append(f"{path}: {game_id}'s missed-chance cell does not say why it is empty")
+        return
+    if "data-analysed" not in cell:
+        problems.append(f"{path}: {game_id}'s missed-chance cell was not filled")
+        return
+    for move, text in moments:
+        if f'move={move}&amp;seat={player}" title="{text}">move {move}</a>' not in cell:
+            problems.append(
+                f"{path}: the replay's missed chance at move {move} ({text}) is not in the history"
+            )
+
+
 # -- the matrix -----------------------------------------------------------------------------
 
 
@@ -315,12 +361,17 @@ def keeps_the_contract(site, name: str, role: str) -> None:
     ]
     problems: list[str] = []
     opened = []
+    seen: dict[str, str] = {}
     for page in pages:
         path, response = fetch(client, page)
         if response.status_code != 200:
             continue
         opened.append(page)
         html = response.get_data(as_text=True)
+        seen.setdefault(
+            "history" if page.startswith("/players/") else "replay" if "/replay" in path else page,
+            html,
+        )
         check_links(client, path, html, problems)
         check_cards_written(path, html, problems)
         check_nets(site, path, html, game_id, me, problems)
@@ -330,6 +381,16 @@ def keeps_the_contract(site, name: str, role: str) -> None:
             check_replay(path, html, variant, viewer, steps, int(query.get("move", 0)), problems)
         if path.endswith("/audit"):
             check_audit(path, html, variant.audit(game, ledger.events_of(game)), problems)
+    if role != PLAYER_OUT and "history" in seen and "replay" in seen:
+        check_missed_chances(
+            f"/players/{subject}",
+            seen["history"],
+            seen["replay"],
+            game_id,
+            subject,
+            variant,
+            problems,
+        )
     # Who may open what is tests/test_access_matrix.py's; here each role must reach its pages.
     if role == PLAYER_OUT:
         assert not [p for p in opened if game_id in p], f"an outsider opened {opened}"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from domain.rummy13.analysis import HandAnalysis, MissedChance
-from replays.readmodels.hand_analysis import GameChances, analyse, game_chances
+from replays.readmodels.hand_analysis import GameChances, analyse, deal_chances, game_chances
 from web import svg
 from web.moves import Moment
 
@@ -49,23 +49,50 @@ class SeatAnalysis:
         return self.analysis.best_discard
 
 
-def chances_of(game) -> GameChances | None:
-    """The game's walked turns and missed chances (13-card games only), cached per stamp."""
+def chances_of(game, player: str | None = None) -> GameChances | None:
+    """The game's walked turns and missed chances, cached per stamp: a 13-card game's from
+    its events, a match's deal by deal (``Variant.thirteen_card_deals``; with ``player``
+    only that player's own, see :func:`deal_chances`); None for a variant that does not
+    analyse hands."""
     from domain import variants
     from web.ledger import get_ledger
 
-    # The walk below reads a 13-card game's own events: a match's deals are analysed on
-    # their table (table_analyses), not walked here.
     variant = variants.get(game.header.variant)
-    if not variant.analyses_hands or variant.web_pages is not None:
+    if not variant.analyses_hands:
         return None
     try:
+        if variant.web_pages is not None:
+            # A game of 13-card deals with pages of its own (a match): each deal's chances,
+            # at the steps its replay counts.
+            return deal_chances(
+                get_ledger(), game.game_id, variant, game.header.version, player=player
+            )
         return game_chances(get_ledger(), game.game_id, game.timeline, game.derived.get("stamp"))
     except Exception:
         # An event that cannot be read (verify names it on the page's badge) must not take
         # the replay down with it: the page shows what it can, without the analysis.
         log.warning("no hand analysis for %s: its events cannot be read", game.game_id)
         return None
+
+
+def deal_chance_moments(variant, game_id: str, game, seat: str | None) -> list[Moment]:
+    """The missed-chance moments of a match's deals (``game`` its aggregate, as its replay
+    holds it), for the view ``seat`` (None: the full view): the same list
+    :func:`chance_moments` gives a 13-card game, and the player history's cell."""
+    from web.ledger import get_ledger
+
+    try:
+        # A seat view lists only the seat's own chances: only the seat's discards are read.
+        chances = deal_chances(get_ledger(), game_id, variant, game.version, game, player=seat)
+    except Exception:
+        log.warning("no hand analysis for %s: its events cannot be read", game_id)
+        return []
+    if chances is None:
+        return []
+    return [
+        Moment(chance.move, f"missed_{chance.kind}", chance.words())
+        for chance in chances.of(seat, staff=seat is None)
+    ]
 
 
 def seat_analyses(state, seat: str | None, game) -> dict[str, SeatAnalysis]:
@@ -144,14 +171,14 @@ def history_chances(game, player: str, points: int | None) -> list[dict]:
     with its move; then what the hand was charged against the least its cards could have
     scored at a discard ("charged 62, could have had 6 at move 41"). Read only from the
     player's own hands."""
-    chances = chances_of(game)
+    chances = chances_of(game, player)
     if chances is None:
         return []
     own = chances.of(player, staff=False)
     lines = [
         {"move": c.move, "words": CHANCE_WORDS.get(c.kind, c.kind), "title": c.words()} for c in own
     ]
-    if any(c.kind == "could_declare" for c in own):
+    if any(c.kind == "could_declare" for c in own) or not chances.whole_game:
         return lines
     lowest = chances.lowest(player)
     if lowest is not None and points is not None and lowest[1] < points:

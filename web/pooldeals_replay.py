@@ -317,8 +317,18 @@ def replay_page(game_id: str) -> str:
         "replays/match_replay.html",
         move_items=items,
         timed=any(item["at"] for item in items),
+        moments=_moments(context["match"], game_id, context["seat"]),
         **context,
     )
+
+
+def _moments(match: Match, game_id: str, seat: str | None) -> list:
+    """Each deal's missed chances, as a 13-card replay lists its own (the seat's own in a
+    seat view), at the match's steps."""
+    from domain import variants
+    from web.hand_views import deal_chance_moments
+
+    return deal_chance_moments(variants.get(match.variant), game_id, match, seat)
 
 
 def table_fragment(game_id: str) -> str:

@@ -101,6 +101,15 @@ class PoolDeals(Variant):
             step += len(played["moves"])
         return found or None
 
+    def deal_profiles(self, game: Match) -> list[Any]:
+        """Each deal's 13-card table's profile: the match's decks and jokers and, in a pool,
+        its scoring, as the deal's ``Game`` scored the hands."""
+        config = game.config
+        return [
+            config.deal_table(dealt["number"], dealt["players"], dealt["dealer"]).profile
+            for dealt in game.deals
+        ]
+
     def deal_behaviours(self, record: Mapping[str, Any]) -> list[Mapping[str, int]]:
         """Each deal's behaviours, counted by the 13-card count (a deal is a 13-card game).
         A raw record names no deal's winner: the declaration whose groups are valid (by

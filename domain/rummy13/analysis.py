@@ -24,7 +24,7 @@ The solver calls go through a :class:`Solver`, so that a caller may cache its an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from domain.cards import Card
@@ -227,6 +227,56 @@ def missed_chances(turns: Sequence[Turn], solver: Solver) -> list[MissedChance]:
     return sorted(found, key=lambda chance: (chance.move, chance.kind))
 
 
+def deal_turns(
+    hands: Mapping[str, Sequence[str | Card]],
+    moves: Sequence[Mapping],
+    first_move: int = 0,
+) -> list[Turn]:
+    """Every discard of one 13-card deal, read from its record: the hands dealt, then each
+    move in order. A hand is held as the aggregate holds it (:class:`domain.rummy13.game.Game`:
+    the dealt order, a pick added at the end, the first copy of a card taken out), so that
+    :func:`best_keep` breaks ties as it does for a stored game walked from its events.
+    ``first_move`` is the table position before the deal's first move: 0 for a game, the
+    steps before it for a deal of a match (its earlier deals, rejoins and the deal itself).
+
+    >>> hands = {"p1": "AS 2S 3S 4H 5H 6H 9C 9D 9H KS KD KC 5D".split(), "p2": ["2C"] * 13}
+    >>> moves = [{"player": "p1", "type": "pick", "from": "closed", "card": "7C"},
+    ...          {"player": "p1", "type": "discard", "card": "5D"},
+    ...          {"player": "p2", "type": "pick", "from": "open", "card": "5D"},
+    ...          {"player": "p2", "type": "discard", "card": "2C"}]
+    >>> [(t.move, t.player, str(t.discarded), len(t.held), str(t.picked_from_open))
+    ...  for t in deal_turns(hands, moves, first_move=3)]
+    [(5, 'p1', '5D', 14, 'None'), (7, 'p2', '2C', 14, '5D')]
+    """
+    held = {
+        player: [card if isinstance(card, Card) else Card.parse(card) for card in cards]
+        for player, cards in hands.items()
+    }
+    turns: list[Turn] = []
+    picked: tuple[str, Card] | None = None  # the open-pile pick of the turn being played
+    for index, move in enumerate(moves):
+        player, kind = move.get("player"), move.get("type")
+        if kind == "pick" and player in held and move.get("card"):
+            card = Card.parse(move["card"])
+            held[player].append(card)
+            picked = (player, card) if move.get("from") == "open" else None
+        elif kind == "discard" and player in held and move.get("card"):
+            card = Card.parse(move["card"])
+            from_open = picked[1] if picked is not None and picked[0] == player else None
+            turns.append(Turn(first_move + index + 1, player, tuple(held[player]), card, from_open))
+            held[player].remove(card)
+            picked = None
+        elif kind == "declare" and player in held:
+            # The finishing card leaves the hand; nothing after it is a discard of theirs.
+            finish = move.get("finish") or move.get("card")
+            if finish and Card.parse(finish) in held[player]:
+                held[player].remove(Card.parse(finish))
+            picked = None
+        else:
+            picked = None
+    return turns
+
+
 __all__ = [
     "HandAnalysis",
     "MissedChance",
@@ -234,5 +284,6 @@ __all__ = [
     "Turn",
     "analyse_hand",
     "best_keep",
+    "deal_turns",
     "missed_chances",
 ]

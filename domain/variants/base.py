@@ -205,6 +205,12 @@ class Variant(ABC):
             return [(0, record)]
         return None
 
+    def deal_profiles(self, game: Any) -> list[Any] | None:
+        """The rule profile each of ``thirteen_card_deals``' deals of a stored game scores its
+        hands under (its 13-card table's: the table's decks and jokers, a pool's scoring), in
+        the same order; None: the record's ``rules`` as they stand."""
+        return None
+
     # Points carry from deal to deal (a match): dropping a strong hand gives chips away.
     carries_points: ClassVar[bool] = False
 

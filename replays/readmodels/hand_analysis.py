@@ -9,13 +9,17 @@ what they hold never changes:
   and again, and a 14-card hand asks about each of its 13-card subsets;
 - a game's turns and missed chances, keyed by database, game and the read-model stamp
   (version, status, moves) so that a game that moved on is walked again.
+
+A game of 13-card deals in another family (a match: ``Variant.thirteen_card_deals``) has
+its missed chances read deal by deal from its record (:func:`deal_chances`), each deal
+against its own wild card, at the positions its own replay counts.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from domain.cards import Card
@@ -26,6 +30,7 @@ from domain.rummy13.analysis import (
     Turn,
     analyse_hand,
     best_keep,
+    deal_turns,
     missed_chances,
 )
 from domain.rummy13.melds import HandEvaluation
@@ -76,7 +81,9 @@ def clear_caches() -> None:
 
 
 class GameChances:
-    """A game's discards and what they missed, for one 13-card game."""
+    """A game's discards and what they missed: one 13-card game, or every deal of a match
+    (``whole_game`` False: each deal's chances are its own, and no single hand was charged
+    what the match's points add up to)."""
 
     def __init__(
         self,
@@ -84,10 +91,13 @@ class GameChances:
         chances: list[MissedChance],
         solver: Solver,
         profile: RuleProfile,
+        *,
+        whole_game: bool = True,
     ):
         self.turns = turns
         self.chances = chances
         self.profile = profile
+        self.whole_game = whole_game
         self._solver = solver
 
     def of(self, player: str | None, *, staff: bool) -> list[MissedChance]:
@@ -181,3 +191,57 @@ def game_chances(ledger, game_id: str, timeline, stamp) -> GameChances:
         while len(_games) > GAMES:
             _games.popitem(last=False)
     return found
+
+
+def deal_chances(
+    ledger, game_id: str, variant, version, game=None, *, player: str | None = None
+) -> GameChances | None:
+    """The missed chances of every 13-card deal of a stored game that is not a 13-card game
+    itself (a match), from its record: ``variant.thirteen_card_deals`` says where each deal
+    starts among the game's replay steps. Kept per database, game and ``version`` (the
+    game's latest), as :func:`game_chances` keeps a game's. ``game`` is the aggregate when
+    the caller holds it already; None when the game has no 13-card deal.
+
+    With ``player``, only that player's own discards are read: their declarations missed and
+    costliest discards are the same as in the whole list (each reads the player's own hand),
+    at a fraction of the solver's work (a long match has hundreds of discards), and no
+    ``fed_next`` is found (it reads the next player's hand, which a player never sees)."""
+    key = (ledger.url, game_id, "by deal", version, player)
+    with _lock:
+        if key in _games:
+            _games.move_to_end(key)
+            return _games[key]
+    if game is None:
+        game = ledger.get_game(game_id)
+    record = variant.record_of(game).to_dict()
+    parts = variant.thirteen_card_deals(record)
+    found = None
+    if parts:
+        rules = get_profile(record.get("rules"))
+        profiles = variant.deal_profiles(game) or [rules] * len(parts)
+        found = _chances_of_deals(parts, profiles, player)
+    with _lock:
+        _games[key] = found
+        while len(_games) > GAMES:
+            _games.popitem(last=False)
+    return found
+
+
+def _chances_of_deals(
+    parts: list[tuple[int, Mapping]], profiles: list[RuleProfile], player: str | None
+) -> GameChances:
+    turns: list[Turn] = []
+    chances: list[MissedChance] = []
+    solver = None
+    profile = profiles[0]
+    for (step, part), profile in zip(parts, profiles, strict=True):
+        deal = part["deal"]
+        solver = cached_solver(str(Card.parse(deal["wild"])), profile)
+        # Each deal on its own: a player's costliest discard is that deal's.
+        found = deal_turns(deal["hands"], part["moves"], step)
+        if player is not None:
+            found = [turn for turn in found if turn.player == player]
+        turns += found
+        chances += missed_chances(found, solver)
+    solver = solver or Solver(best=best_grouping, score=min_hand_score)
+    return GameChances(turns, chances, solver, profile, whole_game=False)

@@ -144,18 +144,22 @@ def test_a_hand_that_can_declare_is_marked_so(contract_site, open_as):
 # -- 6: the history's missed chances ------------------------------------------------------------
 
 
-def test_the_history_lists_the_replays_missed_chances(contract_site, open_as):
+@pytest.mark.parametrize(
+    "name", [variant.name for variant in variants.all_variants() if variant.analyses_hands]
+)
+def test_the_history_lists_the_replays_missed_chances(contract_site, open_as, name):
+    # Every variant that analyses hands: a match's deals (Pool, Deals) as a 13-card game.
     base, app = contract_site["url"], contract_site["app"]
-    _, players = chosen_game(app, "points")
+    game_id, players = chosen_game(app, name)
     found = None
     for player in players:
         page = open_as("player", player=player)
         page.goto(f"{base}/players/{player}")
-        links = page.locator("td.missed-chance a")
+        links = page.locator(f'tr[data-game="{game_id}"] td.missed-chance a')
         if links.count():
             found = (page, player, links.first)
             break
-    assert found, "no player's history lists a missed chance"
+    assert found, f"no player's history lists a missed chance in {game_id}"
     page, player, link = found
     href = link.get_attribute("href")
     move = re.search(r"move=(\d+)", href).group(1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, render_template
 
+from domain import variants
 from web import charts, queries
 from web.hand_views import history_chances
 from web.ledger import read_session
@@ -37,6 +38,13 @@ def player(player_id: str):
         [(line.game.game_id, line.running_total) for line in history]
     )
     won = sum(1 for line in history if line.result.result == "won")
+    # A variant without hand analysis (its scoring is not a grouping of the hand) says so in
+    # its cells rather than leave them looking like games without a missed chance.
+    not_analysed = {
+        line.game.variant: variants.get(line.game.variant).no_analysis_words
+        for line in history
+        if not variants.get(line.game.variant).analyses_hands
+    }
     return render_template(
         "players/player.html",
         player_id=player_id,
@@ -47,5 +55,6 @@ def player(player_id: str):
         # A game without stakes (Red 3) has no currency: it adds nothing to the total.
         currencies=sorted({line.game.currency for line in history if line.game.currency}),
         missed=missed,
+        not_analysed=not_analysed,
         missed_games=MISSED_CHANCE_GAMES,
     )
