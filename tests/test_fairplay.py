@@ -267,6 +267,68 @@ def _same(kept, direct) -> bool:
     return True
 
 
+def test_period_sums_done_in_the_database_review_as_the_records_do(database_url):
+    """``load_period`` adds the days up in SQL (what the page and the command review): the
+    same period figures and the same review as adding the records' summary up in Python, for
+    a month, a few days of it, and one table."""
+    from sqlalchemy.orm import Session
+
+    from replays.fairplay import projection
+    from replays.simulation import store_games
+    from replays.store.application import Ledger
+    from replays.store.db import engine_for
+    from replays.store.schema import migrate
+
+    records = cheating_month()[2]
+    chosen = [r for r in records if r["started_at"][:10] <= "2025-03-08"][:80]
+    migrate(database_url)
+    store_games(chosen, database_url)
+    assert projection.catch_up(Ledger(database_url, env={"CREATE_TABLE": "no"}), database_url)
+    direct = summarise(chosen)
+    one_table = sorted({where for _, where in direct.tables})[0]
+    periods = [
+        ("2025-03-01", "2025-03-31", None),
+        ("2025-03-03", "2025-03-06", None),
+        ("2025-03-01", "2025-03-31", one_table),
+    ]
+    with Session(engine_for(database_url)) as session:
+        for start, end, table in periods:
+            mine = projection.load_period(session, start, end, table)
+            theirs = direct.period(start, end, table)
+            assert mine.players.keys() == theirs.players.keys() and mine.players
+            for player, row in theirs.players.items():
+                got = mine.players[player]
+                assert (got.games, got.choices, got.faced, got.useful, got.exits) == (
+                    row.games,
+                    row.choices,
+                    row.faced,
+                    row.useful,
+                    row.exits,
+                )
+                assert (got.choice_sum, got.choice_var) == pytest.approx(
+                    (row.choice_sum, row.choice_var)
+                )
+                for kind, cell in row.timing.items():
+                    assert got.timing[kind] == pytest.approx(cell), (player, kind)
+            assert dict(mine.pairs) == dict(theirs.pairs)
+            assert {p: dict(t) for p, t in mine.at_tables.items()} == {
+                p: dict(t) for p, t in theirs.at_tables.items()
+            }
+            assert dict(mine.table_games) == dict(theirs.table_games)
+            assert mine.feed_base.keys() == {k for k, v in theirs.pairs.items() if v.faced}
+            assert dict(mine.feed_base) == pytest.approx(dict(theirs.feed_base))
+            from_sql = review(mine, start, end, table=table)
+            projection.fill_evidence(session, from_sql, table)
+            from_records = review(theirs, start, end, table=table)
+            if table is None and end == "2025-03-31":
+                assert from_sql.flags, "the month's cheats are flagged from the sums too"
+            rows, direct_rows = from_sql.to_dict(), from_records.to_dict()
+            for flag in rows["flags"] + direct_rows["flags"]:
+                flag["p"] = round(math.log10(flag["p"] or 1e-300), 6)
+                flag["q"] = round(flag["q"], 9)
+            assert rows == direct_rows
+
+
 def test_simulate_writes_the_truth_apart_from_the_records(tmp_path):
     out, truth = tmp_path / "games.jsonl", tmp_path / "truth.json"
     args = ["simulate", "-n", "8", "--player-pool", "20", "--out", str(out)]

@@ -29,7 +29,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from replays.fairplay.summary import EXIT_BANDS, Evidence, PairDay, PlayerDay, Summary
+from replays.fairplay.summary import EXIT_BANDS, Evidence, PairDay, Period, Summary
 
 SIGNALS = {
     "feeding": "colluding pair: takes the partner's discards",
@@ -217,78 +217,52 @@ def benjamini_hochberg(p_values: list[float]) -> list[float]:
 
 # -- the review --------------------------------------------------------------------------------
 def review(
-    summary: Summary,
+    summary: Summary | Period,
     start: str,
     end: str,
     *,
     table: str | None = None,
     fdr: float = 0.05,
 ) -> Review:
-    """The period ``start``..``end`` (days, inclusive) of ``summary``, one table or all."""
-
-    def within(day: str, where: str) -> bool:
-        return start <= day <= end and (table is None or where == table)
-
-    players: dict[str, PlayerDay] = defaultdict(PlayerDay)
-    at_tables: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for (day, where, player), row in summary.players.items():
-        if within(day, where):
-            players[player].add(row)
-            at_tables[player][where] += row.games
-    pairs: dict[tuple[str, str], PairDay] = defaultdict(PairDay)
-    for (day, where, first, second), row in summary.pairs.items():
-        if within(day, where):
-            pairs[(first, second)].add(row)
-    table_games: dict[str, int] = defaultdict(int)
-    for (day, where), count in summary.tables.items():
-        if within(day, where):
-            table_games[where] += count
-    evidence: dict[tuple[str, str, str], list[Evidence]] = defaultdict(list)
-    for (day, where, signal, first, second), rows in summary.evidence.items():
-        if within(day, where):
-            evidence[(signal, first, second)].extend(rows)
-
+    """The period ``start``..``end`` (days, inclusive) of ``summary``, one table or all.
+    ``summary`` is a :class:`Summary` (added up here) or a :class:`Period` already added up
+    (``projection.load_period``: the sums done in the database)."""
+    period = summary if isinstance(summary, Period) else summary.period(start, end, table)
+    players, pairs = period.players, period.pairs
     tests: list[Flag] = []
-    tests += _feeding(summary, within, players, pairs)
-    tests += _seating(pairs, at_tables, table_games)
+    tests += _feeding(period)
+    tests += _seating(pairs, period.at_tables, period.table_games)
     tests += _hidden(players)
     tests += _dumping(players, pairs)
     tests += _timing(players)
     for flag, q in zip(tests, benjamini_hochberg([t.p for t in tests]), strict=True):
         flag.q = q
     flags = sorted((t for t in tests if t.q <= fdr), key=lambda t: (t.p, t.key))
-    for flag in flags:
-        flag.evidence = best_evidence(evidence.get(evidence_subject(flag), []))
+    if period.evidence is not None:
+        for flag in flags:
+            flag.evidence = best_evidence(period.evidence.get(evidence_subject(flag), []))
     return Review(
         start=start,
         end=end,
         table=table,
         fdr=fdr,
         tested=len(tests),
-        games=sum(table_games.values()),
+        games=sum(period.table_games.values()),
         players=len(players),
         flags=flags,
     )
 
 
-def _feeding(summary: Summary, within, players, pairs) -> list[Flag]:
+def _feeding(period: Period) -> list[Flag]:
     # Tables differ (stakes, seats, packs, deals): each discard faced is expected to be
-    # taken at its own table's rate, and a player's habits are their ratio to that.
-    table_faced: dict[str, int] = defaultdict(int)
-    table_useful: dict[str, int] = defaultdict(int)
-    for (day, where, _), row in summary.players.items():
-        if within(day, where):
-            table_faced[where] += row.faced
-            table_useful[where] += row.useful
-    base: dict[tuple[str, str], float] = defaultdict(float)  # per pair: sum of table rates
+    # taken at its own table's rate (``period.feed_base``), and a player's habits are their
+    # ratio to that.
+    players, pairs, base = period.players, period.pairs, period.feed_base
     picker_base: dict[str, float] = defaultdict(float)
     feeder_base: dict[str, float] = defaultdict(float)
     given: dict[str, int] = defaultdict(int)
-    for (day, where, feeder, picker), row in summary.pairs.items():
-        if not row.faced or not within(day, where):
-            continue
-        expected = row.faced * table_useful[where] / table_faced[where]
-        base[(feeder, picker)] += expected
+    for (feeder, picker), row in pairs.items():
+        expected = base.get((feeder, picker), 0.0)
         picker_base[picker] += expected
         feeder_base[feeder] += expected
         given[feeder] += row.useful
@@ -298,7 +272,7 @@ def _feeding(summary: Summary, within, players, pairs) -> list[Flag]:
             continue
         # Each side's ratio to its tables' rates without the other, shrunk toward 1; their
         # effects multiply (the picker's skill, the feeder's careless or generous discards).
-        own = base[(feeder, picker)]
+        own = base.get((feeder, picker), 0.0)
         takes = (players[picker].useful - row.useful + SHRINK) / (
             picker_base[picker] - own + SHRINK
         )

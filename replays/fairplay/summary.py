@@ -195,6 +195,10 @@ class Summary:
             kept.sort(key=lambda e: -e.weight)
             del kept[EVIDENCE_KEPT:]
 
+    def period(self, start: str, end: str, table: str | None = None) -> Period:
+        """Days ``start``..``end`` (inclusive) of one table or all, added up."""
+        return _period(self, start, end, table)
+
     def add(self, other: Summary) -> None:
         for key, row in other.players.items():
             self.players[key].add(row)
@@ -205,6 +209,60 @@ class Summary:
         for key, rows in other.evidence.items():
             for evidence in rows:
                 self._keep(key[:2], evidence)
+
+
+@dataclass
+class Period:
+    """A period's statistics added up: what a review reads. ``players`` and ``pairs`` hold one
+    row each for the whole period; ``at_tables[player][table]`` the player's games at each
+    table (the seating test's null); ``table_games`` and, per ordered pair, ``feed_base``:
+    the pair's discards faced, each weighted by its own table's rate of useful takes in the
+    period (the feeding test's null before the two players' own ratios). ``evidence`` is
+    None when read from the tables: a review then fetches its flags' evidence afterwards.
+
+    :meth:`Summary.period` adds a summary up in Python;
+    :func:`replays.fairplay.projection.load_period` does the same sums in the database."""
+
+    start: str
+    end: str
+    table: str | None
+    players: dict[str, PlayerDay] = field(default_factory=lambda: defaultdict(PlayerDay))
+    at_tables: dict[str, dict[str, int]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(int))
+    )
+    pairs: dict[tuple[str, str], PairDay] = field(default_factory=lambda: defaultdict(PairDay))
+    table_games: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    feed_base: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
+    evidence: dict[tuple[str, str, str], list[Evidence]] | None = None
+
+
+def _period(summary: Summary, start: str, end: str, table: str | None) -> Period:
+    def within(day: str, where: str) -> bool:
+        return start <= day <= end and (table is None or where == table)
+
+    period = Period(start, end, table, evidence=defaultdict(list))
+    table_faced: dict[str, int] = defaultdict(int)
+    table_useful: dict[str, int] = defaultdict(int)
+    for (day, where, player), row in summary.players.items():
+        if within(day, where):
+            period.players[player].add(row)
+            period.at_tables[player][where] += row.games
+            table_faced[where] += row.faced
+            table_useful[where] += row.useful
+    for (day, where, first, second), row in summary.pairs.items():
+        if within(day, where):
+            period.pairs[(first, second)].add(row)
+            if row.faced:
+                period.feed_base[(first, second)] += (
+                    row.faced * table_useful[where] / table_faced[where]
+                )
+    for (day, where), count in summary.tables.items():
+        if within(day, where):
+            period.table_games[where] += count
+    for (day, where, signal, first, second), rows in summary.evidence.items():
+        if within(day, where):
+            period.evidence[(signal, first, second)].extend(rows)
+    return period
 
 
 def summarise(records, progress=None) -> Summary:

@@ -21,7 +21,7 @@ from wtforms.validators import DataRequired, Length
 
 from replays.access.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER
 from replays.disputes.cases import Disputes, NotAllowed
-from replays.fairplay.projection import fill_evidence, load_summary, pending
+from replays.fairplay.projection import fill_evidence, load_period, pending
 from replays.fairplay.signals import review
 from replays.fairplay.tables import FairplayGame, FairplayTableDay
 from replays.store.db import engine_for
@@ -78,8 +78,8 @@ def _review(start: str, end: str, table: str | None):
         key = (url, start, end, table, counted)
         result = _REVIEWS.get(key)
         if result is None:
-            summary = load_summary(session, start, end, table, evidence=False)
-            result = review(summary, start, end, table=table)
+            # The period's sums are done in the database: one row per player and per pair.
+            result = review(load_period(session, start, end, table), start, end, table=table)
             fill_evidence(session, result, table)
             if len(_REVIEWS) >= KEPT_REVIEWS:
                 _REVIEWS.pop(next(iter(_REVIEWS)))
