@@ -65,6 +65,8 @@ def upgrade() -> None:
         sa.Column("useful", sa.Integer(), nullable=False),
         sa.Column("gain", sa.Integer(), nullable=False),
         sa.Column("together", sa.Integer(), nullable=False),
+        sa.Column("strong", sa.Integer(), nullable=False),
+        sa.Column("strong_drops", sa.Integer(), nullable=False),
         sa.Column("exits_0", sa.Integer(), nullable=False),
         sa.Column("exits_1", sa.Integer(), nullable=False),
         sa.Column("exits_2", sa.Integer(), nullable=False),

@@ -178,15 +178,25 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
             sa.func.sum(rd.useful),
             sa.func.sum(rd.gain),
             sa.func.sum(rd.together),
+            sa.func.sum(rd.strong),
+            sa.func.sum(rd.strong_drops),
             sa.func.sum(sa.case((rd.faced > 0, weighted), else_=0.0)),
             *(sa.func.sum(getattr(rd, c)) for c in EXIT_COLUMNS),
         )
         .join(rates, rates.c.table_id == rd.table_id)
         .group_by(rd.first, rd.second)
     )
-    for first, second, faced, useful, gain, together, base, *exits in run(where(rd, query)):
+    for first, second, faced, useful, gain, together, strong, drops, base, *exits in run(
+        where(rd, query)
+    ):
         period.pairs[(first, second)] = PairDay(
-            int(faced), int(useful), int(gain), int(together), [int(n) for n in exits]
+            int(faced),
+            int(useful),
+            int(gain),
+            int(together),
+            [int(n) for n in exits],
+            int(strong),
+            int(drops),
         )
         if faced:
             period.feed_base[(first, second)] = float(base or 0.0)
@@ -275,6 +285,8 @@ def _load(summary: Summary, model, rows) -> None:
                     row.gain,
                     row.together,
                     [getattr(row, name) for name in EXIT_COLUMNS],
+                    row.strong,
+                    row.strong_drops,
                 )
             )
         elif model is FairplayTableDay:
@@ -321,6 +333,8 @@ def _write(session: Session, summary: Summary) -> None:
             "useful": r.useful,
             "gain": r.gain,
             "together": r.together,
+            "strong": r.strong,
+            "strong_drops": r.strong_drops,
             **dict(zip(EXIT_COLUMNS, r.exits, strict=True)),
         }
         for (day, table, first, second), r in summary.pairs.items()

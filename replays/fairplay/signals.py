@@ -8,6 +8,10 @@ Each signal is a statistic whose null comes from the same period's own populatio
   exact binomial tail.
 - ``seating`` (pair): games at one table, against what each one's games at each table explain
   (``sum over tables of games_a * games_b / games_at_table``); Poisson tail.
+- ``folding`` (ordered pair A → B): the deals in which B was dealt a strong hand and A
+  dropped (first or middle drop) with B still in, against the period's population rate of
+  such drops given a strong other hand, times A's own ratio to it with everyone else (shrunk
+  toward 1, as in feeding); exact binomial tail.
 - ``hidden cards`` (player): ``sum (2 stock - 1) surprise / sqrt(sum variance)`` (see
   :mod:`.facts`): about standard normal for any honest player, whatever their skill; the
   population's own centre and spread (median, MAD, never narrower than the theory's) is
@@ -34,12 +38,14 @@ from replays.fairplay.summary import EXIT_BANDS, Evidence, PairDay, Period, Summ
 SIGNALS = {
     "feeding": "colluding pair: takes the partner's discards",
     "seating": "colluding pair: seated together",
+    "folding": "colluding pair: drops when the partner is strong",
     "hidden": "hidden-card knowledge",
     "dumping": "chip dumping",
     "timing": "bot-like timing",
 }
 MIN_FACED = 5  # feeding: discards faced from one feeder
 MIN_TOGETHER = 3  # seating: games at one table
+MIN_STRONG = 3  # folding: deals with the partner dealt a strong hand
 MIN_CHOICES = 20  # hidden cards: choices between a useful open card and the stock
 MIN_EXITS = 3  # dumping: exits with the beneficiary still in
 MIN_INTERVALS = 20  # timing: move intervals (degrees of freedom)
@@ -90,6 +96,7 @@ class Flag:
 EVIDENCE_SOURCE = {
     "feeding": "feed",
     "seating": "seat",
+    "folding": "fold",
     "hidden": "peek",
     "dumping": "dump",
     "timing": "bot",
@@ -232,6 +239,7 @@ def review(
     tests: list[Flag] = []
     tests += _feeding(period)
     tests += _seating(pairs, period.at_tables, period.table_games)
+    tests += _folding(pairs)
     tests += _hidden(players)
     tests += _dumping(players, pairs)
     tests += _timing(players)
@@ -289,6 +297,43 @@ def _feeding(period: Period) -> list[Flag]:
                 f"({row.gain} points of hand score in all); expected {row.faced * rate:.1f}",
                 p,
                 pairs.get(tuple(sorted((feeder, picker))), PairDay()).together,
+            )
+        )
+    return tests
+
+
+def _folding(pairs) -> list[Flag]:
+    # The population's rate of drops with another player strong in the deal, and each
+    # player's ratio to it over everyone else (a cautious player drops more, with anyone).
+    strong = drops = 0
+    own_strong: dict[str, int] = defaultdict(int)
+    own_drops: dict[str, int] = defaultdict(int)
+    for (first, _), row in pairs.items():
+        strong += row.strong
+        drops += row.strong_drops
+        own_strong[first] += row.strong
+        own_drops[first] += row.strong_drops
+    if not strong:
+        return []
+    rate = drops / strong
+    tests = []
+    for (first, second), row in pairs.items():
+        if row.strong < MIN_STRONG or row.strong_drops < 2:
+            continue
+        ratio = (own_drops[first] - row.strong_drops + SHRINK) / (
+            (own_strong[first] - row.strong) * rate + SHRINK
+        )
+        expected = min(0.95, rate * ratio)
+        tests.append(
+            Flag(
+                "folding",
+                (first, second),
+                row.strong_drops,
+                row.strong * expected,
+                f"dropped in {row.strong_drops} of {row.strong} deals in which {second} was "
+                f"dealt a strong hand; expected {row.strong * expected:.1f}",
+                binomial_sf(row.strong_drops, row.strong, expected),
+                pairs.get(tuple(sorted((first, second))), PairDay()).together,
             )
         )
     return tests

@@ -82,6 +82,8 @@ class FairplayPairDay(Base):
     useful: Mapped[int] = mapped_column(sa.Integer, default=0)
     gain: Mapped[int] = mapped_column(sa.Integer, default=0)
     together: Mapped[int] = mapped_column(sa.Integer, default=0)
+    strong: Mapped[int] = mapped_column(sa.Integer, default=0)
+    strong_drops: Mapped[int] = mapped_column(sa.Integer, default=0)
     exits_0: Mapped[int] = mapped_column(sa.Integer, default=0)
     exits_1: Mapped[int] = mapped_column(sa.Integer, default=0)
     exits_2: Mapped[int] = mapped_column(sa.Integer, default=0)
