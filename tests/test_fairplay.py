@@ -142,6 +142,37 @@ def test_an_honest_month_flags_nobody():
     assert len(result.flagged_players()) <= 1, [f.key for f in result.flags]
 
 
+def test_a_feeder_who_drops_for_a_strong_partner_is_flagged_and_nobody_honest_is():
+    """Points and Raise at high strength: each pair's feeder drops early when the partner holds
+    a strong hand; the folding signal names those feeders and partners, in that order, and
+    on the honest month it flags nobody."""
+    cheats = Cheats.parse("pair:0.14", strength=1.0)
+    floor = Floor(seed=23, players=30, tables=4, variants=("points", "raise"), cheats=cheats)
+    records = list(Simulation(floor).games(300, jobs=2))
+    result = review(summarise(records), *WHOLE)
+    truth = cheats.truth(floor.seed, floor.all_players())["cheaters"]
+    pairs = {tuple(entry["players"]) for entry in truth}
+    assert len(pairs) == 2
+    folding = [flag for flag in result.flags if flag.signal == "folding"]
+    assert {flag.players for flag in folding} == pairs
+    ids = {record["game_id"] for record in records}
+    for flag in folding:
+        assert flag.evidence and all(e.game_id in ids for e in flag.evidence)
+        for evidence in flag.evidence:
+            record = next(r for r in records if r["game_id"] == evidence.game_id)
+            # The step is the replay's move number: the feeder's drop.
+            move = _steps(record)[evidence.step - 1]
+            assert move["type"] == "drop" and move["player"] == flag.players[0]
+    honest = review(summarise(honest_month()), *WHOLE)
+    assert any(f.signal == "folding" for f in _tested(honest_month()))
+    assert [flag.key for flag in honest.flags if flag.signal == "folding"] == []
+
+
+def _tested(records) -> list:
+    """Every test of a review, flagged or not (FDR 1: all of them are returned)."""
+    return review(summarise(records), *WHOLE, fdr=1.0).flags
+
+
 def test_evidence_moves_are_the_moves_named():
     """A feeding flag's evidence move is the picker's pick of the feeder's discard."""
     records = cheating_month()[2]
