@@ -26,7 +26,7 @@ from replays.fairplay.facts import TIMED_KINDS, GameFacts
 # Hand-score bands of an exit (drop or wrong show): the least score of the 13 cards held.
 EXIT_BANDS = (10, 20, 30, 40, 60, 80)
 # A partner's hand "strong" as dealt: a hand score this low or lower (about one dealt hand in
-# nine at the simulator's tables); the folding signal asks who drops when the other holds one.
+# five at the simulator's tables); the folding signal asks who drops when the other holds one.
 STRONG_HAND = 50
 EVIDENCE_KEPT = 5  # per day, signal and subject
 FEEDS_PER_GAME = 3  # a pair's discards faced, counted per game
