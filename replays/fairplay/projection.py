@@ -189,15 +189,9 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     for first, second, faced, useful, gain, together, strong, drops, base, *exits in run(
         where(rd, query)
     ):
-        period.pairs[(first, second)] = PairDay(
-            int(faced),
-            int(useful),
-            int(gain),
-            int(together),
-            [int(n) for n in exits],
-            int(strong),
-            int(drops),
-        )
+        # Sums of integer columns come back as ints from both engines: no conversions (this
+        # loop runs once per pair of the period).
+        period.pairs[(first, second)] = PairDay(faced, useful, gain, together, exits, strong, drops)
         if faced:
             period.feed_base[(first, second)] = float(base or 0.0)
     return period
