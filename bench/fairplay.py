@@ -31,7 +31,7 @@ POSTGRES_URL = os.environ.get(
 VARIANTS = ("points", "raise", "pool", "deals")
 KINDS = ("pair", "peek", "dump", "bot")
 EXPECTED = {
-    "pair": {"feeding", "seating"},
+    "pair": {"feeding", "seating", "folding"},
     "dump": {"dumping", "seating"},
     "peek": {"hidden"},
     "bot": {"timing"},
