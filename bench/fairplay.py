@@ -31,7 +31,7 @@ POSTGRES_URL = os.environ.get(
 VARIANTS = ("points", "raise", "pool", "deals")
 KINDS = ("pair", "peek", "dump", "bot")
 EXPECTED = {
-    "pair": {"feeding", "seating"},
+    "pair": {"feeding", "seating", "folding"},
     "dump": {"dumping", "seating"},
     "peek": {"hidden"},
     "bot": {"timing"},
@@ -167,15 +167,23 @@ def page_times(url: str) -> dict[str, Any]:
             assert response.status_code == 200, (path, response.status_code)
         return round(1000 * statistics.median(times), 1)
 
-    # The first look at a period works its review out; later looks reuse it.
-    cold = cold_ms("/fairplay?from=2025-03-01&to=2025-03-31")
-    fairplay = median_ms("/fairplay?from=2025-03-01&to=2025-03-31")
+    # Warm the app first (templates, connections: every page pays those once), so that the
+    # first look measures what the issue asks about: working a period's review out.
+    client.get("/fairplay?from=2000-01-01&to=2000-01-02")
     games = median_ms("/games")
+    # The first look at a period works its review out; later looks reuse it. Five periods
+    # (another start day each, so none is kept yet), the median of their first looks.
+    firsts = [cold_ms(f"/fairplay?from=2025-03-0{day}&to=2025-03-31") for day in range(1, 6)]
+    cold = statistics.median(firsts)
+    fairplay = median_ms("/fairplay?from=2025-03-01&to=2025-03-31")
     return {
-        "page_cold_ms": cold,
+        "page_first_look_ms": cold,
+        "page_first_looks_ms": firsts,
         "page_ms": fairplay,
         "games_page_ms": games,
+        "first_look_over_games_page": round(cold / games, 1),
         "page_over_games_page": round(fairplay / games, 2),
+        "load_average_after_page": round(os.getloadavg()[0], 2),
     }
 
 
@@ -284,6 +292,12 @@ def run(quick: bool = False) -> dict[str, Any]:
                 "figure": f"{pg['fairplay_count_s']} s",
                 "baseline": f"importing them: {pg['import_s']} s",
                 "ratio": pg["count_over_import"],
+            },
+            {
+                "benchmark": "/fairplay page, first look at a month (its review worked out)",
+                "figure": f"{pg['page_first_look_ms']} ms",
+                "baseline": f"/games page: {pg['games_page_ms']} ms",
+                "ratio": pg["first_look_over_games_page"],
             },
             {
                 "benchmark": "/fairplay page, warm",

@@ -142,6 +142,37 @@ def test_an_honest_month_flags_nobody():
     assert len(result.flagged_players()) <= 1, [f.key for f in result.flags]
 
 
+def test_a_feeder_who_drops_for_a_strong_partner_is_flagged_and_nobody_honest_is():
+    """Points and Raise at high strength: each pair's feeder drops early when the partner holds
+    a strong hand; the folding signal names those feeders and partners, in that order, and
+    on the honest month it flags nobody."""
+    cheats = Cheats.parse("pair:0.14", strength=1.0)
+    floor = Floor(seed=23, players=30, tables=4, variants=("points", "raise"), cheats=cheats)
+    records = list(Simulation(floor).games(300, jobs=2))
+    result = review(summarise(records), *WHOLE)
+    truth = cheats.truth(floor.seed, floor.all_players())["cheaters"]
+    pairs = {tuple(entry["players"]) for entry in truth}
+    assert len(pairs) == 2
+    folding = [flag for flag in result.flags if flag.signal == "folding"]
+    assert {flag.players for flag in folding} == pairs
+    ids = {record["game_id"] for record in records}
+    for flag in folding:
+        assert flag.evidence and all(e.game_id in ids for e in flag.evidence)
+        for evidence in flag.evidence:
+            record = next(r for r in records if r["game_id"] == evidence.game_id)
+            # The step is the replay's move number: the feeder's drop.
+            move = _steps(record)[evidence.step - 1]
+            assert move["type"] == "drop" and move["player"] == flag.players[0]
+    honest = review(summarise(honest_month()), *WHOLE)
+    assert any(f.signal == "folding" for f in _tested(honest_month()))
+    assert [flag.key for flag in honest.flags if flag.signal == "folding"] == []
+
+
+def _tested(records) -> list:
+    """Every test of a review, flagged or not (FDR 1: all of them are returned)."""
+    return review(summarise(records), *WHOLE, fdr=1.0).flags
+
+
 def test_evidence_moves_are_the_moves_named():
     """A feeding flag's evidence move is the picker's pick of the feeder's discard."""
     records = cheating_month()[2]
@@ -265,6 +296,68 @@ def _same(kept, direct) -> bool:
     assert dict(kept.pairs) == dict(direct.pairs)
     assert dict(kept.tables) == dict(direct.tables)
     return True
+
+
+def test_period_sums_done_in_the_database_review_as_the_records_do(database_url):
+    """``load_period`` adds the days up in SQL (what the page and the command review): the
+    same period figures and the same review as adding the records' summary up in Python, for
+    a month, a few days of it, and one table."""
+    from sqlalchemy.orm import Session
+
+    from replays.fairplay import projection
+    from replays.simulation import store_games
+    from replays.store.application import Ledger
+    from replays.store.db import engine_for
+    from replays.store.schema import migrate
+
+    records = cheating_month()[2]
+    chosen = [r for r in records if r["started_at"][:10] <= "2025-03-08"][:80]
+    migrate(database_url)
+    store_games(chosen, database_url)
+    assert projection.catch_up(Ledger(database_url, env={"CREATE_TABLE": "no"}), database_url)
+    direct = summarise(chosen)
+    one_table = sorted({where for _, where in direct.tables})[0]
+    periods = [
+        ("2025-03-01", "2025-03-31", None),
+        ("2025-03-03", "2025-03-06", None),
+        ("2025-03-01", "2025-03-31", one_table),
+    ]
+    with Session(engine_for(database_url)) as session:
+        for start, end, table in periods:
+            mine = projection.load_period(session, start, end, table)
+            theirs = direct.period(start, end, table)
+            assert mine.players.keys() == theirs.players.keys() and mine.players
+            for player, row in theirs.players.items():
+                got = mine.players[player]
+                assert (got.games, got.choices, got.faced, got.useful, got.exits) == (
+                    row.games,
+                    row.choices,
+                    row.faced,
+                    row.useful,
+                    row.exits,
+                )
+                assert (got.choice_sum, got.choice_var) == pytest.approx(
+                    (row.choice_sum, row.choice_var)
+                )
+                for kind, cell in row.timing.items():
+                    assert got.timing[kind] == pytest.approx(cell), (player, kind)
+            assert dict(mine.pairs) == dict(theirs.pairs)
+            assert {p: dict(t) for p, t in mine.at_tables.items()} == {
+                p: dict(t) for p, t in theirs.at_tables.items()
+            }
+            assert dict(mine.table_games) == dict(theirs.table_games)
+            assert mine.feed_base.keys() == {k for k, v in theirs.pairs.items() if v.faced}
+            assert dict(mine.feed_base) == pytest.approx(dict(theirs.feed_base))
+            from_sql = review(mine, start, end, table=table)
+            projection.fill_evidence(session, from_sql, table)
+            from_records = review(theirs, start, end, table=table)
+            if table is None and end == "2025-03-31":
+                assert from_sql.flags, "the month's cheats are flagged from the sums too"
+            rows, direct_rows = from_sql.to_dict(), from_records.to_dict()
+            for flag in rows["flags"] + direct_rows["flags"]:
+                flag["p"] = round(math.log10(flag["p"] or 1e-300), 6)
+                flag["q"] = round(flag["q"], 9)
+            assert rows == direct_rows
 
 
 def test_simulate_writes_the_truth_apart_from_the_records(tmp_path):

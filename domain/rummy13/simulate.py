@@ -53,6 +53,11 @@ THINKING = {
 # by a drop this often and otherwise by declaring it unfinished (a wrong show).
 DUMP_SCORE = 25
 DUMP_BY_DROP = 0.7
+# A pair's feeder (domain/simulation/cheats.py) also gives the deal up early, in its first
+# turns, when the partner's hand scores this low: one fewer hand between the partner and
+# the show.
+FOLD_SCORE = 50
+FOLD_TURNS = 2
 
 
 class Clock:
@@ -191,6 +196,17 @@ class _Game:
             return False
         return self.rng.random() < self.strength
 
+    def _folds(self, player: str) -> bool:
+        """A pair's feeder drops early while the partner, still in, holds a strong hand."""
+        role = self.roles.get(player)
+        if role is None or role.kind != "pair" or not role.gives:
+            return False
+        if self.turns[player] >= FOLD_TURNS or role.partner not in self.in_play():
+            return False
+        if self.bots[role.partner].score > FOLD_SCORE:
+            return False
+        return self.rng.random() < self.strength
+
     def in_play(self) -> list[str]:
         return [p for p in self.players if p not in self.out]
 
@@ -213,7 +229,7 @@ class _Game:
         self.misses[player] = 0
         patience = TWO_PLAYER_PATIENCE_TURNS if len(self.players) == 2 else PATIENCE_TURNS
         dumping = self._dumps(player)
-        if dumping and self.rng.random() < DUMP_BY_DROP:
+        if (dumping and self.rng.random() < DUMP_BY_DROP) or self._folds(player):
             self.record("drop", player)
             self.out.add(player)
             return False

@@ -5,7 +5,8 @@ Four kinds, each a share of the floor's player pool (``--cheaters pair:0.02,peek
 - ``pair``: two players who feed each other through the open pile. When they share a table
   they sit next to each other (the feeder just before the partner, so the feeder's discard
   is the partner's open card); the feeder discards the card the partner can use, the
-  partner picks it.
+  partner picks it; and the feeder drops early (in its first turns) when the partner holds a
+  strong hand.
 - ``peek``: a player who sees the top of the stock (an insider, a leaked order) and chooses
   between the open card and the stock by it.
 - ``dump``: a dumper and the beneficiary they play for at Pool and Deals tables: with a strong

@@ -5,7 +5,8 @@ Revises: 0012
 Create Date: 2026-11-29
 
 replays/fairplay/tables.py: games counted, per-player and per-pair counts and sums by day and
-table, and the heaviest evidence moves. A read model: rebuilt from the events on demand.
+table (move times and exit bands in plain numeric columns, so a period adds up in SQL), and
+the heaviest evidence moves. A read model: rebuilt from the events on demand.
 """
 
 from __future__ import annotations
@@ -64,7 +65,15 @@ def upgrade() -> None:
         sa.Column("useful", sa.Integer(), nullable=False),
         sa.Column("gain", sa.Integer(), nullable=False),
         sa.Column("together", sa.Integer(), nullable=False),
-        sa.Column("exits", sa.JSON(), nullable=False),
+        sa.Column("strong", sa.Integer(), nullable=False),
+        sa.Column("strong_drops", sa.Integer(), nullable=False),
+        sa.Column("exits_0", sa.Integer(), nullable=False),
+        sa.Column("exits_1", sa.Integer(), nullable=False),
+        sa.Column("exits_2", sa.Integer(), nullable=False),
+        sa.Column("exits_3", sa.Integer(), nullable=False),
+        sa.Column("exits_4", sa.Integer(), nullable=False),
+        sa.Column("exits_5", sa.Integer(), nullable=False),
+        sa.Column("exits_6", sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint(
             "day", "table_id", "first", "second", name=op.f("pk_fairplay_pair_days")
         ),
@@ -80,8 +89,25 @@ def upgrade() -> None:
         sa.Column("choice_var", sa.Float(), nullable=False),
         sa.Column("faced", sa.Integer(), nullable=False),
         sa.Column("useful", sa.Integer(), nullable=False),
-        sa.Column("timing", sa.JSON(), nullable=False),
-        sa.Column("exits", sa.JSON(), nullable=False),
+        sa.Column("pick_n", sa.Integer(), nullable=False),
+        sa.Column("pick_sum", sa.Float(), nullable=False),
+        sa.Column("pick_squares", sa.Float(), nullable=False),
+        sa.Column("discard_n", sa.Integer(), nullable=False),
+        sa.Column("discard_sum", sa.Float(), nullable=False),
+        sa.Column("discard_squares", sa.Float(), nullable=False),
+        sa.Column("drop_n", sa.Integer(), nullable=False),
+        sa.Column("drop_sum", sa.Float(), nullable=False),
+        sa.Column("drop_squares", sa.Float(), nullable=False),
+        sa.Column("declare_n", sa.Integer(), nullable=False),
+        sa.Column("declare_sum", sa.Float(), nullable=False),
+        sa.Column("declare_squares", sa.Float(), nullable=False),
+        sa.Column("exits_0", sa.Integer(), nullable=False),
+        sa.Column("exits_1", sa.Integer(), nullable=False),
+        sa.Column("exits_2", sa.Integer(), nullable=False),
+        sa.Column("exits_3", sa.Integer(), nullable=False),
+        sa.Column("exits_4", sa.Integer(), nullable=False),
+        sa.Column("exits_5", sa.Integer(), nullable=False),
+        sa.Column("exits_6", sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint("day", "table_id", "player", name=op.f("pk_fairplay_player_days")),
     )
     op.create_table(

@@ -16,6 +16,8 @@ discarded the open card, who is out) and notes, for each move, only what a signa
 - **exits** (chip dumping): each drop or wrong show, with the hand's least score at that
   moment and who was still in the deal.
 - **intervals** (bot-like play): seconds between a move and the one before it, by kind.
+- **deals** (colluding pairs): each player's hand score as dealt, and who dropped (first or
+  middle drop) with whom still in: a partner who drops when the other was dealt a strong hand.
 
 Pure: records in, plain data out. The record's variant says where its 13-card deals are
 (``Variant.thirteen_card_deals``: one for a Points or Raise game, each deal of a match) and
@@ -81,6 +83,15 @@ class Exit:
 
 
 @dataclass
+class Deal:
+    """One 13-card deal: each player's hand score as dealt (how strong a partner was), and
+    each player's drop (first or middle: a choice, not missed turns) with who was still in."""
+
+    dealt: dict[str, int]
+    drops: dict[str, tuple[int, tuple[str, ...]]]  # player: (step, others still in)
+
+
+@dataclass
 class GameFacts:
     game_id: str
     day: str  # YYYY-MM-DD of the start
@@ -91,6 +102,7 @@ class GameFacts:
     feeds: list[Feed] = field(default_factory=list)
     exits: list[Exit] = field(default_factory=list)
     intervals: list[tuple[str, str, float, int]] = field(default_factory=list)
+    deals: list[Deal] = field(default_factory=list)
 
 
 def _seconds(text: str | None) -> float | None:
@@ -135,6 +147,8 @@ def _walk(facts, part, seating, profile, deck, step0, started) -> None:
     hands = {p: [Card.parse(c) for c in cards] for p, cards in deal["hands"].items()}
     order = [p for p in seating if p in hands] or list(hands)
     stock = [Card.parse(c) for c in reversed(deal["stock"])]  # pop() is the top
+    dealt = Deal({p: min_hand_score(hands[p], wild, profile) for p in order}, {})
+    facts.deals.append(dealt)
     pile = [Card.parse(deal["open"])]
     fed_by: str | None = None
     out: set[str] = set()
@@ -192,6 +206,7 @@ def _walk(facts, part, seating, profile, deck, step0, started) -> None:
                 fed_by = player
         elif kind == "drop":
             others = tuple(p for p in order if p not in out and p != player)
+            dealt.drops.setdefault(player, (step, others))
             hand = hands[player]
             if len(hand) == 13:
                 score = min_hand_score(hand, wild, profile)

@@ -8,6 +8,10 @@ Each signal is a statistic whose null comes from the same period's own populatio
   exact binomial tail.
 - ``seating`` (pair): games at one table, against what each one's games at each table explain
   (``sum over tables of games_a * games_b / games_at_table``); Poisson tail.
+- ``folding`` (ordered pair A → B): the deals in which B was dealt a strong hand and A
+  dropped (first or middle drop) with B still in, against the period's population rate of
+  such drops given a strong other hand, times A's own ratio to it with everyone else (shrunk
+  toward 1, as in feeding); exact binomial tail.
 - ``hidden cards`` (player): ``sum (2 stock - 1) surprise / sqrt(sum variance)`` (see
   :mod:`.facts`): about standard normal for any honest player, whatever their skill; the
   population's own centre and spread (median, MAD, never narrower than the theory's) is
@@ -29,17 +33,19 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from replays.fairplay.summary import EXIT_BANDS, Evidence, PairDay, PlayerDay, Summary
+from replays.fairplay.summary import EXIT_BANDS, Evidence, PairDay, Period, Summary
 
 SIGNALS = {
     "feeding": "colluding pair: takes the partner's discards",
     "seating": "colluding pair: seated together",
+    "folding": "colluding pair: drops when the partner is strong",
     "hidden": "hidden-card knowledge",
     "dumping": "chip dumping",
     "timing": "bot-like timing",
 }
 MIN_FACED = 5  # feeding: discards faced from one feeder
 MIN_TOGETHER = 3  # seating: games at one table
+MIN_STRONG = 3  # folding: deals with the partner dealt a strong hand
 MIN_CHOICES = 20  # hidden cards: choices between a useful open card and the stock
 MIN_EXITS = 3  # dumping: exits with the beneficiary still in
 MIN_INTERVALS = 20  # timing: move intervals (degrees of freedom)
@@ -90,6 +96,7 @@ class Flag:
 EVIDENCE_SOURCE = {
     "feeding": "feed",
     "seating": "seat",
+    "folding": "fold",
     "hidden": "peek",
     "dumping": "dump",
     "timing": "bot",
@@ -217,78 +224,53 @@ def benjamini_hochberg(p_values: list[float]) -> list[float]:
 
 # -- the review --------------------------------------------------------------------------------
 def review(
-    summary: Summary,
+    summary: Summary | Period,
     start: str,
     end: str,
     *,
     table: str | None = None,
     fdr: float = 0.05,
 ) -> Review:
-    """The period ``start``..``end`` (days, inclusive) of ``summary``, one table or all."""
-
-    def within(day: str, where: str) -> bool:
-        return start <= day <= end and (table is None or where == table)
-
-    players: dict[str, PlayerDay] = defaultdict(PlayerDay)
-    at_tables: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for (day, where, player), row in summary.players.items():
-        if within(day, where):
-            players[player].add(row)
-            at_tables[player][where] += row.games
-    pairs: dict[tuple[str, str], PairDay] = defaultdict(PairDay)
-    for (day, where, first, second), row in summary.pairs.items():
-        if within(day, where):
-            pairs[(first, second)].add(row)
-    table_games: dict[str, int] = defaultdict(int)
-    for (day, where), count in summary.tables.items():
-        if within(day, where):
-            table_games[where] += count
-    evidence: dict[tuple[str, str, str], list[Evidence]] = defaultdict(list)
-    for (day, where, signal, first, second), rows in summary.evidence.items():
-        if within(day, where):
-            evidence[(signal, first, second)].extend(rows)
-
+    """The period ``start``..``end`` (days, inclusive) of ``summary``, one table or all.
+    ``summary`` is a :class:`Summary` (added up here) or a :class:`Period` already added up
+    (``projection.load_period``: the sums done in the database)."""
+    period = summary if isinstance(summary, Period) else summary.period(start, end, table)
+    players, pairs = period.players, period.pairs
     tests: list[Flag] = []
-    tests += _feeding(summary, within, players, pairs)
-    tests += _seating(pairs, at_tables, table_games)
+    tests += _feeding(period)
+    tests += _seating(pairs, period.at_tables, period.table_games)
+    tests += _folding(pairs)
     tests += _hidden(players)
     tests += _dumping(players, pairs)
     tests += _timing(players)
     for flag, q in zip(tests, benjamini_hochberg([t.p for t in tests]), strict=True):
         flag.q = q
     flags = sorted((t for t in tests if t.q <= fdr), key=lambda t: (t.p, t.key))
-    for flag in flags:
-        flag.evidence = best_evidence(evidence.get(evidence_subject(flag), []))
+    if period.evidence is not None:
+        for flag in flags:
+            flag.evidence = best_evidence(period.evidence.get(evidence_subject(flag), []))
     return Review(
         start=start,
         end=end,
         table=table,
         fdr=fdr,
         tested=len(tests),
-        games=sum(table_games.values()),
+        games=sum(period.table_games.values()),
         players=len(players),
         flags=flags,
     )
 
 
-def _feeding(summary: Summary, within, players, pairs) -> list[Flag]:
+def _feeding(period: Period) -> list[Flag]:
     # Tables differ (stakes, seats, packs, deals): each discard faced is expected to be
-    # taken at its own table's rate, and a player's habits are their ratio to that.
-    table_faced: dict[str, int] = defaultdict(int)
-    table_useful: dict[str, int] = defaultdict(int)
-    for (day, where, _), row in summary.players.items():
-        if within(day, where):
-            table_faced[where] += row.faced
-            table_useful[where] += row.useful
-    base: dict[tuple[str, str], float] = defaultdict(float)  # per pair: sum of table rates
+    # taken at its own table's rate (``period.feed_base``), and a player's habits are their
+    # ratio to that.
+    players, pairs, base = period.players, period.pairs, period.feed_base
     picker_base: dict[str, float] = defaultdict(float)
     feeder_base: dict[str, float] = defaultdict(float)
     given: dict[str, int] = defaultdict(int)
-    for (day, where, feeder, picker), row in summary.pairs.items():
-        if not row.faced or not within(day, where):
-            continue
-        expected = row.faced * table_useful[where] / table_faced[where]
-        base[(feeder, picker)] += expected
+    for (feeder, picker), row in pairs.items():
+        expected = base.get((feeder, picker), 0.0)
         picker_base[picker] += expected
         feeder_base[feeder] += expected
         given[feeder] += row.useful
@@ -298,7 +280,7 @@ def _feeding(summary: Summary, within, players, pairs) -> list[Flag]:
             continue
         # Each side's ratio to its tables' rates without the other, shrunk toward 1; their
         # effects multiply (the picker's skill, the feeder's careless or generous discards).
-        own = base[(feeder, picker)]
+        own = base.get((feeder, picker), 0.0)
         takes = (players[picker].useful - row.useful + SHRINK) / (
             picker_base[picker] - own + SHRINK
         )
@@ -315,6 +297,43 @@ def _feeding(summary: Summary, within, players, pairs) -> list[Flag]:
                 f"({row.gain} points of hand score in all); expected {row.faced * rate:.1f}",
                 p,
                 pairs.get(tuple(sorted((feeder, picker))), PairDay()).together,
+            )
+        )
+    return tests
+
+
+def _folding(pairs) -> list[Flag]:
+    # The population's rate of drops with another player strong in the deal, and each
+    # player's ratio to it over everyone else (a cautious player drops more, with anyone).
+    strong = drops = 0
+    own_strong: dict[str, int] = defaultdict(int)
+    own_drops: dict[str, int] = defaultdict(int)
+    for (first, _), row in pairs.items():
+        strong += row.strong
+        drops += row.strong_drops
+        own_strong[first] += row.strong
+        own_drops[first] += row.strong_drops
+    if not strong:
+        return []
+    rate = drops / strong
+    tests = []
+    for (first, second), row in pairs.items():
+        if row.strong < MIN_STRONG or row.strong_drops < 2:
+            continue
+        ratio = (own_drops[first] - row.strong_drops + SHRINK) / (
+            (own_strong[first] - row.strong) * rate + SHRINK
+        )
+        expected = min(0.95, rate * ratio)
+        tests.append(
+            Flag(
+                "folding",
+                (first, second),
+                row.strong_drops,
+                row.strong * expected,
+                f"dropped in {row.strong_drops} of {row.strong} deals in which {second} was "
+                f"dealt a strong hand; expected {row.strong * expected:.1f}",
+                binomial_sf(row.strong_drops, row.strong, expected),
+                pairs.get(tuple(sorted((first, second))), PairDay()).together,
             )
         )
     return tests

@@ -10,7 +10,8 @@ a new day costs only that day's games. The projection keeps these rows in read-m
   intervals by kind (count, sum, sum of squares); exits by hand-score band.
 - per ordered pair and day (:class:`PairDay`): the same feeding counts for one feeder and one
   picker; exits of the first while the second was still in the deal, by score band; games
-  at one table (kept on the pair in name order).
+  at one table (kept on the pair in name order); deals in which the second was dealt a
+  strong hand, and how many of them the first dropped while the second was in.
 - per table and day: games (with each player's games there: what seating alone explains).
 - evidence: the moves that weigh most for each signal, a few per day and subject.
 """
@@ -24,6 +25,9 @@ from replays.fairplay.facts import TIMED_KINDS, GameFacts
 
 # Hand-score bands of an exit (drop or wrong show): the least score of the 13 cards held.
 EXIT_BANDS = (10, 20, 30, 40, 60, 80)
+# A partner's hand "strong" as dealt: a hand score this low or lower (about one dealt hand in
+# five at the simulator's tables); the folding signal asks who drops when the other holds one.
+STRONG_HAND = 50
 EVIDENCE_KEPT = 5  # per day, signal and subject
 FEEDS_PER_GAME = 3  # a pair's discards faced, counted per game
 
@@ -79,6 +83,8 @@ class PairDay:
     gain: int = 0
     together: int = 0
     exits: list[int] = field(default_factory=_bands)
+    strong: int = 0  # deals in which the second was dealt a strong hand, the first dealt in too
+    strong_drops: int = 0  # of them, the first dropped (first or middle drop), the second in
 
     def add(self, other: PairDay) -> None:
         self.faced += other.faced
@@ -86,11 +92,13 @@ class PairDay:
         self.gain += other.gain
         self.together += other.together
         self.exits = [a + b for a, b in zip(self.exits, other.exits, strict=True)]
+        self.strong += other.strong
+        self.strong_drops += other.strong_drops
 
 
 @dataclass(frozen=True)
 class Evidence:
-    signal: str  # feed, peek, dump, bot, seat
+    signal: str  # feed, peek, dump, bot, seat, fold
     first: str
     second: str  # "" for a one-player signal
     game_id: str
@@ -177,6 +185,24 @@ class Summary:
                         day,
                         Evidence("dump", out.player, other, facts.game_id, out.step, weight, note),
                     )
+        for deal in facts.deals:
+            for partner, score in deal.dealt.items():
+                if score > STRONG_HAND:
+                    continue
+                for player in deal.dealt:
+                    if player == partner:
+                        continue
+                    pair = self.pairs[(*day, player, partner)]
+                    pair.strong += 1
+                    step, others = deal.drops.get(player, (0, ()))
+                    if partner in others:
+                        pair.strong_drops += 1
+                        note = f"dropped while {partner} held a hand scoring {score} as dealt"
+                        weight = float(STRONG_HAND + 1 - score)
+                        self._keep(
+                            day,
+                            Evidence("fold", player, partner, facts.game_id, step, weight, note),
+                        )
         for player, kind, seconds, step in facts.intervals:
             if seconds < 0:
                 continue
@@ -195,6 +221,10 @@ class Summary:
             kept.sort(key=lambda e: -e.weight)
             del kept[EVIDENCE_KEPT:]
 
+    def period(self, start: str, end: str, table: str | None = None) -> Period:
+        """Days ``start``..``end`` (inclusive) of one table or all, added up."""
+        return _period(self, start, end, table)
+
     def add(self, other: Summary) -> None:
         for key, row in other.players.items():
             self.players[key].add(row)
@@ -205,6 +235,60 @@ class Summary:
         for key, rows in other.evidence.items():
             for evidence in rows:
                 self._keep(key[:2], evidence)
+
+
+@dataclass
+class Period:
+    """A period's statistics added up: what a review reads. ``players`` and ``pairs`` hold one
+    row each for the whole period; ``at_tables[player][table]`` the player's games at each
+    table (the seating test's null); ``table_games`` and, per ordered pair, ``feed_base``:
+    the pair's discards faced, each weighted by its own table's rate of useful takes in the
+    period (the feeding test's null before the two players' own ratios). ``evidence`` is
+    None when read from the tables: a review then fetches its flags' evidence afterwards.
+
+    :meth:`Summary.period` adds a summary up in Python;
+    :func:`replays.fairplay.projection.load_period` does the same sums in the database."""
+
+    start: str
+    end: str
+    table: str | None
+    players: dict[str, PlayerDay] = field(default_factory=lambda: defaultdict(PlayerDay))
+    at_tables: dict[str, dict[str, int]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(int))
+    )
+    pairs: dict[tuple[str, str], PairDay] = field(default_factory=lambda: defaultdict(PairDay))
+    table_games: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    feed_base: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
+    evidence: dict[tuple[str, str, str], list[Evidence]] | None = None
+
+
+def _period(summary: Summary, start: str, end: str, table: str | None) -> Period:
+    def within(day: str, where: str) -> bool:
+        return start <= day <= end and (table is None or where == table)
+
+    period = Period(start, end, table, evidence=defaultdict(list))
+    table_faced: dict[str, int] = defaultdict(int)
+    table_useful: dict[str, int] = defaultdict(int)
+    for (day, where, player), row in summary.players.items():
+        if within(day, where):
+            period.players[player].add(row)
+            period.at_tables[player][where] += row.games
+            table_faced[where] += row.faced
+            table_useful[where] += row.useful
+    for (day, where, first, second), row in summary.pairs.items():
+        if within(day, where):
+            period.pairs[(first, second)].add(row)
+            if row.faced:
+                period.feed_base[(first, second)] += (
+                    row.faced * table_useful[where] / table_faced[where]
+                )
+    for (day, where), count in summary.tables.items():
+        if within(day, where):
+            period.table_games[where] += count
+    for (day, where, signal, first, second), rows in summary.evidence.items():
+        if within(day, where):
+            period.evidence[(signal, first, second)].extend(rows)
+    return period
 
 
 def summarise(records, progress=None) -> Summary:

@@ -6,6 +6,10 @@
 - ``fairplay_table_days``: games per (day, table).
 - ``fairplay_evidence``: the heaviest evidence moves per (day, table, signal, first, second).
 
+Move times and exit bands are plain numeric columns (one per kind and per band, named by
+:data:`TIMING_COLUMNS` and :data:`EXIT_COLUMNS`), not JSON, so that a period's sums are one
+``GROUP BY`` in the database (:func:`replays.fairplay.projection.load_period`).
+
 Like every read model they can be dropped and rebuilt from the events
 (``rummy-ledger fairplay --rebuild``).
 """
@@ -15,9 +19,15 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
+from replays.fairplay.summary import EXIT_BANDS, TIMED_KINDS
 from replays.store.db import Base
 
 BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+# Per kind of move: (count, sum of seconds, sum of squared seconds).
+TIMING_COLUMNS = {kind: (f"{kind}_n", f"{kind}_sum", f"{kind}_squares") for kind in TIMED_KINDS}
+# Per hand-score band of an exit, strongest first.
+EXIT_COLUMNS = tuple(f"exits_{place}" for place in range(len(EXIT_BANDS) + 1))
 
 
 class FairplayGame(Base):
@@ -40,8 +50,25 @@ class FairplayPlayerDay(Base):
     choice_var: Mapped[float] = mapped_column(sa.Float, default=0.0)
     faced: Mapped[int] = mapped_column(sa.Integer, default=0)
     useful: Mapped[int] = mapped_column(sa.Integer, default=0)
-    timing: Mapped[dict] = mapped_column(sa.JSON)
-    exits: Mapped[list] = mapped_column(sa.JSON)
+    pick_n: Mapped[int] = mapped_column(sa.Integer, default=0)
+    pick_sum: Mapped[float] = mapped_column(sa.Float, default=0.0)
+    pick_squares: Mapped[float] = mapped_column(sa.Float, default=0.0)
+    discard_n: Mapped[int] = mapped_column(sa.Integer, default=0)
+    discard_sum: Mapped[float] = mapped_column(sa.Float, default=0.0)
+    discard_squares: Mapped[float] = mapped_column(sa.Float, default=0.0)
+    drop_n: Mapped[int] = mapped_column(sa.Integer, default=0)
+    drop_sum: Mapped[float] = mapped_column(sa.Float, default=0.0)
+    drop_squares: Mapped[float] = mapped_column(sa.Float, default=0.0)
+    declare_n: Mapped[int] = mapped_column(sa.Integer, default=0)
+    declare_sum: Mapped[float] = mapped_column(sa.Float, default=0.0)
+    declare_squares: Mapped[float] = mapped_column(sa.Float, default=0.0)
+    exits_0: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_1: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_2: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_3: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_4: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_5: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_6: Mapped[int] = mapped_column(sa.Integer, default=0)
 
 
 class FairplayPairDay(Base):
@@ -55,7 +82,15 @@ class FairplayPairDay(Base):
     useful: Mapped[int] = mapped_column(sa.Integer, default=0)
     gain: Mapped[int] = mapped_column(sa.Integer, default=0)
     together: Mapped[int] = mapped_column(sa.Integer, default=0)
-    exits: Mapped[list] = mapped_column(sa.JSON)
+    strong: Mapped[int] = mapped_column(sa.Integer, default=0)
+    strong_drops: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_0: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_1: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_2: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_3: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_4: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_5: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_6: Mapped[int] = mapped_column(sa.Integer, default=0)
 
 
 class FairplayTableDay(Base):
@@ -80,3 +115,17 @@ class FairplayEvidence(Base):
     step: Mapped[int] = mapped_column(sa.Integer)
     weight: Mapped[float] = mapped_column(sa.Float)
     note: Mapped[str] = mapped_column(sa.String(200))
+
+
+def _spelled_out() -> None:
+    # The columns are written out above (the schema check reads them); keep them in step
+    # with the kinds and bands the summary counts.
+    for model, timed in ((FairplayPlayerDay, True), (FairplayPairDay, False)):
+        names = set(model.__table__.columns.keys())
+        wanted = set(EXIT_COLUMNS) | (
+            {c for cs in TIMING_COLUMNS.values() for c in cs} if timed else set()
+        )
+        assert wanted <= names, (model.__tablename__, wanted - names)
+
+
+_spelled_out()

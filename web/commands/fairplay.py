@@ -142,7 +142,7 @@ def _kept(url, start, end, table, rebuild, fdr):
 
     with Session(engine_for(url)) as session:
         # The evidence rows of the flags only: a month keeps far more than it flags.
-        summary = projection.load_summary(session, start, end, table, evidence=False)
-        result = review(summary, start, end, table=table, fdr=fdr)
+        period = projection.load_period(session, start, end, table)
+        result = review(period, start, end, table=table, fdr=fdr)
         projection.fill_evidence(session, result, table)
     return result

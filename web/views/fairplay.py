@@ -21,7 +21,7 @@ from wtforms.validators import DataRequired, Length
 
 from replays.access.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER
 from replays.disputes.cases import Disputes, NotAllowed
-from replays.fairplay.projection import fill_evidence, load_summary, pending
+from replays.fairplay.projection import fill_evidence, load_period, pending
 from replays.fairplay.signals import review
 from replays.fairplay.tables import FairplayGame, FairplayTableDay
 from replays.store.db import engine_for
@@ -78,8 +78,8 @@ def _review(start: str, end: str, table: str | None):
         key = (url, start, end, table, counted)
         result = _REVIEWS.get(key)
         if result is None:
-            summary = load_summary(session, start, end, table, evidence=False)
-            result = review(summary, start, end, table=table)
+            # The period's sums are done in the database: one row per player and per pair.
+            result = review(load_period(session, start, end, table), start, end, table=table)
             fill_evidence(session, result, table)
             if len(_REVIEWS) >= KEPT_REVIEWS:
                 _REVIEWS.pop(next(iter(_REVIEWS)))
@@ -128,17 +128,29 @@ def open_case():
 
 def _log_flags(account, flags) -> None:
     """Every flag shown is a line in the access log (what staff see is on the record)."""
-    from replays.access.access_log import record_access
+    from datetime import UTC, datetime
 
+    from replays.access.access_log import TABLE
+
+    if not flags:
+        return
+    # One short transaction for all the lines (as record_access writes one): a month can
+    # show dozens of flags, and a round trip each would be most of the page's time.
+    at = datetime.now(UTC)
+    rows = []
     for flag in flags:
         first = flag.evidence[0] if flag.evidence else None
-        record_access(
-            current_app.config["DATABASE_URL"],
-            username=account.username,
-            role=account.role,
-            game_id=first.game_id if first else "",
-            move=first.step if first else None,
-            view=f"fairplay:{flag.key}",
-            page="fairplay.index",
-            remote_addr=request.remote_addr,
+        rows.append(
+            {
+                "at": at,
+                "username": account.username[:64],
+                "role": account.role[:16],
+                "game_id": (first.game_id if first else "")[:64],
+                "move": first.step if first else None,
+                "view": f"fairplay:{flag.key}"[:80],
+                "page": "fairplay.index",
+                "remote_addr": (request.remote_addr or "")[:64] or None,
+            }
         )
+    with engine_for(current_app.config["DATABASE_URL"]).begin() as connection:
+        connection.execute(TABLE.insert(), rows)
