@@ -153,8 +153,13 @@ def _again(view: Callable, args, kwargs, error: Exception):
             )
         finally:
             g.pop("masked_connection", None)
-            corruption.unmask(connection)
-            connection.rollback()
+            # Whatever the page did on this connection ends here, even if the views cannot
+            # be dropped: an open transaction would hold SQLite's lock for every other writer.
+            try:
+                connection.rollback()
+                corruption.unmask(connection)
+            finally:
+                connection.rollback()
 
 
 @dataclass(frozen=True)

@@ -216,6 +216,18 @@ def aggregate_class(topic: Any, **where: Any) -> type:
 
 
 # -- values ----------------------------------------------------------------------------------
+def _variant_names() -> frozenset[str]:
+    """The game types the registry knows: a stored ``variant`` naming any other is a value of
+    the wrong kind (pages ask the registry for it, and an unknown name has no rules)."""
+    from domain import variants
+
+    return frozenset(variants.names())
+
+
+def _variant_list() -> str:
+    return ", ".join("'" + name.replace("'", "''") + "'" for name in sorted(_variant_names()))
+
+
 def _is_int(value: Any) -> bool:
     return type(value) is int or (
         isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value()
@@ -229,6 +241,8 @@ def _kind(column: sa.Column) -> str:
     impl = impl if isinstance(impl, sa.types.TypeEngine) else impl()
     if column.name == "topic" and isinstance(impl, sa.Text | sa.String):
         return "topic"
+    if column.name == "variant" and isinstance(impl, sa.Text | sa.String):
+        return "variant"  # a game type's name: one of the registry's, as topics are
     for kind, types in (
         ("bool", sa.Boolean),
         ("int", sa.Integer),
@@ -253,11 +267,13 @@ def _check(kind: str, value: Any, dialect: str) -> str | None:
         return None if _is_int(value) else "not an integer"
     if kind == "bool":
         return None if value in (0, 1) and type(value) in (int, bool) else "not a boolean"
-    if kind == "text" or kind == "topic":
+    if kind in ("text", "topic", "variant"):
         if type(value) is not str:
             return "not text"
         if kind == "topic" and value not in _allow_list():
             return "not one of the ledger's events"
+        if kind == "variant" and value not in _variant_names():
+            return "not one of the ledger's game types"
         return None
     if kind == "bytes":
         ok = isinstance(value, bytes | memoryview | bytearray) or (
@@ -427,7 +443,7 @@ def scan_table(
                 why = None if column.nullable else "NULL where a value is required"
             else:
                 why = _check(kind, value, dialect.name)
-                if why is None and kind not in ("text", "topic", "int", "bytes", "uuid"):
+                if why is None and kind not in ("text", "topic", "variant", "int", "bytes", "uuid"):
                     try:
                         decode_value(column, value, dialect)
                     except CorruptValue as finding:
@@ -460,6 +476,7 @@ _PG_TYPES = {
     "bool": ("boolean",),
     "text": ("character varying", "text", "character"),
     "topic": ("character varying", "text", "character"),
+    "variant": ("character varying", "text", "character"),
     "bytes": ("bytea", "uuid"),
     "datetime": ("timestamp without time zone", "timestamp with time zone"),
     "date": ("date",),
@@ -495,6 +512,7 @@ def _sqlite_bad(name: str, kind: str, nullable: bool, topics: str, cheap: bool =
             "bytes": typed("blob"),
             "number": typed("integer", "real"),
             "topic": f"{text} OR {name} NOT IN ({topics})",
+            "variant": f"{text} OR {name} NOT IN ({_variant_list()})",
         }.get(kind, text)
         condition = condition if kind != "any" else None
     else:
@@ -504,6 +522,7 @@ def _sqlite_bad(name: str, kind: str, nullable: bool, topics: str, cheap: bool =
         "bool": f"{typed('integer')} OR {name} NOT IN (0, 1)",
         "text": text,
         "topic": f"{text} OR {name} NOT IN ({topics})",
+        "variant": f"{text} OR {name} NOT IN ({_variant_list()})",
         "bytes": typed("blob"),
         "datetime": f"{text} OR {name} NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' "
         f"OR datetime({name}) IS NULL",
@@ -536,6 +555,8 @@ def _pg_bad(name: str, kind: str, nullable: bool, actual: tuple[str, str], topic
         conditions.append(f"{name} IS NULL")
     if kind == "topic":
         conditions.append(f"{name} NOT IN ({topics})")
+    if kind == "variant":
+        conditions.append(f"{name} NOT IN ({_variant_list()})")
     if kind == "number" and data_type == "numeric":
         conditions.append(f"{name} = 'NaN'")
     return f"({' OR '.join(conditions)})" if conditions else None
@@ -548,7 +569,9 @@ def _parses(kind: str, text: Any) -> bool:
     form = _TEXT_FORMS.get(kind)
     if form is not None:
         return form.fullmatch(text) is not None
-    if kind in ("text", "topic"):
+    if kind in ("text", "topic", "variant"):
+        if kind == "variant":
+            return text in _variant_names()
         return kind == "text" or text in _allow_list()
     try:
         if kind == "datetime":
