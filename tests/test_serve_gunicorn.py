@@ -179,7 +179,7 @@ def test_workers_and_threads_from_flags_or_environment(monkeypatch, filled_url, 
     assert bad.exit_code == 2 and "--workers" in bad.output
 
     default, from_env, from_flags = started
-    assert (default["workers"], default["threads"]) == (os.cpu_count() or 1, 4)
+    assert (default["workers"], default["threads"]) == (os.cpu_count() or 1, 1)
     assert (from_env["workers"], from_env["threads"], from_env["port"]) == (3, 1, 8123)
     assert (from_flags["workers"], from_flags["threads"]) == (5, 2)
     options = {key: from_env[key] for key in ("host", "port", "workers", "threads")}

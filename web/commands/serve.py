@@ -40,11 +40,14 @@ def default_workers() -> int:
 )
 @click.option(
     "--threads",
-    default=4,
+    default=1,
     show_default=True,
     type=click.IntRange(1),
     envvar="RUMMY_LEDGER_THREADS",
-    help="Threads per worker (RUMMY_LEDGER_THREADS): they overlap the database waits.",
+    # One thread a worker (gunicorn's sync worker, behind nginx, which buffers slow
+    # clients): on two quiet cores 2.4 times the development server and p99 33 ms, where
+    # four threads a worker gave 1.7 times and p99 130 ms (the GIL; bench/cluster.py).
+    help="Threads per worker (RUMMY_LEDGER_THREADS); more than 1 uses gthread workers.",
 )
 @click.option(
     "--access-log",
