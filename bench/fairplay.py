@@ -18,16 +18,10 @@ import os
 import statistics
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-POSTGRES_URL = os.environ.get(
-    "RUMMY_LEDGER_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
 VARIANTS = ("points", "raise", "pool", "deals")
 KINDS = ("pair", "peek", "dump", "bot")
 EXPECTED = {
@@ -92,32 +86,16 @@ def score(floor, cheats, records) -> dict[str, Any]:
     }
 
 
-def _postgres():
-    schema = "bench_fp_" + uuid.uuid4().hex[:10]
-    try:
-        engine = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
-        with engine.connect() as conn:
-            conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    except Exception as error:
-        print(f"PostgreSQL not reachable ({error}); skipping it", file=sys.stderr)
-        return None
-
-    def drop() -> None:
-        with engine.connect() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        engine.dispose()
-
-    return f"{POSTGRES_URL}?options=-csearch_path%3D{schema}", drop
-
-
 def store_and_count(records) -> dict[str, Any]:
     """Import ``records`` on PostgreSQL, then count them for the review, then the page."""
+    # A schema of its own on the benchmarks' server, as the importer's benchmark makes one.
+    from bench.importer import _postgres_schema
     from replays.fairplay import projection
     from replays.simulation import store_games
     from replays.store.application import Ledger
     from replays.store.schema import migrate
 
-    made = _postgres()
+    made = _postgres_schema()
     if made is None:
         return {}
     url, drop = made
