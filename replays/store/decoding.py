@@ -216,12 +216,12 @@ def aggregate_class(topic: Any, **where: Any) -> type:
 
 
 # -- values ----------------------------------------------------------------------------------
-def _variant_names() -> frozenset[str]:
+def _variant_names() -> tuple[str, ...]:
     """The game types the registry knows: a stored ``variant`` naming any other is a value of
     the wrong kind (pages ask the registry for it, and an unknown name has no rules)."""
     from domain import variants
 
-    return frozenset(variants.names())
+    return variants.names()
 
 
 def _variant_list() -> str:
