@@ -29,6 +29,10 @@ from replays.access.ownership import owner_of, save_owned_game
 from replays.store.application import ConcurrentWrite, GameExists, GameNotFound, Ledger
 
 HEADER_FIELDS_REFUSED = ("moves", "reported", "settlement")
+# What a start did with its game, for whoever counts them (``/metrics``): a new game stored,
+# or a retried start of a game already recorded with the same header.
+STORED = "stored"
+ALREADY_RECORDED = "already_recorded"
 # What a header leaves out when a retried start is compared with the stored game's.
 _NOT_HEADER = ("moves", "rounds", "reported", "settlement")
 
@@ -56,7 +60,10 @@ class Ingest:
 
     With an ``operator`` (the API always gives the token's), games are that operator's
     alone (:mod:`replays.access.ownership`): a new game is recorded as theirs, and any other game,
-    another operator's or an imported one, is answered as if it did not exist."""
+    another operator's or an imported one, is answered as if it did not exist.
+
+    ``on_start`` is told what each accepted start did: :data:`STORED` or
+    :data:`ALREADY_RECORDED` (a refused one raises :class:`IngestError`)."""
 
     def __init__(
         self,
@@ -64,10 +71,12 @@ class Ingest:
         after_write: Callable[[], Any] | None = None,
         *,
         operator: str | None = None,
+        on_start: Callable[[str], Any] | None = None,
     ):
         self.ledger = ledger
         self.after_write = after_write
         self.operator = operator
+        self.on_start = on_start
 
     # -- POST /games -----------------------------------------------------------------------
     def start_game(self, body: Any) -> tuple[int, dict]:
@@ -115,9 +124,15 @@ class Ingest:
                     "game_id",
                 ) from None
             stored, variant = self._game(game.game_id)
+            self._told(ALREADY_RECORDED)
             return 201, self._started(variant, stored)
+        self._told(STORED)
         self._followed()
         return 201, self._started(variant, game)
+
+    def _told(self, outcome: str) -> None:
+        if self.on_start is not None:
+            self.on_start(outcome)
 
     def _same_header(self, variant: Variant, game: Any) -> bool:
         stored, stored_variant = self._game(game.game_id)

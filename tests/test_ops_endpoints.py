@@ -254,3 +254,76 @@ def test_the_last_verify_report_is_in_the_metrics(filled, keys, tmp_path):
     metrics = staff.get("/metrics").get_data(as_text=True)
     assert sample(metrics, "rummy_ledger_verify_report_up") == 0
     assert sample(metrics, "rummy_ledger_store_up") == 1  # the rest of the scrape stands
+
+
+def test_games_taken_in_over_http_are_counted_by_outcome(filled):
+    """A real HTTP import through the API (``POST /api/v1/games``) moves the import counters,
+    and /metrics (scraped over HTTP from an allowed address) shows it; the store's gauge
+    tells API games from imported ones."""
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from api_support import header_of
+    from werkzeug.serving import make_server
+
+    from replays.access import tokens
+
+    url, rest = filled
+    app = app_for(url, METRICS_ALLOW="127.0.0.1", API_FOLLOW_WRITES="sync")
+    http = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=http.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{http.server_port}"
+    token = tokens.create_token("acme-counted", url=url).token
+
+    def post(body: bytes, content_type: str = "application/json", auth: bool = True) -> int:
+        headers = {"Content-Type": content_type}
+        if auth:
+            headers["Authorization"] = f"Bearer {token}"
+        request = urllib.request.Request(
+            base + "/api/v1/games", data=body, method="POST", headers=headers
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    def scrape() -> str:
+        with urllib.request.urlopen(base + "/metrics", timeout=30) as response:
+            return response.read().decode()
+
+    def counted(metrics: str) -> dict[str, float]:
+        found = {"requests": sample(metrics, "rummy_ledger_import_requests_total", source="api")}
+        for outcome in ("stored", "already_recorded", "rejected"):
+            found[outcome] = sample(
+                metrics, "rummy_ledger_games_imported_total", source="api", outcome=outcome
+            )
+        return {key: value or 0 for key, value in found.items()}
+
+    try:
+        before = counted(scrape())
+        record = next(r for r in rest if r["game_id"] == "T9-000777")
+        header = header_of(record)
+        assert post(json.dumps(header).encode()) == 201  # stored
+        assert post(json.dumps(header).encode()) == 201  # the same start again
+        taken = dict(header, started_at="2030-01-01T00:00:00Z")
+        assert post(json.dumps(taken).encode()) == 409  # the id is another game's
+        assert post(b"game_id=x", "application/x-www-form-urlencoded") == 415
+        assert post(json.dumps({"game_id": "X-1"}).encode()) == 400
+        assert post(json.dumps(header).encode(), auth=False) == 401  # no operator: no game
+        metrics = scrape()
+    finally:
+        http.shutdown()
+        thread.join(timeout=10)
+    after = counted(metrics)
+    assert {key: after[key] - before[key] for key in after} == {
+        "requests": 6,
+        "stored": 1,
+        "already_recorded": 1,
+        "rejected": 3,
+    }
+    assert sample(metrics, "rummy_ledger_games_stored") == 2
+    assert sample(metrics, "rummy_ledger_games_stored_by_source", source="api") == 1
+    assert sample(metrics, "rummy_ledger_games_stored_by_source", source="import") == 1

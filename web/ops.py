@@ -9,14 +9,18 @@
   :func:`add_readiness_check` passes (the read replicas' lag is one, bounded by
   ``RUMMY_LEDGER_READY_MAX_REPLICA_LAG`` seconds). 503 with the reasons otherwise. Public:
   it names no game.
-- ``/metrics``: Prometheus text (prometheus_client). Requests and their latency per page type
-  (the Flask endpoint, never the URL: one series per page, not per game), failed sign-ins;
-  and, read from the database at scrape time so every worker gives the same answer,
-  projection lag in events and seconds, projection failures, events and games stored,
-  settlement discrepancies; and the findings of the last scheduled ``verify --json``, from
-  its report file (``RUMMY_LEDGER_VERIFY_REPORT``). Served to signed-in staff, and to the addresses or networks in
-  ``RUMMY_LEDGER_METRICS_ALLOW`` (comma-separated, e.g. ``127.0.0.1,10.0.0.0/8``; default
-  none: behind a proxy on the same host every visitor would look like 127.0.0.1).
+- ``/metrics``: Prometheus text (prometheus_client). Counted by this process (or every
+  worker): requests and their latency per page type (the Flask endpoint, never the URL: one
+  series per page, not per game), failed sign-ins, and the games taken in through the API
+  (``POST /api/v1/games``) by outcome, with those requests. Read from the database at
+  scrape time, so every worker gives the same answer: projection lag in events and seconds,
+  projection failures, events and games stored (and the games by how they came in: the
+  API, or ``rummy-ledger import`` run anywhere), settlement discrepancies. And the findings
+  of the last scheduled ``verify --json``, from its report file
+  (``RUMMY_LEDGER_VERIFY_REPORT``). Served to signed-in staff, and to the addresses or
+  networks in ``RUMMY_LEDGER_METRICS_ALLOW`` (comma-separated, e.g.
+  ``127.0.0.1,10.0.0.0/8``; default none: behind a proxy on the same host every visitor
+  would look like 127.0.0.1).
 
 Under gunicorn the counters live in prometheus_client's multiprocess files
 (``PROMETHEUS_MULTIPROC_DIR``, set by ``rummy-ledger serve``), so any worker's /metrics adds
@@ -41,6 +45,12 @@ ReadinessCheck = Callable[[Flask], "str | None"]
 READINESS_CHECKS: list[ReadinessCheck] = []
 
 ENDPOINT_KEY = "rummy_ledger.endpoint"  # web/server.py's access log reads it
+# The endpoints through which the web process takes games in, and the source each counts
+# as; the view puts what it did with the game (replays.ingest.STORED or ALREADY_RECORDED)
+# in ``g`` under IMPORT_OUTCOME.
+IMPORT_ENDPOINTS = {"api.start_game": "api"}
+IMPORT_OUTCOME = "import_outcome"
+REJECTED = "rejected"
 UNMATCHED = "unmatched"  # every URL no route answers: one series, not one per probe
 
 
@@ -174,6 +184,20 @@ def _request_metrics():
                 ["reason"],
                 registry=registry,
             ),
+            "import_requests": Counter(
+                "rummy_ledger_import_requests",
+                "Requests to take a game in (POST /api/v1/games), whatever their answer.",
+                ["source"],
+                registry=registry,
+            ),
+            "games_imported": Counter(
+                "rummy_ledger_games_imported",
+                "Games the web process took in, by outcome: stored (new), already_recorded "
+                "(a retry of a game stored with the same header), rejected (refused: "
+                "malformed, not JSON, too large, a rule broken, an id taken by another game).",
+                ["source", "outcome"],
+                registry=registry,
+            ),
         }
     return _metrics
 
@@ -188,6 +212,7 @@ class _StoreCollector:
         import sqlalchemy as sa
         from prometheus_client.core import GaugeMetricFamily
 
+        from replays.access.ownership import GameOwner
         from replays.readmodels.models import GameRow
         from replays.readmodels.projections import projection_status
         from replays.store.db import engine_for
@@ -223,11 +248,29 @@ class _StoreCollector:
             discrepancies = connection.execute(
                 sa.select(sa.func.count()).select_from(games).where(games.c.discrepancy)
             ).scalar()
+            owners = GameOwner.__table__
+            from_api = connection.execute(
+                sa.select(sa.func.count())
+                .select_from(games)
+                .join(owners, owners.c.game_id == games.c.game_id)
+            ).scalar()
         yield GaugeMetricFamily(
             "rummy_ledger_games_stored",
             "Games in the read models (imported, or started through the API).",
             value=stored or 0,
         )
+        # By the way they came in: a game the API started has an owner (written in its
+        # first save); every other came from `rummy-ledger import` (or the demo, the
+        # simulator), so this is also the CLI's running total, whichever host it ran on.
+        by_source = GaugeMetricFamily(
+            "rummy_ledger_games_stored_by_source",
+            "Games in the read models by how they came in: api (POST /api/v1/games), import "
+            "(rummy-ledger import, the demo, the simulator).",
+            labels=["source"],
+        )
+        by_source.add_metric(["api"], from_api or 0)
+        by_source.add_metric(["import"], (stored or 0) - (from_api or 0))
+        yield by_source
         yield GaugeMetricFamily(
             "rummy_ledger_settlement_discrepancies",
             "Games whose recorded settlement differs from the one recomputed from their "
@@ -360,7 +403,21 @@ def _observe(response):
             metrics["failed_sign_ins"].labels("credentials").inc()
         elif response.status_code == 429:
             metrics["failed_sign_ins"].labels("throttled").inc()
+    source = IMPORT_ENDPOINTS.get(endpoint)
+    if source is not None and request.method == "POST":
+        _count_import(metrics, source, response.status_code)
     return response
+
+
+def _count_import(metrics: dict, source: str, status: int) -> None:
+    metrics["import_requests"].labels(source).inc()
+    outcome = g.get(IMPORT_OUTCOME)
+    # A 401 never reached the ledger (no operator), and a 5xx (no database) judged nothing:
+    # the client sends the same request again. Every other 4xx refused the game.
+    if outcome is None and 400 <= status < 500 and status != 401:
+        outcome = REJECTED
+    if outcome is not None:
+        metrics["games_imported"].labels(source, outcome).inc()
 
 
 def register(app: Flask) -> None:

@@ -19,6 +19,7 @@ from domain.record_schema.common import LINE_BYTES_MAX, LINE_LIMIT_TEXT
 from replays.ingest import Ingest, IngestError
 from web.api import contract
 from web.ledger import get_ledger
+from web.ops import IMPORT_OUTCOME
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 OPENAPI = Path(__file__).with_name("openapi.json")
@@ -46,7 +47,12 @@ def _ingest() -> Ingest:
     elif mode:
         after_write = _background_follower().poke
     # Every use case runs as the token's operator: games are theirs alone.
-    return Ingest(get_ledger(), after_write=after_write, operator=g.operator)
+    return Ingest(
+        get_ledger(),
+        after_write=after_write,
+        operator=g.operator,
+        on_start=lambda outcome: g.setdefault(IMPORT_OUTCOME, outcome),
+    )
 
 
 def _background_follower():
