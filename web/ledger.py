@@ -118,7 +118,7 @@ def replica_notice() -> str | None:
                 f"Served by a read replica {lag:.1f} s behind the primary: "
                 "the newest games may not appear yet."
             )
-        behind = game_behind(replica, primary, game_id)
+        behind = game_behind(replica, primary, game_id, fresh=False)
     except Exception as error:  # a notice must not take the page down
         current_app.logger.warning("cannot measure the replica's lag: %s", error)
         return None

@@ -23,7 +23,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from replays.store.db import Base, engine_for
+from replays.store.db import Base, engine_for, one_statement
 
 BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 CSV_COLUMNS = ("id", "at", "username", "role", "game_id", "move", "view", "page", "remote_addr")
@@ -69,8 +69,9 @@ def record_access(
     remote_addr: str | None = None,
     at: datetime | None = None,
 ) -> None:
-    """Append one line (its own short transaction: the log does not wait for the page)."""
-    with engine_for(url).begin() as connection:
+    """Append one line, one INSERT committed on its own (the log does not wait for the page,
+    and the page waits only for this statement's commit)."""
+    with one_statement(url) as connection:
         connection.execute(
             TABLE.insert().values(
                 at=at or datetime.now(UTC),

@@ -44,7 +44,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from replays.store.db import Base, session_factory
+from replays.store.db import Base, one_statement, session_factory
 
 PLAYER, AUDITOR, DISPUTE_OFFICER, ADMIN = "player", "auditor", "dispute_officer", "admin"
 ROLES = (PLAYER, AUDITOR, DISPUTE_OFFICER, ADMIN)
@@ -254,9 +254,10 @@ def add_user(
 
 
 def get_user(user_id: int, *, url: str | None = None) -> Account | None:
-    with session_factory(url)() as session:
-        row = session.get(UserRow, user_id)
-        return None if row is None else _account(row)
+    # Asked on every signed-in request, on the primary: one statement, no transaction.
+    with one_statement(url) as connection:
+        row = connection.execute(sa.select(UserRow.__table__).where(UserRow.id == user_id)).first()
+    return None if row is None else _account(row)
 
 
 def find_user(username: str, *, url: str | None = None) -> Account | None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import sqlalchemy as sa
 from sqlalchemy.orm import DeclarativeBase, sessionmaker
@@ -109,6 +111,20 @@ def _new_engine(url: str) -> sa.Engine:
             cursor.close()
 
     return engine
+
+
+@contextmanager
+def one_statement(url: str | None = None) -> Iterator[sa.Connection]:
+    """A pooled connection outside any transaction, for a statement that is a transaction of
+    its own (a look-up by key, one INSERT).
+
+    The usual transaction around one statement costs two more round trips (BEGIN, and
+    COMMIT or ROLLBACK). Every page pays them on the primary for the signed-in account and
+    the access log, even a page a read replica serves, and round trips to a busy primary
+    are what a replica's page waits on (bench/cluster_failover.py). An INSERT run this way
+    commits as any other transaction does, under the server's ``synchronous_commit``."""
+    with engine_for(url).connect() as connection:
+        yield connection.execution_options(isolation_level="AUTOCOMMIT")
 
 
 def session_factory(url: str | None = None) -> sessionmaker:

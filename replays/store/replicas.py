@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from domain.game_ids import game_uuid
-from replays.store.db import engine_for
+from replays.store.db import one_statement
 from replays.store.schema import EVENTS_TABLE
 from replays.store.settings import database_url, read_database_url
 
@@ -37,6 +37,7 @@ _lock = threading.Lock()
 _down_until: dict[str, float] = {}
 _probed: dict[str, float] = {}
 _lags: dict[tuple[str, str], tuple[float, float]] = {}
+_games: dict[tuple[str, str, str], tuple[float, Behind | None]] = {}
 
 
 class ReplicaUnreachable(Exception):
@@ -117,7 +118,7 @@ def replica_usable(read_url: str) -> bool:
         if now - _probed.get(read_url, -math.inf) < CACHE_SECONDS:
             return True
     try:
-        with engine_for(read_url).connect() as connection:
+        with one_statement(read_url) as connection:
             connection.exec_driver_sql("SELECT 1")
     except Exception as error:
         mark_down(read_url, error)
@@ -163,7 +164,7 @@ def replica_lag_seconds(
 
 
 def _measure_lag(primary_url: str, read_url: str) -> float:
-    with engine_for(read_url).connect() as replica:
+    with one_statement(read_url) as replica:
         standby, replayed, age = replica.exec_driver_sql(
             "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn(),"
             " extract(epoch FROM now() - pg_last_xact_replay_timestamp())"
@@ -173,7 +174,7 @@ def _measure_lag(primary_url: str, read_url: str) -> float:
     # Both positions are LSNs; the primary's is asked after the replica's, so a replica that
     # has replayed it is caught up however long the primary has been idle (the replay
     # timestamp alone would grow on an idle primary).
-    with engine_for(primary_url).connect() as primary:
+    with one_statement(primary_url) as primary:
         behind = primary.exec_driver_sql(
             "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %(replayed)s::pg_lsn)",
             {"replayed": replayed},
@@ -197,24 +198,42 @@ class Behind:
         return self.replica_events == 0
 
 
-def game_behind(read_url: str, primary_url: str, game_id: str) -> Behind | None:
+def game_behind(
+    read_url: str, primary_url: str, game_id: str, *, fresh: bool = True
+) -> Behind | None:
     """Whether the replica lacks some of ``game_id``'s events that the primary has: two
     indexed look-ups of one game's last version, one on each server. None: the replica has
-    every event the primary has for this game (or the primary has none)."""
+    every event the primary has for this game (or the primary has none).
+
+    ``fresh=False`` (a page's banner) reuses an answer for the same game for
+    :data:`CACHE_SECONDS`, as the lag it is shown beside is: while a replica is behind,
+    staff stepping through one game's replay ask this on every move, each time a round
+    trip to the primary, which is busy with the writes that put the replica behind."""
+    key = (read_url, primary_url, game_id)
+    if not fresh:
+        with _lock:
+            kept = _games.get(key)
+        if kept is not None and time.monotonic() - kept[0] < CACHE_SECONDS:
+            return kept[1]
     table = sa.table(
         EVENTS_TABLE, sa.column("originator_id", sa.Uuid), sa.column("originator_version")
     )
     query = sa.select(sa.func.max(table.c.originator_version)).where(
         table.c.originator_id == game_uuid(game_id)
     )
-    with engine_for(read_url).connect() as replica:
+    with one_statement(read_url) as replica:
         on_replica = replica.execute(query).scalar() or 0
-    with engine_for(primary_url).connect() as primary:
+    with one_statement(primary_url) as primary:
         on_primary = primary.execute(query).scalar() or 0
-    if on_primary <= on_replica:
-        return None
-    lag = replica_lag_seconds(primary_url, read_url)
-    return Behind(on_replica, on_primary, 0.0 if lag is None else lag)
+    found = None
+    if on_primary > on_replica:
+        lag = replica_lag_seconds(primary_url, read_url)
+        found = Behind(on_replica, on_primary, 0.0 if lag is None else lag)
+    with _lock:
+        if len(_games) >= 1024:  # many games opened within a second: start again
+            _games.clear()
+        _games[key] = (time.monotonic(), found)
+    return found
 
 
 def forget() -> None:
@@ -223,3 +242,4 @@ def forget() -> None:
         _down_until.clear()
         _probed.clear()
         _lags.clear()
+        _games.clear()
