@@ -185,11 +185,22 @@ class _Network:
             run(["ip", "netns", "del", space], check=False)
 
 
+def pinned(command: list[str], cpus: str | None) -> list[str]:
+    """``command`` held to the CPUs ``cpus`` (``taskset -c`` syntax: "0", "1", "0-1"); its
+    children (PostgreSQL's backends, forked from the postmaster) inherit the pinning."""
+    return ["taskset", "-c", cpus, *command] if cpus else command
+
+
 class Cluster:
     """A pg_auto_failover formation: a monitor, ``node1`` (the first primary) and ``node2``
-    (its synchronous standby)."""
+    (its synchronous standby).
 
-    def __init__(self, *, netns: bool = False):
+    ``cpus`` pins a node's processes (its keeper, its postmaster and every backend) to some
+    CPUs, by name (``{"monitor": "0", "node1": "0", "node2": "1"}``): one core stands for one
+    host, so a bench can give the standby a host of its own on one machine."""
+
+    def __init__(self, *, netns: bool = False, cpus: dict[str, str] | None = None):
+        self.cpus = dict(cpus or {})
         self.bindir = pg_bindir()
         self.root = Path(tempfile.mkdtemp(prefix="rummy-cluster-"))
         os.chmod(self.root, 0o755)
@@ -223,7 +234,7 @@ class Cluster:
         command = ["runuser", "-u", "postgres", "--", "env", "-i", *env, "pg_autoctl", *args]
         if node.netns:
             command = ["ip", "netns", "exec", node.netns, *command]
-        return command
+        return pinned(command, self.cpus.get(node.name))
 
     def autoctl(self, node: Node, *args: str, check: bool = True, timeout: float = 120):
         return run(self._command(node, list(args)), check=check, timeout=timeout)
@@ -394,3 +405,51 @@ class Cluster:
         if self.network is not None:
             self.network.remove()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+class SingleServer:
+    """One plain PostgreSQL server (no replication, no HA manager) in a temporary directory on
+    a free loopback port, run as ``postgres`` and pinned to ``cpus``: the "idle single
+    server" a replica's page is compared with (bench/cluster_failover.py)."""
+
+    def __init__(self, *, cpus: str | None = None):
+        self.bindir = pg_bindir() or _any_bindir()
+        self.cpus = cpus
+        self.root = Path(tempfile.mkdtemp(prefix="rummy-single-"))
+        os.chmod(self.root, 0o755)
+        shutil.chown(self.root, "postgres", "postgres")
+        self.pgdata = self.root / "data"
+        self.port = free_port()
+        self.started = False
+
+    def _as_postgres(self, *command: str, timeout: float = 120):
+        line = ["runuser", "-u", "postgres", "--", *command]
+        return run(pinned(line, self.cpus), timeout=timeout)
+
+    def start(self) -> SingleServer:
+        self._as_postgres(str(self.bindir / "initdb"), "-D", str(self.pgdata), "-A", "trust",
+                          "-U", "postgres", "--no-sync")  # fmt: skip
+        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1"
+        self._as_postgres(str(self.bindir / "pg_ctl"), "-D", str(self.pgdata), "-o", options,
+                          "-l", str(self.root / "server.log"), "-w", "start")  # fmt: skip
+        self.started = True
+        self._as_postgres(str(self.bindir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
+                          CLUSTER_DB)  # fmt: skip
+        return self
+
+    def url(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{CLUSTER_DB}"
+
+    def close(self) -> None:
+        if self.started:
+            self._as_postgres(str(self.bindir / "pg_ctl"), "-D", str(self.pgdata), "-m", "immediate",
+                              "-w", "stop")  # fmt: skip
+            self.started = False
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _any_bindir() -> Path:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
+    if not found:
+        raise AssertionError("no PostgreSQL server installed")
+    return Path(found[-1]).parent
