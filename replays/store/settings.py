@@ -4,6 +4,7 @@ read-only copies (read replicas) live."""
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 DEFAULT_DATABASE_URL = "sqlite:///rummy-ledger.sqlite3"
@@ -41,6 +42,10 @@ CLUSTER_TIMEOUTS = {
 }
 
 
+# The URL functions below are pure, and a page asks them again for every engine, session and
+# replica check it opens: parsing and re-encoding a cluster's URL each time cost about a
+# millisecond of CPU a page (bench/cluster_failover.py). Kept per URL, a few at a time.
+@lru_cache(maxsize=64)
 def with_timeouts(url: str) -> str:
     """``url`` with :data:`CLUSTER_TIMEOUTS` for what it does not set itself.
 
@@ -73,6 +78,7 @@ def reading_database_url(url: str | None = None) -> str:
     return database_url(url) if url else (read_database_url() or database_url())
 
 
+@lru_cache(maxsize=64)
 def _hosts_as_query(url: str) -> str:
     """``h1:p1,h2:p2`` in the authority becomes ``?host=h1:p1&host=h2:p2``: SQLAlchemy reads
     a single port after the last colon of the authority and fails on a host list."""
