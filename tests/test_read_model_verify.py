@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 
 from replays.integrity.evidence import make_checkpoint, verify_store
+from replays.integrity.report import Report
 from replays.integrity.verify import verify_read_models
 from replays.store.db import engine_for
 from web.cli import main
@@ -521,3 +522,68 @@ def test_sqlite_read_rows_are_sqlalchemys_value_for_value(sqlite_url):
 
 def _as_text(row: dict) -> str:
     return repr(list(row.values()))
+
+
+def test_sqlite_rows_settled_in_stored_form_only_where_the_comparison_agrees(sqlite_url):
+    # On SQLite verify settles a read row by comparing it, as stored, with the stored
+    # form of the row the events give (read_model_checks._SqliteTable.same), and reads it
+    # as a dict only when they differ. Every row of an untouched store is settled so,
+    # and a row is never settled where the column-by-column comparison finds a difference.
+    from datetime import UTC, timedelta, timezone
+
+    from domain import variants
+    from replays.readmodels import read_model_checks as checks
+    from replays.store.schema import EVENTS_TABLE
+
+    game_ids = store_simulated(sqlite_url)
+    ledger = checks.ledger_for(sqlite_url)
+    settled = 0
+    with engine_for(sqlite_url).connect() as connection:
+        position = checks.projection_position(connection)
+        stored = checks._stored_rows(connection, game_ids)
+        for prefix in variants.topic_prefixes():
+            for rows in checks._events_by_aggregate(connection, position, EVENTS_TABLE, prefix):
+                expected = checks.expected_rows(ledger, rows)
+                game_id = expected.game_id
+                assert stored.games.same(game_id, expected.game)
+                for table, computed in (
+                    (stored.results, expected.results),
+                    (stored.moves, expected.moves),
+                    (stored.entries, expected.entries),
+                ):
+                    for key, row in computed.items():
+                        assert table[game_id].same(key, row), (game_id, key)
+                        settled += 1
+    assert settled > len(game_ids) * 20
+
+    moves = stored.moves[game_ids[0]]
+    key, row = next((k, r) for k, r in sorted(moves.items()) if r["at"] is not None)
+    base = dict(row)
+    at = base["at"].replace(tzinfo=UTC)
+    india = timezone(timedelta(hours=5, minutes=30))
+    variations = {
+        "the same moment elsewhere": {"at": at.astimezone(india)},
+        "the same wall clock elsewhere": {"at": at.replace(tzinfo=india)},
+        "a naive time": {"at": at.replace(tzinfo=None)},
+        "a later time": {"at": at + timedelta(microseconds=1)},
+        "a date for a time": {"at": at.date()},
+        "a finer rate": {"point_value": base["point_value"] + Decimal("0.0000001")},
+        "an equal rate written longer": {
+            "point_value": base["point_value"].quantize(Decimal("1.000000"))
+        },
+        "a float rate": {"point_value": float(base["point_value"])},
+        "a flag for a number": {"version": True},
+        "a number as text": {"version": str(base["version"])},
+        "groups as tuples": {"groups": [("AS", "2S", "3S")]},
+        "groups": {"groups": [["AS", "2S", "3S"]]},
+        "another player": {"player": "someone else"},
+    }
+    agreed = set()
+    for name, change in variations.items():
+        candidate = {**base, "at": at, **change}
+        report = Report()
+        checks._compare_row(report, "G", "moves", moves[key], candidate)
+        if moves.same(key, candidate):
+            assert not report.problems, name
+            agreed.add(name)
+    assert agreed == {"the same moment elsewhere", "a naive time", "an equal rate written longer"}

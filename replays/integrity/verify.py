@@ -52,7 +52,6 @@ from replays.integrity.store import (
     StoredRow,
     StoredTree,
     UnknownGame,
-    chunks,
     count_events,
     engine,
     event_rows,
@@ -859,11 +858,18 @@ class _StorePass:
     def check_nodes(self) -> None:
         nodes, self.pending_nodes = self.pending_nodes, []
         stored: dict[tuple[int, int], bytes] = {}
-        for chunk in chunks([(level, index) for level, index, _ in nodes], 400):
+        # The nodes a run of leaves completes are, level by level, a run of indices: one
+        # range read per level (a list of pairs costs SQLAlchemy more than the read).
+        spans: dict[int, list[int]] = {}
+        for level, index, _ in nodes:
+            span = spans.get(level)
+            if span is None:
+                spans[level] = [index, index]
+            else:
+                span[0], span[1] = min(span[0], index), max(span[1], index)
+        for level, (low, high) in spans.items():
             rows = self.connection.execute(
-                sa.select(TreeNode.level, TreeNode.index, TreeNode.hash).where(
-                    sa.tuple_(TreeNode.level, TreeNode.index).in_(chunk)
-                )
+                _NODES_BETWEEN, {"level": level, "low": low, "high": high}
             )
             stored.update(((level, index), bytes(value)) for level, index, value in rows)
         for level, index, value in nodes:
@@ -914,6 +920,12 @@ class _StorePass:
             last = self.chains.get(originator.bytes, (0, GENESIS))[0]
             if last != version:
                 report.add(*_head_problem(last, version), game_id, min(last, version) + 1)
+
+
+_NODES_BETWEEN = sa.select(TreeNode.level, TreeNode.index, TreeNode.hash).where(
+    TreeNode.level == sa.bindparam("level"),
+    TreeNode.index.between(sa.bindparam("low"), sa.bindparam("high")),
+)
 
 
 def _checkpoint_anchor(checkpoint: Checkpoint, stored: locating.Witness) -> locating.Anchor:

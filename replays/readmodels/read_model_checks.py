@@ -347,7 +347,10 @@ def _compare_table(
 ) -> None:
     """Rows keyed alike, field by field; ``event_of(row)`` names the event a row comes
     from where one does (so that a resealed edit can be named: replays.integrity.locate)."""
+    same = getattr(stored, "same", None)  # rows compared in their stored form (SQLite)
     for key, row in computed.items():
+        if same is not None and same(key, row):
+            continue
         found = stored.get(key)
         if found is not None and _rows_equal(found, row):
             continue  # the row's name and event are needed only to report it
@@ -387,27 +390,50 @@ def _sqlite_dicts(
     """``SELECT *`` of a read-model table for some games, straight from SQLite's cursor,
     each value passed through its column's own SQLAlchemy result processor (so the values
     are the ones :func:`_dicts` gives: ``tests/test_read_model_verify.py`` compares them).
-    SQLAlchemy's rows cost twice the read itself here. A processor's answer is kept per
-    stored value, except for JSON (a list, which may be changed): money and times repeat
-    within a batch of games, and each money value costs a few Decimal operations."""
-    dialect = connection.dialect
-    quote = dialect.identifier_preparer.quote
-    columns = list(table.c)
-    names = [column.name for column in columns]
-    processors = []
-    for index, column in enumerate(columns):
-        process = column.type.dialect_impl(dialect).result_processor(dialect, None)
-        if process is not None:
-            cached = not isinstance(column.type, sa.JSON)
-            processors.append((index, process, {} if cached else None))
-    marks = ",".join("?" * len(game_ids))
-    query = (
-        f"SELECT {', '.join(quote(n) for n in names)} FROM {quote(table.name)} "
-        f"WHERE {quote('game_id')} IN ({marks}){extra}"
-    )
-    for raw in connection.connection.dbapi_connection.execute(query, game_ids).fetchall():
+    SQLAlchemy's rows cost twice the read itself here."""
+    rows = _SqliteTable(connection, table)
+    return map(rows.processed, rows.select(connection, game_ids, extra))
+
+
+class _SqliteTable:
+    """A read-model table read from SQLite's cursor: each stored row kept as the driver
+    gives it, made into the dict :func:`_dicts` would give only when it is looked at
+    (:meth:`processed`), since most rows are settled in their stored form (:meth:`same`).
+
+    A processor's answer is kept per stored value, except for JSON (a list, which may be
+    changed): money and times repeat within a batch of games, and each money value costs
+    a few Decimal operations."""
+
+    def __init__(self, connection: sa.Connection, table: sa.Table) -> None:
+        dialect = connection.dialect
+        self.table, self.dialect = table, dialect
+        columns = list(table.c)
+        self.names = [column.name for column in columns]
+        self.places = {name: index for index, name in enumerate(self.names)}
+        self.processors = []
+        self.binders: dict[str, Any] = {}
+        for index, column in enumerate(columns):
+            process = column.type.dialect_impl(dialect).result_processor(dialect, None)
+            if process is not None:
+                cached = not isinstance(column.type, sa.JSON)
+                self.processors.append((index, process, {} if cached else None))
+            self.binders[column.name] = _stored_form(column.type, dialect)
+        self.plans: dict[tuple, Any] = {}
+
+    def select(
+        self, connection: sa.Connection, game_ids: list[str], extra: str = ""
+    ) -> list[tuple]:
+        quote = self.dialect.identifier_preparer.quote
+        marks = ",".join("?" * len(game_ids))
+        query = (
+            f"SELECT {', '.join(quote(n) for n in self.names)} FROM {quote(self.table.name)} "
+            f"WHERE {quote('game_id')} IN ({marks}){extra}"
+        )
+        return connection.connection.dbapi_connection.execute(query, game_ids).fetchall()
+
+    def processed(self, raw: tuple) -> dict:
         values = list(raw)
-        for index, process, seen in processors:
+        for index, process, seen in self.processors:
             value = values[index]
             # Only ints and texts are kept: 1, 1.0 and True are one key of a dict.
             kind = type(value)
@@ -418,11 +444,171 @@ def _sqlite_dicts(
                 values[index] = seen[value]
             except KeyError:
                 values[index] = seen[value] = process(value)
-        yield dict(zip(names, values, strict=True))
+        return dict(zip(self.names, values, strict=True))
+
+    def _plan(self, computed: dict):
+        """How to put ``computed``'s compared columns (those :func:`_picker` compares)
+        in their stored form: the stored row's places, the computed row's keys, and the
+        stored-form function of each column that has one; None where a column has no
+        stored form this check trusts (its rows are then read as dicts)."""
+        key = tuple(computed)
+        try:
+            return self.plans[key]
+        except KeyError:
+            pass
+        columns = [c for c in key if c not in _IGNORED and c in self.places]
+        plan = None
+        if len(columns) > 1 and all(self.binders[c] is not _UNTRUSTED for c in columns):
+            bound = tuple((i, self.binders[c]) for i, c in enumerate(columns) if self.binders[c])
+            places = [self.places[c] for c in columns]
+            plan = (itemgetter(*places), itemgetter(*columns), bound)
+        if len(self.plans) > 64:  # the column lists of one table: never many
+            self.plans.clear()
+        self.plans[key] = plan
+        return plan
+
+    def same(self, raw: tuple, computed: dict) -> bool:
+        """True when the stored row holds, value for value and of the same type, what
+        ``computed``'s columns are stored as (the bind processors the projection writes
+        with). Then the row read back is equal to ``computed`` as :func:`_same` compares
+        (each stored form is one the column's reading turns back into an equal value),
+        so :func:`_compare_row` would find nothing. False says only that the row must be
+        read as a dict and compared column by column."""
+        plan = self._plan(computed)
+        if plan is None:
+            return False
+        pick_stored, pick_computed, bound = plan
+        values = pick_computed(computed)
+        if bound:
+            values = list(values)
+            for index, store in bound:
+                value = values[index]
+                if value is not None:
+                    value = store(value)
+                    if value is _NO_FORM:
+                        return False
+                    values[index] = value
+            values = tuple(values)
+        found = pick_stored(raw)
+        return found == values and tuple(map(type, found)) == tuple(map(type, values))
+
+
+_NO_FORM = object()  # a value whose stored form is not trusted: the row is read as a dict
+_UNTRUSTED = object()  # a column type without a trusted stored form
+# How SQLAlchemy keeps a time on SQLite unless told otherwise (``2025-03-18 13:59:41.000000``).
+_DATETIME = (
+    "%(year)04d-%(month)02d-%(day)02d %(hour)02d:%(minute)02d:%(second)02d.%(microsecond)06d"
+)
+
+
+def _stored_form(kind: sa.types.TypeEngine, dialect) -> Any:
+    """For a column type, None (values are stored as they are: texts, integers), a
+    function giving a value's stored form (or :data:`_NO_FORM`), or :data:`_UNTRUSTED`.
+
+    A stored form is trusted only where reading it back gives a value :func:`_same`
+    finds equal to the one bound: money (a scaled integer read back as the same Decimal),
+    times in UTC (SQLite keeps a time's wall-clock fields and no offset, and the
+    comparison reads both sides as naive UTC: an aware time is put in UTC first), dates,
+    booleans, and JSON made only of lists, texts, integers, booleans and None (which JSON
+    gives back as they were)."""
+    from sqlalchemy.dialects.sqlite import DATETIME
+
+    from replays.readmodels.bulk import _memo
+    from replays.readmodels.models import Fixed
+
+    implementation = kind.dialect_impl(dialect)
+    bind = implementation.bind_processor(dialect)
+    if bind is None:
+        # Stored as it is, and trusted only where it is read back as it is too.
+        return None if implementation.result_processor(dialect, None) is None else _UNTRUSTED
+    if isinstance(kind, Fixed):
+        return _guarded(_memo(bind), (Decimal, int))
+    if isinstance(kind, sa.DateTime):
+        if type(implementation) is not DATETIME or implementation._storage_format != _DATETIME:
+            return _UNTRUSTED
+
+        def moment(value: Any) -> Any:
+            if type(value) is not datetime:
+                return _NO_FORM
+            zone = value.tzinfo
+            if zone is not None:
+                if zone is not UTC:
+                    value = value.astimezone(UTC)
+                value = value.replace(tzinfo=None)
+            # SQLite's DATETIME text: the fields with six places of microseconds.
+            return value.isoformat(" ", "microseconds")
+
+        return moment
+    if isinstance(kind, sa.Date):
+        return _guarded(bind, (date,))
+    if isinstance(kind, sa.Boolean):
+        return _guarded(bind, (bool,))
+    if isinstance(kind, sa.JSON):
+
+        def document(value: Any) -> Any:
+            return bind(value) if _plain_json(value) else _NO_FORM
+
+        return document
+    return _UNTRUSTED
+
+
+def _guarded(bind, kinds: tuple[type, ...]):
+    def store(value: Any) -> Any:
+        if type(value) not in kinds:
+            return _NO_FORM
+        try:
+            return bind(value)
+        except (ValueError, TypeError, ArithmeticError):
+            return _NO_FORM
+
+    return store
+
+
+def _plain_json(value: Any) -> bool:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    return kind is list and all(map(_plain_json, value))
+
+
+class _StoredTable(dict):
+    """One game's rows of one table on SQLite, by their key, as the driver gave them:
+    each made into its dict (:meth:`_SqliteTable.processed`) only when looked at."""
+
+    def __init__(self, reader: _SqliteTable) -> None:
+        super().__init__()
+        self.reader = reader
+        self.made: dict = {}
+
+    def __getitem__(self, key):
+        try:
+            return self.made[key]
+        except KeyError:
+            found = self.made[key] = self.reader.processed(super().__getitem__(key))
+            return found
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def same(self, key, computed: dict) -> bool:
+        raw = dict.get(self, key)
+        return raw is not None and self.reader.same(raw, computed)
+
+    def values(self):
+        return [self[key] for key in self]
+
+    def items(self):
+        return [(key, self[key]) for key in self]
 
 
 def _stored_rows(connection: sa.Connection, game_ids: list[str]) -> _StoredRows:
     found = _StoredRows()
+    if connection.dialect.name == "sqlite":
+        _sqlite_stored_rows(connection, game_ids, found)
+        return found
     for row in _table_rows(connection, GAMES, game_ids):
         found.games[row["game_id"]] = row
     for row in _table_rows(connection, RESULTS, game_ids):
@@ -432,6 +618,29 @@ def _stored_rows(connection: sa.Connection, game_ids: list[str]) -> _StoredRows:
     for row in _table_rows(connection, ENTRIES, game_ids, without_disputes=True):
         found.entries.setdefault(row["game_id"], {})[tuple(row[k] for k in _ENTRY_KEY)] = row
     return found
+
+
+def _sqlite_stored_rows(connection: sa.Connection, game_ids: list[str], found) -> None:
+    """:func:`_stored_rows` on SQLite: the rows as the driver gives them, keyed as there
+    (the key columns have no processor on SQLite: texts and integers as stored)."""
+    games = _SqliteTable(connection, GAMES)
+    found.games = _StoredTable(games)
+    at = games.places["game_id"]
+    for raw in games.select(connection, game_ids):
+        dict.__setitem__(found.games, raw[at], raw)
+    for table, keys, extra, into in (
+        (RESULTS, ("player",), "", found.results),
+        (MOVES, ("move_index",), "", found.moves),
+        (ENTRIES, _ENTRY_KEY, ' AND "dispute_id" IS NULL', found.entries),
+    ):
+        reader = _SqliteTable(connection, table)
+        at = reader.places["game_id"]
+        key_of = itemgetter(*(reader.places[k] for k in keys))
+        for raw in reader.select(connection, game_ids, extra):
+            game = into.get(raw[at])
+            if game is None:
+                game = into[raw[at]] = _StoredTable(reader)
+            dict.__setitem__(game, key_of(raw), raw)
 
 
 def _table_rows(
@@ -450,12 +659,13 @@ def _table_rows(
 
 def compare_game(report: Report, expected: Expected, stored: _StoredRows) -> None:
     game_id = expected.game_id
-    row = stored.games.get(game_id)
-    if row is None:
+    same = getattr(stored.games, "same", None)
+    row = None if same is not None and same(game_id, expected.game) else stored.games.get(game_id)
+    if row is None and game_id not in stored.games:
         report.add(
             READ_MODEL, "games: no row, although the projection has reached its events", game_id
         )
-    else:
+    elif row is not None:
         _compare_row(report, game_id, "games", row, expected.game)
 
     def settled(row: dict) -> int | None:
