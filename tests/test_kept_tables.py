@@ -9,10 +9,23 @@ If the first test fails after an edit of suit_tables.py, write the file again:
 import binascii
 import importlib.util
 import marshal
+import random
 import zlib
 
 from domain.rummy13 import kept_tables, suit_tables
-from domain.rummy13.suit_tables import MERGED, _build_kept, _stored_kept, write_kept
+from domain.rummy13.suit_tables import (
+    MERGED,
+    RAW,
+    SMALL_BUDGET,
+    _build_kept,
+    _packed_chunks,
+    _packed_tables,
+    _stored_kept,
+    _stored_packed,
+    _unpack,
+    suit_table,
+    write_kept,
+)
 
 
 def _merged_nodes(witness, found):
@@ -66,6 +79,7 @@ def test_stored_witnesses_use_the_module_merged_marker():
 def test_a_stale_or_damaged_file_is_not_used(monkeypatch):
     monkeypatch.setattr(kept_tables, "SOURCE", "00000000-0")
     assert _stored_kept() is None
+    assert _stored_packed() is None
     monkeypatch.undo()
     monkeypatch.setattr(kept_tables, "DATA", kept_tables.DATA[:-40])
     assert _stored_kept() is None
@@ -78,6 +92,7 @@ def test_without_the_file_the_tables_are_worked_out(monkeypatch):
     monkeypatch.setattr(suit_tables, "_SMALL", {})
     monkeypatch.setattr(suit_tables, "_SMALL_SPLITS", {})
     monkeypatch.setattr(suit_tables, "_SMALL_WILD", {})
+    monkeypatch.setattr(suit_tables, "_PACKED", {})
     suit_tables._small_suits()
     small, splits, wild = _build_kept()
     assert small == suit_tables._SMALL and splits == suit_tables._SMALL_SPLITS
@@ -92,3 +107,46 @@ def test_write_kept_writes_what_is_read(tmp_path):
     assert module.SOURCE == kept_tables.SOURCE
     data = marshal.loads(zlib.decompress(binascii.a2b_base64(module.DATA)))
     assert data == _build_kept()
+    assert _packed_chunks(_packed_tables()) == (module.PACKED_FIRSTS, module.PACKED)
+
+
+def _every_packed() -> dict[int, bytes]:
+    found = {}
+    for chunk in _stored_packed().chunks:
+        found.update(_unpack(chunk, RAW))
+    return found
+
+
+def test_the_stored_larger_tables_are_the_tables_worked_out():
+    """The larger suits' tables (five cards holding one twice, six cards) as stored are
+    exactly what _packed_tables works out, every suit of those sizes is there, and the
+    module reads them."""
+    stored = _every_packed()
+    assert stored == _packed_tables()
+    assert len(stored) == 3_718 + 12_727  # five cards, one twice or two; six cards
+    packed = suit_tables._PACKED
+    assert packed.firsts == kept_tables.PACKED_FIRSTS
+    code = sorted(stored)[len(stored) // 2]
+    assert packed.get(code) == marshal.loads(stored[code])
+    assert packed.get(code + (1 << 4 * 13)) is None  # seven cards: not kept
+
+
+def test_a_larger_table_is_the_table_worked_out_afresh(monkeypatch):
+    """Within every budget it is kept for, a stored table is the very table (entries, order,
+    witnesses: they decide the grouping a settlement records) that the search works out for
+    that budget from empty caches, and suit_table serves it."""
+    stored = _every_packed()
+    rng = random.Random(3303)
+    for code in rng.sample(sorted(stored), 250):
+        tables = marshal.loads(stored[code])
+        assert len(tables) == SMALL_BUDGET + 1
+        for budget, table in enumerate(tables):
+            suit_tables.clear_caches()
+            served = suit_table(code, 0, budget)
+            with monkeypatch.context() as patch:
+                patch.setattr(suit_tables, "_PACKED", {})
+                suit_tables.clear_caches()
+                fresh = suit_table(code, 0, budget)
+            assert table == fresh, (hex(code), budget)
+            assert served == fresh, (hex(code), budget)
+    suit_tables.clear_caches()

@@ -39,6 +39,7 @@ def fresh(monkeypatch):
     monkeypatch.setattr(suit_tables, "_SMALL", {})
     monkeypatch.setattr(suit_tables, "_SMALL_SPLITS", {})
     monkeypatch.setattr(suit_tables, "_SMALL_WILD", {})
+    monkeypatch.setattr(suit_tables, "_PACKED", {})
     suit_tables.clear_caches()
     yield
     suit_tables.clear_caches()

@@ -33,6 +33,7 @@ from __future__ import annotations
 import binascii
 import marshal
 import zlib
+from bisect import bisect_right
 from operator import itemgetter
 
 ACE_HIGH = 14
@@ -356,7 +357,12 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
                 return table
     cached = _TABLES.get(key)
     if cached is None or cached[0] < budget:
-        if pure_at:
+        packed = None
+        if not pure_at and PACKED_SIZES[0] <= _cards(code) <= PACKED_SIZES[1]:
+            packed = _PACKED.get(code)
+        if packed is not None and budget < len(packed):
+            cached = (budget, packed[budget])
+        elif pure_at:
             cached = (budget, _wild_pure_entries(code, pure_at, budget))
         else:
             cached = (budget, _suit_entries(code, 0, budget))
@@ -364,6 +370,11 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
             _TABLES.clear()
         _TABLES[key] = cached
     return cached[1]
+
+
+def _cards(code: int) -> int:
+    """How many cards ``code`` holds (up to three copies of each)."""
+    return (code & PLACE_BITS).bit_count() + 2 * (code & PLACE_BITS << 1).bit_count()
 
 
 def _wild_pure_entries(code: int, pure_at: int, budget: int) -> tuple:
@@ -578,6 +589,111 @@ def _small_wild_tables(small: dict[int, tuple]) -> dict[int, bytes]:
     return found
 
 
+def _packed_tables() -> dict[int, bytes]:
+    """The tables of the larger suits kept for good: every suit of five cards holding a card
+    twice and of six cards (two copies at most), no wild card beside: {code: (the table
+    within 0 jokers, 1, ..., :data:`SMALL_BUDGET`), marshalled}.
+
+    Suits this size are where most of a cold hand's tables were worked out (about 100
+    thousand instructions each, next to a few thousand to unpack one). Each is worked out
+    for its own budget from empty caches, as a hand asking for it first would: a table
+    worked out for more jokers holds the same entries within fewer, but its witnesses may
+    name the same sequences in another order (splitting the suit where the fewer jokers
+    cannot bridge a gap), and with it the grouping shown. Entries equal across budgets are
+    marshalled once. A larger budget is worked out as before.
+    """
+    found = {}
+    clear_caches()
+    try:
+        for size in range(ONE_COPY_SUIT, PACKED_SUIT + 1):
+            for code in _suit_codes(size, 2):
+                if code in _SMALL:
+                    continue  # kept already (one copy of each of five cards)
+                tables = []
+                shared: dict[tuple, tuple] = {}
+                for budget in range(SMALL_BUDGET + 1):
+                    table = _suit_entries(code, 0, budget)
+                    clear_caches()
+                    tables.append(tuple([shared.setdefault(entry, entry) for entry in table]))
+                found[code] = marshal.dumps(tuple(tables), 4)
+    finally:
+        clear_caches()
+    return found
+
+
+def _suit_codes(size: int, copies: int) -> list[int]:
+    """Every suit of exactly ``size`` cards, at most ``copies`` of each, Aces at place 1."""
+    frontier = [0]
+    for _ in range(size):  # each suit once: cards added from the lowest place up
+        frontier = [
+            code + (1 << (NIBBLE * place))
+            for code in frontier
+            for place in range(1, ACE_HIGH)
+            if not code >> (NIBBLE * (place + 1)) and (code >> (NIBBLE * place)) & 15 < copies
+        ]
+    return frontier
+
+
+class _PackedTables:
+    """:func:`_packed_tables` as stored: chunks of tables by code, each marshalled,
+    compressed and in base64, unpacked the first time a table in it is asked for (so that
+    importing the solver does not unpack the 16,000 or so tables). ``get`` answers as a dict
+    of (table within 0 jokers, 1, ...) would."""
+
+    __slots__ = ("chunks", "firsts")
+
+    def __init__(self, firsts: tuple[int, ...], chunks: tuple[str, ...]) -> None:
+        self.firsts = firsts  # the least code of each chunk, in order
+        self.chunks: list = list(chunks)
+
+    def get(self, code: int) -> tuple[tuple, ...] | None:
+        index = bisect_right(self.firsts, code) - 1
+        if index < 0:
+            return None
+        chunk = self.chunks[index]
+        if type(chunk) is str:
+            chunk = self.chunks[index] = _unpack(chunk, RAW)
+        packed = chunk.get(code)
+        return None if packed is None else marshal.loads(packed)
+
+
+def _unpack(text: str, wbits: int = zlib.MAX_WBITS):
+    return marshal.loads(zlib.decompress(binascii.a2b_base64(text), wbits))
+
+
+def _pack(value, wbits: int = zlib.MAX_WBITS) -> str:
+    packer = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    packed = packer.compress(marshal.dumps(value, 4)) + packer.flush()
+    return binascii.b2a_base64(packed, newline=False).decode("ascii")
+
+
+def _packed_chunks(packed: dict[int, bytes]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """``packed`` in chunks of :data:`PACKED_CHUNK` tables by code: (least codes, chunks)."""
+    codes = sorted(packed)
+    firsts, chunks = [], []
+    for start in range(0, len(codes), PACKED_CHUNK):
+        part = codes[start : start + PACKED_CHUNK]
+        firsts.append(part[0])
+        chunks.append(_pack({code: packed[code] for code in part}, RAW))
+    return tuple(firsts), tuple(chunks)
+
+
+def _stored_packed() -> _PackedTables | None:
+    """The larger suits' tables :mod:`domain.rummy13.kept_tables` holds, if written from this
+    very source (else None: they are then worked out as a hand asks, as before)."""
+    try:
+        from domain.rummy13 import kept_tables
+    except ImportError:
+        return None
+    if _fingerprint() != kept_tables.SOURCE:
+        return None
+    firsts = getattr(kept_tables, "PACKED_FIRSTS", None)
+    chunks = getattr(kept_tables, "PACKED", None)
+    if not firsts or chunks is None or len(firsts) != len(chunks):
+        return None
+    return _PackedTables(firsts, chunks)
+
+
 def _fingerprint() -> str | None:
     """This file's CRC-32 and length: which source the stored tables were written from."""
     try:
@@ -609,9 +725,9 @@ def write_kept(path: str | None = None) -> str:
     (or to ``path``); returns the path written."""
     import os
 
-    packed = binascii.b2a_base64(zlib.compress(marshal.dumps(_build_kept(), 4), 9), newline=False)
-    text = packed.decode("ascii")
+    text = _pack(_build_kept())
     lines = [text[start : start + 88] for start in range(0, len(text), 88)]
+    firsts, chunks = _packed_chunks(_packed_tables())
     target = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "kept_tables.py")
     with open(target, "w", encoding="ascii") as out:
         out.write(
@@ -620,11 +736,20 @@ def write_kept(path: str | None = None) -> str:
             "and the splits behind them, marshalled, compressed and in base64; SOURCE names the\n"
             "suit_tables.py they were worked out by (its CRC-32 and length). Importing the solver\n"
             "reads them instead of working them out, and does work them out if that file has\n"
-            'changed since (tests/test_kept_tables.py fails until this one is written again).\n"""\n\n'
+            "changed since (tests/test_kept_tables.py fails until this one is written again).\n"
+            "PACKED holds the larger suits' tables in chunks (each packed like DATA), PACKED_FIRSTS\n"
+            "the least code of each; they are unpacked a chunk at a time, as hands ask for them,\n"
+            'and not used at all if that file has changed.\n"""\n\n'
         )
         out.write(f'SOURCE = "{_fingerprint()}"\n')
         out.write("DATA = (\n")
         out.writelines(f'    "{line}"\n' for line in lines)
+        out.write(")\n")
+        out.write("PACKED_FIRSTS = (\n")
+        out.writelines(f"    {first},\n" for first in firsts)
+        out.write(")\n")
+        out.write("PACKED = (\n")
+        out.writelines(f'    "{chunk}",\n' for chunk in chunks)
         out.write(")\n")
     return target
 
@@ -647,6 +772,15 @@ _SMALL: dict[int, tuple] = {}
 _SMALL_SPLITS: dict[int, tuple[int, tuple]] = {}
 _SMALL_WILD: dict[int, bytes] = {}
 _small_suits()
+# The suits of five cards holding a card twice and of six cards (two copies at most) have
+# their tables kept for good too, within SMALL_BUDGET jokers (:func:`_packed_tables`).
+PACKED_SUIT = 6
+PACKED_SIZES = (ONE_COPY_SUIT, PACKED_SUIT)  # the cards of the suits kept packed
+# Tables a chunk: a hand asks for few of them, and unpacking one costs about 6 thousand
+# instructions a table in it (mostly inflating), once a process.
+PACKED_CHUNK = 8
+RAW = -zlib.MAX_WBITS  # chunks are deflated without zlib's header and checksum
+_PACKED: _PackedTables | dict = _stored_packed() or {}
 
 
 if __name__ == "__main__":
