@@ -490,8 +490,11 @@ def store_reviews(engine, months: list[str]) -> None:
     what the page shows first, read back instead of worked out while it waits."""
     for month in months:
         start, end = month_period(month)
-        with Session(engine) as session, session.begin():
-            keep_review(session, work_out(session, start, end))
+        try:
+            with Session(engine) as session, session.begin():
+                keep_review(session, work_out(session, start, end))
+        except sa.exc.IntegrityError:
+            continue  # the page kept one at the same moment (checked by its games when read)
 
 
 def review_to_json(result) -> str:
