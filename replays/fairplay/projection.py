@@ -108,9 +108,22 @@ def catch_up(
         days.update(day for _, day, _, _ in batch)
         if progress is not None:
             progress(len(batch))
+    _analyse(engine)
     if reviews:
         store_reviews(engine, sorted({day[:7] for day in days if day}))
     return done
+
+
+def _analyse(engine) -> None:
+    """PostgreSQL: fresh planner statistics for the tables just written. A month's rows
+    arrive in one catch-up, long before autovacuum's next look, and with the old estimates
+    (a few rows a period) the period's sums were planned as nested loops: 1.7 s instead of
+    0.5 s for a month of 2,000 games."""
+    if engine.dialect.name != "postgresql":
+        return
+    with engine.begin() as connection:
+        for model in (FairplayPlayerDay, FairplayPairDay, FairplayTableDay, FairplayEvidence):
+            connection.execute(sa.text(f'ANALYZE "{model.__tablename__}"'))
 
 
 # A game as counted: (game id, day, table, its facts or None: a record with no 13-card deal).
@@ -295,6 +308,9 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     period = Period(start, end, table)
     # Plain Core rows off the connection: the ORM's row handling would cost more than the sums.
     run = session.connection().execute
+    if session.connection().dialect.name == "postgresql":
+        # A month's pairs are hundreds of thousands of rows: hashed in memory, not on disk.
+        run(sa.text("SET LOCAL work_mem = '64MB'"))
 
     def where(model, query):
         query = query.where(model.day >= start, model.day <= end)
@@ -319,7 +335,7 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
         ),
     ).group_by(pd.player)
     kinds = len(TIMING_COLUMNS)
-    for player, *sums in run(where(pd, query)):
+    for player, *sums in run(where(pd, query)).all():
         cells = sums[6 : 6 + 3 * kinds]
         period.players[player] = PlayerDay(
             int(sums[0]),
@@ -337,10 +353,10 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     query = sa.select(pd.player, pd.table_id, sa.func.sum(pd.games)).group_by(
         pd.player, pd.table_id
     )
-    for player, where_, games in run(where(pd, query)):
+    for player, where_, games in run(where(pd, query)).all():
         period.at_tables[player][where_] = int(games)
     query = sa.select(td.table_id, sa.func.sum(td.games)).group_by(td.table_id)
-    for where_, games in run(where(td, query)):
+    for where_, games in run(where(td, query)).all():
         period.table_games[where_] = int(games)
     # Each table's rate of useful takes over the period, then each pair's discards faced
     # weighted by it: summed in the database, so only one row per pair comes back.
@@ -369,9 +385,11 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
         .join(rates, rates.c.table_id == rd.table_id)
         .group_by(rd.first, rd.second)
     )
+    # ``.all()``: the driver converts the rows in one call; iterating the result fetches
+    # them one at a time, which for a month's pairs cost twice the query itself.
     for first, second, faced, useful, gain, together, strong, drops, base, *exits in run(
         where(rd, query)
-    ):
+    ).all():
         # Sums of integer columns come back as ints from both engines: no conversions (this
         # loop runs once per pair of the period).
         period.pairs[(first, second)] = PairDay(faced, useful, gain, together, exits, strong, drops)
