@@ -1,4 +1,5 @@
-"""fairplay_reviews: fair-play reviews worked out and kept, so the page reads one
+"""fairplay_reviews: fair-play reviews worked out and kept, so the page reads one; the
+evidence found by subject
 
 Revision ID: 0015
 Revises: 0013 (0014 is reserved for another change: point this at it once that lands)
@@ -6,7 +7,8 @@ Create Date: 2026-11-29
 
 replays/fairplay/tables.py: each calendar month's review (stored by the catch-up) and the
 other periods the page was asked for, with the number of games each counted; a review is
-current while its period's counted games still add up to that. A read model.
+current while its period's counted games still add up to that. A read model. And an index
+of fairplay_evidence by (signal, first, second, day): a review's flags' evidence rows.
 """
 
 from __future__ import annotations
@@ -34,7 +36,13 @@ def upgrade() -> None:
             "start", "end", "table_id", "fdr", name=op.f("pk_fairplay_reviews")
         ),
     )
+    with op.batch_alter_table("fairplay_evidence", schema=None) as batch_op:
+        batch_op.create_index(
+            "ix_fairplay_evidence_who", ["signal", "first", "second", "day"], unique=False
+        )
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("fairplay_evidence", schema=None) as batch_op:
+        batch_op.drop_index("ix_fairplay_evidence_who")
     op.drop_table("fairplay_reviews")

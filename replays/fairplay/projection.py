@@ -406,13 +406,12 @@ def fill_evidence(session, result, table: str | None = None) -> None:
     subjects = {evidence_subject(flag) for flag in result.flags}
     if not subjects:
         return
-    # One query for every flag (the page waits on it), split by subject here.
+    # One query for every flag (the page waits on it), split by subject here: each
+    # subject's rows found by ``ix_fairplay_evidence_who``, not the period's every row.
     query = sa.select(e.signal, e.first, e.second, e.game_id, e.step, e.weight, e.note).where(
+        sa.tuple_(e.signal, e.first, e.second).in_(sorted(subjects)),
         e.day >= result.start,
         e.day <= result.end,
-        e.signal.in_(sorted({signal for signal, _, _ in subjects})),
-        e.first.in_(sorted({first for _, first, _ in subjects})),
-        sa.tuple_(e.signal, e.first, e.second).in_(sorted(subjects)),
     )
     if table is not None:
         query = query.where(e.table_id == table)

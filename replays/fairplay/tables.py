@@ -108,7 +108,12 @@ class FairplayTableDay(Base):
 
 class FairplayEvidence(Base):
     __tablename__ = "fairplay_evidence"
-    __table_args__ = (sa.Index("ix_fairplay_evidence_subject", "day", "signal", "first", "second"),)
+    __table_args__ = (
+        sa.Index("ix_fairplay_evidence_subject", "day", "signal", "first", "second"),
+        # A review's flags' evidence: each subject's few rows of the period, found directly
+        # (a month keeps a million rows, and by day alone every one of them was read).
+        sa.Index("ix_fairplay_evidence_who", "signal", "first", "second", "day"),
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     day: Mapped[str] = mapped_column(sa.String(10))
