@@ -111,3 +111,28 @@ def test_an_officer_opens_a_case_from_a_flag(app):
         },
     )
     assert missing.status_code == 404
+
+
+def test_the_page_says_what_it_shows_and_as_of_when(app):
+    import sqlalchemy as sa
+
+    from replays.fairplay.tables import FairplayReview
+    from replays.store.db import engine_for
+
+    client = signed_in(app, AUDITOR)
+    # No period asked: the calendar month of the last day counted, its review kept by the
+    # catch-up and read back.
+    html = client.get("/fairplay").get_data(as_text=True)
+    assert f'name="from" value="{FROM}"' in html and f'name="to" value="{TO}"' in html
+    assert f"Review of {FROM} to {TO}" in html and "and kept: no game of the period" in html
+    assert flags_on(html)
+    # Another period: worked out for this look, and kept for the next.
+    html = client.get("/fairplay?from=2025-03-03&to=2025-03-20").get_data(as_text=True)
+    assert "Review of 2025-03-03 to 2025-03-20" in html and "for this look" in html
+    with engine_for(app.config["DATABASE_URL"]).connect() as connection:
+        kept = connection.execute(
+            sa.select(FairplayReview.start, FairplayReview.end, FairplayReview.games)
+        ).all()
+    periods = {(start, end) for start, end, _ in kept}
+    assert {(FROM, TO), ("2025-03-03", "2025-03-20")} <= periods
+    assert all(games > 0 for _, _, games in kept)

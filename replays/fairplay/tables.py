@@ -5,6 +5,9 @@
 - ``fairplay_pair_days``: :class:`~replays.fairplay.summary.PairDay` per (day, table, first, second).
 - ``fairplay_table_days``: games per (day, table).
 - ``fairplay_evidence``: the heaviest evidence moves per (day, table, signal, first, second).
+- ``fairplay_reviews``: reviews already worked out (each calendar month's, by the catch-up;
+  other periods when the page first asks), with the games they counted: one is current
+  while the period's games in ``fairplay_table_days`` still add up to that number.
 
 Move times and exit bands are plain numeric columns (one per kind and per band, named by
 :data:`TIMING_COLUMNS` and :data:`EXIT_COLUMNS`), not JSON, so that a period's sums are one
@@ -15,6 +18,8 @@ Like every read model they can be dropped and rebuilt from the events
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
@@ -103,7 +108,12 @@ class FairplayTableDay(Base):
 
 class FairplayEvidence(Base):
     __tablename__ = "fairplay_evidence"
-    __table_args__ = (sa.Index("ix_fairplay_evidence_subject", "day", "signal", "first", "second"),)
+    __table_args__ = (
+        sa.Index("ix_fairplay_evidence_subject", "day", "signal", "first", "second"),
+        # A review's flags' evidence: each subject's few rows of the period, found directly
+        # (a month keeps a million rows, and by day alone every one of them was read).
+        sa.Index("ix_fairplay_evidence_who", "signal", "first", "second", "day"),
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     day: Mapped[str] = mapped_column(sa.String(10))
@@ -115,6 +125,18 @@ class FairplayEvidence(Base):
     step: Mapped[int] = mapped_column(sa.Integer)
     weight: Mapped[float] = mapped_column(sa.Float)
     note: Mapped[str] = mapped_column(sa.String(200))
+
+
+class FairplayReview(Base):
+    __tablename__ = "fairplay_reviews"
+
+    start: Mapped[str] = mapped_column(sa.String(10), primary_key=True)
+    end: Mapped[str] = mapped_column(sa.String(10), primary_key=True)
+    table_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)  # "" for all
+    fdr: Mapped[float] = mapped_column(sa.Float, primary_key=True)
+    games: Mapped[int] = mapped_column(sa.Integer)  # the period's games it counted
+    made_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
+    body: Mapped[str] = mapped_column(sa.Text)  # the review, flags and evidence, as JSON
 
 
 def _spelled_out() -> None:

@@ -36,8 +36,16 @@ DAY = click.DateTime(formats=["%Y-%m-%d"])
     help="Review these records (JSON Lines) instead of the ledger's games.",
 )
 @click.option("--rebuild", is_flag=True, help="Count every stored game again first.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Worker processes rebuilding and walking the games counted (0: one per core).",
+)
 @click.option("--url", help="Database URL (default: RUMMY_LEDGER_DATABASE_URL).")
-def command(date_from, date_to, table, as_json, as_csv, fdr, records, rebuild, url) -> None:
+def command(date_from, date_to, table, as_json, as_csv, fdr, records, rebuild, jobs, url) -> None:
     """Fair-play review of a period: colluding pairs, hidden-card knowledge, chip dumping
     and bot-like play, with evidence moves."""
     from replays.fairplay.signals import review
@@ -50,7 +58,7 @@ def command(date_from, date_to, table, as_json, as_csv, fdr, records, rebuild, u
     if records:
         result = review(_summarise_file(records), start, end, table=table, fdr=fdr)
     else:
-        result = _kept(url, start, end, table, rebuild, fdr)
+        result = _kept(url, start, end, table, rebuild, fdr, jobs)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=1))
     elif as_csv:
@@ -118,7 +126,9 @@ def _summarise_file(path: str):
             ) from None
 
 
-def _kept(url, start, end, table, rebuild, fdr):
+def _kept(url, start, end, table, rebuild, fdr, jobs=1):
+    import os
+
     from sqlalchemy.orm import Session
 
     from replays.fairplay import projection
@@ -132,17 +142,17 @@ def _kept(url, start, end, table, rebuild, fdr):
 
         bar = tqdm(unit="game", desc="counting games")
     step = bar.update if bar is not None else None
+    jobs = jobs or os.cpu_count() or 1
     if rebuild:
-        projection.rebuild(ledger, url, progress=step)
+        projection.rebuild(ledger, url, progress=step, jobs=jobs)
     else:
-        projection.catch_up(ledger, url, progress=step)
+        projection.catch_up(ledger, url, progress=step, jobs=jobs)
     if bar is not None:
         bar.close()
-    from replays.fairplay.signals import review
-
     with Session(engine_for(url)) as session:
-        # The evidence rows of the flags only: a month keeps far more than it flags.
-        period = projection.load_period(session, start, end, table)
-        result = review(period, start, end, table=table, fdr=fdr)
-        projection.fill_evidence(session, result, table)
-    return result
+        # A calendar month's review is kept by the catch-up: read back while it still counts
+        # every game of the month; any other period is worked out from the period's sums.
+        kept = projection.kept_review(session, start, end, table, fdr)
+        if kept is not None:
+            return kept[0]
+        return projection.work_out(session, start, end, table, fdr)

@@ -3,14 +3,20 @@ signal, strength, games and evidence moves (each a link into the staff replay at
 for dispute officers, auditors and admins; never players.
 
 The page reads the kept statistics (``replays/fairplay/tables.py``; ``rummy-ledger fairplay``
-brings them up to date) and writes one access-log line per flag shown. From a flag, a dispute
+brings them up to date) and writes one access-log line per flag shown. It shows a calendar
+month by default; each month's review is worked out by the catch-up and kept
+(``fairplay_reviews``), so the page reads it rather than works it out while the officer
+waits; another period is worked out on its first look and kept too. A kept review is used
+only while it still counts every game of its period, and the page says when it was worked
+out. From a flag, a dispute
 officer opens a case that records the flag and its evidence in the case's events; the flag
 is looked up again on the server, so what is recorded is the review's, not the form's.
 """
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 
 import sqlalchemy as sa
 from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
@@ -21,9 +27,15 @@ from wtforms.validators import DataRequired, Length
 
 from replays.access.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER
 from replays.disputes.cases import Disputes, NotAllowed
-from replays.fairplay.projection import fill_evidence, load_period, pending
-from replays.fairplay.signals import review
+from replays.fairplay.projection import (
+    keep_review,
+    kept_review,
+    month_period,
+    period_games,
+    work_out,
+)
 from replays.fairplay.tables import FairplayGame, FairplayTableDay
+from replays.readmodels.models import GameRow
 from replays.store.db import engine_for
 from web.auth import current_account, role_required
 from web.ledger import get_ledger
@@ -54,51 +66,88 @@ def _period(args) -> tuple[str, str, str | None]:
     start, end = _day(args.get("from"), "from"), _day(args.get("to"), "to")
     table = (args.get("table") or "").strip()[:64] or None
     if start is None or end is None:
+        # The calendar month of the last day counted (its review is kept): the month in
+        # progress, refreshed as its days are counted.
         with Session(engine_for(current_app.config["DATABASE_URL"])) as session:
             last = session.scalar(sa.select(sa.func.max(FairplayTableDay.day)))
         last_day = date.fromisoformat(last) if last else date.today()
-        end = end or last_day.isoformat()
-        start = start or (date.fromisoformat(end) - timedelta(days=PERIOD_DAYS - 1)).isoformat()
+        if end is None and start is None:
+            start, end = month_period(last_day.isoformat()[:7])
+        elif start is None:
+            start = (date.fromisoformat(end) - timedelta(days=PERIOD_DAYS - 1)).isoformat()
+        else:
+            end = month_period(start[:7])[1]
     if end < start:
         abort(400, f"to ({end}) is before from ({start}).")
     return start, end, table
 
 
-# Reviews already worked out, by database, period and how many games were counted: a
-# period's review changes only when games are counted, so a second look costs no statistics.
-_REVIEWS: dict[tuple, object] = {}
+@dataclass
+class Shown:
+    """A review as the page shows it: when it was worked out, and whether it was kept."""
+
+    result: object
+    made_at: datetime
+    kept: bool
+
+
+# Reviews already read or worked out in this process, by database, period and the period's
+# games counted: a second look costs neither the statistics nor reading the kept review.
+_REVIEWS: dict[tuple, Shown] = {}
 KEPT_REVIEWS = 16
 
 
-def _review(start: str, end: str, table: str | None):
+def _review(start: str, end: str, table: str | None) -> Shown:
     url = current_app.config["DATABASE_URL"]
     with Session(engine_for(url)) as session:
-        counted = session.scalar(sa.select(sa.func.count()).select_from(FairplayGame))
-        waiting = len(pending(session, 1000))
-        key = (url, start, end, table, counted)
-        result = _REVIEWS.get(key)
-        if result is None:
-            # The period's sums are done in the database: one row per player and per pair.
-            result = review(load_period(session, start, end, table), start, end, table=table)
-            fill_evidence(session, result, table)
+        games = period_games(session, start, end, table)
+        key = (url, start, end, table, games)
+        shown = _REVIEWS.get(key)
+        if shown is None:
+            kept = kept_review(session, start, end, table)
+            if kept is not None:
+                shown = Shown(kept[0], kept[1], True)
+            else:
+                # Not kept (another period, or games counted since): worked out now from
+                # the period's sums in the database, and kept for the next look.
+                result = work_out(session, start, end, table)
+                made_at = keep_review(session, result)
+                try:
+                    session.commit()
+                except sa.exc.IntegrityError:  # another look kept the same review first
+                    session.rollback()
+                shown = Shown(result, made_at, False)
             if len(_REVIEWS) >= KEPT_REVIEWS:
                 _REVIEWS.pop(next(iter(_REVIEWS)))
-            _REVIEWS[key] = result
-    return result, waiting
+            _REVIEWS[key] = shown
+    return shown
+
+
+def _waiting() -> int:
+    """Ended games not counted yet: two counts, not an anti-join over every game."""
+    with Session(engine_for(current_app.config["DATABASE_URL"])) as session:
+        run = session.connection().execute
+        ended = run(
+            sa.select(sa.func.count()).select_from(GameRow).where(GameRow.ended_on.is_not(None))
+        ).scalar_one()
+        counted = run(sa.select(sa.func.count()).select_from(FairplayGame)).scalar_one()
+    return max(0, ended - counted)
 
 
 @bp.get("")
 @role_required(*STAFF)
 def index():
     start, end, table = _period(request.args)
-    result, waiting = _review(start, end, table)
+    shown = _review(start, end, table)
+    result = shown.result
     account = current_account()
     _log_flags(account, result.flags)
     return render_template(
         "fairplay/index.html",
         result=result,
+        shown=shown,
         flags=[flag.to_dict() for flag in result.flags],
-        waiting=waiting,
+        waiting=_waiting(),
         officer=account.role == DISPUTE_OFFICER,
         form=FlagCaseForm(formdata=None),
         query={"from": start, "to": end, **({"table": table} if table else {})},
@@ -114,7 +163,7 @@ def open_case():
     start, end, table = _period(
         {"from": form.date_from.data, "to": form.date_to.data, "table": form.table.data}
     )
-    result, _ = _review(start, end, table)
+    result = _review(start, end, table).result
     flag = next((f for f in result.flags if f.key == form.key.data), None)
     if flag is None:
         abort(404, f"No flag {form.key.data[:80]!r} in the review of {start} to {end}.")

@@ -1,0 +1,136 @@
+"""The fair-play catch-up at scale: counting in worker processes writes the same rows as one
+process, each calendar month's review is kept and read back as worked out, and a kept review
+is not used once games of its period were counted after it (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import sqlalchemy as sa
+from fairplay_support import cheating_records
+from sqlalchemy.orm import Session
+
+from replays.fairplay import projection
+from replays.fairplay.tables import (
+    FairplayEvidence,
+    FairplayGame,
+    FairplayPairDay,
+    FairplayPlayerDay,
+    FairplayReview,
+    FairplayTableDay,
+)
+
+MARCH = ("2025-03-01", "2025-03-31")
+
+
+@cache
+def records() -> tuple[dict, ...]:
+    return tuple(cheating_records())
+
+
+def _store(url: str, chosen) -> object:
+    from replays.simulation import store_games
+    from replays.store.application import Ledger
+    from replays.store.schema import migrate
+
+    migrate(url)
+    store_games(list(chosen), url)
+    return Ledger(url, env={"CREATE_TABLE": "no"})
+
+
+def _rows(url: str) -> dict[str, list[tuple]]:
+    from replays.store.db import engine_for
+
+    kept = {}
+    with engine_for(url).connect() as connection:
+        for model in (FairplayPlayerDay, FairplayPairDay, FairplayTableDay, FairplayGame):
+            columns = list(model.__table__.columns)
+            kept[model.__tablename__] = sorted(
+                tuple(row) for row in connection.execute(sa.select(*columns))
+            )
+        e = FairplayEvidence
+        kept["evidence"] = sorted(
+            tuple(row)
+            for row in connection.execute(
+                sa.select(e.day, e.table_id, e.signal, e.first, e.second, e.game_id, e.step)
+            )
+        )
+    return kept
+
+
+def test_workers_count_the_rows_one_process_counts(database_url):
+    ledger = _store(database_url, records()[:70])
+    assert projection.catch_up(ledger, database_url, jobs=2) == 70
+    in_workers = _rows(database_url)
+    assert in_workers["fairplay_games"] and in_workers["fairplay_pair_days"]
+    assert projection.rebuild(ledger, database_url) == 70
+    assert _rows(database_url) == in_workers
+    assert projection.catch_up(ledger, database_url, jobs=2) == 0
+
+
+def test_the_month_review_is_kept_and_refreshed_as_games_are_counted(database_url):
+    from replays.simulation import store_games
+    from replays.store.db import engine_for
+
+    ordered = sorted(records(), key=lambda r: r["started_at"])
+    early = [r for r in ordered if r["started_at"][:10] <= "2025-03-15"]
+    late = [r for r in ordered if r["started_at"][:10] > "2025-03-15"]
+    assert early and late
+    ledger = _store(database_url, early)
+    assert projection.catch_up(ledger, database_url) == len(early)
+    engine = engine_for(database_url)
+    with Session(engine) as session:
+        kept = projection.kept_review(session, *MARCH)
+        assert kept is not None
+        review, made_at = kept
+        assert review.games == len(early) and made_at is not None
+        # Read back, it is the review worked out from the tables now: flags, evidence, all.
+        assert review.to_dict() == projection.work_out(session, *MARCH).to_dict()
+        assert review.flags and all(flag.evidence for flag in review.flags)
+        # No other period is kept unless asked for.
+        assert session.scalar(sa.select(sa.func.count()).select_from(FairplayReview)) == 1
+    # New games stored, not yet counted: the kept review still counts every counted game.
+    store_games(late, database_url)
+    with Session(engine) as session:
+        assert projection.kept_review(session, *MARCH) is not None
+    # Counted without refreshing the reviews: the kept one is stale and is not used.
+    assert projection.catch_up(ledger, database_url, reviews=False) == len(late)
+    with Session(engine) as session:
+        assert projection.kept_review(session, *MARCH) is None
+    # What a catch-up that counts games does for their months: worked out and kept again.
+    projection.store_reviews(engine, ["2025-03"])
+    with Session(engine) as session:
+        review, _ = projection.kept_review(session, *MARCH)
+        assert review.games == len(early) + len(late)
+        assert review.to_dict() == projection.work_out(session, *MARCH).to_dict()
+
+
+def test_month_period_is_the_calendar_month():
+    assert projection.month_period("2024-02") == ("2024-02-01", "2024-02-29")
+    assert projection.month_period("2025-12") == ("2025-12-01", "2025-12-31")
+
+
+def test_the_command_counts_in_workers_and_reviews_the_kept_month(database_url):
+    import json
+
+    from click.testing import CliRunner
+
+    from replays.store.db import engine_for
+    from web.cli import main
+
+    _store(database_url, records()[:50])
+    args = ["fairplay", "--from", MARCH[0], "--to", MARCH[1], "--url", database_url, "--json"]
+    run = CliRunner().invoke(main, [*args, "--jobs", "2"])
+    assert run.exit_code == 0, run.output
+    shown = json.loads(run.output)
+    assert shown["games"] == 50
+    with Session(engine_for(database_url)) as session:
+        assert projection.kept_review(session, *MARCH) is not None
+        assert shown == projection.work_out(session, *MARCH).to_dict()
+    # Another period (and another FDR) is worked out from the sums, not the month's review.
+    run = CliRunner().invoke(main, [*args[:2], "2025-03-02", *args[3:], "--fdr", "0.2"])
+    assert run.exit_code == 0, run.output
+    other = json.loads(run.output)
+    assert (other["from"], other["fdr"]) == ("2025-03-02", 0.2)
+    bad = CliRunner().invoke(main, [*args, "--jobs", "-1"])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
