@@ -26,7 +26,9 @@ Each signal is a statistic whose null comes from the same period's own populatio
 - ``solver agreement`` (player): how often the player's discard left no more than the
   solver's choice, against the population's rate in each class of discard (by how many
   links the solver's choice had with the cards kept), weighted by 1 / rate (the score test
-  for "follows the solver on a share of discards"); centred and scaled like *hidden*.
+  for "follows the solver on a share of discards"), as an estimated share beyond the
+  population's habit; its null is a normal fitted to the population's upper quarter (the
+  strongest honest players), widened by each player's sampling variance.
 
 Every p-value goes into one Benjamini–Hochberg procedure across all players and pairs tested.
 """
@@ -514,12 +516,14 @@ def _solver(players) -> list[Flag]:
         return []
     # Players differ in skill, not only by chance: the null is the population's own spread
     # of shares (a random effect) plus each player's sampling variance. Only agreement above
-    # the population is flagged, so the spread is read from the upper half: the careless
-    # beginners below the centre say nothing about how far honest players reach above it.
+    # the population is flagged, so the null is fitted to the upper quarter: a normal whose
+    # 75th and 90th percentiles are the population's. Careless beginners (a cluster far
+    # below) and the few cheats above the 90th percentile leave that fit alone; a median
+    # would fall between the beginners and the rest, wherever their numbers put it.
     ordered = sorted(share for share, _ in shares.values())
-    centre = ordered[len(ordered) // 2]
-    above = sorted(share - centre for share in ordered if share > centre)
-    reach = 1.4826 * above[len(above) // 2] if above else 0.0
+    upper, top = _quantile(ordered, 0.75), _quantile(ordered, 0.90)
+    reach = (top - upper) / (_Z90 - _Z75)
+    centre = upper - _Z75 * reach
     noise = sorted(variance for _, variance in shares.values())[len(shares) // 2]
     skill = max(0.0, reach * reach - noise)
     tests = []
@@ -537,10 +541,21 @@ def _solver(players) -> list[Flag]:
                 expected,
                 f"{a} of {n} discards as the solver would ({expected:.0f} at the population's "
                 f"rates); {hard_a} of the {hard_n} where the solver breaks up linked cards: "
-                f"{share:.0%} of discards given to the solver beyond the population "
-                f"(centre {centre:.0%}, honest reach {reach:.0%}), z {z:.1f}",
+                f"{share:.0%} of discards given to the solver beyond the population's habit "
+                f"(population centre {centre:.0%}, spread {reach:.0%}), z {z:.1f}",
                 normal_sf(z),
                 row.games,
             )
         )
     return tests
+
+
+_Z75, _Z90 = 0.6745, 1.2816  # standard normal quantiles
+
+
+def _quantile(ordered: list[float], share: float) -> float:
+    """The ``share`` quantile of ``ordered`` (sorted), read between neighbours."""
+    place = share * (len(ordered) - 1)
+    low = int(place)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (place - low) * (ordered[high] - ordered[low])

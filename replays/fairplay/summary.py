@@ -223,7 +223,11 @@ class Summary:
             row.discards[weighed.breaks] += 1
             if weighed.agreed:
                 row.agreed[weighed.breaks] += 1
-                if weighed.breaks:
+                kept = self.evidence[(*day, "solver", weighed.player, "")]
+                # Most discards agree: a note is written only for one that would be kept.
+                if weighed.breaks and (
+                    len(kept) < EVIDENCE_KEPT or kept[-1].weight < weighed.breaks
+                ):
                     # The agreements no eye for links would make: the solver's own choice.
                     note = (
                         f"discarded {weighed.card}, the solver's choice, though it linked "
@@ -255,7 +259,8 @@ class Summary:
     def _keep(self, day: tuple[str, str], evidence: Evidence) -> None:
         kept = self.evidence[(*day, evidence.signal, evidence.first, evidence.second)]
         kept.append(evidence)
-        if len(kept) > EVIDENCE_KEPT:
+        if len(kept) >= EVIDENCE_KEPT:
+            # Heaviest first (the last kept is the lightest), the earliest of equals first.
             kept.sort(key=lambda e: -e.weight)
             del kept[EVIDENCE_KEPT:]
 
