@@ -3,6 +3,8 @@ statistics' cost against importing the same games on PostgreSQL, and the /fairpl
 
     python -m bench fairplay            # FAIRPLAY_GAMES / FAIRPLAY_PLAYERS size the months
     python -m bench fairplay --quick
+    FAIRPLAY_ISSUE=1 FAIRPLAY_STRENGTHS=0.5,1.0 FAIRPLAY_CACHE=/var/tmp/fairplay \
+        python -m bench fairplay        # the issue's months, each simulated once and kept
 
 A month is simulated over every 13-card variant (Points, Raise, Pool, Deals) with
 ``FAIRPLAY_SHARE`` of the players cheating in each way; recall counts a cheater (a player,
@@ -14,6 +16,9 @@ size take hours on the shared two-core machine. Writes ``docs/fair-play-recall.s
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
 import os
 import statistics
 import sys
@@ -28,7 +33,7 @@ EXPECTED = {
     "pair": {"feeding", "seating", "folding"},
     "dump": {"dumping", "seating"},
     "peek": {"hidden"},
-    "bot": {"timing"},
+    "bot": {"timing", "solver"},
 }
 
 
@@ -42,8 +47,42 @@ def month(games: int, players: int, share: float | None, strength: float, seed: 
     tables = max(8, players // 40)
     floor = Floor(seed=seed, players=players, tables=tables, variants=VARIANTS, cheats=cheats)
     started = time.perf_counter()
-    records = list(Simulation(floor).games(games, jobs=2))
+    cached = _cache_path(games, players, share, strength, seed)
+    if cached is not None and cached.exists():
+        with gzip.open(cached, "rt", encoding="utf-8") as lines:
+            records = [json.loads(line) for line in lines]
+    else:
+        records = list(Simulation(floor).games(games, jobs=2))
+        if cached is not None:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            partial = cached.with_suffix(".part")
+            with gzip.open(partial, "wt", encoding="utf-8") as lines:
+                lines.writelines(json.dumps(record) + "\n" for record in records)
+            partial.replace(cached)
     return floor, cheats, records, time.perf_counter() - started
+
+
+def month_seed(strength: float) -> int:
+    """Each strength's month has its own seed, whichever strengths a run asks for."""
+    return {0.25: 40, 0.5: 41, 1.0: 42}.get(strength, 40 + round(100 * strength))
+
+
+def _cache_path(games: int, players: int, share, strength: float, seed: int) -> Path | None:
+    """Where ``FAIRPLAY_CACHE`` keeps a simulated month: a full-size month takes most of an
+    hour to simulate on the shared machine, and the detector can be re-scored on the same
+    games. The key holds the simulator's own source, so a changed bot is simulated anew."""
+    where = os.environ.get("FAIRPLAY_CACHE")
+    if not where:
+        return None
+    root = Path(__file__).resolve().parent.parent / "domain"
+    sources = sorted(
+        [*root.glob("simulation/*.py"), *root.glob("*/bot.py"), *root.glob("*/simulate.py")]
+    )
+    digest = hashlib.sha256()
+    for source in sources:
+        digest.update(source.read_bytes())
+    name = f"{games}-{players}-{share or 0}-{strength}-{seed}-{digest.hexdigest()[:12]}.jsonl.gz"
+    return Path(where) / name
 
 
 def score(floor, cheats, records) -> dict[str, Any]:
@@ -60,6 +99,8 @@ def score(floor, cheats, records) -> dict[str, Any]:
     for flag in result.flags:
         found.setdefault(frozenset(flag.players), set()).add(flag.signal)
     recall: dict[str, list[int]] = {kind: [0, 0] for kind in KINDS}
+    # Each kind's cheats found by each of its signals (a bot by timing, by the solver, ...).
+    found_by: dict[str, dict[str, int]] = {kind: {} for kind in KINDS}
     for entry in truth:
         group = frozenset(entry["players"])
         if len(group) == 1:
@@ -68,6 +109,11 @@ def score(floor, cheats, records) -> dict[str, Any]:
             signals = found.get(group, set())
         recall[entry["kind"]][1] += 1
         recall[entry["kind"]][0] += bool(signals & EXPECTED[entry["kind"]])
+        for signal in signals & EXPECTED[entry["kind"]]:
+            found_by[entry["kind"]][signal] = found_by[entry["kind"]].get(signal, 0) + 1
+    tested: dict[str, int] = {}
+    for flag in result.flags:
+        tested[flag.signal] = tested.get(flag.signal, 0) + 1
     cheaters = {p for entry in truth for p in entry["players"]}
     false = result.flagged_players() - cheaters
     return {
@@ -77,6 +123,11 @@ def score(floor, cheats, records) -> dict[str, Any]:
         "flags": len(result.flags),
         "recall": {k: f"{v[0]}/{v[1]}" for k, v in recall.items() if v[1]},
         "recall_share": {k: round(v[0] / v[1], 3) for k, v in recall.items() if v[1]},
+        "found_by": {k: v for k, v in found_by.items() if recall[k][1]},
+        "flags_by_signal": tested,
+        "false_flags": sorted(
+            flag.key for flag in result.flags if not set(flag.players) <= cheaters
+        ),
         "all_found": sum(v[0] for v in recall.values()),
         "all_cheats": sum(v[1] for v in recall.values()),
         "false_players": len(false),
@@ -224,10 +275,15 @@ def svg_plot(points: dict[str, list[tuple[float, float]]], path: Path) -> None:
 
 
 def run(quick: bool = False) -> dict[str, Any]:
-    games = int(os.environ.get("FAIRPLAY_GAMES", 400 if quick else 2000))
-    players = int(os.environ.get("FAIRPLAY_PLAYERS", 20 if quick else 100))
-    share = float(os.environ.get("FAIRPLAY_SHARE", 0.05))
+    issue = (
+        os.environ.get("FAIRPLAY_ISSUE") == "1"
+    )  # the issue's month: 20,000 games, 1,000 ids, 2 %
+    games = int(os.environ.get("FAIRPLAY_GAMES", 20000 if issue else 400 if quick else 2000))
+    players = int(os.environ.get("FAIRPLAY_PLAYERS", 1000 if issue else 20 if quick else 100))
+    share = float(os.environ.get("FAIRPLAY_SHARE", 0.02 if issue else 0.05))
     strengths = [0.5, 1.0] if quick else [0.25, 0.5, 1.0]
+    if os.environ.get("FAIRPLAY_STRENGTHS"):
+        strengths = [float(s) for s in os.environ["FAIRPLAY_STRENGTHS"].split(",")]
     load = os.getloadavg()
     result: dict[str, Any] = {
         "games": games,
@@ -235,7 +291,8 @@ def run(quick: bool = False) -> dict[str, Any]:
         "share_each_kind": share,
         "by_strength": {},
     }
-    for seed, strength in enumerate(strengths, start=40):
+    for strength in strengths:
+        seed = month_seed(strength)
         floor, cheats, records, simulated = month(games, players, share, strength, seed)
         scored = score(floor, cheats, records)
         scored["simulate_s"] = round(simulated, 1)

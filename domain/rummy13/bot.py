@@ -48,6 +48,9 @@ class Temper:
     miss_rate: float  # chance of letting a turn time out
     away_rate: float  # chance per turn of leaving the table for several turns
     rashness: float  # chance per near-finished turn of declaring too early (wrong show)
+    # Chance per discard of asking the solver for the discard that leaves the least score
+    # (every card weighed, no eye for links): a program at the seat. People never do.
+    solver: float = 0.0
 
     @classmethod
     def of(cls, player: str, seed: int, novice: bool = False) -> Temper:
@@ -64,7 +67,8 @@ class Temper:
 
 
 # A program at the seat (a ``bot`` cheat, domain/simulation/cheats.py): weighs six discards
-# with the solver, never careless, never away.
+# with the solver, never careless, never away; the simulator sets how often it takes the
+# solver's own discard (``solver``: the cheat's strength).
 MACHINE = Temper(lookahead=6, careless=0.0, caution=0.6, miss_rate=0.0, away_rate=0.0, rashness=0.0)
 
 
@@ -296,6 +300,8 @@ class Bot:
         """
         planned, self._planned = self._planned, None
         hand14 = [*self.hand, card]
+        if self.temper.solver and self.rng.random() < self.temper.solver:
+            planned = self._solver_discard(hand14)
         if planned is not None:
             discard, score = planned
         else:
@@ -345,6 +351,18 @@ class Bot:
         if len(candidates) > 1:
             best = min(best, self._weigh(hand14, candidates[1:]), key=_discard_order)
         return best[1], best[2]
+
+    def _solver_discard(self, hand14: list[Card]) -> tuple[Card, int]:
+        """The discard that leaves the least score, every card of ``hand14`` weighed (on a
+        tie the higher card goes, a joker last)."""
+        weighed = []
+        for card in dict.fromkeys(hand14):
+            kept = list(hand14)
+            kept.remove(card)
+            score = min_hand_score(kept, self.wild, self.profile)
+            weighed.append((score, self._is_joker(card), -card.face_points, card))
+        score, _, _, card = min(weighed, key=lambda w: w[:3])
+        return card, score
 
     def _wrong_show_groups(self) -> list[list[Card]]:
         """The hand as it stands, its loose cards passed off as one more group."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP
 from typing import Any
@@ -147,7 +148,7 @@ class _Game:
                 dealt.hands[p],
                 dealt.wild,
                 self.profile,
-                MACHINE
+                replace(MACHINE, solver=self.strength)
                 if self._is("bot", p)
                 else Temper.of(p, floor.seed, novice=floor.is_novice(p)),
                 rng,

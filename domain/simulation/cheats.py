@@ -12,12 +12,13 @@ Four kinds, each a share of the floor's player pool (``--cheaters pair:0.02,peek
 - ``dump``: a dumper and the beneficiary they play for at Pool and Deals tables: with a strong
   hand the dumper drops, or declares a hand that is not finished, while the beneficiary is
   still in the deal.
-- ``bot``: a program at the seat: its moves come at machine-regular times and it weighs every
-  discard with the solver, never careless.
+- ``bot``: a program at the seat: its moves come at machine-regular times, it is never
+  careless, and it takes the solver's own discard (the card leaving the least score, with
+  no eye for links) on a share of its turns.
 
 ``strength`` (0..1) is how often a cheat acts when it can: the chance of peeking at a turn, of
 feeding or dumping when the partner is there, of sitting with the partner; for a bot, how
-regular its timing is. The roles are drawn from the run's seed and a separate generator,
+regular its timing is and how often it takes the solver's discard. The roles are drawn from the run's seed and a separate generator,
 so a floor without cheats deals exactly the games it always dealt.
 
 Ground truth (:meth:`Cheats.truth`) is written to its own file; nothing of it goes into the

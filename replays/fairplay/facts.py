@@ -5,17 +5,20 @@ discarded the open card, who is out) and notes, for each move, only what a signa
 
 - **open choices** (hidden-card knowledge): at a pick where the open card linked with the
   hand, could be taken and the stock was not empty, whether the player took the stock
-  (``stock``), and the hidden top of the stock's worth to that hand (its links, three at
-  most, a joker three) less the mean worth of the cards this player could not see
-  (``surprise``), with that worth's variance. An honest choice cannot depend on the hidden
-  card, so ``surprise`` has mean 0 whatever the choice; a player who sees it takes the stock
-  when it is worth more.
+  (``stock``), and whether the hidden top of the stock was of use to that hand (see
+  :func:`_choice`) less the share of the cards this player could not see that would have
+  been (``surprise``), with that share's variance. An honest choice cannot depend on the
+  hidden card, so ``surprise`` has mean 0 whatever the choice; a player who sees it takes
+  the stock when it is of use, and a useless open card when the stock is no better.
 - **feeds** (colluding pairs): each time a player faced the card the previous player
   discarded, whether they took it and, when they did, how much it lowered their hand's
   least score (the solver's ``min_hand_score`` before the pick and after their discard).
 - **exits** (chip dumping): each drop or wrong show, with the hand's least score at that
   moment and who was still in the deal.
 - **intervals** (bot-like play): seconds between a move and the one before it, by kind.
+- **discards** (bot-like play): each discard from 14 cards against the solver's choice (the
+  card whose discard leaves the least score): whether it left no more, and how many links the
+  solver's choice had with the cards kept (people keep linked cards; a program need not).
 - **deals** (colluding pairs): each player's hand score as dealt, and who dropped (first or
   middle drop) with whom still in: a partner who drops when the other was dealt a strong hand.
 
@@ -27,20 +30,21 @@ records of other games give nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from domain import variants
 from domain.cards import ALL_CARDS, SUITS, Card, full_deck, wild_rank
 from domain.rummy13.bot import links
 from domain.rummy13.profiles import get_profile
-from domain.rummy13.solver import min_hand_score
+from domain.rummy13.solver import best_grouping, min_hand_score
 
 TIMED_KINDS = ("pick", "discard", "drop", "declare")
 # A card's worth to a hand, as the hidden-card signal reads it: its links, three at most; a
 # joker counts three.
 MOST_LINKS = 3
 _SUIT_PLACE = {suit: place for place, suit in enumerate(SUITS)}
+_INDEX = {card: card.index for card in ALL_CARDS}
 _NEAR = {
     rank: tuple(
         r
@@ -62,6 +66,20 @@ class OpenChoice:
     surprise: float  # the hidden card's worth less what a random unseen card is worth
     variance: float  # of that worth over the unseen cards
     step: int
+
+
+@dataclass
+class Discard:
+    """One discard weighed as the solver weighs it: of the 14 cards held, the one whose
+    discard leaves the least hand score is the solver's choice (on a tie, any of them)."""
+
+    player: str
+    agreed: bool  # the card discarded leaves that least score
+    breaks: int  # the solver's choice's links with the other cards (MOST_LINKS at most):
+    # 0, a loose card, the discard anyone would see; more, a card people keep for its links
+    loss: int  # the score the discard left above the solver's choice
+    step: int
+    card: str = ""
 
 
 @dataclass
@@ -103,6 +121,7 @@ class GameFacts:
     exits: list[Exit] = field(default_factory=list)
     intervals: list[tuple[str, str, float, int]] = field(default_factory=list)
     deals: list[Deal] = field(default_factory=list)
+    discards: list[Discard] = field(default_factory=list)
 
 
 def _seconds(text: str | None) -> float | None:
@@ -135,19 +154,90 @@ def game_facts(record: dict) -> GameFacts | None:
     profile = get_profile(record.get("rules"))
     packs = full_deck(int(table.get("decks", 2)), int(table.get("jokers_per_deck", 1)))
     deck = [packs.get(card, 0) for card in ALL_CARDS]
+    solver = _Solver(profile)
     for step, part in parts:
         started = part.get("at") or record.get("started_at")
-        _walk(facts, part, seating, profile, deck, step, started)
+        _walk(facts, part, seating, solver, deck, step, started)
     return facts
 
 
-def _walk(facts, part, seating, profile, deck, step0, started) -> None:
+class _Solver:
+    """The solver's scores and groupings the walk asks for, each hand's asked once: a
+    player's hand after a discard is the hand they pick to next turn, and the hand a drop
+    gives up, so weighing a discard also scores (and groups) the next turn's hand."""
+
+    def __init__(self, profile):
+        self.profile = profile
+        # The 13-card solver scores a 14-card hand the same way, told the hand's size: the
+        # hand before a discard, whose grouping says what every discard would leave.
+        self.wide = replace(profile, hand_size=profile.hand_size + 1)
+        # player: (hand, its least score, its loose cards in a best grouping or None)
+        self.known: dict[str, tuple[tuple[Card, ...], int, tuple[Card, ...] | None]] = {}
+
+    def score(self, player: str, hand: list[Card], wild: Card) -> int:
+        kept = self.known.get(player)
+        if kept is not None and kept[0] == tuple(hand):
+            return kept[1]
+        score = min_hand_score(hand, wild, self.profile)
+        self.known[player] = (tuple(hand), score, None)
+        return score
+
+    def counted(self, player: str, hand: list[Card], wild: Card) -> tuple[Card, ...]:
+        """The cards whose points count in a best grouping of ``hand`` (its deadwood)."""
+        kept = self.known.get(player)
+        if kept is not None and kept[0] == tuple(hand) and kept[2] is not None:
+            return kept[2]
+        grouped = best_grouping(hand, wild, self.profile)
+        self.known[player] = (tuple(hand), grouped.hand_score, grouped.counted)
+        return grouped.counted
+
+    def discard(self, player: str, hand: list[Card], card: Card, wild: Card) -> Discard:
+        """``card`` discarded from the 14 of ``hand``, against the solver's choice.
+
+        The 14 cards' best grouping says what each of its loose (counted) cards leaves when
+        discarded: the score less that card's points, the rest of the grouping standing.
+        The solver's choice is the loose card of most points (the least score left); a
+        discard agrees when it leaves no more than that. A grouped card can leave as little
+        only when the hand regroups, a rare case asked of the solver only when it is the
+        card discarded. One grouping a discard; it also groups the 13 cards kept."""
+        grouped = best_grouping(hand, wild, self.wide)
+        whole, counted = grouped.hand_score, grouped.counted
+        if not counted:
+            return None  # a hand that could declare: no discard to weigh
+        joker = wild_rank(wild)
+        most, choice = -1, None
+        for loose in counted:
+            points = 0 if loose.rank in (0, joker) else loose.face_points
+            if points > most:
+                most, choice = points, loose
+        best = whole - most
+        rest = list(hand)
+        rest.remove(choice)
+        # What the solver's choice breaks up: its links with the other 13 cards.
+        breaks = min(links(choice, rest, wild), MOST_LINKS)
+        kept = list(hand)
+        kept.remove(card)
+        if card in counted:
+            left = whole - (0 if card.rank in (0, joker) else card.face_points)
+            loose = list(counted)
+            loose.remove(card)
+            self.known[player] = (tuple(kept), left, tuple(loose))
+        else:
+            left = min_hand_score(kept, wild, self.profile)
+            self.known[player] = (tuple(kept), left, None)
+        return Discard(player, left <= best, breaks, max(0, left - best), 0, str(card))
+
+
+def _walk(facts, part, seating, solver, deck, step0, started) -> None:
     deal = part["deal"]
     wild = Card.parse(deal["wild"])
     hands = {p: [Card.parse(c) for c in cards] for p, cards in deal["hands"].items()}
     order = [p for p in seating if p in hands] or list(hands)
     stock = [Card.parse(c) for c in reversed(deal["stock"])]  # pop() is the top
-    dealt = Deal({p: min_hand_score(hands[p], wild, profile) for p in order}, {})
+    solver.known.clear()
+    for player in order:
+        solver.counted(player, hands[player], wild)  # the dealt hand's score and grouping
+    dealt = Deal({p: solver.score(p, hands[p], wild) for p in order}, {})
     facts.deals.append(dealt)
     pile = [Card.parse(deal["open"])]
     fed_by: str | None = None
@@ -169,13 +259,16 @@ def _walk(facts, part, seating, profile, deck, step0, started) -> None:
             top = pile[-1] if pile else None
             may_take = top is not None and not (top.is_joker(wild) and fed_by not in (None, player))
             from_open = move.get("from") == "open"
-            if may_take and stock and not top.is_joker(wild):
-                _choice(facts, player, hand, top, stock[-1], wild, deck, from_open, step)
+            if may_take and stock and not top.is_joker(wild) and links(top, hand, wild):
+                # An open card that links with the hand: a choice (one that links with
+                # nothing is left by everyone, so its choice says nothing).
+                loose = solver.counted(player, hand, wild)
+                _choice(facts, player, hand, loose, top, stock[-1], wild, deck, from_open, step)
             if may_take and stock and fed_by not in (None, player):
                 feed = Feed(fed_by, player, from_open, 0, step)
                 facts.feeds.append(feed)
                 if from_open:
-                    pending = (feed, min_hand_score(hand, wild, profile))
+                    pending = (feed, solver.score(player, hand, wild))
             card = Card.parse(move["card"])
             if from_open:
                 pile.pop()
@@ -187,19 +280,24 @@ def _walk(facts, part, seating, profile, deck, step0, started) -> None:
             hand = hands[player]
             card = Card.parse(move["card"])
             if card in hand:
+                if len(hand) == solver.wide.hand_size:
+                    weighed = solver.discard(player, hand, card, wild)
+                    if weighed is not None:
+                        weighed.step = step
+                        facts.discards.append(weighed)
                 hand.remove(card)
             pile.append(card)
             fed_by = player
-            pending = _settle(pending, player, hand, wild, profile)
+            pending = _settle(pending, player, hand, wild, solver)
         elif kind == "declare":
             hand = hands[player]
             card = Card.parse(move["finish"])
             if card in hand:
                 hand.remove(card)
-            pending = _settle(pending, player, hand, wild, profile)
+            pending = _settle(pending, player, hand, wild, solver)
             if index != last_declare:  # play went on: a wrong show
                 others = tuple(p for p in order if p not in out and p != player)
-                score = min_hand_score(hand, wild, profile)
+                score = solver.score(player, hand, wild)
                 facts.exits.append(Exit(player, "wrong_show", score, others, step))
                 out.add(player)
                 pile.append(card)
@@ -209,7 +307,7 @@ def _walk(facts, part, seating, profile, deck, step0, started) -> None:
             dealt.drops.setdefault(player, (step, others))
             hand = hands[player]
             if len(hand) == 13:
-                score = min_hand_score(hand, wild, profile)
+                score = solver.score(player, hand, wild)
                 facts.exits.append(Exit(player, "drop", score, others, step))
             out.add(player)
         elif kind == "reshuffle":
@@ -217,47 +315,61 @@ def _walk(facts, part, seating, profile, deck, step0, started) -> None:
             pile = pile[-1:]
 
 
-def _settle(pending, player, hand, wild, profile):
+def _settle(pending, player, hand, wild, solver):
     if pending is not None and pending[0].picker == player:
         feed, before = pending
-        feed.gain = before - min_hand_score(hand, wild, profile)
+        feed.gain = before - solver.score(player, hand, wild)
         return None
     return pending
 
 
-def _choice(facts, player, hand, top, hidden, wild, deck, from_open, step) -> None:
-    if links(top, hand, wild) == 0:
-        return  # an open card no use to the hand: every player takes the stock
+def _choice(facts, player, hand, loose, top, hidden, wild, deck, from_open, step) -> None:
+    """The hidden card's use to the hand, against a random unseen card's.
+
+    A card is *of use* when the hand's best grouping (``loose``: its counted cards) would
+    take it: a joker; a card that makes a set or a sequence with two loose cards; a card
+    with fewer points than the highest loose card (it would stand in that card's place).
+    One grouping a choice, read for every kind of card (as bit masks of ranks, suit by
+    suit), and the same reading for the hidden card as for the unseen ones: an honest
+    choice, blind to the hidden card, scores 0 on average whatever the player's skill.
+    """
     joker = wild_rank(wild)
-    exact = [[0] * 14 for _ in SUITS]
-    by_rank = [0] * 14
-    held = [0] * len(ALL_CARDS)
-    for card in hand:
-        held[card.index] += 1
-        if card.rank not in (0, joker):
-            exact[_SUIT_PLACE[card.suit]][card.rank] += 1
-            by_rank[card.rank] += 1
-    held[top.index] += 1  # the cards this player cannot see: the packs less hand and open card
+    masks = [0, 0, 0, 0]  # loose ranks by suit: bit r for rank r, bit 14 the Ace above the King
+    highest = 0
+    for card in loose:
+        rank = card.rank
+        if rank not in (0, joker):
+            masks[_SUIT_PLACE[card.suit]] |= (1 << rank) | (_ACE_HIGH if rank == 1 else 0)
+            highest = max(highest, card.face_points)
+    common = _LOWER[highest] | (1 << joker)
+    useful = []
+    for place, mask in enumerate(masks):
+        a, b, c = (m for other, m in enumerate(masks) if other != place)
+        runs = (
+            ((mask << 2) & (mask << 1)) | ((mask << 1) & (mask >> 1)) | ((mask >> 1) & (mask >> 2))
+        )
+        if runs & _ACE_HIGH:
+            runs |= 1 << 1
+        useful.append((runs | (a & b) | (a & c) | (b & c) | common) & _RANKS)
 
-    def worth(card: Card) -> int:
-        if card.rank in (0, joker):
-            return MOST_LINKS
-        row = exact[_SUIT_PLACE[card.suit]]
-        near = by_rank[card.rank] - row[card.rank] + sum(row[r] for r in _NEAR[card.rank])
-        return min(MOST_LINKS, near)
+    def of_use(card: Card) -> bool:
+        return card.rank == 0 or bool(useful[_SUIT_PLACE[card.suit]] >> card.rank & 1)
 
-    total = first = second = 0
-    for card in ALL_CARDS:
-        copies = deck[card.index] - held[card.index]
-        if copies > 0:
-            value = worth(card)
-            total += copies
-            first += copies * value
-            second += copies * value * value
-    if not total:
-        return
-    mean = first / total
-    variance = second / total - mean * mean
-    if variance <= 1e-9:
-        return
-    facts.choices.append(OpenChoice(player, not from_open, worth(hidden) - mean, variance, step))
+    # What this player cannot see: the packs less hand, open card and wild indicator.
+    seen = [*hand, top, wild]
+    packs, jokers = deck[0], deck[-1]
+    total = 52 * packs + jokers - len(seen)
+    hits = packs * sum(mask.bit_count() for mask in useful) + jokers
+    hits -= sum(map(of_use, seen))
+    if not total or hits in (0, total):
+        return  # every unseen card alike: the choice cannot tell what was seen
+    share = hits / total
+    surprise = of_use(hidden) - share
+    facts.choices.append(OpenChoice(player, not from_open, surprise, share * (1 - share), step))
+
+
+_ACE_HIGH = 1 << 14
+_RANKS = sum(1 << rank for rank in range(1, 14))
+_POINTS = [0] + [10 if rank in (1, 10, 11, 12, 13) else rank for rank in range(1, 14)]
+# The ranks worth fewer points than each highest loose card (0..10 points).
+_LOWER = [sum(1 << r for r in range(1, 14) if _POINTS[r] < most) for most in range(11)]

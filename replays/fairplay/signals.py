@@ -23,6 +23,12 @@ Each signal is a statistic whose null comes from the same period's own populatio
   population's, kind by kind (``log`` of the variance ratio over its sampling error), centred
   and scaled by the population's own median and MAD: a person's times scatter, a program's
   do not. The coefficient of variation is reported beside it.
+- ``solver agreement`` (player): how often the player's discard left no more than the
+  solver's choice, against the population's rate in each class of discard (by how many
+  links the solver's choice had with the cards kept), weighted by 1 / rate (the score test
+  for "follows the solver on a share of discards"), as an estimated share beyond the
+  population's habit; its null is a normal fitted to the population's upper quarter (the
+  strongest honest players), widened by each player's sampling variance.
 
 Every p-value goes into one Benjamini–Hochberg procedure across all players and pairs tested.
 """
@@ -42,6 +48,7 @@ SIGNALS = {
     "hidden": "hidden-card knowledge",
     "dumping": "chip dumping",
     "timing": "bot-like timing",
+    "solver": "bot-like play: agrees with the solver",
 }
 MIN_FACED = 5  # feeding: discards faced from one feeder
 MIN_TOGETHER = 3  # seating: games at one table
@@ -49,6 +56,7 @@ MIN_STRONG = 3  # folding: deals with the partner dealt a strong hand
 MIN_CHOICES = 20  # hidden cards: choices between a useful open card and the stock
 MIN_EXITS = 3  # dumping: exits with the beneficiary still in
 MIN_INTERVALS = 20  # timing: move intervals (degrees of freedom)
+MIN_DISCARDS = 50  # solver agreement: discards weighed
 SHRINK = 10.0  # feeding: a player's ratio to their tables' rate borrows this many takes at 1
 
 
@@ -100,6 +108,7 @@ EVIDENCE_SOURCE = {
     "hidden": "peek",
     "dumping": "dump",
     "timing": "bot",
+    "solver": "solver",
 }
 
 
@@ -243,6 +252,7 @@ def review(
     tests += _hidden(players)
     tests += _dumping(players, pairs)
     tests += _timing(players)
+    tests += _solver(players)
     for flag, q in zip(tests, benjamini_hochberg([t.p for t in tests]), strict=True):
         flag.q = q
     flags = sorted((t for t in tests if t.q <= fdr), key=lambda t: (t.p, t.key))
@@ -475,3 +485,77 @@ def _timing(players) -> list[Flag]:
             )
         )
     return tests
+
+
+def _solver(players) -> list[Flag]:
+    # The population's rate of agreeing with the solver in each class of discard (by how
+    # much the solver's choice breaks up: a loose card anyone would throw, or a card linked
+    # to one, two, three others). Under "follows the solver on a share S of discards, plays
+    # as the population on the rest", a discard of class k agrees with probability
+    # rate_k + S (1 - rate_k); the score test weighs each class's excess by 1 / rate_k
+    # (the classes where people keep their links weigh most), and excess / information
+    # estimates S, with sampling variance 1 / information.
+    classes = len(next(iter(players.values())).discards) if players else 0
+    weighed, agreed = [0] * classes, [0] * classes
+    for row in players.values():
+        weighed = [a + b for a, b in zip(weighed, row.discards, strict=True)]
+        agreed = [a + b for a, b in zip(agreed, row.agreed, strict=True)]
+    rates = [a / n if n else 0.0 for a, n in zip(agreed, weighed, strict=True)]
+    shares: dict[str, tuple[float, float]] = {}
+    for player, row in players.items():
+        if sum(row.discards) < MIN_DISCARDS:
+            continue
+        excess = information = 0.0
+        for n, a, rate in zip(row.discards, row.agreed, rates, strict=True):
+            if n and 0 < rate < 1:
+                excess += (a - n * rate) / rate
+                information += n * (1 - rate) / rate
+        if information > 0:
+            shares[player] = (excess / information, 1 / information)
+    if len(shares) < 10:
+        return []
+    # Players differ in skill, not only by chance: the null is the population's own spread
+    # of shares (a random effect) plus each player's sampling variance. Only agreement above
+    # the population is flagged, so the null is fitted to the upper quarter: a normal whose
+    # 75th and 90th percentiles are the population's. Careless beginners (a cluster far
+    # below) and the few cheats above the 90th percentile leave that fit alone; a median
+    # would fall between the beginners and the rest, wherever their numbers put it.
+    ordered = sorted(share for share, _ in shares.values())
+    upper, top = _quantile(ordered, 0.75), _quantile(ordered, 0.90)
+    reach = (top - upper) / (_Z90 - _Z75)
+    centre = upper - _Z75 * reach
+    noise = sorted(variance for _, variance in shares.values())[len(shares) // 2]
+    skill = max(0.0, reach * reach - noise)
+    tests = []
+    for player, (share, variance) in shares.items():
+        row = players[player]
+        n, a = sum(row.discards), sum(row.agreed)
+        hard_n, hard_a = sum(row.discards[1:]), sum(row.agreed[1:])
+        expected = sum(k * rate for k, rate in zip(row.discards, rates, strict=True))
+        z = (share - centre) / math.sqrt(skill + variance)
+        tests.append(
+            Flag(
+                "solver",
+                (player,),
+                a,
+                expected,
+                f"{a} of {n} discards as the solver would ({expected:.0f} at the population's "
+                f"rates); {hard_a} of the {hard_n} where the solver breaks up linked cards: "
+                f"{share:.0%} of discards given to the solver beyond the population's habit "
+                f"(population centre {centre:.0%}, spread {reach:.0%}), z {z:.1f}",
+                normal_sf(z),
+                row.games,
+            )
+        )
+    return tests
+
+
+_Z75, _Z90 = 0.6745, 1.2816  # standard normal quantiles
+
+
+def _quantile(ordered: list[float], share: float) -> float:
+    """The ``share`` quantile of ``ordered`` (sorted), read between neighbours."""
+    place = share * (len(ordered) - 1)
+    low = int(place)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (place - low) * (ordered[high] - ordered[low])

@@ -8,6 +8,8 @@ a new day costs only that day's games. The projection keeps these rows in read-m
   choices, the sum of ``(2 stock - 1) surprise`` and of its variance); as a
   picker, how often they faced the previous player's discard and took it to their gain; move
   intervals by kind (count, sum, sum of squares); exits by hand-score band.
+- per player and day, solver agreement: discards weighed and those that left no more than
+  the solver's choice, by the links of the solver's choice (:data:`BREAKS` classes).
 - per ordered pair and day (:class:`PairDay`): the same feeding counts for one feeder and one
   picker; exits of the first while the second was still in the deal, by score band; games
   at one table (kept on the pair in name order); deals in which the second was dealt a
@@ -21,7 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from replays.fairplay.facts import TIMED_KINDS, GameFacts
+from replays.fairplay.facts import MOST_LINKS, TIMED_KINDS, GameFacts
 
 # Hand-score bands of an exit (drop or wrong show): the least score of the 13 cards held.
 EXIT_BANDS = (10, 20, 30, 40, 60, 80)
@@ -29,6 +31,9 @@ EXIT_BANDS = (10, 20, 30, 40, 60, 80)
 # five at the simulator's tables); the folding signal asks who drops when the other holds one.
 STRONG_HAND = 50
 EVIDENCE_KEPT = 5  # per day, signal and subject
+# Discards weighed against the solver, by how many links the solver's choice had with the
+# rest of the hand (0: a loose card, the discard anyone sees; up to MOST_LINKS).
+BREAKS = MOST_LINKS + 1
 FEEDS_PER_GAME = 3  # a pair's discards faced, counted per game
 
 
@@ -46,6 +51,10 @@ def _bands() -> list[int]:
     return [0] * (len(EXIT_BANDS) + 1)
 
 
+def _breaks() -> list[int]:
+    return [0] * BREAKS
+
+
 def _timing() -> dict[str, list[float]]:
     return {kind: [0, 0.0, 0.0] for kind in TIMED_KINDS}
 
@@ -60,6 +69,10 @@ class PlayerDay:
     useful: int = 0
     timing: dict[str, list[float]] = field(default_factory=_timing)
     exits: list[int] = field(default_factory=_bands)
+    # Discards weighed, and of them those that left no more than the solver's choice, by
+    # the links the solver's choice had (``BREAKS`` classes).
+    discards: list[int] = field(default_factory=_breaks)
+    agreed: list[int] = field(default_factory=_breaks)
 
     def add(self, other: PlayerDay) -> None:
         self.games += other.games
@@ -74,6 +87,8 @@ class PlayerDay:
             mine[1] += s
             mine[2] += ss
         self.exits = [a + b for a, b in zip(self.exits, other.exits, strict=True)]
+        self.discards = [a + b for a, b in zip(self.discards, other.discards, strict=True)]
+        self.agreed = [a + b for a, b in zip(self.agreed, other.agreed, strict=True)]
 
 
 @dataclass
@@ -203,6 +218,33 @@ class Summary:
                             day,
                             Evidence("fold", player, partner, facts.game_id, step, weight, note),
                         )
+        for weighed in facts.discards:
+            row = self.players[(*day, weighed.player)]
+            row.discards[weighed.breaks] += 1
+            if weighed.agreed:
+                row.agreed[weighed.breaks] += 1
+                kept = self.evidence[(*day, "solver", weighed.player, "")]
+                # Most discards agree: a note is written only for one that would be kept.
+                if weighed.breaks and (
+                    len(kept) < EVIDENCE_KEPT or kept[-1].weight < weighed.breaks
+                ):
+                    # The agreements no eye for links would make: the solver's own choice.
+                    note = (
+                        f"discarded {weighed.card}, the solver's choice, though it linked "
+                        f"with {weighed.breaks} of the cards kept"
+                    )
+                    self._keep(
+                        day,
+                        Evidence(
+                            "solver",
+                            weighed.player,
+                            "",
+                            facts.game_id,
+                            weighed.step,
+                            float(weighed.breaks),
+                            note,
+                        ),
+                    )
         for player, kind, seconds, step in facts.intervals:
             if seconds < 0:
                 continue
@@ -217,7 +259,8 @@ class Summary:
     def _keep(self, day: tuple[str, str], evidence: Evidence) -> None:
         kept = self.evidence[(*day, evidence.signal, evidence.first, evidence.second)]
         kept.append(evidence)
-        if len(kept) > EVIDENCE_KEPT:
+        if len(kept) >= EVIDENCE_KEPT:
+            # Heaviest first (the last kept is the lightest), the earliest of equals first.
             kept.sort(key=lambda e: -e.weight)
             del kept[EVIDENCE_KEPT:]
 

@@ -9,8 +9,9 @@
   other periods when the page first asks), with the games they counted: one is current
   while the period's games in ``fairplay_table_days`` still add up to that number.
 
-Move times and exit bands are plain numeric columns (one per kind and per band, named by
-:data:`TIMING_COLUMNS` and :data:`EXIT_COLUMNS`), not JSON, so that a period's sums are one
+Move times, exit bands and solver agreement are plain numeric columns (one per kind, per
+band and per class of discard, named by :data:`TIMING_COLUMNS`, :data:`EXIT_COLUMNS`,
+:data:`DISCARD_COLUMNS` and :data:`AGREED_COLUMNS`), not JSON, so that a period's sums are one
 ``GROUP BY`` in the database (:func:`replays.fairplay.projection.load_period`).
 
 Like every read model they can be dropped and rebuilt from the events
@@ -24,7 +25,7 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
-from replays.fairplay.summary import EXIT_BANDS, TIMED_KINDS
+from replays.fairplay.summary import BREAKS, EXIT_BANDS, TIMED_KINDS
 from replays.store.db import Base
 
 BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
@@ -33,6 +34,10 @@ BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 TIMING_COLUMNS = {kind: (f"{kind}_n", f"{kind}_sum", f"{kind}_squares") for kind in TIMED_KINDS}
 # Per hand-score band of an exit, strongest first.
 EXIT_COLUMNS = tuple(f"exits_{place}" for place in range(len(EXIT_BANDS) + 1))
+# Solver agreement per class of discard (the links of the solver's choice): discards
+# weighed, and those that left no more than the solver's choice.
+DISCARD_COLUMNS = tuple(f"discards_{links}" for links in range(BREAKS))
+AGREED_COLUMNS = tuple(f"agreed_{links}" for links in range(BREAKS))
 
 
 class FairplayGame(Base):
@@ -74,6 +79,14 @@ class FairplayPlayerDay(Base):
     exits_4: Mapped[int] = mapped_column(sa.Integer, default=0)
     exits_5: Mapped[int] = mapped_column(sa.Integer, default=0)
     exits_6: Mapped[int] = mapped_column(sa.Integer, default=0)
+    discards_0: Mapped[int] = mapped_column(sa.Integer, default=0)
+    discards_1: Mapped[int] = mapped_column(sa.Integer, default=0)
+    discards_2: Mapped[int] = mapped_column(sa.Integer, default=0)
+    discards_3: Mapped[int] = mapped_column(sa.Integer, default=0)
+    agreed_0: Mapped[int] = mapped_column(sa.Integer, default=0)
+    agreed_1: Mapped[int] = mapped_column(sa.Integer, default=0)
+    agreed_2: Mapped[int] = mapped_column(sa.Integer, default=0)
+    agreed_3: Mapped[int] = mapped_column(sa.Integer, default=0)
 
 
 class FairplayPairDay(Base):
@@ -145,7 +158,11 @@ def _spelled_out() -> None:
     for model, timed in ((FairplayPlayerDay, True), (FairplayPairDay, False)):
         names = set(model.__table__.columns.keys())
         wanted = set(EXIT_COLUMNS) | (
-            {c for cs in TIMING_COLUMNS.values() for c in cs} if timed else set()
+            {c for cs in TIMING_COLUMNS.values() for c in cs}
+            | set(DISCARD_COLUMNS)
+            | set(AGREED_COLUMNS)
+            if timed
+            else set()
         )
         assert wanted <= names, (model.__tablename__, wanted - names)
 
