@@ -134,3 +134,43 @@ def test_the_command_counts_in_workers_and_reviews_the_kept_month(database_url):
     assert (other["from"], other["fdr"]) == ("2025-03-02", 0.2)
     bad = CliRunner().invoke(main, [*args, "--jobs", "-1"])
     assert bad.exit_code == 2 and "Traceback" not in bad.output
+
+
+def test_a_game_the_walk_cannot_follow_is_a_finding_and_the_rest_are_counted(
+    database_url, monkeypatch
+):
+    """A game whose record the walk cannot follow never stops the catch-up (in this process
+    or in workers): its finding names the game and the move, it is recorded as counted with
+    nothing in it, and every other game is counted as it would be without it."""
+    from replays.fairplay import facts as walk
+
+    chosen = records()[:30]
+    victim = chosen[7]["game_id"]
+    ledger = _store(database_url, chosen)
+    assert projection.catch_up(ledger, database_url) == 30
+    whole = _rows(database_url)
+    follow = walk._follow
+
+    def stumbling(facts, part, *rest):
+        if facts.game_id == victim:
+            # The deal's open card picked twice: the second finds the open pile empty.
+            player = part["moves"][0]["player"]
+            pick = {"type": "pick", "from": "open", "player": player, "card": part["deal"]["open"]}
+            part = {**part, "moves": [pick, pick]}
+        return follow(facts, part, *rest)
+
+    monkeypatch.setattr(walk, "_follow", stumbling)
+    for jobs in (1, 2):
+        findings = []
+        assert projection.rebuild(ledger, database_url, jobs=jobs, skipped=findings.append) == 29
+        assert [(f.game_id, f.what.split(" (")[0]) for f in findings] == [
+            (victim, "an open pick from an empty pile")
+        ]
+        kept = _rows(database_url)
+        assert kept["fairplay_games"] == whole["fairplay_games"]  # the victim too: not again
+        assert kept["fairplay_player_days"] != whole["fairplay_player_days"]
+        assert projection.catch_up(ledger, database_url, jobs=jobs, skipped=findings.append) == 0
+        assert len(findings) == 1
+    monkeypatch.setattr(walk, "_follow", follow)
+    assert projection.rebuild(ledger, database_url) == 30
+    assert _rows(database_url) == whole

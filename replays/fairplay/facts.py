@@ -36,6 +36,7 @@ from datetime import datetime
 from domain import variants
 from domain.cards import ALL_CARDS, SUITS, Card, full_deck, wild_rank
 from domain.rummy13.bot import links
+from domain.rummy13.melds import evaluate
 from domain.rummy13.profiles import get_profile
 from domain.rummy13.solver import best_grouping, min_hand_score
 
@@ -57,6 +58,18 @@ _NEAR = {
     )
     for rank in range(1, 14)
 }
+
+
+class Unreadable(ValueError):
+    """A game the walk cannot follow: its id, the replay's move number and what went wrong.
+    The projection records it and goes on with the other games."""
+
+    def __init__(self, game_id: str, step: int, what: str) -> None:
+        super().__init__(game_id, step, what)  # the arguments pickle (the walking workers)
+        self.game_id, self.step, self.what = game_id, step, what
+
+    def __str__(self) -> str:
+        return f"game {self.game_id}, move {self.step}: {self.what}"
 
 
 @dataclass
@@ -161,6 +174,16 @@ def game_facts(record: dict) -> GameFacts | None:
     return facts
 
 
+def _unreadable(facts, step: int, move: dict | None, error: Exception) -> Unreadable:
+    kind = f" ({move.get('type')} by {move.get('player')})" if move else " (the deal)"
+    what = str(error) if isinstance(error, _Off) else f"{type(error).__name__}: {error}"
+    return Unreadable(facts.game_id, step, f"{what}{kind}")
+
+
+class _Off(ValueError):
+    """The record leaves the walk's own model of the table (the walk's words)."""
+
+
 class _Solver:
     """The solver's scores and groupings the walk asks for, each hand's asked once: a
     player's hand after a discard is the hand they pick to next turn, and the hand a drop
@@ -229,6 +252,14 @@ class _Solver:
 
 
 def _walk(facts, part, seating, solver, deck, step0, started) -> None:
+    where: list = [step0, None]  # the move being walked: (its step, the move)
+    try:
+        _follow(facts, part, seating, solver, deck, step0, started, where)
+    except Exception as error:  # any way a record leaves the rules the walk follows
+        raise _unreadable(facts, where[0], where[1], error) from error
+
+
+def _follow(facts, part, seating, solver, deck, step0, started, where) -> None:
     deal = part["deal"]
     wild = Card.parse(deal["wild"])
     hands = {p: [Card.parse(c) for c in cards] for p, cards in deal["hands"].items()}
@@ -245,10 +276,10 @@ def _walk(facts, part, seating, solver, deck, step0, started) -> None:
     pending: tuple[Feed, int] | None = None  # an open pick waiting for its discard
     last = _seconds(started)
     moves = part["moves"]
-    last_declare = max((i for i, m in enumerate(moves) if m.get("type") == "declare"), default=None)
     for index, move in enumerate(moves):
         kind, player = move.get("type"), move.get("player")
         step = step0 + index + 1
+        where[:] = [step, move]
         now = _seconds(move.get("at"))
         if kind in TIMED_KINDS and now is not None and last is not None and player:
             facts.intervals.append((player, kind, now - last, step))
@@ -271,6 +302,8 @@ def _walk(facts, part, seating, solver, deck, step0, started) -> None:
                     pending = (feed, solver.score(player, hand, wild))
             card = Card.parse(move["card"])
             if from_open:
+                if not pile:
+                    raise _Off("an open pick from an empty pile")
                 pile.pop()
                 fed_by = None  # the card beneath was discarded earlier, by whoever
             elif stock:
@@ -295,7 +328,10 @@ def _walk(facts, part, seating, solver, deck, step0, started) -> None:
             if card in hand:
                 hand.remove(card)
             pending = _settle(pending, player, hand, wild, solver)
-            if index != last_declare:  # play went on: a wrong show
+            if not _valid(move, wild, solver.profile):
+                # A wrong show, judged as domain/ judges it (not by a later declaration:
+                # a deal may end on the others' drops after a wrong show). Its finish card
+                # goes to the open pile like a discard.
                 others = tuple(p for p in order if p not in out and p != player)
                 score = solver.score(player, hand, wild)
                 facts.exits.append(Exit(player, "wrong_show", score, others, step))
@@ -313,6 +349,11 @@ def _walk(facts, part, seating, solver, deck, step0, started) -> None:
         elif kind == "reshuffle":
             stock = [Card.parse(c) for c in reversed(move.get("stock", []))]
             pile = pile[-1:]
+
+
+def _valid(move, wild, profile) -> bool:
+    groups = [[Card.parse(c) for c in group] for group in move.get("groups") or []]
+    return evaluate(groups, [], wild, profile).valid_declaration
 
 
 def _settle(pending, player, hand, wild, solver):

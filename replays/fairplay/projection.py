@@ -12,6 +12,7 @@ the command review; :func:`load_summary` reads the day rows back as they are.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import astuple
@@ -22,6 +23,8 @@ from sqlalchemy.orm import Session
 
 from replays.fairplay.summary import Evidence, PairDay, Period, PlayerDay, Summary
 from replays.fairplay.tables import (
+    AGREED_COLUMNS,
+    DISCARD_COLUMNS,
     EXIT_COLUMNS,
     TIMING_COLUMNS,
     FairplayEvidence,
@@ -87,12 +90,17 @@ def catch_up(
     progress: Callable[[int], None] | None = None,
     jobs: int = 1,
     reviews: bool = True,
+    skipped: Callable[[Exception], None] | None = None,
 ) -> int:
     """Count every ended game not yet counted; return how many were. ``jobs`` > 1 rebuilds
     and walks the games in that many processes (the cost of counting, as ``import --jobs``
     shares the checking); this process adds them up and writes. Then each calendar month
     the new games fall in gets its review worked out and stored (:func:`store_reviews`),
-    unless ``reviews`` is false."""
+    unless ``reviews`` is false.
+
+    A game the walk cannot follow does not stop the catch-up: its finding (game id, move,
+    what) goes to ``skipped`` (by default a warning in the log), the game is recorded as
+    counted with nothing in it, and is not in the number returned."""
     engine = engine_for(url)
     with Session(engine) as session:
         games = _pending_days(session)
@@ -104,7 +112,10 @@ def catch_up(
     days: set[str] = set()
     for batch in walked:
         add_facts(engine, batch)
-        done += len(batch)
+        findings = [facts for _, _, _, facts in batch if _unreadable(facts)]
+        for finding in findings:
+            (skipped or _warn)(finding)
+        done += len(batch) - len(findings)
         days.update(day for _, day, _, _ in batch)
         if progress is not None:
             progress(len(batch))
@@ -112,6 +123,10 @@ def catch_up(
     if reviews:
         store_reviews(engine, sorted({day[:7] for day in days if day}))
     return done
+
+
+def _warn(finding: Exception) -> None:
+    logging.getLogger(__name__).warning("fair play: skipped %s", finding)
 
 
 def _analyse(engine) -> None:
@@ -126,28 +141,40 @@ def _analyse(engine) -> None:
             connection.execute(sa.text(f'ANALYZE "{model.__tablename__}"'))
 
 
-# A game as counted: (game id, day, table, its facts or None: a record with no 13-card deal).
+# A game as counted: (game id, day, table, its facts, None for a record with no 13-card
+# deal, or the :class:`~replays.fairplay.facts.Unreadable` finding of a game the walk
+# cannot follow: recorded as counted with nothing in it, so a catch-up is never stopped by
+# one game nor walks it again; ``rebuild`` walks it anew).
 Walked = tuple[str, str, str, object]
+
+
+def _walk_record(record: dict) -> Walked:
+    from replays.fairplay.facts import Unreadable, game_facts
+
+    try:
+        facts = game_facts(record)
+    except Unreadable as finding:
+        facts = finding
+    return (
+        record["game_id"],
+        str(record.get("started_at", ""))[:10],
+        str((record.get("table") or {}).get("id", "")),
+        facts,
+    )
 
 
 def _walk_games(ledger, game_ids: list[str]) -> list[Walked]:
     """Each game rebuilt from its events (one query for them all), exported as its record
     and walked."""
     from domain import variants
-    from replays.fairplay.facts import game_facts
 
-    walked = []
-    for game in _games(ledger, game_ids):
-        record = variants.for_game(game).export(game)
-        walked.append(
-            (
-                record["game_id"],
-                str(record.get("started_at", ""))[:10],
-                str((record.get("table") or {}).get("id", "")),
-                game_facts(record),
-            )
-        )
-    return walked
+    return [_walk_record(variants.for_game(game).export(game)) for game in _games(ledger, game_ids)]
+
+
+def _unreadable(facts) -> bool:
+    from replays.fairplay.facts import Unreadable
+
+    return isinstance(facts, Unreadable)
 
 
 def _games(ledger, game_ids: list[str]) -> list:
@@ -237,22 +264,12 @@ def _walked_in_processes(ledger, batches: list[list[str]], jobs: int):
             yield walked
 
 
-def add_records(engine, records: list[dict]) -> None:
-    """Add ``records`` (not counted before) to the tables, in one transaction."""
-    from replays.fairplay.facts import game_facts
-
-    add_facts(
-        engine,
-        [
-            (
-                record["game_id"],
-                str(record.get("started_at", ""))[:10],
-                str((record.get("table") or {}).get("id", "")),
-                game_facts(record),
-            )
-            for record in records
-        ],
-    )
+def add_records(engine, records: list[dict]) -> list:
+    """Add ``records`` (not counted before) to the tables, in one transaction; return the
+    findings of those the walk could not follow (recorded, nothing counted of them)."""
+    walked = [_walk_record(record) for record in records]
+    add_facts(engine, walked)
+    return [facts for _, _, _, facts in walked if _unreadable(facts)]
 
 
 def add_facts(engine, walked: list[Walked]) -> None:
@@ -260,7 +277,7 @@ def add_facts(engine, walked: list[Walked]) -> None:
     the (day, table) slices they touch are read, added to and written back."""
     batch = Summary()
     for _, _, _, facts in walked:
-        if facts is not None:
+        if facts is not None and not _unreadable(facts):
             batch.add_game(facts)
     slices = set(batch.tables)
     with Session(engine) as session, session.begin():
@@ -331,12 +348,17 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
                 pd.useful,
                 *timing,
                 *(getattr(pd, c) for c in EXIT_COLUMNS),
+                *(getattr(pd, c) for c in DISCARD_COLUMNS),
+                *(getattr(pd, c) for c in AGREED_COLUMNS),
             )
         ),
     ).group_by(pd.player)
     kinds = len(TIMING_COLUMNS)
+    exits = 6 + 3 * kinds
+    discards = exits + len(EXIT_COLUMNS)
+    agreed = discards + len(DISCARD_COLUMNS)
     for player, *sums in run(where(pd, query)).all():
-        cells = sums[6 : 6 + 3 * kinds]
+        cells = sums[6:exits]
         period.players[player] = PlayerDay(
             int(sums[0]),
             int(sums[1]),
@@ -348,7 +370,9 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
                 kind: [int(cells[3 * i]), float(cells[3 * i + 1]), float(cells[3 * i + 2])]
                 for i, kind in enumerate(TIMING_COLUMNS)
             },
-            [int(n) for n in sums[6 + 3 * kinds :]],
+            [int(n) for n in sums[exits:discards]],
+            [int(n) for n in sums[discards:agreed]],
+            [int(n) for n in sums[agreed:]],
         )
     query = sa.select(pd.player, pd.table_id, sa.func.sum(pd.games)).group_by(
         pd.player, pd.table_id
@@ -611,6 +635,8 @@ def _load(summary: Summary, model, rows) -> None:
                         for kind, names in TIMING_COLUMNS.items()
                     },
                     [getattr(row, name) for name in EXIT_COLUMNS],
+                    [getattr(row, name) for name in DISCARD_COLUMNS],
+                    [getattr(row, name) for name in AGREED_COLUMNS],
                 )
             )
         elif model is FairplayPairDay:
@@ -655,6 +681,8 @@ def _write(connection, summary: Summary) -> None:
             "useful": r.useful,
             **dict(zip(timing_names, _timing_cells(r.timing), strict=True)),
             **dict(zip(EXIT_COLUMNS, r.exits, strict=True)),
+            **dict(zip(DISCARD_COLUMNS, r.discards, strict=True)),
+            **dict(zip(AGREED_COLUMNS, r.agreed, strict=True)),
         }
         for (day, table, player), r in summary.players.items()
     ]

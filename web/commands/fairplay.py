@@ -143,10 +143,14 @@ def _kept(url, start, end, table, rebuild, fdr, jobs=1):
         bar = tqdm(unit="game", desc="counting games")
     step = bar.update if bar is not None else None
     jobs = jobs or os.cpu_count() or 1
+
+    def skipped(finding) -> None:
+        click.echo(f"fairplay: skipped {finding} (not counted)", err=True)
+
     if rebuild:
-        projection.rebuild(ledger, url, progress=step, jobs=jobs)
+        projection.rebuild(ledger, url, progress=step, jobs=jobs, skipped=skipped)
     else:
-        projection.catch_up(ledger, url, progress=step, jobs=jobs)
+        projection.catch_up(ledger, url, progress=step, jobs=jobs, skipped=skipped)
     if bar is not None:
         bar.close()
     with Session(engine_for(url)) as session:
