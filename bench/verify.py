@@ -227,6 +227,11 @@ def run(quick: bool = False) -> dict[str, Any]:
         built_s = 0.0
         if not path.exists():
             built_s, _ = _timed(lambda: build(url, games))
+        else:
+            # A kept store from an older checkout: its tables brought up to this schema.
+            from replays.store.schema import migrate
+
+            migrate(url)
         result = measure(url)
     result["build_seconds"] = round(built_s, 1)
     result["rows"] = rows(result)

@@ -107,6 +107,7 @@ def command(
     # comparison of events with read rows inside one snapshot of one server), and the
     # memos it would remember are skipped on a read-only standby.
     url = reading_database_url()
+    _schema_current(url)
     try:
         if read_models_only:
             report = integrity.verify_read_models(url, game_id=game_id, progress=not as_json)
@@ -131,6 +132,25 @@ def command(
     raise SystemExit(0 if report.ok else 1)
 
 
+def _schema_current(url: str) -> None:
+    """Refuse, with what to do, a database whose tables are older (or newer) than this
+    rummy-ledger's: every owned column is read, so a missing one would otherwise end the run
+    with a bare database error. A store without Alembic's version table is taken as it is."""
+    from replays.store.schema import current_revision, head_revision
+
+    try:
+        found = current_revision(url)
+    except sa.exc.DBAPIError as error:
+        raise click.ClickException(f"cannot read the ledger database: {error.orig}") from None
+    wanted = head_revision()
+    if found is not None and found != wanted:
+        raise click.ClickException(
+            f"the ledger database's tables are at schema revision {found}, and this "
+            f"rummy-ledger reads revision {wanted}: run `rummy-ledger db upgrade` first "
+            "(on a read replica, on its primary), then verify again"
+        )
+
+
 def _since(since_file, state_dir, checkpoint_files, key_path, game_id, read_models_only, as_json):
     """`verify --since OLD.json --state DIR [--checkpoint NEW.json]`
     (replays.integrity.incremental)."""
@@ -143,6 +163,9 @@ def _since(since_file, state_dir, checkpoint_files, key_path, game_id, read_mode
         raise click.UsageError("--since verifies the whole store: not with --game or --read-models")
     if len(checkpoint_files) > 1:
         raise click.UsageError("with --since, --checkpoint names the one new tree head")
+    from replays.store.settings import database_url
+
+    _schema_current(database_url())
     (old,) = _checkpoints((since_file,))
     new = _checkpoints(checkpoint_files)[0] if checkpoint_files else None
     public_key = _public_key(key_path, required=True)
