@@ -92,6 +92,26 @@ def points_game(url: str, moves: int) -> str:
     return game
 
 
+def process_cpu_seconds(pid: int | None) -> float:
+    """CPU time (user + system) so far of process ``pid`` and its live children (a server's
+    workers; a postmaster's backends, WAL sender or receiver and startup process), from
+    ``/proc``."""
+    if pid is None:
+        return 0.0
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(entry.name) == pid or int(fields[1]) == pid:
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 class Server:
     """``rummy-ledger serve`` (with ``options``) in its own process on a free port."""
 
@@ -151,19 +171,7 @@ class Server:
 
     def cpu_seconds(self) -> float:
         """CPU time (user + system) used so far by the server and its live workers."""
-        tick = os.sysconf("SC_CLK_TCK")
-        total = 0
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2 :].split()
-            if int(entry.name) == self.process.pid or int(fields[1]) == self.process.pid:
-                total += int(fields[11]) + int(fields[12])  # utime, stime
-        return total / tick
+        return process_cpu_seconds(self.process.pid)
 
     def stop(self) -> None:
         self.process.terminate()

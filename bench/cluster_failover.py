@@ -179,22 +179,9 @@ def _page_times(client, path: str, requests: int, want: str) -> list[float]:
 
 
 def _cpu_seconds(pid: int | None) -> float:
-    """CPU time (user + system) so far of a postmaster and its live children (the backends,
-    the WAL sender or receiver, the startup process replaying WAL)."""
-    if pid is None:
-        return 0.0
-    total = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(entry.name) == pid or int(fields[1]) == pid:
-            total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / os.sysconf("SC_CLK_TCK")
+    from bench.cluster import process_cpu_seconds
+
+    return process_cpu_seconds(pid)
 
 
 def _pin(cpus: str | None) -> None:
