@@ -105,3 +105,133 @@ def test_readiness_without_a_replica_has_nothing_to_say(database_url):
     assert app.config["READ_DATABASE_URL"] is None
     assert replica_readiness(app) is None
     assert replicas.replica_lag_seconds(database_url, None) is None
+
+
+class _Statements:
+    """The statements each database was sent that name a table (SQLAlchemy's cursor events)."""
+
+    def __init__(self, table: str):
+        import sqlalchemy as sa
+
+        self.table, self.seen = table, []
+        sa.event.listen(sa.engine.Engine, "before_cursor_execute", self._before)
+
+    def _before(self, connection, _cursor, statement, *_):
+        if self.table in statement:
+            self.seen.append((connection.engine.url, statement.split()[0].upper()))
+
+    def on(self, url: str) -> list[str]:
+        from sqlalchemy.engine import make_url
+
+        wanted = make_url(url)
+        return [kind for where, kind in self.seen if where == wanted]
+
+    def close(self):
+        import sqlalchemy as sa
+
+        sa.event.remove(sa.engine.Engine, "before_cursor_execute", self._before)
+
+
+def _copy_accounts(primary: str, replica: str) -> None:
+    """The replica stand-in's accounts as the primary has them now (a replica that later
+    falls behind the primary's sign-outs keeps these)."""
+    import sqlalchemy as sa
+
+    from replays.access.accounts import UserRow
+    from replays.store.db import engine_for
+
+    table = UserRow.__table__
+    with engine_for(primary).connect() as source:
+        rows = [dict(row._mapping) for row in source.execute(sa.select(table))]
+    with engine_for(replica).begin() as target:
+        target.execute(table.delete())
+        target.execute(table.insert(), rows)
+
+
+def _log_lines(url: str, username: str) -> int:
+    import sqlalchemy as sa
+
+    from replays.access.access_log import TABLE
+    from replays.store.db import engine_for
+
+    with engine_for(url).connect() as connection:
+        query = sa.select(sa.func.count()).where(TABLE.c.username == username)
+        return connection.execute(query).scalar()
+
+
+def test_a_replica_page_reads_the_account_there_and_the_primary_confirms_it(
+    database_url, second_url, games
+):
+    """A page a replica serves reads the signed-in account on the replica; the primary gets
+    one statement, the access-log INSERT that also checks the account is still signed in.
+    A session signed out (or an account disabled) on the primary is refused at once, even
+    while the replica still has the old session key, and leaves no log line."""
+    from replays.access import accounts
+
+    load_games(second_url)  # the replica stand-in: the same games, its own copy
+    app = create_app(
+        {"DATABASE_URL": database_url, "READ_DATABASE_URL": second_url, "TESTING": True}
+    )
+    auditor, officer = signed_in(app, "auditor"), signed_in(app, "dispute_officer")
+    _copy_accounts(database_url, second_url)
+    game_id = next(iter(games))
+    replay = f"/games/{game_id}/replay?move=2"
+    primary, replica = app.config["DATABASE_URL"], app.config["READ_DATABASE_URL"]
+    statements = _Statements("users")
+    try:
+        response = auditor.get(replay)
+        assert response.status_code == 200, response.get_data(as_text=True)[:300]
+        assert response.headers["X-Rummy-Ledger-Read"] == "replica"
+        # The account read on the replica; on the primary only the log line's INSERT.
+        assert statements.on(replica) == ["SELECT"]
+        assert statements.on(primary) == ["INSERT"]
+        assert _log_lines(database_url, "test-auditor") == 1
+        assert _log_lines(second_url, "test-auditor") == 0
+        # A page with no log line: the account is confirmed by a SELECT on the primary.
+        statements.seen.clear()
+        assert auditor.get("/games").status_code == 200
+        assert statements.on(primary) == ["SELECT"]
+    finally:
+        statements.close()
+
+    # Signed out and disabled on the primary; the replica still has the old rows.
+    auditor_id = accounts.find_user("test-auditor", url=database_url).id
+    accounts.end_sessions(auditor_id, url=database_url)
+    accounts.disable_user("test-dispute-officer", url=database_url)
+    for client, username in ((auditor, "test-auditor"), (officer, "test-dispute-officer")):
+        for path in (replay, "/games", f"/games/{game_id}/replay/table?move=3"):
+            response = client.get(path)
+            body = response.get_data(as_text=True)
+            assert response.status_code in (302, 401), (username, path, body[:300])
+            assert game_id not in body or response.status_code == 302, (username, path)
+            if response.status_code == 302:
+                assert "/login" in response.headers["Location"]
+        assert _log_lines(database_url, username) == (1 if username == "test-auditor" else 0)
+
+    # An account the replica does not know yet (created after it last caught up): read on
+    # the primary, as without a replica.
+    player = games[game_id]["players"][0]["id"]
+    response = signed_in(app, "player", player=player).get(f"/games/{game_id}")
+    assert response.status_code == 200
+    assert response.headers["X-Rummy-Ledger-Read"] == "replica"
+
+
+def test_a_replica_page_is_withheld_when_the_primary_cannot_confirm_the_account(
+    database_url, second_url, games, monkeypatch
+):
+    from replays.access import accounts
+
+    load_games(second_url)
+    app = create_app(
+        {"DATABASE_URL": database_url, "READ_DATABASE_URL": second_url, "TESTING": True}
+    )
+    client = signed_in(app, "auditor")
+    _copy_accounts(database_url, second_url)
+
+    def no_primary(*_args, **_kwargs):
+        raise ConnectionError("the primary does not answer")
+
+    monkeypatch.setattr(accounts, "confirm_signed_in", no_primary)
+    response = client.get("/games")
+    assert response.status_code == 503
+    assert "could not be checked" in response.get_data(as_text=True)

@@ -17,6 +17,12 @@ registration it sets up Flask-Login and Flask-WTF's CSRF protection for the whol
 - Every privileged opening of a game by staff (full view, another seat, the audit) is
   appended to the access log (:mod:`replays.access.access_log`) once the page was built; if the
   log cannot be written the page is withheld.
+- The signed-in account is read on the primary, so that signing out or disabling an account
+  takes effect at once. A page a read replica serves reads it on the replica instead and
+  has the primary confirm it before the page is shown, in the statement that writes the
+  page's access-log line (or alone, for a page without one): the busy primary gets one
+  statement a page, and a session signed out there is refused even while the replica
+  still has the old session key.
 
 Cookies: the session cookie is HttpOnly, SameSite=Lax, and Secure unless
 ``RUMMY_LEDGER_SECURE_COOKIES=0`` (or the app's ``SESSION_COOKIE_SECURE`` config) says
@@ -288,7 +294,9 @@ NO_ACCOUNTS = "Accounts cannot be read from the database. Is it migrated (rummy-
 @login_manager.user_loader
 def _load_user(session_id: str):
     try:
-        account = accounts.load_session_user(session_id, url=current_app.config["DATABASE_URL"])
+        account = _replica_account(session_id) or accounts.load_session_user(
+            session_id, url=current_app.config["DATABASE_URL"]
+        )
     except SQLAlchemyError as error:
         from replays.store.replicas import is_connection_error
 
@@ -303,6 +311,64 @@ def _load_user(session_id: str):
         current_app.logger.exception("cannot load the signed-in account")
         return None
     return None if account is None else SignedIn(account)
+
+
+def _replica_account(session_id: str) -> accounts.Account | None:
+    """On a page a read replica serves: the account as the replica has it, to be confirmed
+    on the primary before the page is shown (:func:`_confirm_replica_account`), so the page
+    sends the busy primary one statement, not two. None (ask the primary now) on any other
+    request, or when the replica does not know this session: an account created, or a
+    session signed in, since the replica last caught up."""
+    from web.ledger import served_by_replica
+
+    if not served_by_replica():
+        return None
+    from replays.store.replicas import is_connection_error, mark_down
+
+    try:
+        account = accounts.load_session_user(
+            session_id, url=current_app.config["READ_DATABASE_URL"]
+        )
+    except SQLAlchemyError as error:
+        if is_connection_error(error):
+            # The whole page goes to the primary, as a page whose read failed would.
+            mark_down(current_app.config["READ_DATABASE_URL"], error)
+            g.reading_url = current_app.config["DATABASE_URL"]
+        return None
+    g.account_to_confirm = account
+    return account
+
+
+def _confirm_replica_account(response):
+    """The response, once the primary has confirmed the account a replica read (the access
+    log's INSERT may have done it already); else the answer a signed-out request gets, and
+    the page is never shown. A primary that cannot be asked withholds the page."""
+    account = g.pop("account_to_confirm", None)
+    if account is None:
+        return response
+    try:
+        confirmed = accounts.confirm_signed_in(account, url=current_app.config["DATABASE_URL"])
+    except Exception:
+        current_app.logger.exception("cannot confirm the signed-in account on %s", request.path)
+        return _withheld(
+            "The signed-in account could not be checked, so this page is withheld. "
+            "Try again shortly."
+        )
+    return response if confirmed else _signed_out(account)
+
+
+def _signed_out(account: accounts.Account):
+    current_app.logger.info(
+        "%s is no longer signed in on the primary: %s withheld", account.username, request.path
+    )
+    g.pop("_login_user", None)  # Flask-Login's cached user: the request is signed out
+    return current_app.make_response(_sign_in_first())
+
+
+def _withheld(message: str):
+    from werkzeug.exceptions import ServiceUnavailable
+
+    return current_app.make_response(current_app.handle_http_exception(ServiceUnavailable(message)))
 
 
 @bp.before_app_request
@@ -364,6 +430,7 @@ def _players_of(game_id: str) -> list[str] | None:
 @bp.after_app_request
 def _after(response):
     response = _log_privileged_view(response)
+    response = _confirm_replica_account(response)
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
     if request.is_secure:
@@ -381,20 +448,22 @@ def opened_in_full(game_id: str, move: int | None) -> None:
     g.opened_game = (game_id, move)
 
 
-def _log_privileged_view(response):
+def _access_line() -> dict | None:
+    """The access-log line this request's page is (:func:`record_access`'s arguments but the
+    condition), or None: not a privileged opening of a game."""
     view = LOGGED_VIEWS.get(request.endpoint or "")
     opened = g.get("opened_game")
-    if (view is None and opened is None) or not 200 <= response.status_code < 300:
-        return response
+    if view is None and opened is None:
+        return None
     account = current_account()
     if account is None or not account.full_view:
-        return response
+        return None
     if opened is not None:
         (game_id, move), view = opened, "full"
     else:
         game_id = (request.view_args or {}).get("game_id")
         if game_id is None:
-            return response
+            return None
         seat = request.args.get("seat", "").strip()
         if view == "full" and seat:
             view = f"seat:{seat}"
@@ -402,28 +471,46 @@ def _log_privileged_view(response):
         move = int(move_text) if move_text.isdecimal() and len(move_text) < 9 else None
         if move is None and request.endpoint in SEAT_ENDPOINTS:
             move = 0  # the replay opens at the deal
+    return {
+        "url": current_app.config["DATABASE_URL"],
+        "username": account.username,
+        "role": account.role,
+        "game_id": game_id,
+        "move": move,
+        "view": view,
+        "page": request.endpoint,
+        "remote_addr": request.remote_addr,
+    }
+
+
+def _only_if():
+    # An account a replica read is confirmed by the same statement (no line if it is not).
+    unconfirmed = g.get("account_to_confirm")
+    return None if unconfirmed is None else accounts.still_signed_in(unconfirmed)
+
+
+def _log_privileged_view(response):
+    if not 200 <= response.status_code < 300:
+        return response
+    line = _access_line()
+    if line is None:
+        return response
     from replays.access.access_log import record_access
 
+    unconfirmed = g.get("account_to_confirm")
     try:
-        record_access(
-            current_app.config["DATABASE_URL"],
-            username=account.username,
-            role=account.role,
-            game_id=game_id,
-            move=move,
-            view=view,
-            page=request.endpoint,
-            remote_addr=request.remote_addr,
-        )
+        written = record_access(**line, only_if=_only_if())
     except Exception:
         # No record, no page: what staff see must be on the log.
         current_app.logger.exception("access log write failed on %s", request.path)
-        from werkzeug.exceptions import ServiceUnavailable
-
-        error = ServiceUnavailable(
+        g.pop("account_to_confirm", None)  # the page is withheld either way
+        return _withheld(
             "The access log could not be written, so this page is withheld. Try again shortly."
         )
-        return current_app.make_response(current_app.handle_http_exception(error))
+    if unconfirmed is not None:
+        g.pop("account_to_confirm")
+        if not written:
+            return _signed_out(unconfirmed)
     return response
 
 

@@ -68,22 +68,35 @@ def record_access(
     page: str,
     remote_addr: str | None = None,
     at: datetime | None = None,
-) -> None:
+    only_if: sa.Exists | None = None,
+) -> bool:
     """Append one line, one INSERT committed on its own (the log does not wait for the page,
-    and the page waits only for this statement's commit)."""
+    and the page waits only for this statement's commit).
+
+    ``only_if``: a condition checked in the same statement (the line is written only while
+    it holds; :func:`replays.access.accounts.still_signed_in` for an account a replica
+    read), so that checking it costs the primary no round trip of its own. Returns whether
+    the line was written."""
+    values = {
+        "at": at or datetime.now(UTC),
+        "username": username[:64],
+        "role": role[:16],
+        "game_id": game_id[:64],
+        "move": move,
+        "view": view[:80],
+        "page": page[:64],
+        "remote_addr": (remote_addr or "")[:64] or None,
+    }
+    if only_if is None:
+        statement = TABLE.insert().values(**values)
+    else:
+        # INSERT ... SELECT <the values> WHERE EXISTS (...): no row when it does not hold.
+        row = sa.select(
+            *(sa.literal(value, TABLE.c[name].type).label(name) for name, value in values.items())
+        ).where(only_if)
+        statement = TABLE.insert().from_select(list(values), row)
     with one_statement(url) as connection:
-        connection.execute(
-            TABLE.insert().values(
-                at=at or datetime.now(UTC),
-                username=username[:64],
-                role=role[:16],
-                game_id=game_id[:64],
-                move=move,
-                view=view[:80],
-                page=page[:64],
-                remote_addr=(remote_addr or "")[:64] or None,
-            )
-        )
+        return connection.execute(statement.returning(TABLE.c.id)).first() is not None
 
 
 @dataclass(frozen=True)

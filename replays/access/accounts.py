@@ -342,6 +342,32 @@ def load_session_user(session_id: str, *, url: str | None = None) -> Account | N
     return account
 
 
+def still_signed_in(account: Account) -> sa.Exists:
+    """A condition, for a statement on the primary, that holds while ``account`` as a replica
+    read it is still the account its session cookie signs in: the same row, active, with the
+    same session key (so neither signed out nor disabled since), role and player.
+
+    A page a read replica serves reads the account there (a primary round trip saved) and
+    has it confirmed on the primary with this before the page is shown: in the statement
+    that writes its access-log line, or by :func:`confirm_signed_in`."""
+    table = UserRow.__table__
+    return sa.exists().where(
+        table.c.id == account.id,
+        table.c.session_key == account.session_key,
+        table.c.active.is_(True),
+        table.c.username == account.username,
+        table.c.role == account.role,
+        table.c.player_id.is_not_distinct_from(account.player_id),
+    )
+
+
+def confirm_signed_in(account: Account, *, url: str | None = None) -> bool:
+    """Whether ``account`` (read from a replica) still signs its session in on ``url`` (the
+    primary): one statement, :func:`still_signed_in`."""
+    with one_statement(url) as connection:
+        return bool(connection.execute(sa.select(still_signed_in(account))).scalar())
+
+
 def authenticate(
     username: str,
     password: str,
