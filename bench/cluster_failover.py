@@ -34,7 +34,9 @@ fewer requests); ``python -m bench.cluster_failover [--quick] [--netns]`` prints
 and ``--netns`` makes each node a host in a network namespace, so replication and the
 pages' queries cross veth links and a bridge instead of loopback; ``--nice-import=N`` runs
 the importer at that niceness (an operator's batch job below the primary's own processes on
-its host). Needs root and
+its host); ``--access-log-commit=remote_write`` commits the access log's lines on the
+standby's receipt rather than its flush (``RUMMY_LEDGER_ACCESS_LOG_COMMIT``, on both sides
+of the comparison; docs/deploying.md says what it trades). Needs root and
 pg_auto_failover (.ci/run installs it). With fewer than two CPUs nothing is pinned, and the
 result says so.
 """
@@ -85,12 +87,21 @@ def _records(count: int, seed: int) -> list[dict]:
     return list(Simulation(Floor(seed=seed, variants=("points",))).games(count))
 
 
+# What the access log's lines commit under (RUMMY_LEDGER_ACCESS_LOG_COMMIT): run() sets it.
+ACCESS_LOG_COMMIT = {"level": "on"}
+
+
 def _app(primary_url: str, read_url: str | None = None):
     from web import create_app
 
     # As `serve` runs it (not TESTING, which reads the projection status on every request),
     # but with the replay cache off so that every request reads the store.
-    config = {"DATABASE_URL": primary_url, "REPLAY_CACHE": False, "SESSION_COOKIE_SECURE": False}
+    config = {
+        "DATABASE_URL": primary_url,
+        "REPLAY_CACHE": False,
+        "SESSION_COOKIE_SECURE": False,
+        "ACCESS_LOG_COMMIT": ACCESS_LOG_COMMIT["level"],
+    }
     if read_url:
         config["READ_DATABASE_URL"] = read_url
     return create_app(config)
@@ -280,7 +291,9 @@ def _idle_single_server(
         single.close()
 
 
-def run(quick: bool = False, netns: bool = False, import_nice: int = 0) -> dict:
+def run(
+    quick: bool = False, netns: bool = False, import_nice: int = 0, access_log_commit: str = "on"
+) -> dict:
     from cluster_support import Cluster, missing
 
     reason = missing()
@@ -294,6 +307,7 @@ def run(quick: bool = False, netns: bool = False, import_nice: int = 0) -> dict:
     from replays.store.db import engine_for
     from replays.store.settings import database_url
 
+    ACCESS_LOG_COMMIT["level"] = access_log_commit
     games = QUICK_IMPORT_GAMES if quick else IMPORT_GAMES
     requests = QUICK_REQUESTS if quick else REQUESTS
     pinning = (os.cpu_count() or 1) >= 2
@@ -454,6 +468,7 @@ def run(quick: bool = False, netns: bool = False, import_nice: int = 0) -> dict:
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "import_games": games,
         "import_nice": import_nice,
+        "access_log_commit": access_log_commit,
         "import_seconds": round(import_seconds, 1),
         "cpu_seconds_during_import": busy_cpu,
         "standby_settings": settings,
@@ -517,5 +532,13 @@ if __name__ == "__main__":
         sample_lag(sys.argv[2], sys.argv[3])
     else:
         nice = next((int(a.split("=")[1]) for a in sys.argv if a.startswith("--nice-import=")), 0)
-        result = run(quick="--quick" in sys.argv, netns="--netns" in sys.argv, import_nice=nice)
+        commit = next(
+            (a.split("=")[1] for a in sys.argv if a.startswith("--access-log-commit=")), "on"
+        )
+        result = run(
+            quick="--quick" in sys.argv,
+            netns="--netns" in sys.argv,
+            import_nice=nice,
+            access_log_commit=commit,
+        )
         print(json.dumps(result, indent=2, default=str))

@@ -346,6 +346,47 @@ def test_the_access_log_is_append_only_in_the_database(database_url):
     assert not [name for name in dir(access_log) if re.match(r"(update|delete|remove)", name)]
 
 
+def test_a_line_may_commit_on_the_standbys_receipt_and_nothing_weaker(database_url, monkeypatch):
+    """RUMMY_LEDGER_ACCESS_LOG_COMMIT=remote_write: the line's own transaction (and no
+    other) commits under synchronous_commit=remote_write, set in the statement itself."""
+    migrate(database_url)
+    sent: list[str] = []
+
+    def seen(_connection, _cursor, statement, *_):
+        sent.append(statement)
+
+    engine = engine_for(database_url)
+    sa.event.listen(engine, "before_cursor_execute", seen)
+    try:
+        assert access_log.record_access(
+            database_url, username="ann", role="auditor", game_id="G1", move=3, view="full",
+            page="replays.replay", commit="remote_write",
+        )  # fmt: skip
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", seen)
+    assert log_rows(database_url) == [("ann", "auditor", "G1", 3, "full", "replays.replay")]
+    assert len(sent) == 1  # one statement, one round trip
+    if engine.dialect.name == "postgresql":
+        assert "set_config" in sent[0] and "INSERT INTO access_log" in sent[0]
+        with engine.connect() as connection:  # the pooled connection the line used
+            assert connection.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"
+    for weaker in ("local", "off", "remote_apply"):
+        with pytest.raises(ValueError, match="remote_write"):
+            access_log.record_access(
+                database_url, username="ann", role="auditor", game_id="G1", move=3,
+                view="full", page="replays.replay", commit=weaker,
+            )  # fmt: skip
+    assert len(log_rows(database_url)) == 1
+
+    monkeypatch.setenv("RUMMY_LEDGER_ACCESS_LOG_COMMIT", "remote_write")
+    assert create_app({"DATABASE_URL": database_url}).config["ACCESS_LOG_COMMIT"] == "remote_write"
+    monkeypatch.setenv("RUMMY_LEDGER_ACCESS_LOG_COMMIT", "off")
+    with pytest.raises(ValueError, match="RUMMY_LEDGER_ACCESS_LOG_COMMIT='off'"):
+        create_app({"DATABASE_URL": database_url})
+    monkeypatch.delenv("RUMMY_LEDGER_ACCESS_LOG_COMMIT")
+    assert create_app({"DATABASE_URL": database_url}).config["ACCESS_LOG_COMMIT"] == "on"
+
+
 def test_admins_browse_filter_and_export_the_log(site):
     url = site.config["DATABASE_URL"]
     for n in range(3):

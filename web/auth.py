@@ -253,6 +253,7 @@ def _wants_json() -> bool:
 def _setup(state) -> None:
     app = state.app
     app.config.setdefault("LOGIN_RATE_LIMIT", True)
+    app.config["ACCESS_LOG_COMMIT"] = access_log_commit(app.config.get("ACCESS_LOG_COMMIT"))
     proxies = trusted_proxies(app.config.get("TRUSTED_PROXIES"))
     if proxies:
         # Only then is X-Forwarded-For believed (the last ``proxies`` hops of it): otherwise
@@ -286,6 +287,22 @@ def trusted_proxies(configured: object = None) -> int:
             "(0-10; 0 trusts no X-Forwarded-For)"
         )
     return count
+
+
+def access_log_commit(configured: object = None) -> str:
+    """What an access-log line's commit waits for (:data:`COMMIT_LEVELS`): the app's
+    ``ACCESS_LOG_COMMIT`` config, else ``RUMMY_LEDGER_ACCESS_LOG_COMMIT``, else ``on``."""
+    from replays.access.access_log import COMMIT_LEVELS
+
+    value = configured
+    if value is None:
+        value = os.environ.get("RUMMY_LEDGER_ACCESS_LOG_COMMIT", "on").strip() or "on"
+    if value not in COMMIT_LEVELS:
+        raise ValueError(
+            f"RUMMY_LEDGER_ACCESS_LOG_COMMIT={value!r}: give on (the default: the synchronous "
+            "standby has flushed each line) or remote_write (it has received it)"
+        )
+    return value
 
 
 NO_ACCOUNTS = "Accounts cannot be read from the database. Is it migrated (rummy-ledger db upgrade)?"
@@ -480,6 +497,7 @@ def _access_line() -> dict | None:
         "view": view,
         "page": request.endpoint,
         "remote_addr": request.remote_addr,
+        "commit": current_app.config["ACCESS_LOG_COMMIT"],
     }
 
 

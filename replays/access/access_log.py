@@ -29,6 +29,15 @@ BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 CSV_COLUMNS = ("id", "at", "username", "role", "game_id", "move", "view", "page", "remote_addr")
 
 
+# What a line's commit waits for on a primary with a synchronous standby (PostgreSQL's
+# synchronous_commit): "on", the standby has flushed it to disk (every commit's default);
+# "remote_write", the standby has received and written it (to its OS, not yet flushed).
+# Either way the primary has flushed it and a failover keeps it; "remote_write" loses it
+# only if the primary is lost and the standby's OS fails in the same instant
+# (docs/deploying.md, "The access log's commit"). Nothing weaker is offered.
+COMMIT_LEVELS = ("on", "remote_write")
+
+
 class AccessLogError(ValueError):
     """A filter that cannot be understood; the message names the field."""
 
@@ -69,6 +78,7 @@ def record_access(
     remote_addr: str | None = None,
     at: datetime | None = None,
     only_if: sa.Exists | None = None,
+    commit: str = "on",
 ) -> bool:
     """Append one line, one INSERT committed on its own (the log does not wait for the page,
     and the page waits only for this statement's commit).
@@ -76,7 +86,12 @@ def record_access(
     ``only_if``: a condition checked in the same statement (the line is written only while
     it holds; :func:`replays.access.accounts.still_signed_in` for an account a replica
     read), so that checking it costs the primary no round trip of its own. Returns whether
-    the line was written."""
+    the line was written.
+
+    ``commit``: the PostgreSQL ``synchronous_commit`` this line's commit waits for (see
+    :data:`COMMIT_LEVELS`); set for this statement's transaction alone."""
+    if commit not in COMMIT_LEVELS:
+        raise ValueError(f"access log commit {commit!r}: give one of {', '.join(COMMIT_LEVELS)}")
     values = {
         "at": at or datetime.now(UTC),
         "username": username[:64],
@@ -87,13 +102,19 @@ def record_access(
         "page": page[:64],
         "remote_addr": (remote_addr or "")[:64] or None,
     }
-    if only_if is None:
+    relaxed = commit != "on" and (url or "").startswith("postgresql")
+    if only_if is None and not relaxed:
         statement = TABLE.insert().values(**values)
     else:
-        # INSERT ... SELECT <the values> WHERE EXISTS (...): no row when it does not hold.
+        # INSERT ... SELECT <the values> WHERE ...: no row when the condition does not hold.
         row = sa.select(
             *(sa.literal(value, TABLE.c[name].type).label(name) for name, value in values.items())
-        ).where(only_if)
+        )
+        if only_if is not None:
+            row = row.where(only_if)
+        if relaxed:
+            # SET LOCAL, in the statement: no round trip of its own, and over at its commit.
+            row = row.where(sa.func.set_config("synchronous_commit", commit, True).is_not(None))
         statement = TABLE.insert().from_select(list(values), row)
     with one_statement(url) as connection:
         return connection.execute(statement.returning(TABLE.c.id)).first() is not None
