@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -324,6 +325,30 @@ def test_no_log_no_page(site, monkeypatch):
     page = response.get_data(as_text=True)
     assert "access log could not be written" in page and "disk full" not in page
     assert 'data-card="' not in page
+
+
+def test_a_pages_line_is_written_while_the_page_is_drawn(site, monkeypatch):
+    """A logged page's line goes to the database on a writer thread once the page starts
+    being drawn (its commit overlaps the drawing); the page waits for it. A page drawn
+    without a template (the table picture) writes its line at the end; an error page
+    starts none."""
+    threads: list[str] = []
+    write = access_log.record_access
+
+    def spy(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(access_log, "record_access", spy)
+    url = site.config["DATABASE_URL"]
+    before = len(log_rows(url))
+    auditor = signed_in(site, "auditor")
+    assert auditor.get(f"/games/{GAME}/replay?move=7").status_code == 200
+    assert len(log_rows(url)) == before + 1  # committed before the answer
+    assert auditor.get(f"/games/{GAME}/replay/table.svg?move=7").status_code == 200
+    assert auditor.get("/games/NO-SUCH/replay").status_code == 404
+    assert [name.split("_")[0] for name in threads] == ["access-log", "MainThread"]
+    assert len(log_rows(url)) == before + 2
 
 
 def test_the_access_log_is_append_only_in_the_database(database_url):

@@ -15,8 +15,9 @@ registration it sets up Flask-Login and Flask-WTF's CSRF protection for the whol
   answer as for a game that does not exist) and only their own seat: a replay without
   ``seat`` is redirected to theirs, another seat is refused.
 - Every privileged opening of a game by staff (full view, another seat, the audit) is
-  appended to the access log (:mod:`replays.access.access_log`) once the page was built; if the
-  log cannot be written the page is withheld.
+  appended to the access log (:mod:`replays.access.access_log`), committed before the page
+  is shown; if the log cannot be written the page is withheld. The line is sent once the
+  page starts being drawn (:func:`_start_access_line`), so its commit overlaps the drawing.
 - The signed-in account is read on the primary, so that signing out or disabling an account
   takes effect at once. A page a read replica serves reads it on the replica instead and
   has the primary confirm it before the page is shown, in the statement that writes the
@@ -33,6 +34,7 @@ they speak plain HTTP. See ``docs/dispute-officer-guide.md`` (Running the site).
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import timedelta
 from functools import wraps
 from urllib.parse import urlsplit
@@ -40,6 +42,7 @@ from urllib.parse import urlsplit
 from flask import (
     Blueprint,
     abort,
+    before_render_template,
     current_app,
     flash,
     g,
@@ -265,6 +268,7 @@ def _setup(state) -> None:
     from web.api import bp as api_bp
 
     csrf.exempt(api_bp)
+    before_render_template.connect(_start_access_line, app)
     app.jinja_env.globals.update(
         current_account=current_account, viewer_seat=viewer_seat, may_open_player=may_open_player
     )
@@ -507,8 +511,40 @@ def _only_if():
     return None if unconfirmed is None else accounts.still_signed_in(unconfirmed)
 
 
+# Threads that write access-log lines while the page is drawn (made again in a forked child).
+_writers: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _line_writers() -> ThreadPoolExecutor:
+    global _writers
+    if _writers is None or _writers[0] != os.getpid():
+        _writers = (os.getpid(), ThreadPoolExecutor(4, thread_name_prefix="access-log"))
+    return _writers[1]
+
+
+def _start_access_line(_app, template, **_context) -> None:
+    """When a logged page starts being drawn (Flask's ``before_render_template``): its game
+    was found and its arguments were right, so its line is sent to the primary now, on a
+    thread, and its commit (the synchronous standby's round trip, behind whatever the
+    primary's writers sent) overlaps the drawing instead of following it. The page still
+    goes only once the line is committed (:func:`_log_privileged_view` waits for it), and
+    a page that then fails while drawn (a 500) has a line it did not show: the log may say
+    more than was shown, never less. Error pages start nothing."""
+    if g.get("access_line") is not None or (template.name or "").startswith("errors/"):
+        return
+    line = _access_line()
+    if line is None:
+        return
+    from replays.access.access_log import record_access
+
+    g.access_line = (line, _line_writers().submit(record_access, **line, only_if=_only_if()))
+
+
 def _log_privileged_view(response):
+    started = g.pop("access_line", None)
     if not 200 <= response.status_code < 300:
+        if started is not None:
+            wait([started[1]])  # written or not, before the answer goes
         return response
     line = _access_line()
     if line is None:
@@ -517,7 +553,10 @@ def _log_privileged_view(response):
 
     unconfirmed = g.get("account_to_confirm")
     try:
-        written = record_access(**line, only_if=_only_if())
+        if started is not None and started[0] == line:
+            written = started[1].result()
+        else:
+            written = record_access(**line, only_if=_only_if())
     except Exception:
         # No record, no page: what staff see must be on the log.
         current_app.logger.exception("access log write failed on %s", request.path)
