@@ -174,6 +174,45 @@ def test_a_game_the_standby_has_not_reached_says_how_far_behind(cluster, app, ga
     assert headers["X-Rummy-Ledger-Read"] == "replica" and "LATE-REPLICA-1" in body
 
 
+def test_a_session_signed_out_on_the_primary_is_refused_by_a_standbys_page(cluster, app, games):
+    """The standby's page reads the account there and the primary confirms it in the
+    access-log line's INSERT: the line is on the primary once the page is shown, and a
+    session signed out on the primary is refused while the standby (its replay paused)
+    still has the old session key."""
+    from replays.access import accounts
+
+    worker, records = games
+    worker.join()
+    url = app.config["DATABASE_URL"]
+    import_lines(Ledger(url, env={"CREATE_TABLE": "no"}), [json.dumps(records[1])])
+    catch_up(url)
+    client = signed_in(app)
+    wait_caught_up(app)  # the account, as signed in, on the standby too
+    game_id = records[1]["game_id"]
+    path = f"/games/{game_id}/replay?move=3"
+    lines = "SELECT count(*) FROM access_log WHERE username = 'test-auditor'"
+    primary, standby = cluster.node("node1"), cluster.node("node2")
+    before = int(cluster.sql(primary, lines))
+    status, headers, body = page(client, path)
+    assert status == 200 and headers["X-Rummy-Ledger-Read"] == "replica", body[:300]
+    assert int(cluster.sql(primary, lines)) == before + 1
+
+    key = "SELECT session_key FROM users WHERE username = 'test-auditor'"
+    old_key = cluster.sql(standby, key)
+    assert cluster.sql(standby, "SELECT pg_wal_replay_pause()") is not None
+    try:
+        account = accounts.find_user("test-auditor", url=url)
+        accounts.end_sessions(account.id, url=url)
+        assert cluster.sql(standby, key) == old_key != cluster.sql(primary, key)
+        for where in (path, "/games"):
+            status, headers, body = page(client, where)
+            assert status == 302 and "/login" in headers["Location"], (where, status)
+            assert 'data-card="' not in body and "aria-current" not in body
+        assert int(cluster.sql(primary, lines)) == before + 1
+    finally:
+        cluster.sql(standby, "SELECT pg_wal_replay_resume()")
+
+
 def test_standby_down_pages_come_from_the_primary_and_both_down_a_503_page(
     cluster, app, games, caplog
 ):
