@@ -356,7 +356,8 @@ def _replica_account(session_id: str) -> accounts.Account | None:
             mark_down(current_app.config["READ_DATABASE_URL"], error)
             g.reading_url = current_app.config["DATABASE_URL"]
         return None
-    g.account_to_confirm = account
+    if account is not None:
+        g.account_to_confirm = account
     return account
 
 
