@@ -10,7 +10,7 @@ the least code of each; they are unpacked a chunk at a time, as hands ask for th
 and not used at all if that file has changed.
 """
 
-SOURCE = "1cf92de7-37209"
+SOURCE = "3329b6cc-36888"
 DATA = (
     "eNqkfXugbVP1/95rrb332s9zruORi+s4cjzi4saNiM293vIqSpG8u+hhCJVkF+WqCJUeElHJq7yKCD98UUkqr0RE"
     "oYsokkL5nTXmHmOOedYc63GuP+4ZxvyMOT9jrTnHXHvOMde6KDxuSWXqv7Wra1cviqA6JS6pTf2D0i5LRpOikIsg"

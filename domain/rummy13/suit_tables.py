@@ -485,17 +485,8 @@ def _small_tables(most: int, copies: int, budget: int) -> dict[int, tuple]:
     one-card sequences with two each), so the table for that many serves any more; a suit
     kept only up to ``budget`` jokers has None for more (the search works it out).
     """
-    codes = frontier = [0]
-    for _ in range(most):  # each suit once: cards added from the lowest place up
-        frontier = [
-            code + (1 << (NIBBLE * place))
-            for code in frontier
-            for place in range(1, ACE_HIGH)
-            if not code >> (NIBBLE * (place + 1)) and (code >> (NIBBLE * place)) & 15 < copies
-        ]
-        codes = codes + frontier
     found = {}
-    for code in codes:
+    for code in [code for size in range(most + 1) for code in _suit_codes(size, copies)]:
         size = bin(code & PLACE_BITS).count("1") + 2 * bin(code & PLACE_BITS << 1).count("1")
         most_useful = min(2 * size, budget)
         table = _suit_entries(code, 0, most_useful)
