@@ -234,10 +234,9 @@ class _Solver:
             if points > most:
                 most, choice = points, loose
         best = whole - most
-        rest = list(hand)
-        rest.remove(choice)
-        # What the solver's choice breaks up: its links with the other 13 cards.
-        breaks = min(links(choice, rest, wild), MOST_LINKS)
+        # What the solver's choice breaks up: its links with the other 13 cards (a card, or
+        # another copy of it, links with none of its own).
+        breaks = min(links(choice, hand, wild), MOST_LINKS)
         kept = list(hand)
         kept.remove(card)
         if card in counted:
@@ -246,8 +245,11 @@ class _Solver:
             loose.remove(card)
             self.known[player] = (tuple(kept), left, tuple(loose))
         else:
-            left = min_hand_score(kept, wild, self.profile)
-            self.known[player] = (tuple(kept), left, None)
+            # Grouped, not only scored: the player's next pick reads the grouping, and a
+            # grouping costs about what a score does.
+            regrouped = best_grouping(kept, wild, self.profile)
+            left = regrouped.hand_score
+            self.known[player] = (tuple(kept), left, regrouped.counted)
         return Discard(player, left <= best, breaks, max(0, left - best), 0, str(card))
 
 
