@@ -214,8 +214,8 @@ class _Solver:
         self.known[player] = (tuple(hand), grouped.hand_score, grouped.counted)
         return grouped.counted
 
-    def discard(self, player: str, hand: list[Card], at: int, wild: Card) -> Discard:
-        """``hand[at]`` discarded from the 14 of ``hand``, against the solver's choice.
+    def discard(self, player: str, hand: list[Card], card: Card, wild: Card) -> Discard:
+        """``card`` discarded from the 14 of ``hand``, against the solver's choice.
 
         The 14 cards' best grouping says what each of its loose (counted) cards leaves when
         discarded: the score less that card's points, the rest of the grouping standing.
@@ -238,8 +238,8 @@ class _Solver:
         # What the solver's choice breaks up: its links with the other 13 cards (a card, or
         # another copy of it, links with none of its own).
         breaks = min(links(choice, hand, wild), MOST_LINKS)
-        card = hand[at]
-        kept = hand[:at] + hand[at + 1 :]
+        kept = list(hand)
+        kept.remove(card)
         if card in counted:
             left = whole - (0 if card.rank == joker else _POINTS[card.rank])
             loose = list(counted)
@@ -315,14 +315,13 @@ def _follow(facts, part, seating, solver, deck, step0, started, where) -> None:
         elif kind == "discard":
             hand = hands[player]
             card = Card.parse(move["card"])
-            at = _place(hand, card)
-            if at is not None:
+            if card in hand:
                 if len(hand) == solver.wide.hand_size:
-                    weighed = solver.discard(player, hand, at, wild)
+                    weighed = solver.discard(player, hand, card, wild)
                     if weighed is not None:
                         weighed.step = step
                         facts.discards.append(weighed)
-                del hand[at]
+                hand.remove(card)
             pile.append(card)
             fed_by = player
             pending = _settle(pending, player, hand, wild, solver)
@@ -353,15 +352,6 @@ def _follow(facts, part, seating, solver, deck, step0, started, where) -> None:
         elif kind == "reshuffle":
             stock = [Card.parse(c) for c in reversed(move.get("stock", []))]
             pile = pile[-1:]
-
-
-def _place(hand: list[Card], card: Card) -> int | None:
-    """Where ``card`` is first in ``hand`` (what ``remove`` takes), or None: one scan, where
-    asking ``in`` and then removing took two (and weighing the discard two more)."""
-    try:
-        return hand.index(card)
-    except ValueError:
-        return None
 
 
 def _valid(move, wild, profile) -> bool:
