@@ -105,7 +105,9 @@ def clone_line(record_text: str, record: dict, clone: int, clones: int) -> str:
 
 
 def slice_lines(records: list[dict], texts: list[str], start: int, stop: int, total: int):
-    clones = max(1, total // len(records))
+    # Rounded up: a count that is not a whole number of copies (5,000 of 2,000) has a last,
+    # partial clone, which must still fall in a month.
+    clones = max(1, -(-total // len(records)))
     return [
         clone_line(texts[i % len(records)], records[i % len(records)], i // len(records), clones)
         for i in range(start, stop)

@@ -442,6 +442,23 @@ def test_replay_from_events_and_from_a_snapshot_gives_the_same_match():
     assert restored.game.table_state().to_dict() == match.game.table_state().to_dict()
 
 
+def test_a_match_restored_from_a_snapshot_plays_its_deal_again_only_when_asked():
+    match = play_match(config("PLAZY", "deals", deals=2, seed=5), seed=5)
+    events = match.collect_events()
+    middle = project(None, events[: len(events) // 2])
+    snapshot = Match.Snapshot.take(middle)
+    object.__setattr__(snapshot, "state", json.loads(json.dumps(snapshot.state)))
+    restored = snapshot.mutate(None)
+    assert "game" not in vars(restored)  # the record alone needs no replay
+    # Snapshotted again untouched, it is the same snapshot.
+    assert Match.Snapshot.take(restored).state == snapshot.state
+    game = restored.game
+    assert game is restored.game  # played once, then kept
+    assert game.table_state().to_dict() == middle.game.table_state().to_dict()
+    with pytest.raises(AttributeError, match="no attribute 'gmae'"):
+        restored.gmae  # noqa: B018 - any other missing attribute is still an error
+
+
 def test_the_table_shows_scores_drops_and_each_deal_for_a_seat():
     match = Match.start(config("PVIEW", "pool", pool=101))
     planned_deal(match, "p1", {"p2": "middle", "p3": "first"})

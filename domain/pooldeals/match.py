@@ -82,7 +82,7 @@ class Match(Aggregate):
 
     class Snapshot(Aggregate.Snapshot):
         """The match's state in plain JSON; the current deal's game is played again from its
-        deal and moves on restore (``domain.pooldeals.snapshot``)."""
+        deal and moves when first asked for after a restore (``domain.pooldeals.snapshot``)."""
 
         TOPIC = "rummy_ledger.pooldeals:Match.Snapshot"
 
@@ -93,9 +93,8 @@ class Match(Aggregate):
             return snapshot
 
         def mutate(self, _: None) -> Match:
-            match = restored(Match, self, restore_state(self.state))
-            match.game = match._replayed_game()
-            return match
+            # No ``game`` yet: see ``Match.__getattr__``.
+            return restored(Match, self, restore_state(self.state))
 
     @staticmethod
     def create_id(game_id: str) -> UUID:
@@ -546,6 +545,16 @@ class Match(Aggregate):
 
     def _new_game(self, number: int, players: Sequence[str], dealer: str) -> Game:
         return Game(self.config.deal_table(number, players, dealer), at=self.started_at)
+
+    def __getattr__(self, name: str) -> Any:
+        # Reached only for an attribute the match does not hold: the current deal's game of
+        # a match restored from a snapshot, played again the first time it is asked for.
+        # Most restored matches are over and read for their record alone (the fair-play
+        # catch-up, exports, pages), and replaying the last deal was half of reading one.
+        if name != "game" or "deals" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        game = self.__dict__["game"] = self._replayed_game()
+        return game
 
     def _replayed_game(self) -> Game | None:
         """The current deal's game played again from its deal and moves (a snapshot's)."""

@@ -141,7 +141,7 @@ def _seconds(text: str | None) -> float | None:
     if not text:
         return None
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+        return datetime.fromisoformat(text).timestamp()  # Python 3.11 reads a "Z" itself
     except ValueError:
         return None
 
@@ -230,24 +230,27 @@ class _Solver:
         joker = wild_rank(wild)
         most, choice = -1, None
         for loose in counted:
-            points = 0 if loose.rank in (0, joker) else loose.face_points
+            rank = loose.rank
+            points = 0 if rank == joker else _POINTS[rank]  # a printed joker's are 0
             if points > most:
                 most, choice = points, loose
         best = whole - most
-        rest = list(hand)
-        rest.remove(choice)
-        # What the solver's choice breaks up: its links with the other 13 cards.
-        breaks = min(links(choice, rest, wild), MOST_LINKS)
+        # What the solver's choice breaks up: its links with the other 13 cards (a card, or
+        # another copy of it, links with none of its own).
+        breaks = min(links(choice, hand, wild), MOST_LINKS)
         kept = list(hand)
         kept.remove(card)
         if card in counted:
-            left = whole - (0 if card.rank in (0, joker) else card.face_points)
+            left = whole - (0 if card.rank == joker else _POINTS[card.rank])
             loose = list(counted)
             loose.remove(card)
             self.known[player] = (tuple(kept), left, tuple(loose))
         else:
-            left = min_hand_score(kept, wild, self.profile)
-            self.known[player] = (tuple(kept), left, None)
+            # Grouped, not only scored: the player's next pick reads the grouping, and a
+            # grouping costs about what a score does.
+            regrouped = best_grouping(kept, wild, self.profile)
+            left = regrouped.hand_score
+            self.known[player] = (tuple(kept), left, regrouped.counted)
         return Discard(player, left <= best, breaks, max(0, left - best), 0, str(card))
 
 
@@ -379,38 +382,47 @@ def _choice(facts, player, hand, loose, top, hidden, wild, deck, from_open, step
     highest = 0
     for card in loose:
         rank = card.rank
-        if rank not in (0, joker):
-            masks[_SUIT_PLACE[card.suit]] |= (1 << rank) | (_ACE_HIGH if rank == 1 else 0)
-            highest = max(highest, card.face_points)
+        if rank and rank != joker:
+            masks[_SUIT_PLACE[card.suit]] |= _RANK_BITS[rank]
+            if _POINTS[rank] > highest:
+                highest = _POINTS[rank]
     common = _LOWER[highest] | (1 << joker)
+    m0, m1, m2, m3 = masks
+    # Per suit, the ranks loose in two other suits at least (a set's third card).
+    twice = (
+        (m1 & m2) | (m1 & m3) | (m2 & m3),
+        (m0 & m2) | (m0 & m3) | (m2 & m3),
+        (m0 & m1) | (m0 & m3) | (m1 & m3),
+        (m0 & m1) | (m0 & m2) | (m1 & m2),
+    )
     useful = []
-    for place, mask in enumerate(masks):
-        a, b, c = (m for other, m in enumerate(masks) if other != place)
+    for mask, sets in zip(masks, twice, strict=True):
         runs = (
             ((mask << 2) & (mask << 1)) | ((mask << 1) & (mask >> 1)) | ((mask >> 1) & (mask >> 2))
         )
         if runs & _ACE_HIGH:
             runs |= 1 << 1
-        useful.append((runs | (a & b) | (a & c) | (b & c) | common) & _RANKS)
-
-    def of_use(card: Card) -> bool:
-        return card.rank == 0 or bool(useful[_SUIT_PLACE[card.suit]] >> card.rank & 1)
+        useful.append((runs | sets | common) & _RANKS)
 
     # What this player cannot see: the packs less hand, open card and wild indicator.
-    seen = [*hand, top, wild]
     packs, jokers = deck[0], deck[-1]
-    total = 52 * packs + jokers - len(seen)
+    total = 52 * packs + jokers - len(hand) - 2
     hits = packs * sum(mask.bit_count() for mask in useful) + jokers
-    hits -= sum(map(of_use, seen))
+    for card in (*hand, top, wild):
+        rank = card.rank
+        if not rank or useful[_SUIT_PLACE[card.suit]] >> rank & 1:
+            hits -= 1
     if not total or hits in (0, total):
         return  # every unseen card alike: the choice cannot tell what was seen
     share = hits / total
-    surprise = of_use(hidden) - share
+    rank = hidden.rank
+    surprise = (not rank or bool(useful[_SUIT_PLACE[hidden.suit]] >> rank & 1)) - share
     facts.choices.append(OpenChoice(player, not from_open, surprise, share * (1 - share), step))
 
 
 _ACE_HIGH = 1 << 14
 _RANKS = sum(1 << rank for rank in range(1, 14))
+_RANK_BITS = [0] + [(1 << rank) | (_ACE_HIGH if rank == 1 else 0) for rank in range(1, 14)]
 _POINTS = [0] + [10 if rank in (1, 10, 11, 12, 13) else rank for rank in range(1, 14)]
 # The ranks worth fewer points than each highest loose card (0..10 points).
 _LOWER = [sum(1 << r for r in range(1, 14) if _POINTS[r] < most) for most in range(11)]
