@@ -370,7 +370,10 @@ def verify_store(
                 stopped(report, error)
         return report
 
-    return _resilient(run, check_read_models, check_snapshots)
+    from replays.integrity.replaying import fewer_collections
+
+    with fewer_collections():
+        return _resilient(run, check_read_models, check_snapshots)
 
 
 def _verify_store(
@@ -522,7 +525,12 @@ def verify_read_models(
                 stopped(report, error)
         return report
 
-    return _resilient(run, True, False)
+    if game_id is not None:
+        return _resilient(run, True, False)
+    from replays.integrity.replaying import fewer_collections
+
+    with fewer_collections():
+        return _resilient(run, True, False)
 
 
 def _verify_read_models(connection, url, report, game_id, progress, events) -> None:
