@@ -1,41 +1,49 @@
-"""The collector policy of whole-store replays (replays.integrity.replaying.fewer_collections):
-fewer collections inside, and the process's own settings back afterwards."""
+"""The collector during a whole-store verify (replays.store.collector): the heap alive at
+its start frozen and young passes rarer inside, the process's own settings back after."""
 
 import gc
 
-from replays.integrity.replaying import FEWER_COLLECTIONS, fewer_collections
+import pytest
+
+from replays.integrity import evidence as integrity
+from replays.store import collector
+from replays.store.collector import BULK_THRESHOLD, frozen_heap
 
 
-def test_fewer_collections_inside_and_settings_back_after():
-    before = gc.get_threshold()
+def test_frozen_inside_and_unfrozen_after_even_on_an_error():
     assert gc.get_freeze_count() == 0
-    with fewer_collections():
-        assert gc.get_threshold() == FEWER_COLLECTIONS
+    with pytest.raises(ValueError), frozen_heap():
         assert gc.get_freeze_count() > 0
-        with fewer_collections():  # nested: the outer block restores
-            assert gc.get_threshold() == FEWER_COLLECTIONS
-        assert gc.get_threshold() == FEWER_COLLECTIONS
-    assert gc.get_threshold() == before
-    assert gc.get_freeze_count() == 0
-
-
-def test_settings_back_after_an_error():
-    before = gc.get_threshold()
-    try:
-        with fewer_collections():
-            raise ValueError("stop")
-    except ValueError:
-        pass
-    assert gc.get_threshold() == before
+        with frozen_heap():  # nested: the outer block unfreezes
+            pass
+        assert gc.get_freeze_count() > 0
+        raise ValueError("stop")
     assert gc.get_freeze_count() == 0
 
 
 def test_a_process_that_froze_objects_keeps_them_frozen():
     gc.freeze()
     try:
-        frozen = gc.get_freeze_count()
-        with fewer_collections():
+        with frozen_heap():
             pass
-        assert gc.get_freeze_count() == frozen
+        # Unfreezing would have left nothing frozen (the count only shrinks as frozen
+        # objects die).
+        assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+def test_verify_runs_with_the_bulk_settings_and_puts_them_back(sqlite_url, monkeypatch):
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append((gc.get_threshold()[0], gc.get_freeze_count() > 0))
+        return None
+
+    before = gc.get_threshold()
+    monkeypatch.setattr("replays.integrity.verify._resilient", spy)
+    integrity.verify_store(sqlite_url)
+    assert seen == [(max(before[0], BULK_THRESHOLD), True)]
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+    assert collector._frozen_depth == 0

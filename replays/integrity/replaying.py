@@ -16,12 +16,8 @@ first event, which builds the aggregate) goes through the library itself.
 
 from __future__ import annotations
 
-import gc
 import inspect
-import threading
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
@@ -134,44 +130,3 @@ def replayer_for(mapper: Mapper) -> Replayer:
     if found is None:
         found = _REPLAYERS[mapper] = Replayer(mapper)
     return found
-
-
-# -- the collector during a whole-store replay ---------------------------------------------------
-# A whole-store verify allocates a few objects per event and keeps a batch of games' events,
-# rows and aggregates alive while it compares them; they outlive the young generation, and
-# with the collector's default thresholds (700, 10, 10) each full collection walks them and
-# everything imported (the solver's tables, the event library, SQLAlchemy): a tenth of the
-# pass, measured at 1,000 games. The replay makes no garbage that only the collector frees
-# in quantity, so fewer collections cost memory only for the few cycles it does make.
-FEWER_COLLECTIONS = (50_000, 20, 20)
-_quieted = 0
-_quiet_lock = threading.Lock()
-_restore: tuple[tuple[int, int, int], bool] | None = None
-
-
-@contextmanager
-def fewer_collections() -> Iterator[None]:
-    """Within the block, what is alive at its start is left out of the collector's scans
-    (``gc.freeze``) and collections come less often (:data:`FEWER_COLLECTIONS`); both are
-    put back as they were when the outermost block ends."""
-    global _quieted, _restore
-    with _quiet_lock:
-        if _quieted == 0:
-            # A process that freezes objects of its own keeps them frozen after the block.
-            frozen = gc.get_freeze_count() > 0
-            _restore = (gc.get_threshold(), frozen)
-            if not frozen:
-                gc.freeze()
-            gc.set_threshold(*FEWER_COLLECTIONS)
-        _quieted += 1
-    try:
-        yield
-    finally:
-        with _quiet_lock:
-            _quieted -= 1
-            if _quieted == 0 and _restore is not None:
-                threshold, frozen = _restore
-                gc.set_threshold(*threshold)
-                if not frozen:
-                    gc.unfreeze()
-                _restore = None

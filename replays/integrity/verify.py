@@ -68,6 +68,7 @@ from replays.integrity.store import (
     seal_rows,
     sealed_up_to,
 )
+from replays.store.collector import bulk_work, frozen_heap
 from replays.store.decoding import UnknownTopic, find_corrupt, shorten
 from replays.store.schema import EVENTS_TABLE, SNAPSHOTS_TABLE
 from replays.store.settings import database_url
@@ -370,9 +371,7 @@ def verify_store(
                 stopped(report, error)
         return report
 
-    from replays.integrity.replaying import fewer_collections
-
-    with fewer_collections():
+    with bulk_work(), frozen_heap():
         return _resilient(run, check_read_models, check_snapshots)
 
 
@@ -527,9 +526,7 @@ def verify_read_models(
 
     if game_id is not None:
         return _resilient(run, True, False)
-    from replays.integrity.replaying import fewer_collections
-
-    with fewer_collections():
+    with bulk_work(), frozen_heap():
         return _resilient(run, True, False)
 
 
