@@ -72,10 +72,11 @@ def _snapshot_rows(
 
 
 def snapshots_of(
-    connection: sa.Connection, originators: list[bytes]
+    connection: sa.Connection, originators: list[bytes], *, table_known: bool = False
 ) -> dict[bytes, list[StoredEvent]]:
-    """The stored snapshots of some aggregates (one query), versions ascending."""
-    if not originators or not has_table(connection, SNAPSHOTS_TABLE):
+    """The stored snapshots of some aggregates (one query), versions ascending.
+    ``table_known``: the caller found the snapshots table in this pass already."""
+    if not originators or not (table_known or has_table(connection, SNAPSHOTS_TABLE)):
         return {}
     query = sa.text(
         f"SELECT originator_id, originator_version, topic, state FROM {SNAPSHOTS_TABLE} "

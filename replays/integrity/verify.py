@@ -68,6 +68,7 @@ from replays.integrity.store import (
     seal_rows,
     sealed_up_to,
 )
+from replays.store.collector import bulk_work, frozen_heap
 from replays.store.decoding import UnknownTopic, find_corrupt, shorten
 from replays.store.schema import EVENTS_TABLE, SNAPSHOTS_TABLE
 from replays.store.settings import database_url
@@ -370,7 +371,8 @@ def verify_store(
                 stopped(report, error)
         return report
 
-    return _resilient(run, check_read_models, check_snapshots)
+    with bulk_work(), frozen_heap():
+        return _resilient(run, check_read_models, check_snapshots)
 
 
 def _verify_store(
@@ -522,7 +524,10 @@ def verify_read_models(
                 stopped(report, error)
         return report
 
-    return _resilient(run, True, False)
+    if game_id is not None:
+        return _resilient(run, True, False)
+    with bulk_work(), frozen_heap():
+        return _resilient(run, True, False)
 
 
 def _verify_read_models(connection, url, report, game_id, progress, events) -> None:

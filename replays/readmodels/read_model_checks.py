@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
+import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -34,9 +35,9 @@ from replays.disputes.projection import adjustment_rows
 from replays.integrity.replaying import replayer_for
 from replays.integrity.report import UNREADABLE, Report
 from replays.integrity.snapshot_checks import report_mismatch, snapshot_mismatch, snapshots_of
-from replays.integrity.store import StoredRow, _stored, id_param, plain_rows
+from replays.integrity.store import StoredRow, _stored, has_table, id_param, plain_rows
 from replays.readmodels.projections import ENTRIES, GAMES, MOVES, NAME, RESULTS
-from replays.store.schema import DISPUTE_EVENTS
+from replays.store.schema import DISPUTE_EVENTS, SNAPSHOTS_TABLE
 
 READ_MODEL = "read_model"
 BATCH_GAMES = 200
@@ -407,17 +408,9 @@ class _SqliteTable:
     def __init__(self, connection: sa.Connection, table: sa.Table) -> None:
         dialect = connection.dialect
         self.table, self.dialect = table, dialect
-        columns = list(table.c)
-        self.names = [column.name for column in columns]
-        self.places = {name: index for index, name in enumerate(self.names)}
-        self.processors = []
-        self.binders: dict[str, Any] = {}
-        for index, column in enumerate(columns):
-            process = column.type.dialect_impl(dialect).result_processor(dialect, None)
-            if process is not None:
-                cached = not isinstance(column.type, sa.JSON)
-                self.processors.append((index, process, {} if cached else None))
-            self.binders[column.name] = _stored_form(column.type, dialect)
+        self.names, self.places, processors, self.binders = _columns_of(table, dialect)
+        # The answers kept are this reading's own (a batch of games).
+        self.processors = [(i, process, {} if kept else None) for i, process, kept in processors]
         self.plans: dict[tuple, Any] = {}
 
     def select(
@@ -491,6 +484,35 @@ class _SqliteTable:
             values = tuple(values)
         found = pick_stored(raw)
         return found == values and tuple(map(type, found)) == tuple(map(type, values))
+
+
+_COLUMNS: weakref.WeakKeyDictionary[Any, dict[sa.Table, tuple]] = weakref.WeakKeyDictionary()
+
+
+def _columns_of(table: sa.Table, dialect) -> tuple:
+    """A table's column names, their places, result processors (with whether an answer
+    may be kept per stored value) and stored forms on ``dialect``: made once per table and
+    dialect, not for each batch of games (a few milliseconds a table, which each of the
+    ``--jobs`` ranges paid again). Processors and stored forms are pure functions of the
+    value (a stored form's memo is bounded)."""
+    by_table = _COLUMNS.get(dialect)
+    if by_table is None:
+        by_table = _COLUMNS[dialect] = {}
+    found = by_table.get(table)
+    if found is not None:
+        return found
+    columns = list(table.c)
+    names = [column.name for column in columns]
+    places = {name: index for index, name in enumerate(names)}
+    processors = []
+    binders: dict[str, Any] = {}
+    for index, column in enumerate(columns):
+        process = column.type.dialect_impl(dialect).result_processor(dialect, None)
+        if process is not None:
+            processors.append((index, process, not isinstance(column.type, sa.JSON)))
+        binders[column.name] = _stored_form(column.type, dialect)
+    found = by_table[table] = (names, places, tuple(processors), binders)
+    return found
 
 
 _NO_FORM = object()  # a value whose stored form is not trusted: the row is read as a dict
@@ -863,12 +885,15 @@ def replay_games(
     waiting: list[list[StoredRow]] = []
     waiting_events = 0
     checked = 0
+    # Asked once per pass, not per batch (an inspection costs as much as a small batch).
+    snapshot_table = snapshots is not None and has_table(connection, SNAPSHOTS_TABLE)
 
     def replay_waiting() -> None:
         nonlocal checked, waiting_events
         found = {}
-        if snapshots is not None:
-            found = snapshots_of(connection, [rows[0].originator for rows in waiting])
+        if snapshot_table:
+            originators = [rows[0].originator for rows in waiting]
+            found = snapshots_of(connection, originators, table_known=True)
         batch: list[tuple[bytes, Expected]] = []
         remembered = []
         for rows in waiting:

@@ -1,0 +1,49 @@
+"""The collector during a whole-store verify (replays.store.collector): the heap alive at
+its start frozen and young passes rarer inside, the process's own settings back after."""
+
+import gc
+
+import pytest
+
+from replays.integrity import evidence as integrity
+from replays.store import collector
+from replays.store.collector import BULK_THRESHOLD, frozen_heap
+
+
+def test_frozen_inside_and_unfrozen_after_even_on_an_error():
+    assert gc.get_freeze_count() == 0
+    with pytest.raises(ValueError), frozen_heap():
+        assert gc.get_freeze_count() > 0
+        with frozen_heap():  # nested: the outer block unfreezes
+            pass
+        assert gc.get_freeze_count() > 0
+        raise ValueError("stop")
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_process_that_froze_objects_keeps_them_frozen():
+    gc.freeze()
+    try:
+        with frozen_heap():
+            pass
+        # Unfreezing would have left nothing frozen (the count only shrinks as frozen
+        # objects die).
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
+def test_verify_runs_with_the_bulk_settings_and_puts_them_back(sqlite_url, monkeypatch):
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append((gc.get_threshold()[0], gc.get_freeze_count() > 0))
+        return None
+
+    before = gc.get_threshold()
+    monkeypatch.setattr("replays.integrity.verify._resilient", spy)
+    integrity.verify_store(sqlite_url)
+    assert seen == [(max(before[0], BULK_THRESHOLD), True)]
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+    assert collector._frozen_depth == 0
