@@ -12,6 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from domain.simulation.cheats import Cheats, CheatsError
+from replays.fairplay.facts import GameFacts
+from replays.fairplay.signals import _seating as seating_tests
 from replays.fairplay.signals import (
     benjamini_hochberg,
     binomial_sf,
@@ -19,8 +21,8 @@ from replays.fairplay.signals import (
     poisson_sf,
     review,
 )
-from replays.fairplay.summary import summarise
-from replays.simulation import Floor, Simulation
+from replays.fairplay.summary import Summary, summarise
+from replays.simulation import Floor, Simulation, table_at
 from web.cli import main
 
 VARIANTS = ("points", "raise", "pool", "deals")
@@ -140,6 +142,49 @@ def test_an_honest_month_flags_nobody():
     result = review(summarise(honest_month()), *WHOLE)
     assert result.tested > 200
     assert len(result.flagged_players()) <= 1, [f.key for f in result.flags]
+
+
+def seated_month(games: int, players: int, cheats: Cheats | None, seed: int):
+    """Only the seating of a month as the simulator draws it (each game's table and players
+    from its own generator): thousands of games in seconds, a pair's every other count empty."""
+    floor = Floor(
+        seed=seed, players=players, tables=players // 40, variants=VARIANTS, cheats=cheats
+    )
+    tables = [table_at(floor, number) for number in range(1, floor.tables + 1)]
+    summary = Summary()
+    for index in range(games):
+        rng = random.Random(f"game:{seed}:{index}")
+        table = rng.choice(tables)
+        seated = tuple(floor.player_ids(rng, table))
+        day = floor.start_time(rng).date().isoformat()
+        summary.add_game(GameFacts(f"g{index}", day, table.id, seated, chips=False))
+    return floor, summary.period(*WHOLE)
+
+
+def test_pairs_met_by_chance_have_seating_p_values_no_smaller_than_uniform():
+    """Issue 32: with many players a pair rarely meets, and the pairs tested (three games
+    together or more) are the far tail of those that met by chance. Their plain Poisson tails
+    were far below uniform (nearly every tested pair under 1 %); given the floor they are not."""
+    _, period = seated_month(6000, 600, None, seed=44)
+    seating = [flag for flag in review(period, *WHOLE).flags if flag.signal == "seating"]
+    assert seating == []
+    tested = seating_tests(period.pairs, period.at_tables, period.table_pairs)
+    assert len(tested) > 100
+    for level in (0.01, 0.05, 0.2):
+        assert sum(t.p <= level for t in tested) <= level * len(tested) + 3, level
+
+
+def test_a_cheating_month_names_its_seated_partners_and_no_pair_met_by_chance():
+    """Issue 32: partners who sit together (strength 0.5: three games in four) loosen
+    Benjamini–Hochberg's threshold, and the honest pairs seen together four or five times
+    where their tables explain 0.3 came through by the dozen. Every partner is still named."""
+    cheats = Cheats.parse("pair:0.02,peek:0.02,dump:0.02,bot:0.02", strength=0.5)
+    floor, period = seated_month(6000, 600, cheats, seed=41)
+    truth = cheats.truth(floor.seed, floor.all_players())["cheaters"]
+    partners = {frozenset(entry["players"]) for entry in truth if len(entry["players"]) == 2}
+    named = {frozenset(flag.players) for flag in review(period, *WHOLE).flags}
+    assert len(partners) == 12 and partners <= named
+    assert sorted(sorted(pair) for pair in named - partners) == []
 
 
 def test_a_feeder_who_drops_for_a_strong_partner_is_flagged_and_nobody_honest_is():
@@ -445,6 +490,7 @@ def test_period_sums_done_in_the_database_review_as_the_records_do(database_url)
                 p: dict(t) for p, t in theirs.at_tables.items()
             }
             assert dict(mine.table_games) == dict(theirs.table_games)
+            assert dict(mine.table_pairs) == dict(theirs.table_pairs)
             assert mine.feed_base.keys() == {k for k, v in theirs.pairs.items() if v.faced}
             assert dict(mine.feed_base) == pytest.approx(dict(theirs.feed_base))
             from_sql = review(mine, start, end, table=table)

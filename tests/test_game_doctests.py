@@ -26,6 +26,7 @@ MODULES = [
     "replays.store.transcodings",
     "web.period_chart",
     "replays.access.access_log",
+    "replays.fairplay.signals",
 ]
 
 

@@ -405,6 +405,13 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     query = sa.select(td.table_id, sa.func.sum(td.games)).group_by(td.table_id)
     for where_, games in run(where(td, query)).all():
         period.table_games[where_] = int(games)
+    query = (
+        sa.select(rd.table_id, sa.func.sum(rd.together))
+        .where(rd.together > 0)
+        .group_by(rd.table_id)
+    )
+    for where_, pairs in run(where(rd, query)).all():
+        period.table_pairs[where_] = int(pairs)
     # Each table's rate of useful takes over the period, then each pair's discards faced
     # weighted by it: summed in the database, so only one row per pair comes back.
     rates = where(

@@ -7,7 +7,8 @@ Each signal is a statistic whose null comes from the same period's own populatio
   else's discards and the feeder's ratio to it with everyone else (each shrunk toward 1);
   exact binomial tail.
 - ``seating`` (pair): games at one table, against what each one's games at each table explain
-  (``sum over tables of games_a * games_b / games_at_table``); Poisson tail.
+  (``sum over tables of games_a * games_b``, scaled so that every pair's expectations at a
+  table add up to the pairs its games seated); Poisson tail.
 - ``folding`` (ordered pair A → B): the deals in which B was dealt a strong hand and A
   dropped (first or middle drop) with B still in, against the period's population rate of
   such drops given a strong other hand, times A's own ratio to it with everyone else (shrunk
@@ -30,6 +31,11 @@ Each signal is a statistic whose null comes from the same period's own populatio
   population's habit; its null is a normal fitted to the population's upper quarter (the
   strongest honest players), widened by each player's sampling variance.
 
+A pair is tested only once its count reaches a floor (three games together, two takes, two
+drops): its p-value is the tail given that floor, ``P(X >= observed | X >= floor)``. Of a
+month's hundreds of thousands of pairs, the few thousand that reach the floor by chance have
+plain tails far below uniform, and Benjamini–Hochberg counts only the pairs tested.
+
 Every p-value goes into one Benjamini–Hochberg procedure across all players and pairs tested.
 """
 
@@ -51,8 +57,10 @@ SIGNALS = {
     "solver": "bot-like play: agrees with the solver",
 }
 MIN_FACED = 5  # feeding: discards faced from one feeder
+MIN_USEFUL = 2  # feeding: of them, taken to the picker's gain
 MIN_TOGETHER = 3  # seating: games at one table
 MIN_STRONG = 3  # folding: deals with the partner dealt a strong hand
+MIN_DROPS = 2  # folding: of them, dropped with the partner in
 MIN_CHOICES = 20  # hidden cards: choices between a useful open card and the stock
 MIN_EXITS = 3  # dumping: exits with the beneficiary still in
 MIN_INTERVALS = 20  # timing: move intervals (degrees of freedom)
@@ -201,6 +209,20 @@ def poisson_sf(k: int, mean: float) -> float:
     return min(1.0, total)
 
 
+def given_floor(tail: float, floor_tail: float) -> float:
+    """The p-value of a count tested only once it reached a floor: ``P(X >= k | X >= floor)``
+    from ``tail`` = P(X >= k) and ``floor_tail`` = P(X >= floor). Selecting the pairs whose
+    count is already high and then reading their plain tails would take the selection itself
+    for evidence (see the module's docstring).
+
+    >>> given_floor(poisson_sf(3, 0.2), poisson_sf(3, 0.2)), round(given_floor(0.001, 0.01), 6)
+    (1.0, 0.1)
+    """
+    if floor_tail <= 0:
+        return tail
+    return min(1.0, tail / floor_tail)
+
+
 def empirical_null(scores: list[float], floor: float | None = 1.0) -> tuple[float, float]:
     """Centre and spread of the bulk of ``scores`` (median, 1.4826 MAD): Efron's empirical
     null. ``floor`` keeps the spread no narrower than a theory's (None: no floor)."""
@@ -247,7 +269,7 @@ def review(
     players, pairs = period.players, period.pairs
     tests: list[Flag] = []
     tests += _feeding(period)
-    tests += _seating(pairs, period.at_tables, period.table_games)
+    tests += _seating(pairs, period.at_tables, period.table_pairs)
     tests += _folding(pairs)
     tests += _hidden(players)
     tests += _dumping(players, pairs)
@@ -286,7 +308,7 @@ def _feeding(period: Period) -> list[Flag]:
         given[feeder] += row.useful
     tests = []
     for (feeder, picker), row in pairs.items():
-        if row.faced < MIN_FACED or row.useful < 2:
+        if row.faced < MIN_FACED or row.useful < MIN_USEFUL:
             continue
         # Each side's ratio to its tables' rates without the other, shrunk toward 1; their
         # effects multiply (the picker's skill, the feeder's careless or generous discards).
@@ -296,7 +318,9 @@ def _feeding(period: Period) -> list[Flag]:
         )
         gives = (given[feeder] - row.useful + SHRINK) / (feeder_base[feeder] - own + SHRINK)
         rate = min(0.95, own * takes * gives / row.faced)
-        p = binomial_sf(row.useful, row.faced, rate)
+        p = given_floor(
+            binomial_sf(row.useful, row.faced, rate), binomial_sf(MIN_USEFUL, row.faced, rate)
+        )
         tests.append(
             Flag(
                 "feeding",
@@ -328,7 +352,7 @@ def _folding(pairs) -> list[Flag]:
     rate = drops / strong
     tests = []
     for (first, second), row in pairs.items():
-        if row.strong < MIN_STRONG or row.strong_drops < 2:
+        if row.strong < MIN_STRONG or row.strong_drops < MIN_DROPS:
             continue
         ratio = (own_drops[first] - row.strong_drops + SHRINK) / (
             (own_strong[first] - row.strong) * rate + SHRINK
@@ -342,25 +366,42 @@ def _folding(pairs) -> list[Flag]:
                 row.strong * expected,
                 f"dropped in {row.strong_drops} of {row.strong} deals in which {second} was "
                 f"dealt a strong hand; expected {row.strong * expected:.1f}",
-                binomial_sf(row.strong_drops, row.strong, expected),
+                given_floor(
+                    binomial_sf(row.strong_drops, row.strong, expected),
+                    binomial_sf(MIN_DROPS, row.strong, expected),
+                ),
                 pairs.get(tuple(sorted((first, second))), PairDay()).together,
             )
         )
     return tests
 
 
-def _seating(pairs, at_tables, table_games) -> list[Flag]:
+def _seating(pairs, at_tables, table_pairs) -> list[Flag]:
+    # Under seating by chance, two players share a game at a table in proportion to their
+    # games there. A seat one of them fills is not the other's (a two-seat game holds one
+    # pair, not two), so each table's products are scaled to add up to the pairs its games
+    # actually seated: the period's own count, whatever the tables' sizes and occupancy.
+    totals: dict[str, int] = defaultdict(int)
+    squares: dict[str, int] = defaultdict(int)
+    for tables in at_tables.values():
+        for where, games in tables.items():
+            totals[where] += games
+            squares[where] += games * games
+    scale = {
+        where: 2 * seated / (totals[where] ** 2 - squares[where])
+        for where, seated in table_pairs.items()
+        if totals[where] ** 2 > squares[where]
+    }
     tests = []
     for (first, second), row in pairs.items():
         if first > second or row.together < MIN_TOGETHER:
             continue
         theirs = at_tables[second]
         expected = sum(
-            games * theirs.get(where, 0) / table_games[where]
+            games * theirs.get(where, 0) * scale.get(where, 0.0)
             for where, games in at_tables[first].items()
-            if table_games.get(where)
         )
-        p = poisson_sf(row.together, expected)
+        p = given_floor(poisson_sf(row.together, expected), poisson_sf(MIN_TOGETHER, expected))
         tests.append(
             Flag(
                 "seating",

@@ -284,7 +284,8 @@ class Summary:
 class Period:
     """A period's statistics added up: what a review reads. ``players`` and ``pairs`` hold one
     row each for the whole period; ``at_tables[player][table]`` the player's games at each
-    table (the seating test's null); ``table_games`` and, per ordered pair, ``feed_base``:
+    table and ``table_pairs[table]`` the pairs seated in its games, counted once a game (the
+    seating test's null); ``table_games`` and, per ordered pair, ``feed_base``:
     the pair's discards faced, each weighted by its own table's rate of useful takes in the
     period (the feeding test's null before the two players' own ratios). ``evidence`` is
     None when read from the tables: a review then fetches its flags' evidence afterwards.
@@ -301,6 +302,7 @@ class Period:
     )
     pairs: dict[tuple[str, str], PairDay] = field(default_factory=lambda: defaultdict(PairDay))
     table_games: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    table_pairs: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     feed_base: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
     evidence: dict[tuple[str, str, str], list[Evidence]] | None = None
 
@@ -321,6 +323,8 @@ def _period(summary: Summary, start: str, end: str, table: str | None) -> Period
     for (day, where, first, second), row in summary.pairs.items():
         if within(day, where):
             period.pairs[(first, second)].add(row)
+            if row.together:
+                period.table_pairs[where] += row.together
             if row.faced:
                 period.feed_base[(first, second)] += (
                     row.faced * table_useful[where] / table_faced[where]
