@@ -11,12 +11,10 @@ the command review; :func:`load_summary` reads the day rows back as they are.
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import uuid
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import astuple
 from datetime import UTC, date, datetime, timedelta
 
@@ -37,6 +35,7 @@ from replays.fairplay.tables import (
     FairplayTableDay,
 )
 from replays.readmodels.models import GameRow
+from replays.store.collector import bulk_work
 from replays.store.db import engine_for
 
 BATCH = 500  # games counted per transaction (whole days: a batch ends where a day does)
@@ -108,24 +107,11 @@ def catch_up(
         games = _pending_days(session)
     if not games:
         return 0
-    with _fewer_collections():
+    # The collector runs less often while games are counted (the forked workers inherit
+    # it): it scanned the batches' millions of young objects again and again, 17 % of a
+    # 1,000-game catch-up's CPU.
+    with bulk_work():
         return _count(ledger, engine, games, progress, jobs, reviews, skipped)
-
-
-@contextmanager
-def _fewer_collections():
-    """CPython's cycle collector run less often while games are counted (the workers, forked
-    inside, inherit it). A catch-up makes millions of small objects that live until their
-    batch is written (events, records, facts, the batch's sums), and the collector scanned
-    them again and again: 17 % of a 1,000-game catch-up's CPU, and the walked facts took
-    1.06 s to unpickle in the writing process with it against 0.15 s without. Still
-    automatic, so a long catch-up's cyclic garbage is still freed."""
-    before = gc.get_threshold()
-    gc.set_threshold(50_000, 20, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 def _count(ledger, engine, games, progress, jobs, reviews, skipped) -> int:
