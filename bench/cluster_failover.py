@@ -53,6 +53,9 @@ import threading
 import time
 from pathlib import Path
 
+from bench.request_parts import RequestParts
+from bench.request_parts import summary as parts_summary
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -178,10 +181,10 @@ def _hosts(url: str) -> str:
     return _servers(make_url(read_database_url(url)))
 
 
-def _page_times(client, path: str, requests: int, want: str) -> list[float]:
+def _page_times(client, path: str, requests: int, want: str, parts=None) -> list[float]:
     times = []
     for _ in range(requests):
-        response = client.get(path)
+        response = parts.get(client, path) if parts is not None else client.get(path)
         assert response.status_code == 200, response.status_code
         assert response.headers["X-Rummy-Ledger-Read"] == want
         timing = response.headers["Server-Timing"]
@@ -258,10 +261,10 @@ def _seed_games(url: str, base: list[dict]) -> None:
 
 
 def _idle_single_server(
-    base: list[dict], path: str, requests: int, cpus: str | None, queries: _Queries | None = None
+    base: list[dict], path: str, requests: int, cpus: str | None, queries: _Queries, parts
 ):
     """The page on one plain PostgreSQL server, it and this process on ``cpus``; ``queries``
-    counts what the measured pages asked of it."""
+    counts what the measured pages asked of it, ``parts`` where their time went."""
     from auth_support import signed_in
     from cluster_support import SingleServer
 
@@ -275,14 +278,12 @@ def _idle_single_server(
         try:
             client = signed_in(_app(single.url()))
             _page_times(client, path, WARM_UP, "primary")
-            if queries is not None:
-                queries.start({_hosts(single.url()): "single server"})
+            queries.start({_hosts(single.url()): "single server"})
             cpu = time.process_time()
             try:
-                times = _page_times(client, path, requests, "primary")
+                times = _page_times(client, path, requests, "primary", parts)
             finally:
-                if queries is not None:
-                    queries.on = False
+                queries.on = False
             return times, (time.process_time() - cpu) / requests
         finally:
             _pin(None)
@@ -322,8 +323,10 @@ def run(
 
     # The same page on an idle single server, on the standby's core alone: before...
     queries = _Queries()
-    idle_before, idle_cpu = _idle_single_server(base, path, requests, standby_cpu, queries)
+    parts = RequestParts(queries)
+    idle_before, idle_cpu = _idle_single_server(base, path, requests, standby_cpu, queries, parts)
     idle_queries = queries.per_page(len(idle_before))
+    idle_parts, parts.rows = parts.rows, []
     load_idle_before = os.getloadavg()
 
     cpus = {"monitor": primary_cpu, "node1": primary_cpu, "node2": standby_cpu}
@@ -367,7 +370,7 @@ def run(
             profile = cProfile.Profile()
             profile.enable()
         while importing.poll() is None:
-            busy += _page_times(client, path, 10, "replica")
+            busy += _page_times(client, path, 10, "replica", parts)
         if profile is not None:
             profile.disable()
             profile.dump_stats(os.environ["BENCH_PROFILE"])
@@ -379,6 +382,7 @@ def run(
         }
         busy_cpu["page_process"] = round(time.process_time() - page_cpu_before, 2)
         queries.on = False
+        busy_parts, parts.rows = parts.rows, []
         load_busy_end = os.getloadavg()
         _pin(None)
         sampler.stdin.close()
@@ -439,7 +443,8 @@ def run(
 
     # ...and after, with the formation gone.
     load_idle_after_start = os.getloadavg()
-    idle_after, _ = _idle_single_server(base, path, requests, standby_cpu)
+    idle_after, _ = _idle_single_server(base, path, requests, standby_cpu, queries, parts)
+    idle_parts += parts.rows
     idle = idle_before + idle_after
     idle_p95, busy_p95 = _percentile(idle, 0.95), _percentile(busy, 0.95)
     idle_p50, busy_p50 = statistics.median(idle), statistics.median(busy)
@@ -485,6 +490,11 @@ def run(
         "idle_single_server_page_queries": idle_queries,
         "standby_page_queries": queries.per_page(len(busy)),
         "standby_page_heaviest_statements": queries.heaviest(len(busy)),
+        # Per request, mean ms of each part (bench/request_parts.py says what each is).
+        "page_parts_ms": {
+            "idle_single_server": parts_summary(idle_parts),
+            "standby_during_import": parts_summary(busy_parts),
+        },
         "p50_ratio": round(busy_p50 / idle_p50, 3),
         "p95_ratio": round(busy_p95 / idle_p95, 3),
         "target_p95_ratio_at_most_1_5_met": busy_p95 / idle_p95 <= 1.5,

@@ -1,0 +1,126 @@
+"""Where each page's time goes, request by request, in parts another session's load on the
+machine cannot hide (bench/cluster_failover.py collects them for the standby's page).
+
+Around every request of a Flask test client (the page is drawn on the calling thread):
+
+- ``cpu``: the page thread on a CPU; ``runq``: the page thread runnable but waiting for its
+  CPU (``/proc/self/task/<tid>/schedstat``: what another process on the same core costs);
+  ``off``: the rest of the wall time, the thread asleep (waiting for a server's answer);
+- ``replica`` and ``primary``: the statements' time to each server (SQLAlchemy's cursor
+  events, on every thread; ``_Queries`` in the bench);
+- the access-log line, written on a writer thread (web/auth.py): when it was sent and when
+  its commit came back, from the request's start; the writer's own CPU and run-queue time;
+  ``page_ready``: when the page had been drawn and began waiting for that commit, and
+  ``end_wait``: how long that wait took (the commit on the page's critical path).
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+
+
+def schedstat(tid: int) -> tuple[float, float]:
+    """Seconds thread ``tid`` of this process has run, and has waited runnable for a CPU."""
+    with open(f"/proc/self/task/{tid}/schedstat") as stats:
+        on_cpu, waiting, _ = stats.read().split()
+    return int(on_cpu) / 1e9, int(waiting) / 1e9
+
+
+class RequestParts:
+    """Installs its hooks on the app's modules while :meth:`measure` runs requests."""
+
+    def __init__(self, queries):
+        from replays.access import access_log
+        from web import auth
+
+        self.queries = queries
+        self.rows: list[dict] = []
+        self._lines: list[dict] = []
+        self._ready: list[tuple[float, float]] = []
+        self._started = 0.0
+        self._lock = threading.Lock()
+        record_access, log_view = access_log.record_access, auth._log_privileged_view
+
+        def timed_record_access(*args, **kwargs):
+            tid = threading.get_native_id()
+            sent, (cpu, runq) = time.perf_counter(), schedstat(tid)
+            try:
+                return record_access(*args, **kwargs)
+            finally:
+                done, (cpu_after, runq_after) = time.perf_counter(), schedstat(tid)
+                with self._lock:
+                    self._lines.append(
+                        {
+                            "line_sent": sent - self._started,
+                            "line_done": done - self._started,
+                            "writer_cpu": cpu_after - cpu,
+                            "writer_runq": runq_after - runq,
+                        }
+                    )
+
+        def timed_log_view(response):
+            ready = time.perf_counter()
+            try:
+                return log_view(response)
+            finally:
+                self._ready.append((ready - self._started, time.perf_counter() - ready))
+
+        access_log.record_access = timed_record_access
+        auth._log_privileged_view = timed_log_view
+
+    def get(self, client, path: str):
+        """``client.get(path)``, its parts appended to :attr:`rows`."""
+        tid = threading.get_native_id()
+        seconds = dict(self.queries.seconds)
+        cpu, runq = schedstat(tid)
+        self._lines.clear()
+        self._ready.clear()
+        self._started = started = time.perf_counter()
+        response = client.get(path)
+        wall = time.perf_counter() - started
+        cpu_after, runq_after = schedstat(tid)
+        row = {
+            "server_ms": float(response.headers.get("Server-Timing", "dur=nan").split("dur=")[1]),
+            "wall": wall,
+            "cpu": cpu_after - cpu,
+            "runq": runq_after - runq,
+        }
+        row["off"] = wall - row["cpu"] - row["runq"]
+        for server, took in self.queries.seconds.items():
+            name = "replica" if server == "replica" else "primary"
+            row[name] = row.get(name, 0.0) + took - seconds.get(server, 0.0)
+        with self._lock:
+            for line in self._lines[-1:]:
+                row.update(line)
+        for ready, waited in self._ready[-1:]:
+            row["page_ready"], row["end_wait"] = ready, waited
+        self.rows.append(row)
+        return response
+
+
+PARTS = ("wall", "cpu", "runq", "off", "replica", "primary", "line_sent", "line_done",
+         "page_ready", "end_wait", "writer_cpu", "writer_runq")  # fmt: skip
+
+
+def summary(rows: list[dict]) -> dict:
+    """Mean ms of each part over every request, over the middle tenth by wall time (the
+    p50's neighbours) and over the slowest twentieth (those at or beyond the p95)."""
+    ordered = sorted(rows, key=lambda row: row["wall"])
+    count = len(ordered)
+    bands = {
+        "all": ordered,
+        "p45_p55": ordered[int(0.45 * count) : max(int(0.55 * count), int(0.45 * count) + 1)],
+        "p95_up": ordered[min(count - 1, int(0.95 * count)) :],
+    }
+
+    def mean_ms(band: list[dict], part: str) -> float | None:
+        values = [row[part] for row in band if part in row]
+        return round(1000 * statistics.fmean(values), 2) if values else None
+
+    return {
+        name: {"n": len(band), **{part: mean_ms(band, part) for part in PARTS}}
+        for name, band in bands.items()
+        if band
+    }
