@@ -327,28 +327,43 @@ def test_no_log_no_page(site, monkeypatch):
     assert 'data-card="' not in page
 
 
-def test_a_pages_line_is_written_while_the_page_is_drawn(site, monkeypatch):
-    """A logged page's line goes to the database on a writer thread once the page starts
-    being drawn (its commit overlaps the drawing); the page waits for it. A page drawn
-    without a template (the table picture) writes its line at the end; an error page
-    starts none."""
+def test_a_pages_line_is_sent_as_soon_as_its_game_is_found(site, monkeypatch):
+    """A logged page's line goes to the database on a writer thread as soon as the page has
+    found its game and checked its arguments, before it reads the table's events (its
+    commit overlaps the rest of the page's work); the page waits for it. A page that does
+    not say when sends it once it starts being drawn (the game summary), or at the end
+    without a template (the audit CSV); an error page sends none."""
+    from flask import g
+
+    from web.views import replays
+
     threads: list[str] = []
-    write = access_log.record_access
+    sent_before_the_table: list[bool] = []
+    write, read_table = access_log.record_access, replays.state_after
 
     def spy(*args, **kwargs):
-        threads.append(threading.current_thread().name)
+        threads.append(threading.current_thread().name.split("_")[0])
         return write(*args, **kwargs)
 
+    def table(*args, **kwargs):
+        sent_before_the_table.append(g.get("access_line") is not None)
+        return read_table(*args, **kwargs)
+
     monkeypatch.setattr(access_log, "record_access", spy)
+    monkeypatch.setattr(replays, "state_after", table)
     url = site.config["DATABASE_URL"]
     before = len(log_rows(url))
     auditor = signed_in(site, "auditor")
     assert auditor.get(f"/games/{GAME}/replay?move=7").status_code == 200
     assert len(log_rows(url)) == before + 1  # committed before the answer
     assert auditor.get(f"/games/{GAME}/replay/table.svg?move=7").status_code == 200
+    assert auditor.get(f"/games/{GAME}").status_code == 200
+    assert auditor.get(f"/games/{GAME}/audit.csv").status_code == 200
     assert auditor.get("/games/NO-SUCH/replay").status_code == 404
-    assert [name.split("_")[0] for name in threads] == ["access-log", "MainThread"]
-    assert len(log_rows(url)) == before + 2
+    assert auditor.get(f"/games/{GAME}/replay?move=999").status_code == 400
+    assert sent_before_the_table == [True, True]
+    assert threads == ["access-log", "access-log", "access-log", "MainThread"]
+    assert len(log_rows(url)) == before + 4
 
 
 def test_the_access_log_is_append_only_in_the_database(database_url):

@@ -16,8 +16,9 @@ registration it sets up Flask-Login and Flask-WTF's CSRF protection for the whol
   ``seat`` is redirected to theirs, another seat is refused.
 - Every privileged opening of a game by staff (full view, another seat, the audit) is
   appended to the access log (:mod:`replays.access.access_log`), committed before the page
-  is shown; if the log cannot be written the page is withheld. The line is sent once the
-  page starts being drawn (:func:`_start_access_line`), so its commit overlaps the drawing.
+  is shown; if the log cannot be written the page is withheld. The line is sent as soon as
+  the page has found its game and checked its arguments (:func:`access_line_ready`, or
+  when it starts being drawn), so its commit overlaps the rest of the page's work.
 - The signed-in account is read on the primary, so that signing out or disabling an account
   takes effect at once. A page a read replica serves reads it on the replica instead and
   has the primary confirm it before the page is shown, in the statement that writes the
@@ -523,15 +524,17 @@ def _line_writers() -> ThreadPoolExecutor:
     return _writers[1]
 
 
-def _start_access_line(_app, template, **_context) -> None:
-    """When a logged page starts being drawn (Flask's ``before_render_template``): its game
-    was found and its arguments were right, so its line is sent to the primary now, on a
-    thread, and its commit (the synchronous standby's round trip, behind whatever the
-    primary's writers sent) overlaps the drawing instead of following it. The page still
-    goes only once the line is committed (:func:`_log_privileged_view` waits for it), and
-    a page that then fails while drawn (a 500) has a line it did not show: the log may say
-    more than was shown, never less. Error pages start nothing."""
-    if g.get("access_line") is not None or (template.name or "").startswith("errors/"):
+def access_line_ready() -> None:
+    """Called by a logged page once its game is found and its arguments are right, before
+    the rest of its work: the page's access-log line is sent to the primary now, on a
+    thread, so that its commit (the synchronous standby's round trip, behind whatever the
+    primary's writers sent) overlaps reading and replaying the game and drawing the page
+    instead of following them. The page still goes only once the line is committed
+    (:func:`_log_privileged_view` waits for it), and a page that then fails (a 500, or a
+    replica that has not reached the game) has a line it did not show: the log may say
+    more than was shown, never less. Once per request; nothing for a request that is not
+    a privileged opening of a game."""
+    if g.get("access_line") is not None:
         return
     line = _access_line()
     if line is None:
@@ -539,6 +542,14 @@ def _start_access_line(_app, template, **_context) -> None:
     from replays.access.access_log import record_access
 
     g.access_line = (line, _line_writers().submit(record_access, **line, only_if=_only_if()))
+
+
+def _start_access_line(_app, template, **_context) -> None:
+    """A logged page that did not call :func:`access_line_ready` sends its line when it
+    starts being drawn (Flask's ``before_render_template``): by then its game was found and
+    its arguments were right. Error pages start nothing."""
+    if not (template.name or "").startswith("errors/"):
+        access_line_ready()
 
 
 def _log_privileged_view(response):

@@ -18,7 +18,7 @@ from types import ModuleType
 from flask import Response, abort, redirect, render_template, request, url_for
 from markupsafe import Markup
 
-from web.auth import viewer_seat
+from web.auth import access_line_ready, viewer_seat
 from web.ledger import get_ledger
 
 
@@ -54,6 +54,7 @@ def _context(game_id: str) -> dict:
     seat = viewer_seat() or request.args.get("seat", "").strip() or None
     if seat is not None and seat not in players:
         abort(400, f"Game {game_id} has no player {seat!r} (players: {', '.join(players)}).")
+    access_line_ready()
     at_step = ledger.get_game(game_id, version=variant.version_after(game, move))
     return {
         "game_id": game_id,

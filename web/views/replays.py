@@ -14,6 +14,7 @@ from flask import Blueprint, Response, abort, render_template, request, url_for
 
 from domain import variants
 from web import svg
+from web.auth import access_line_ready
 from web.hand_views import chance_moments
 from web.ledger import read_session
 from web.replay_page import (
@@ -68,6 +69,7 @@ def _table_context(game_id: str):
         abort(404, f"No game {game_id!r} in the ledger.")
     move = _move_arg(game_id, game.total)
     seat = _seat_arg(game_id, game.players)
+    access_line_ready()
     state = state_after(game, move)
     shown = variants.get(game.header.variant).seat_view(state, seat)
     at_end = move == game.total
