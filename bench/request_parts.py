@@ -6,6 +6,8 @@ Around every request of a Flask test client (the page is drawn on the calling th
 - ``cpu``: the page thread on a CPU; ``runq``: the page thread runnable but waiting for its
   CPU (``/proc/self/task/<tid>/schedstat``: what another process on the same core costs);
   ``off``: the rest of the wall time, the thread asleep (waiting for a server's answer);
+  ``slices``: how many times the thread was put on its CPU; ``gc``: Python's garbage
+  collections during the request (any thread);
 - ``replica`` and ``primary``: the statements' time to each server (SQLAlchemy's cursor
   events, on every thread; ``_Queries`` in the bench);
 - the access-log line, written on a writer thread (web/auth.py): when it was sent and when
@@ -16,16 +18,18 @@ Around every request of a Flask test client (the page is drawn on the calling th
 
 from __future__ import annotations
 
+import gc
 import statistics
 import threading
 import time
 
 
-def schedstat(tid: int) -> tuple[float, float]:
-    """Seconds thread ``tid`` of this process has run, and has waited runnable for a CPU."""
+def schedstat(tid: int) -> tuple[float, float, int]:
+    """Seconds thread ``tid`` of this process has run, and has waited runnable for a CPU;
+    the times it was put on a CPU."""
     with open(f"/proc/self/task/{tid}/schedstat") as stats:
-        on_cpu, waiting, _ = stats.read().split()
-    return int(on_cpu) / 1e9, int(waiting) / 1e9
+        on_cpu, waiting, slices = stats.read().split()
+    return int(on_cpu) / 1e9, int(waiting) / 1e9, int(slices)
 
 
 class RequestParts:
@@ -45,11 +49,11 @@ class RequestParts:
 
         def timed_record_access(*args, **kwargs):
             tid = threading.get_native_id()
-            sent, (cpu, runq) = time.perf_counter(), schedstat(tid)
+            sent, (cpu, runq, _) = time.perf_counter(), schedstat(tid)
             try:
                 return record_access(*args, **kwargs)
             finally:
-                done, (cpu_after, runq_after) = time.perf_counter(), schedstat(tid)
+                done, (cpu_after, runq_after, _) = time.perf_counter(), schedstat(tid)
                 with self._lock:
                     self._lines.append(
                         {
@@ -69,23 +73,34 @@ class RequestParts:
 
         access_log.record_access = timed_record_access
         auth._log_privileged_view = timed_log_view
+        self._gc, self._gc_started = 0.0, 0.0
+        gc.callbacks.append(self._on_gc)
+
+    def _on_gc(self, phase: str, _info: dict) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        elif self._gc_started:
+            self._gc += time.perf_counter() - self._gc_started
 
     def get(self, client, path: str):
         """``client.get(path)``, its parts appended to :attr:`rows`."""
         tid = threading.get_native_id()
         seconds = dict(self.queries.seconds)
-        cpu, runq = schedstat(tid)
+        cpu, runq, slices = schedstat(tid)
         self._lines.clear()
         self._ready.clear()
+        self._gc = 0.0
         self._started = started = time.perf_counter()
         response = client.get(path)
         wall = time.perf_counter() - started
-        cpu_after, runq_after = schedstat(tid)
+        cpu_after, runq_after, slices_after = schedstat(tid)
         row = {
             "server_ms": float(response.headers.get("Server-Timing", "dur=nan").split("dur=")[1]),
             "wall": wall,
             "cpu": cpu_after - cpu,
             "runq": runq_after - runq,
+            "slices": (slices_after - slices) / 1000,  # shown as a count by summary()
+            "gc": self._gc,
         }
         row["off"] = wall - row["cpu"] - row["runq"]
         for server, took in self.queries.seconds.items():
@@ -100,8 +115,8 @@ class RequestParts:
         return response
 
 
-PARTS = ("wall", "cpu", "runq", "off", "replica", "primary", "line_sent", "line_done",
-         "page_ready", "end_wait", "writer_cpu", "writer_runq")  # fmt: skip
+PARTS = ("wall", "cpu", "runq", "off", "slices", "gc", "replica", "primary", "line_sent",
+         "line_done", "page_ready", "end_wait", "writer_cpu", "writer_runq")  # fmt: skip
 
 
 def summary(rows: list[dict]) -> dict:
