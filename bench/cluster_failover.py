@@ -53,7 +53,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench.request_parts import RequestParts
+from bench.request_parts import RequestParts, processes_of
 from bench.request_parts import summary as parts_summary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -356,6 +356,8 @@ def run(
         sampler = _lag_process(cluster.url(), app.config["READ_DATABASE_URL"], primary_cpu)
         load_busy_start = os.getloadavg()
         postmasters = {name: cluster.node(name).postmaster_pid() for name in ("node1", "node2")}
+        standby = processes_of(postmasters["node2"])
+        parts.watched = {f"standby_{kind}": pids for kind, pids in standby.items()}
         cpu_before = {name: _cpu_seconds(pid) for name, pid in postmasters.items()}
         page_cpu_before = time.process_time()
         importing = _import_process(
@@ -383,7 +385,7 @@ def run(
         }
         busy_cpu["page_process"] = round(time.process_time() - page_cpu_before, 2)
         queries.on = False
-        busy_parts, parts.rows = parts.rows, []
+        busy_parts, parts.rows, parts.watched = parts.rows, [], {}
         load_busy_end = os.getloadavg()
         _pin(None)
         sampler.stdin.close()

@@ -13,23 +13,59 @@ Around every request of a Flask test client (the page is drawn on the calling th
 - the access-log line, written on a writer thread (web/auth.py): when it was sent and when
   its commit came back, from the request's start; the writer's own CPU and run-queue time;
   ``page_ready``: when the page had been drawn and began waiting for that commit, and
-  ``end_wait``: how long that wait took (the commit on the page's critical path).
+  ``end_wait``: how long that wait took (the commit on the page's critical path);
+- ``standby_startup``, ``standby_walreceiver``, ``standby_backends``, ``standby_other``:
+  the CPU the standby's processes used inside the request's window (WAL replay, WAL
+  receipt, the connections answering the page's reads): what shared the page's core.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
 import statistics
 import threading
 import time
 
 
-def schedstat(tid: int) -> tuple[float, float, int]:
-    """Seconds thread ``tid`` of this process has run, and has waited runnable for a CPU;
-    the times it was put on a CPU."""
-    with open(f"/proc/self/task/{tid}/schedstat") as stats:
+def schedstat(tid: int, path: str = "/proc/self/task/{}/schedstat") -> tuple[float, float, int]:
+    """Seconds thread ``tid`` of this process (with ``path`` "/proc/{}/schedstat": process
+    ``tid``) has run, and has waited runnable for a CPU; the times it was put on a CPU."""
+    with open(path.format(tid)) as stats:
         on_cpu, waiting, slices = stats.read().split()
     return int(on_cpu) / 1e9, int(waiting) / 1e9, int(slices)
+
+
+def processes_of(postmaster: int) -> dict[str, list[int]]:
+    """A PostgreSQL server's processes by what they are: ``startup`` (a standby's WAL
+    replay), ``walreceiver``, ``backends`` (the connections serving queries), ``other``."""
+    found: dict[str, list[int]] = {"startup": [], "walreceiver": [], "backends": [], "other": []}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline") as cmdline:
+                title = cmdline.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent != postmaster:
+            continue
+        kind = next((k for k in ("startup", "walreceiver") if k in title), None)
+        if kind is None:
+            kind = "backends" if "(" in title else "other"  # a client's host(port)
+        found[kind].append(int(entry))
+    return found
+
+
+def _cpu_of(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError):  # ended
+            total += schedstat(pid, "/proc/{}/schedstat")[0]
+    return total
 
 
 class RequestParts:
@@ -41,6 +77,9 @@ class RequestParts:
 
         self.queries = queries
         self.rows: list[dict] = []
+        # Other processes whose CPU inside each request's window is a part ("standby
+        # startup": label -> pids), set by the caller: what shared the page's core.
+        self.watched: dict[str, list[int]] = {}
         self._lines: list[dict] = []
         self._ready: list[tuple[float, float]] = []
         self._started = 0.0
@@ -86,6 +125,7 @@ class RequestParts:
         """``client.get(path)``, its parts appended to :attr:`rows`."""
         tid = threading.get_native_id()
         seconds = dict(self.queries.seconds)
+        watched = {label: _cpu_of(pids) for label, pids in self.watched.items()}
         cpu, runq, slices = schedstat(tid)
         self._lines.clear()
         self._ready.clear()
@@ -102,6 +142,8 @@ class RequestParts:
             "slices": (slices_after - slices) / 1000,  # shown as a count by summary()
             "gc": self._gc,
         }
+        for label, pids in self.watched.items():
+            row[label] = _cpu_of(pids) - watched[label]
         row["off"] = wall - row["cpu"] - row["runq"]
         for server, took in self.queries.seconds.items():
             name = "replica" if server == "replica" else "primary"
@@ -116,7 +158,8 @@ class RequestParts:
 
 
 PARTS = ("wall", "cpu", "runq", "off", "slices", "gc", "replica", "primary", "line_sent",
-         "line_done", "page_ready", "end_wait", "writer_cpu", "writer_runq")  # fmt: skip
+         "line_done", "page_ready", "end_wait", "writer_cpu", "writer_runq", "standby_startup",
+         "standby_walreceiver", "standby_backends", "standby_other")  # fmt: skip
 
 
 def summary(rows: list[dict]) -> dict:
