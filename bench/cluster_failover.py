@@ -386,6 +386,7 @@ def run(
         busy_cpu["page_process"] = round(time.process_time() - page_cpu_before, 2)
         queries.on = False
         busy_parts, parts.rows, parts.watched = parts.rows, [], {}
+        busy_queries = queries.per_page(len(busy)), queries.heaviest(len(busy))
         load_busy_end = os.getloadavg()
         _pin(None)
         sampler.stdin.close()
@@ -491,8 +492,8 @@ def run(
             "standby_during_import": round(1000 * busy_cpu["page_process"] / len(busy), 2),
         },
         "idle_single_server_page_queries": idle_queries,
-        "standby_page_queries": queries.per_page(len(busy)),
-        "standby_page_heaviest_statements": queries.heaviest(len(busy)),
+        "standby_page_queries": busy_queries[0],
+        "standby_page_heaviest_statements": busy_queries[1],
         # Per request, mean ms of each part (bench/request_parts.py says what each is).
         "page_parts_ms": {
             "idle_single_server": parts_summary(idle_parts),
