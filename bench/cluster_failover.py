@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -259,10 +260,20 @@ def _seed_games(url: str, base: list[dict]) -> None:
 
 
 def _idle_single_server(
-    base: list[dict], path: str, requests: int, cpus: str | None, queries: _Queries, parts
+    base: list[dict],
+    path: str,
+    requests: int,
+    cpus: str | None,
+    queries: _Queries,
+    parts,
+    neighbour_cpu: str | None = None,
 ):
     """The page on one plain PostgreSQL server, it and this process on ``cpus``; ``queries``
-    counts what the measured pages asked of it, ``parts`` where their time went."""
+    counts what the measured pages asked of it, ``parts`` where their time went. Returns
+    the pages' times, this process's CPU a page, and (``neighbour_cpu``) the times and
+    parts of as many pages again, in blocks of ten taking turns with the others, drawn
+    while a spin loop holds that CPU (the primary's "host"), as busy as during the import:
+    on this machine a busy core slows its neighbour's work (bench/request_parts.py)."""
     from auth_support import signed_in
     from cluster_support import SingleServer
 
@@ -270,20 +281,41 @@ def _idle_single_server(
     from replays.store.settings import database_url
 
     single = SingleServer(cpus=cpus).start()
+    spinner = None
     try:
         _seed_games(single.url(), base)
         _pin(cpus)
         try:
             client = signed_in(_app(single.url()))
             _page_times(client, path, WARM_UP, "primary")
+            if neighbour_cpu is not None:
+                spinner = subprocess.Popen(
+                    _pinned([sys.executable, "-c", "while True: pass"], neighbour_cpu)
+                )
+                os.kill(spinner.pid, signal.SIGSTOP)
             queries.start({_hosts(single.url()): "single server"})
-            cpu = time.process_time()
+            times, cpu, spun, spun_parts = [], 0.0, [], []
             try:
-                times = _page_times(client, path, requests, "primary", parts)
+                for block in range(0, requests, 10):
+                    started = time.process_time()
+                    times += _page_times(client, path, min(10, requests - block), "primary", parts)
+                    cpu += time.process_time() - started
+                    if spinner is not None:
+                        os.kill(spinner.pid, signal.SIGCONT)
+                        time.sleep(0.02)
+                        kept = len(parts.rows)
+                        spun += _page_times(client, path, min(10, requests - block), "primary",
+                                            parts)  # fmt: skip
+                        spun_parts += parts.rows[kept:]
+                        del parts.rows[kept:]
+                        os.kill(spinner.pid, signal.SIGSTOP)
             finally:
                 queries.on = False
-            return times, (time.process_time() - cpu) / requests
+            return times, cpu / requests, spun, spun_parts
         finally:
+            if spinner is not None:
+                spinner.kill()
+                spinner.wait()
             _pin(None)
             engine_for(database_url(single.url())).dispose()
     finally:
@@ -325,7 +357,9 @@ def run(
     # The same page on an idle single server, on the standby's core alone: before...
     queries = _Queries()
     parts = RequestParts(queries)
-    idle_before, idle_cpu = _idle_single_server(base, path, requests, standby_cpu, queries, parts)
+    idle_before, idle_cpu, _, _ = _idle_single_server(
+        base, path, requests, standby_cpu, queries, parts
+    )
     idle_queries = queries.per_page(len(idle_before))
     idle_parts, parts.rows = parts.rows, []
     load_idle_before = os.getloadavg()
@@ -447,7 +481,10 @@ def run(
 
     # ...and after, with the formation gone.
     load_idle_after_start = os.getloadavg()
-    idle_after, _ = _idle_single_server(base, path, requests, standby_cpu, queries, parts)
+    # The after slice takes turns with pages whose neighbouring core is held busy.
+    idle_after, _, neighboured, neighboured_parts = _idle_single_server(
+        base, path, requests, standby_cpu, queries, parts, neighbour_cpu=primary_cpu
+    )
     idle_parts += parts.rows
     idle = idle_before + idle_after
     idle_p95, busy_p95 = _percentile(idle, 0.95), _percentile(busy, 0.95)
@@ -498,10 +535,22 @@ def run(
         "page_parts_ms": {
             "idle_single_server": parts_summary(idle_parts),
             "standby_during_import": parts_summary(busy_parts),
+            "idle_single_server_busy_neighbour": parts_summary(neighboured_parts)
+            if neighboured_parts
+            else None,
         },
         "p50_ratio": round(busy_p50 / idle_p50, 3),
         "p95_ratio": round(busy_p95 / idle_p95, 3),
         "target_p95_ratio_at_most_1_5_met": busy_p95 / idle_p95 <= 1.5,
+        # Against the idle single server with the neighbouring core held busy (taking turns
+        # with the after slice): what the standby adds beyond what a busy neighbour costs.
+        "idle_single_server_busy_neighbour_ms": _summary(neighboured) if neighboured else None,
+        "p50_ratio_busy_neighbour": round(busy_p50 / statistics.median(neighboured), 3)
+        if neighboured
+        else None,
+        "p95_ratio_busy_neighbour": round(busy_p95 / _percentile(neighboured, 0.95), 3)
+        if neighboured
+        else None,
         "replica_lag_seconds": {
             "p50": _percentile(lags, 0.5) if lags else None,
             "p99": _percentile(lags, 0.99) if lags else None,
