@@ -54,8 +54,8 @@ import threading
 import time
 from pathlib import Path
 
-from bench.request_parts import RequestParts, processes_of
-from bench.request_parts import summary as parts_summary
+from bench._request_parts import RequestParts, processes_of
+from bench._request_parts import summary as parts_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -273,7 +273,7 @@ def _idle_single_server(
     the pages' times, this process's CPU a page, and (``neighbour_cpu``) the times and
     parts of as many pages again, in blocks of ten taking turns with the others, drawn
     while a spin loop holds that CPU (the primary's "host"), as busy as during the import:
-    on this machine a busy core slows its neighbour's work (bench/request_parts.py)."""
+    on this machine a busy core slows its neighbour's work (bench/_request_parts.py)."""
     from auth_support import signed_in
     from cluster_support import SingleServer
 
@@ -531,7 +531,7 @@ def run(
         "idle_single_server_page_queries": idle_queries,
         "standby_page_queries": busy_queries[0],
         "standby_page_heaviest_statements": busy_queries[1],
-        # Per request, mean ms of each part (bench/request_parts.py says what each is).
+        # Per request, mean ms of each part (bench/_request_parts.py says what each is).
         "page_parts_ms": {
             "idle_single_server": parts_summary(idle_parts),
             "standby_during_import": parts_summary(busy_parts),
