@@ -19,7 +19,10 @@ Stages, in one run:
   both on CPU 1 with nothing else of the bench running, measured before the formation is
   built and again after it is gone (the two slices pooled; each is reported, so a drift in
   the machine's other load shows). p50/p95 and the p95 ratio (the issue's goal: at most
-  1.5x), and the statements each page sent to each server, with their time.
+  1.5x), and the statements each page sent to each server, with their time. Per request,
+  where each page's time went (``bench/_request_parts.py``). The after slice takes turns
+  with as many pages drawn while a spin loop holds CPU 0: the ratios against those too,
+  since on this machine a busy core slows the work of its neighbour.
 - **replica lag**: ``replica_lag_seconds`` sampled every 100 ms during that import (from
   CPU 0): p50, p99, max.
 - **failover**: ``kill -9`` of the primary (postmaster and keeper) during a second import:
@@ -273,7 +276,7 @@ def _idle_single_server(
     the pages' times, this process's CPU a page, and (``neighbour_cpu``) the times and
     parts of as many pages again, in blocks of ten taking turns with the others, drawn
     while a spin loop holds that CPU (the primary's "host"), as busy as during the import:
-    on this machine a busy core slows its neighbour's work (bench/_request_parts.py)."""
+    on this machine a busy core slows its neighbour's work (docs/scaling.md)."""
     from auth_support import signed_in
     from cluster_support import SingleServer
 
