@@ -149,7 +149,10 @@ class DealChecker:
         if row.originator in self.skipped:
             return
         if topic not in TOPICS:
-            self._rebuild(row, game_id, applied)
+            # Most of a 13-card game's events (discards, melds): no other variant's game
+            # begins with them or is being rebuilt under their id.
+            if row.version == 1 or row.originator in self.rebuilt:
+                self._rebuild(row, game_id, applied)
             return
         if topic == STARTED:
             self._started(row, game_id, event)

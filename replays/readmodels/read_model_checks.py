@@ -348,10 +348,9 @@ def _compare_table(
 ) -> None:
     """Rows keyed alike, field by field; ``event_of(row)`` names the event a row comes
     from where one does (so that a resealed edit can be named: replays.integrity.locate)."""
-    same = getattr(stored, "same", None)  # rows compared in their stored form (SQLite)
-    for key, row in computed.items():
-        if same is not None and same(key, row):
-            continue
+    unsettled = getattr(stored, "unsettled", None)  # rows compared in their stored form (SQLite)
+    for key in computed if unsettled is None else unsettled(computed):
+        row = computed[key]
         found = stored.get(key)
         if found is not None and _rows_equal(found, row):
             continue  # the row's name and event are needed only to report it
@@ -467,7 +466,10 @@ class _SqliteTable:
         (each stored form is one the column's reading turns back into an equal value),
         so :func:`_compare_row` would find nothing. False says only that the row must be
         read as a dict and compared column by column."""
-        plan = self._plan(computed)
+        try:
+            plan = self.plans[tuple(computed)]  # the plan made for the table's first row
+        except KeyError:
+            plan = self._plan(computed)
         if plan is None:
             return False
         pick_stored, pick_computed, bound = plan
@@ -553,12 +555,14 @@ def _stored_form(kind: sa.types.TypeEngine, dialect) -> Any:
             if type(value) is not datetime:
                 return _NO_FORM
             zone = value.tzinfo
-            if zone is not None:
-                if zone is not UTC:
-                    value = value.astimezone(UTC)
-                value = value.replace(tzinfo=None)
-            # SQLite's DATETIME text: the fields with six places of microseconds.
-            return value.isoformat(" ", "microseconds")
+            if zone is None:
+                # SQLite's DATETIME text: the fields with six places of microseconds.
+                return value.isoformat(" ", "microseconds")
+            if zone is not UTC:
+                value = value.astimezone(UTC)
+            # The same text with the zone's "+00:00" after it, cut off (cheaper than
+            # making the naive time first: every move row has a time).
+            return value.isoformat(" ", "microseconds")[:-6]
 
         return moment
     if isinstance(kind, sa.Date):
@@ -618,6 +622,16 @@ class _StoredTable(dict):
     def same(self, key, computed: dict) -> bool:
         raw = dict.get(self, key)
         return raw is not None and self.reader.same(raw, computed)
+
+    def unsettled(self, computed: dict) -> list:
+        """The keys of ``computed`` whose rows :meth:`same` does not settle (a table's
+        rows in one call: a game has a row per move)."""
+        same, stored = self.reader.same, dict.get
+        return [
+            key
+            for key, row in computed.items()
+            if (raw := stored(self, key)) is None or not same(raw, row)
+        ]
 
     def values(self):
         return [self[key] for key in self]
