@@ -1,7 +1,7 @@
 """Keeping the fair-play tables current, and reading a period back from them.
 
 :func:`catch_up` counts every ended game not yet counted: it rebuilds each game's record
-from its events (``Variant.export``, as ``rummy-ledger export`` does), walks it
+from its events (``Variant.record_of``, the record ``rummy-ledger export`` writes), walks it
 (:mod:`.facts`), and adds the counts to the day-and-table slices the batch touches, in one
 transaction with the games' ``fairplay_games`` rows. Only the days of the new games are
 read and written, so a new day costs that day's games. :func:`load_period` adds a period up
@@ -180,11 +180,14 @@ def _walk_record(record: dict) -> Walked:
 
 
 def _walk_games(ledger, game_ids: list[str]) -> list[Walked]:
-    """Each game rebuilt from its events (one query for them all), exported as its record
-    and walked."""
+    """Each game rebuilt from its events (one query for them all), written as its record
+    (what ``export`` writes less the settlement, which the walk does not read) and walked."""
     from domain import variants
 
-    return [_walk_record(variants.for_game(game).export(game)) for game in _games(ledger, game_ids)]
+    return [
+        _walk_record(variants.for_game(game).record_of(game).to_dict())
+        for game in _games(ledger, game_ids)
+    ]
 
 
 def _unreadable(facts) -> bool:
