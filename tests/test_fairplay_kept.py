@@ -4,6 +4,7 @@ is not used once games of its period were counted after it (SQLite and PostgreSQ
 
 from __future__ import annotations
 
+from dataclasses import astuple
 from functools import cache
 
 import sqlalchemy as sa
@@ -174,3 +175,33 @@ def test_a_game_the_walk_cannot_follow_is_a_finding_and_the_rest_are_counted(
     monkeypatch.setattr(walk, "_follow", follow)
     assert projection.rebuild(ledger, database_url) == 30
     assert _rows(database_url) == whole
+
+
+def test_games_of_days_already_counted_are_added_to_their_rows(database_url):
+    """A catch-up whose games fall on days already counted adds its sums to the kept rows and
+    keeps each subject's heaviest evidence: the rows are what ``Summary.add`` makes of the
+    two batches, every column of every row."""
+    from replays.fairplay.summary import summarise
+    from replays.simulation import store_games
+
+    ordered = sorted(records()[:80], key=lambda r: (r["started_at"], r["game_id"]))
+    first, second = ordered[::2], ordered[1::2]
+    assert {r["started_at"][:10] for r in first} & {r["started_at"][:10] for r in second}
+    ledger = _store(database_url, first)
+    assert projection.catch_up(ledger, database_url, reviews=False) == len(first)
+    store_games(second, database_url)
+    assert projection.catch_up(ledger, database_url, reviews=False) == len(second)
+    expected = summarise(first)
+    expected.add(summarise(second))
+    from replays.store.db import engine_for
+
+    with Session(engine_for(database_url)) as session:
+        kept = projection.load_summary(session, *MARCH)
+    assert dict(kept.players) == dict(expected.players)
+    assert dict(kept.pairs) == dict(expected.pairs)
+    assert dict(kept.tables) == dict(expected.tables)
+    assert {key: sorted(map(astuple, rows)) for key, rows in kept.evidence.items()} == {
+        key: sorted(map(astuple, rows)) for key, rows in expected.evidence.items() if rows
+    }
+    # Some subject had more evidence than is kept across the two batches: the trim ran.
+    assert any(len(rows) == 5 for rows in kept.evidence.values())

@@ -868,6 +868,12 @@ class Game(Aggregate, metaclass=_GameType):
         return copy.deepcopy(self._moves)
 
     @property
+    def recorded_moves(self) -> Sequence[Mapping[str, Any]]:
+        """The moves themselves, not copies (read them, never change them): a record is
+        built from them field by field, which copies them anyway."""
+        return self._moves
+
+    @property
     def move_count(self) -> int:
         return len(self._moves)
 

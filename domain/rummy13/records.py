@@ -320,7 +320,9 @@ def game_record_of(game: Game) -> GameRecord:
         raise RecordError(
             "the game has not been dealt yet: there is no record to write", game_id=game.game_id
         )
-    moves = tuple(Move.from_dict(move, index=index) for index, move in enumerate(game.moves))
+    moves = tuple(
+        Move.from_dict(move, index=index) for index, move in enumerate(game.recorded_moves)
+    )
     reported = Reported.from_dict(game.reported, game.config.players) if game.reported else None
     return GameRecord(config=game.config, deal=game.dealt, moves=moves, reported=reported)
 

@@ -1,7 +1,7 @@
 """Keeping the fair-play tables current, and reading a period back from them.
 
 :func:`catch_up` counts every ended game not yet counted: it rebuilds each game's record
-from its events (``Variant.export``, as ``rummy-ledger export`` does), walks it
+from its events (``Variant.record_of``, the record ``rummy-ledger export`` writes), walks it
 (:mod:`.facts`), and adds the counts to the day-and-table slices the batch touches, in one
 transaction with the games' ``fairplay_games`` rows. Only the days of the new games are
 read and written, so a new day costs that day's games. :func:`load_period` adds a period up
@@ -21,7 +21,14 @@ from datetime import UTC, date, datetime, timedelta
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from replays.fairplay.summary import Evidence, PairDay, Period, PlayerDay, Summary
+from replays.fairplay.summary import (
+    EVIDENCE_KEPT,
+    Evidence,
+    PairDay,
+    Period,
+    PlayerDay,
+    Summary,
+)
 from replays.fairplay.tables import (
     AGREED_COLUMNS,
     DISCARD_COLUMNS,
@@ -173,11 +180,14 @@ def _walk_record(record: dict) -> Walked:
 
 
 def _walk_games(ledger, game_ids: list[str]) -> list[Walked]:
-    """Each game rebuilt from its events (one query for them all), exported as its record
-    and walked."""
+    """Each game rebuilt from its events (one query for them all), written as its record
+    (what ``export`` writes less the settlement, which the walk does not read) and walked."""
     from domain import variants
 
-    return [_walk_record(variants.for_game(game).export(game)) for game in _games(ledger, game_ids)]
+    return [
+        _walk_record(variants.for_game(game).record_of(game).to_dict())
+        for game in _games(ledger, game_ids)
+    ]
 
 
 def _unreadable(facts) -> bool:
@@ -282,8 +292,10 @@ def add_records(engine, records: list[dict]) -> list:
 
 
 def add_facts(engine, walked: list[Walked]) -> None:
-    """Add games already walked (not counted before) to the tables, in one transaction:
-    the (day, table) slices they touch are read, added to and written back."""
+    """Add games already walked (not counted before) to the tables, in one transaction.
+    Slices (day, table) nothing was counted in yet are written as they are; where a
+    slice already holds rows (games of one day counted in two catch-ups), the batch's sums
+    are added to them in the database (:func:`_merge`) instead of reading the slice back."""
     batch = Summary()
     for _, _, _, facts in walked:
         if facts is not None and not _unreadable(facts):
@@ -291,22 +303,15 @@ def add_facts(engine, walked: list[Walked]) -> None:
     slices = set(batch.tables)
     with Session(engine) as session, session.begin():
         connection = session.connection()
-        kept = _read(session, slices)
-        if _any(kept):
-            kept.add(batch)
-            _delete(session, slices)
+        if _counted_in(connection, slices):
+            _merge(connection, batch, slices)
         else:
-            kept = batch  # nothing kept there yet (the common case: a new day)
-        _write(connection, kept)
+            _write(connection, batch)  # the common case: a new day
         _insert(
             connection,
             FairplayGame.__table__,
             [{"game_id": g, "day": d, "table_id": t} for g, d, t, _ in walked],
         )
-
-
-def _any(summary: Summary) -> bool:
-    return bool(summary.players or summary.pairs or summary.tables or summary.evidence)
 
 
 def load_summary(
@@ -625,16 +630,6 @@ def _slice_filter(model, slices):
     return sa.and_(model.day.in_(days), sa.tuple_(model.day, model.table_id).in_(sorted(slices)))
 
 
-def _read(session: Session, slices) -> Summary:
-    summary = Summary()
-    if not slices:
-        return summary
-    for model in (FairplayPlayerDay, FairplayPairDay, FairplayTableDay, FairplayEvidence):
-        query = sa.select(*model.__table__.columns).where(_slice_filter(model, slices))
-        _load(summary, model, session.execute(query))
-    return summary
-
-
 def _load(summary: Summary, model, rows) -> None:
     for row in rows:
         if model is FairplayPlayerDay:
@@ -677,14 +672,76 @@ def _load(summary: Summary, model, rows) -> None:
             )
 
 
-def _delete(session: Session, slices) -> None:
-    for model in (FairplayPlayerDay, FairplayPairDay, FairplayTableDay, FairplayEvidence):
-        session.execute(sa.delete(model).where(_slice_filter(model, slices)))
+def _counted_in(connection, slices) -> bool:
+    """Whether any of ``slices`` already holds counted games (each counted game's slice has
+    its ``fairplay_table_days`` row)."""
+    if not slices:
+        return False
+    t = FairplayTableDay
+    found = connection.execute(sa.select(t.day).where(_slice_filter(t, slices)).limit(1))
+    return found.first() is not None
 
 
-def _write(connection, summary: Summary) -> None:
+def _merge(connection, summary: Summary, slices) -> None:
+    """``summary`` added to slices that already hold rows, as ``Summary.add`` would add it:
+    the sums row by row (an upsert through a staging table: the kept rows never travel to
+    this process and back), the evidence kept by weight, :data:`EVIDENCE_KEPT` a subject."""
+    rows = _rows(summary)
+    for model in (FairplayPlayerDay, FairplayPairDay, FairplayTableDay):
+        _add_up(connection, model.__table__, rows[model])
+    _insert(connection, FairplayEvidence.__table__, rows[FairplayEvidence])
+    # The heaviest of each subject's evidence, the earliest of equals first (the rows kept
+    # before this batch have the lower ids), as ``Summary._keep`` keeps them.
+    e = FairplayEvidence
+    place = (
+        sa.func.row_number()
+        .over(
+            partition_by=(e.day, e.table_id, e.signal, e.first, e.second),
+            order_by=(e.weight.desc(), e.id),
+        )
+        .label("place")
+    )
+    ranked = sa.select(e.id, place).where(_slice_filter(e, slices)).subquery()
+    lighter = sa.select(ranked.c.id).where(ranked.c.place > EVIDENCE_KEPT)
+    connection.execute(sa.delete(e).where(e.id.in_(lighter)))
+
+
+def _add_up(connection, table: sa.Table, rows: list[dict]) -> None:
+    """``rows`` added to ``table``'s rows of the same key, or inserted where there is none:
+    copied into a staging table, then one ``INSERT ... ON CONFLICT DO UPDATE`` (both
+    engines)."""
+    if not rows:
+        return
+    staging = sa.table(f"{table.name}_batch", *(sa.column(c.name) for c in table.columns))
+    connection.execute(
+        sa.text(
+            f'CREATE TEMPORARY TABLE "{staging.name}" AS SELECT * FROM "{table.name}" WHERE 1 = 0'
+        )
+    )
+    _insert(connection, staging, rows)
+    names = [c.name for c in table.columns]
+    columns = ", ".join(f'"{name}"' for name in names)
+    keys = ", ".join(f'"{c.name}"' for c in table.primary_key)
+    sums = ", ".join(
+        f'"{c.name}" = "{table.name}"."{c.name}" + excluded."{c.name}"'
+        for c in table.columns
+        if not c.primary_key
+    )
+    # ``WHERE 1 = 1``: SQLite reads an ``ON`` after a bare ``FROM`` as a join's.
+    connection.execute(
+        sa.text(
+            f'INSERT INTO "{table.name}" ({columns}) SELECT {columns} FROM "{staging.name}" '
+            f"WHERE 1 = 1 ON CONFLICT ({keys}) DO UPDATE SET {sums}"
+        )
+    )
+    connection.execute(sa.text(f'DROP TABLE "{staging.name}"'))
+
+
+def _rows(summary: Summary) -> dict:
+    """The rows of ``summary``, by model."""
+    rows = {}
     timing_names = [name for names in TIMING_COLUMNS.values() for name in names]
-    rows = [
+    rows[FairplayPlayerDay] = [
         {
             "day": day,
             "table_id": table,
@@ -702,8 +759,7 @@ def _write(connection, summary: Summary) -> None:
         }
         for (day, table, player), r in summary.players.items()
     ]
-    _insert(connection, FairplayPlayerDay.__table__, rows)
-    rows = [
+    rows[FairplayPairDay] = [
         {
             "day": day,
             "table_id": table,
@@ -719,10 +775,10 @@ def _write(connection, summary: Summary) -> None:
         }
         for (day, table, first, second), r in summary.pairs.items()
     ]
-    _insert(connection, FairplayPairDay.__table__, rows)
-    rows = [{"day": d, "table_id": t, "games": n} for (d, t), n in summary.tables.items()]
-    _insert(connection, FairplayTableDay.__table__, rows)
-    rows = [
+    rows[FairplayTableDay] = [
+        {"day": d, "table_id": t, "games": n} for (d, t), n in summary.tables.items()
+    ]
+    rows[FairplayEvidence] = [
         {
             "day": day,
             "table_id": table,
@@ -737,10 +793,16 @@ def _write(connection, summary: Summary) -> None:
         for (day, table, _signal, _first, _second), kept in summary.evidence.items()
         for e in kept
     ]
-    _insert(connection, FairplayEvidence.__table__, rows)
+    return rows
 
 
-def _insert(connection, table: sa.Table, rows: list[dict]) -> None:
+def _write(connection, summary: Summary) -> None:
+    """``summary`` into slices that hold no rows yet."""
+    for model, rows in _rows(summary).items():
+        _insert(connection, model.__table__, rows)
+
+
+def _insert(connection, table: sa.TableClause, rows: list[dict]) -> None:
     """``rows`` into ``table`` on the transaction's connection: PostgreSQL's ``COPY`` (a
     month is hundreds of thousands of pair rows, and ``COPY`` takes them in one stream, no
     statement per row), else one ``executemany``."""
