@@ -810,8 +810,9 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     # Printed jokers first: a wild card may also stand as itself in a joker-only group.
     jokers = [_PRINTED] * left[_PRINTED]
     wilds = []
-    for suit in range(4):
-        wilds += [suit * 13 + wild_rank - 1] * left[suit * 13 + wild_rank - 1]
+    for index in _WILD_INDICES[wild_rank]:
+        if left[index]:
+            wilds += [index] * left[index]
     joker_groups = entries[4][3] or 0
     own, wilds = wilds[:joker_groups], wilds[joker_groups:]
     jokers += wilds
@@ -823,9 +824,7 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
         _, by_place, missing = sequence
         for place in missing:
             by_place[place] = ALL_CARDS[jokers.pop()]
-        group = []
-        for place in sorted(by_place):
-            group.append(by_place[place])
+        group = [by_place[place] for place in sorted(by_place)]
         (impure if missing else pure).append(group)
     for index in own:
         impure.append([ALL_CARDS[index], ALL_CARDS[jokers.pop()], ALL_CARDS[jokers.pop()]])
@@ -838,9 +837,15 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     return pure + impure + laid_sets, _rest(cards, indices, left)
 
 
+# The card indices of a wild rank's cards, by the rank.
+_WILD_INDICES = tuple(tuple(suit * 13 + rank - 1 for suit in range(4)) for rank in range(14))
+
+
 def _missing(places: tuple[int, ...]) -> list[int]:
     """The places jokers fill: the gaps, and an end if the sequence is under 3 places."""
     first, last = places[0], places[-1]
+    if last - first == len(places) - 1 >= 2:
+        return []  # no gap, three places or more
     if last - first < 2:
         last = first + 2
         if last > ACE_HIGH:
