@@ -52,7 +52,6 @@ from domain.rummy13.suit_tables import (
     NOTHING,
     PLACE_BITS,
     PLACE_POINTS,
-    UNREACHED,
     suit_table,
     witness_sequences,
 )
@@ -97,7 +96,6 @@ class _Hand:
         wild_rank = wild.rank or 1  # a printed joker as indicator makes Aces wild
         codes = [0, 0, 0, 0]  # 4 bits of count per place (domain.rummy13.suit_tables)
         present = [0, 0, 0, 0]  # bit r: rank r held in that suit
-        sizes = [0, 0, 0, 0]
         wilds = [0, 0, 0, 0]
         self.indices = indices = []
         self.copies = copies = [0] * 53  # by card index (the arrangement takes from them)
@@ -112,13 +110,15 @@ class _Hand:
             elif rank:
                 codes[suit] += unit
                 present[suit] |= bit
-                sizes[suit] += 1
                 total += points
                 copies[index] += 1
             else:
                 printed += 1
         self.codes = codes
-        self.sizes = sizes
+        if len(indices) < 15:  # a suit's cards: its code's digits (base 16), its code mod 15
+            self.sizes = [codes[0] % 15, codes[1] % 15, codes[2] % 15, codes[3] % 15]
+        else:
+            self.sizes = [_count(code) for code in codes]
         self.present = present
         self.wilds = wilds
         self.wild_count = count = wilds[0] + wilds[1] + wilds[2] + wilds[3]
@@ -129,7 +129,9 @@ class _Hand:
         # More copies of a card than the decks hold, counting the wild indicator, which
         # comes from the same decks (check_hand then says which card).
         decks = profile.decks
-        most = max(copies)  # of a card, printed jokers not counted yet
+        # Of a card, printed jokers not counted yet. A card held more often than the decks
+        # hold repeats as often as there are decks: with fewer repeats, none is.
+        most = max(copies) if len(indices) - len(set(indices)) >= decks else 0
         copies[_PRINTED] = printed
         if wild.rank:
             most = max(most, copies[_SUIT_INDEX[wild.suit] * 13 + wild.rank - 1] + 1)
@@ -156,6 +158,15 @@ def _facts(card: Card) -> tuple[int, int, int, int, int, int]:
         return (_PRINTED, 0, -1, 0, 0, 0)
     suit = _SUIT_INDEX[card.suit]
     return (suit * 13 + rank - 1, rank, suit, 1 << (NIBBLE * rank), 1 << rank, PLACE_POINTS[rank])
+
+
+def _count(code: int) -> int:
+    """The cards ``code`` holds (its 4-bit counts added up)."""
+    count = 0
+    while code:
+        count += code & 15
+        code >>= NIBBLE
+    return count
 
 
 # The 53 cards are interned (domain.cards): looking them up by id() skips hashing them.
@@ -541,7 +552,10 @@ def _add(states: dict[int, int], table: tuple, budget: int, below: int) -> dict[
                 merged[slot] = loose + more
         return merged
     merged: dict[int, int] = {}
+    least = below - table[0][2]  # states with as many loose points gain nothing
     for slot, loose in states.items():
+        if loose >= least:
+            continue
         used = slot >> 3
         row = MERGE[slot & 7]
         for extra, state, more, _ in table:
@@ -551,7 +565,7 @@ def _add(states: dict[int, int], table: tuple, budget: int, below: int) -> dict[
             total = used + extra
             if total <= budget:
                 key = total << 3 | row[state]
-                if value < merged.get(key, UNREACHED):
+                if key not in merged or value < merged[key]:
                     merged[key] = value
     return merged
 
@@ -796,8 +810,9 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     # Printed jokers first: a wild card may also stand as itself in a joker-only group.
     jokers = [_PRINTED] * left[_PRINTED]
     wilds = []
-    for suit in range(4):
-        wilds += [suit * 13 + wild_rank - 1] * left[suit * 13 + wild_rank - 1]
+    for index in _WILD_INDICES[wild_rank]:
+        if left[index]:
+            wilds += [index] * left[index]
     joker_groups = entries[4][3] or 0
     own, wilds = wilds[:joker_groups], wilds[joker_groups:]
     jokers += wilds
@@ -809,9 +824,7 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
         _, by_place, missing = sequence
         for place in missing:
             by_place[place] = ALL_CARDS[jokers.pop()]
-        group = []
-        for place in sorted(by_place):
-            group.append(by_place[place])
+        group = [by_place[place] for place in sorted(by_place)]
         (impure if missing else pure).append(group)
     for index in own:
         impure.append([ALL_CARDS[index], ALL_CARDS[jokers.pop()], ALL_CARDS[jokers.pop()]])
@@ -824,9 +837,15 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     return pure + impure + laid_sets, _rest(cards, indices, left)
 
 
+# The card indices of a wild rank's cards, by the rank.
+_WILD_INDICES = tuple(tuple(suit * 13 + rank - 1 for suit in range(4)) for rank in range(14))
+
+
 def _missing(places: tuple[int, ...]) -> list[int]:
     """The places jokers fill: the gaps, and an end if the sequence is under 3 places."""
     first, last = places[0], places[-1]
+    if last - first == len(places) - 1 >= 2:
+        return []  # no gap, three places or more
     if last - first < 2:
         last = first + 2
         if last > ACE_HIGH:
