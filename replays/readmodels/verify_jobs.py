@@ -21,6 +21,8 @@ as one process would not have replayed them, and only the main pass stores memos
 
 from __future__ import annotations
 
+import bisect
+import gc
 import itertools
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -38,7 +40,7 @@ from replays.readmodels.read_model_checks import (
     replay_games,
 )
 
-RANGES_PER_JOB = 8
+RANGES_PER_JOB = 32
 Span = tuple[bytes | None, bytes | None]
 
 
@@ -50,9 +52,14 @@ def spans(count: int) -> list[Span]:
     return list(itertools.pairwise(bounds))
 
 
-def _within(originator: bytes, span: Span) -> bool:
-    low, high = span
-    return (low is None or originator >= low) and (high is None or originator < high)
+def _split(names: dict[bytes, str], parts: list[Span]) -> list[dict[bytes, str]]:
+    """``names`` split by the range of ``parts`` (consecutive, as :func:`spans` gives) each
+    id lies in: one pass, a binary search an id."""
+    cuts = [low for low, _ in parts[1:]]
+    split: list[dict[bytes, str]] = [{} for _ in parts]
+    for originator, game in names.items():
+        split[bisect.bisect_right(cuts, originator)][originator] = game
+    return split
 
 
 def _context():
@@ -63,6 +70,15 @@ def _context():
     connections: the engine cache and the applications forget them in the child
     (``replays.store.db.forget_pool_in_child``), and each worker opens its own."""
     return multiprocessing.get_context("fork")
+
+
+def _worker_start() -> None:
+    """A worker's first step: everything it inherited is left out of its collector's
+    passes (``gc.freeze``: it splices the generations' lists, touching no object), so a
+    full collection neither walks the parent's heap nor writes to its pages' object
+    headers (which would copy them from the parent). The worker never unfreezes: it ends
+    with the pool."""
+    gc.freeze()
 
 
 class SpanReplays:
@@ -98,17 +114,17 @@ class SpanReplays:
                 url,
                 part,
                 self.position,
-                {o: g for o, g in names.items() if _within(o, part)},
+                part_names,
                 events,
                 snapshots,
                 remember_deals if self.memos is not None else None,
             )
-            for part in self.parts
+            for part, part_names in zip(self.parts, _split(names, self.parts), strict=True)
         ]
         # Made before the fork, so each worker inherits it rather than importing the event
         # store's code and building its own (a third of a small range's replay).
         ledger_for(url)
-        self.pool = ProcessPoolExecutor(jobs, mp_context=_context())
+        self.pool = ProcessPoolExecutor(jobs, mp_context=_context(), initializer=_worker_start)
         self.futures: dict[Any, int] = {}
         self.taken: set[int] = set()  # the ranges this process replays itself
         self._submit()
