@@ -192,8 +192,12 @@ class SpanReplays:
                 results[self.futures[future]] = result
                 if bar is not None:
                     bar.update(result["events"])
-        finally:
+        except BaseException:
             self.close()
+            raise
+        # Every result is in: the workers exit while this process finishes the step (its
+        # pool's thread joins them; the interpreter waits for it at exit).
+        self.pool.shutdown(wait=False)
         checked, seen, troubled, held = 0, set(), [], []
         for result in results:
             checked += sum(1 for o in result["counted"] if o not in skip)
