@@ -22,7 +22,6 @@ as one process would not have replayed them, and only the main pass stores memos
 from __future__ import annotations
 
 import bisect
-import gc
 import itertools
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -40,7 +39,7 @@ from replays.readmodels.read_model_checks import (
     replay_games,
 )
 
-RANGES_PER_JOB = 32
+RANGES_PER_JOB = 8
 Span = tuple[bytes | None, bytes | None]
 
 
@@ -70,15 +69,6 @@ def _context():
     connections: the engine cache and the applications forget them in the child
     (``replays.store.db.forget_pool_in_child``), and each worker opens its own."""
     return multiprocessing.get_context("fork")
-
-
-def _worker_start() -> None:
-    """A worker's first step: everything it inherited is left out of its collector's
-    passes (``gc.freeze``: it splices the generations' lists, touching no object), so a
-    full collection neither walks the parent's heap nor writes to its pages' object
-    headers (which would copy them from the parent). The worker never unfreezes: it ends
-    with the pool."""
-    gc.freeze()
 
 
 class SpanReplays:
@@ -124,7 +114,7 @@ class SpanReplays:
         # Made before the fork, so each worker inherits it rather than importing the event
         # store's code and building its own (a third of a small range's replay).
         ledger_for(url)
-        self.pool = ProcessPoolExecutor(jobs, mp_context=_context(), initializer=_worker_start)
+        self.pool = ProcessPoolExecutor(jobs, mp_context=_context())
         self.futures: dict[Any, int] = {}
         self.taken: set[int] = set()  # the ranges this process replays itself
         self._submit()
