@@ -57,6 +57,18 @@ def test_spans_cover_every_id_once():
     assert len(spans(1000)) == 256
 
 
+@pytest.mark.parametrize("count", [2, 16, 100, 256])
+def test_tapered_spans_cover_every_id_once_and_narrow_to_the_end(count):
+    parts = spans(count, taper=True)
+    assert len(parts) == count and parts[0][0] is None and parts[-1][1] is None
+    firsts = [0, *(low[0] for low, _ in parts[1:]), 256]
+    widths = [b - a for a, b in itertools.pairwise(firsts)]
+    assert min(widths) >= 1 and sum(widths) == 256
+    if count == 16:
+        assert widths[0] >= 2 * widths[-1]
+        assert all(a >= b for a, b in itertools.pairwise(widths))
+
+
 def test_names_go_to_the_span_their_id_lies_in():
     import random
 

@@ -43,10 +43,21 @@ RANGES_PER_JOB = 8
 Span = tuple[bytes | None, bytes | None]
 
 
-def spans(count: int) -> list[Span]:
-    """``count`` (at most 256) ranges of 16-byte ids, cut at their first byte."""
+def spans(count: int, *, taper: bool = False) -> list[Span]:
+    """``count`` (at most 256) ranges of 16-byte ids, cut at their first byte; with
+    ``taper``, each narrower than the one before (the first about three times the last's
+    width), so that the ranges handed out last, while the other processes finish theirs,
+    are the shortest."""
     count = max(1, min(256, count))
-    cuts = [bytes([256 * i // count]) + bytes(15) for i in range(1, count)]
+    weights = [1.0] * count
+    if taper and count > 1:
+        weights = [3 - 2 * i / (count - 1) for i in range(count)]
+    total, reached, cuts = sum(weights), 0.0, []
+    for index, weight in enumerate(weights[:-1]):
+        reached += weight
+        # At least one first byte a range, and one left for each range still to come.
+        cut = min(max(round(256 * reached / total), index + 1), 256 - (count - 1 - index))
+        cuts.append(bytes([cut]) + bytes(15))
     bounds: list[bytes | None] = [None, *cuts, None]
     return list(itertools.pairwise(bounds))
 
@@ -97,7 +108,7 @@ class SpanReplays:
         self.position = projection_position(connection)
         # Made in the main process: the workers hold back what it would store.
         self.memos = None if remember_deals is None else memo_writer(url, deals=remember_deals)
-        self.parts = spans(jobs * RANGES_PER_JOB)
+        self.parts = spans(jobs * RANGES_PER_JOB, taper=True)
         self.work = [
             (
                 _replay_span,
@@ -129,15 +140,16 @@ class SpanReplays:
     def _take(self) -> int | None:
         """A range no worker has begun, for this process to replay itself once its own
         pass is done (rather than wait: with idle cores this process is one more worker):
-        one not submitted, else one whose future could still be cancelled, from the last
-        range down (the workers take them from the first up). None: every range is
+        one not submitted, else one whose future could still be cancelled, the first
+        such in order, as the workers take them (the ranges narrow towards the end:
+        :func:`spans`, so the last ones handed out are the shortest). None: every range is
         running or done in a worker."""
         left = set(range(len(self.work))) - set(self.futures.values()) - self.taken
         if left:
-            index = max(left)
+            index = min(left)
             self.taken.add(index)
             return index
-        for future, index in sorted(self.futures.items(), key=lambda f: -f[1]):
+        for future, index in sorted(self.futures.items(), key=lambda f: f[1]):
             if future.cancel():  # never runs in a worker now
                 del self.futures[future]
                 self.taken.add(index)
