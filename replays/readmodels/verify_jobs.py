@@ -2,9 +2,11 @@
 
 The step that costs (every game replayed into its rows, its snapshots compared on the way:
 :func:`replays.readmodels.read_model_checks.replay_games`) is split by ranges of aggregate
-ids, a few ranges per process, so the slices stay even whatever the ids; the rest of
-``verify`` (seals, chains, the tree, deals) stays one streaming pass in the main process,
-which runs while the workers replay (:class:`SpanReplays` is submitted before it). Once
+ids, a few ranges per process, narrowing towards the last so that the ranges replayed
+while the other processes finish are the shortest; the rest of ``verify`` (seals, chains,
+the tree, deals) stays one streaming pass in the main process, which runs while the
+workers replay (:class:`SpanReplays` is submitted before it, as soon as the pass has its
+snapshot: ``replays.integrity.verify._EarlyReplays``). Once
 that pass is done, the main process replays the ranges no worker has begun yet itself, as
 one more worker; its results go the same way as a worker's. The workers are forked from
 the main process, with the ledger's code already imported.
