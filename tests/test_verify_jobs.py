@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 
 from replays.integrity.evidence import verify_store
-from replays.readmodels.verify_jobs import spans
+from replays.readmodels.verify_jobs import _split, spans
 from replays.store.application import Ledger
 from replays.store.db import engine_for
 from web.cli import main
@@ -55,6 +55,36 @@ def test_spans_cover_every_id_once():
     for (_, high), (low, _) in itertools.pairwise(parts):
         assert high == low and len(low) == 16
     assert len(spans(1000)) == 256
+
+
+@pytest.mark.parametrize("count", [2, 16, 100, 256])
+def test_tapered_spans_cover_every_id_once_and_narrow_to_the_end(count):
+    parts = spans(count, taper=True)
+    assert len(parts) == count and parts[0][0] is None and parts[-1][1] is None
+    firsts = [0, *(low[0] for low, _ in parts[1:]), 256]
+    widths = [b - a for a, b in itertools.pairwise(firsts)]
+    assert min(widths) >= 1 and sum(widths) == 256
+    if count == 16:
+        assert widths[0] >= 2 * widths[-1]
+        assert all(a >= b for a, b in itertools.pairwise(widths))
+
+
+def test_names_go_to_the_span_their_id_lies_in():
+    import random
+
+    rng = random.Random(5)
+    parts = spans(64)
+    ids = [rng.randbytes(16) for _ in range(500)] + [low for low, _ in parts[1:]]
+    names = {o: o.hex() for o in ids}
+    split = _split(names, parts)
+    assert len(split) == len(parts)
+    for (low, high), part in zip(parts, split, strict=True):
+        assert part == {
+            o: g
+            for o, g in names.items()
+            if (low is None or o >= low) and (high is None or o < high)
+        }
+    assert sum(len(part) for part in split) == len(names)
 
 
 def test_jobs_report_what_one_process_reports(games, database_url):
@@ -99,6 +129,46 @@ def test_jobs_leave_games_whose_events_fail_their_seals_to_the_event_checks(game
     two = verify_store(database_url, jobs=2)
     assert ("altered", games[0], 3) in {(p.kind, p.game_id, p.event) for p in one.problems}
     assert findings(two) == findings(one)
+
+
+def test_jobs_drop_the_replays_started_before_the_scan_when_it_masks_rows(
+    games, database_url, monkeypatch
+):
+    # The workers start before the scan for malformed values; their connections see no
+    # mask, so a store with a masked row is replayed by the main process alone.
+    from corruption_support import Case, corrupt, target_row
+
+    from replays.readmodels import verify_jobs
+
+    _alter_third_event(database_url, games[0])
+    with engine_for(database_url).begin() as connection:
+        corrupt(
+            connection,
+            Case("integrity_seals", "leaf_hash", "nothex", True),
+            target_row(connection, "games", games[1]),
+        )
+    one = verify_store(database_url)
+    made, closed, collected = [], [], []
+    init, close = verify_jobs.SpanReplays.__init__, verify_jobs.SpanReplays.close
+
+    def init_and_count(self, *args, **kwargs):
+        made.append(self)
+        init(self, *args, **kwargs)
+
+    def close_and_count(self):
+        closed.append(self)
+        close(self)
+
+    monkeypatch.setattr(verify_jobs.SpanReplays, "__init__", init_and_count)
+    monkeypatch.setattr(verify_jobs.SpanReplays, "close", close_and_count)
+    monkeypatch.setattr(verify_jobs.SpanReplays, "collect", lambda *a, **k: collected.append(a))
+    two = verify_store(database_url, jobs=2)
+    assert len(made) == 1 and made[0] in closed  # started early, then stopped
+    assert not collected
+    kinds = {(kind, game) for kind, game, _, _ in findings(one)}
+    assert ("altered", games[0]) in kinds and any(kind == "unreadable" for kind, _ in kinds)
+    assert findings(two) == findings(one)
+    assert two.notes == one.notes
 
 
 def test_cli_takes_jobs(games, database_url, monkeypatch):

@@ -245,10 +245,20 @@ def _quarantine(connection: sa.Connection, report: Report, game_id: str | None =
 
 
 @contextmanager
-def _masking(connection: sa.Connection, report: Report, game_id: str | None = None, scope=None):
-    """The read snapshot, the tables required, and :func:`_quarantine` for the pass."""
+def _masking(
+    connection: sa.Connection,
+    report: Report,
+    game_id: str | None = None,
+    scope=None,
+    before_scan=None,
+):
+    """The read snapshot, the tables required, and :func:`_quarantine` for the pass.
+    ``before_scan``: called with the connection once the snapshot is taken, before the
+    scan (``verify --jobs`` starts its workers there)."""
     _snapshot(connection)
     require_tables(connection)
+    if before_scan is not None:
+        before_scan(connection)
     corruption = _quarantine(connection, report, game_id, scope)
     try:
         yield corruption
@@ -345,30 +355,41 @@ def verify_store(
 
     def run(scope: _Scope, stopped) -> Report:
         report = Report()
-        with (
-            engine(url).connect() as connection,
-            _masking(connection, report, None, scope) as corruption,
-        ):
-            try:
-                _verify_store(
-                    connection,
-                    url,
-                    report,
-                    corruption,
-                    checkpoints,
-                    public_key,
-                    progress,
-                    events,
-                    check_deals,
-                    check_snapshots,
-                    check_read_models,
-                    # Forked workers read through their own connections, which see no mask.
-                    1 if corruption or scope.full else jobs,
-                )
-            except Exception as error:
-                if stopped is None or isinstance(error, sa.exc.DBAPIError):
-                    raise
-                stopped(report, error)
+        early = _EarlyReplays(url, jobs, events, check_deals, check_snapshots)
+        wanted = check_read_models and jobs > 1 and not scope.full
+        try:
+            with (
+                engine(url).connect() as connection,
+                _masking(
+                    connection, report, None, scope, early.start if wanted else None
+                ) as corruption,
+            ):
+                if corruption:
+                    early.close()  # their connections see no mask: one process replays
+                try:
+                    _verify_store(
+                        connection,
+                        url,
+                        report,
+                        corruption,
+                        checkpoints,
+                        public_key,
+                        progress,
+                        events,
+                        check_deals,
+                        check_snapshots,
+                        check_read_models,
+                        # Forked workers read through their own connections, which see
+                        # no mask.
+                        1 if corruption or scope.full else jobs,
+                        None if corruption else early,
+                    )
+                except Exception as error:
+                    if stopped is None or isinstance(error, sa.exc.DBAPIError):
+                        raise
+                    stopped(report, error)
+        finally:
+            early.close()
         return report
 
     with bulk_work(), frozen_heap():
@@ -388,19 +409,24 @@ def _verify_store(
     check_snapshots,
     check_read_models,
     jobs,
+    early=None,
 ) -> None:
     # The files given first: a kept file may carry block hashes its stored copy lacks.
     wanted = signed_checkpoints([*checkpoints, *stored_checkpoints(connection)], public_key, report)
     has_events = has_table(connection, events)
     total = count_events(connection, events) if has_events and progress else None
     checker = _deal_checker(report) if check_deals and has_events else None
-    store_pass = _StorePass(connection, report, wanted, checker)
+    names = early.names if early is not None and early.started else None
+    store_pass = _StorePass(connection, report, wanted, checker, names)
     started = None
     if check_read_models and has_events and jobs > 1:
-        # The workers start and replay while this process reads the events.
-        started = _start_replays(
-            connection, url, jobs, store_pass.names, events, check_snapshots, checker
-        )
+        # The workers start and replay while this process reads the events: started
+        # before the scan for malformed values found none (``early``), or now.
+        started = early.take() if early is not None and early.started else None
+        if started is None:
+            started = _start_replays(
+                connection, url, jobs, store_pass.names, events, check_snapshots, checker
+            )
     try:
         rows = event_rows(connection, events) if has_events else iter(())
         with progress_bar(total, "verifying", progress) as bar:
@@ -581,7 +607,8 @@ def _snapshots(connection, url, report: Report, names, already=None, **kwargs) -
 
 def _start_replays(connection, url, jobs: int, names, events: str, snapshots: bool, checker):
     """The read-model step's replays submitted to ``jobs`` processes, or None where there
-    are no read-model tables (:func:`read_models` then says so)."""
+    are no read-model tables (:func:`read_models` then says so). ``checker``: whether the
+    deals are checked (not None)."""
     from replays.readmodels import read_model_checks as checks
     from replays.readmodels.verify_jobs import SpanReplays
 
@@ -598,6 +625,51 @@ def _start_replays(connection, url, jobs: int, names, events: str, snapshots: bo
     )
 
 
+class _EarlyReplays:
+    """``verify --jobs``: the read-model step's workers started as soon as the main pass
+    has its snapshot, before the scan for malformed values (a core's idle time while it
+    runs, a few hundredths of a second at 1,000 games). Their replays are used only if the
+    scan masks nothing (the workers' connections see no mask); otherwise, or if the pass
+    stops, :meth:`close` stops them."""
+
+    def __init__(self, url, jobs: int, events: str, check_deals: bool, snapshots: bool):
+        self.url, self.jobs, self.events = url, jobs, events
+        self.check_deals, self.snapshots = check_deals, snapshots
+        self.names: dict[bytes, str] | None = None
+        self.started = None  # what _start_replays gave: False for nothing started
+
+    def start(self, connection: sa.Connection) -> None:
+        """The games' names in the pass's snapshot (as :class:`_StorePass` reads them: on
+        a store the scan masks nothing in, the same) and the replays submitted, where
+        there are events and read-model tables to check."""
+        self.started = False
+        if not has_table(connection, self.events):
+            return
+        self.names = _chain_heads(connection)
+        remember_deals = True if self.check_deals else None
+        self.started = (
+            _start_replays(
+                connection,
+                self.url,
+                self.jobs,
+                self.names,
+                self.events,
+                self.snapshots,
+                remember_deals,
+            )
+            or False
+        )
+
+    def take(self):
+        started, self.started = self.started, None
+        return started
+
+    def close(self) -> None:
+        if self.started:
+            self.started.close()
+        self.started = None
+
+
 def _snapshot_tally():
     from replays.readmodels.read_model_checks import SnapshotTally
 
@@ -610,11 +682,26 @@ def _deal_checker(report: Report):
     return DealChecker(report)
 
 
+def _chain_heads(connection: sa.Connection) -> dict[bytes, str]:
+    """Game ids by aggregate id, from the chain heads."""
+    return {
+        o.bytes: g
+        for o, g in connection.execute(
+            sa.select(GameChainHead.originator_id, GameChainHead.game_id)
+        )
+    }
+
+
 class _StorePass:
     """The state of one verification pass: per-game chains, the tree, pending node checks."""
 
     def __init__(
-        self, connection: sa.Connection, report: Report, checkpoints: list[Checkpoint], checker
+        self,
+        connection: sa.Connection,
+        report: Report,
+        checkpoints: list[Checkpoint],
+        checker,
+        names: dict[bytes, str] | None = None,
     ) -> None:
         self.connection, self.report, self.checker = connection, report, checker
         self.by_size: dict[int, list[Checkpoint]] = {}
@@ -624,13 +711,8 @@ class _StorePass:
         self.builder = merkle.TreeBuilder()
         self.chains: dict[bytes, tuple[int, bytes]] = {}
         # Game ids from the chain heads, so a row forged ahead of a game's seals is still
-        # named by the game's id.
-        self.names: dict[bytes, str] = {
-            o.bytes: g
-            for o, g in connection.execute(
-                sa.select(GameChainHead.originator_id, GameChainHead.game_id)
-            )
-        }
+        # named by the game's id (``names``: already read in this snapshot).
+        self.names: dict[bytes, str] = _chain_heads(connection) if names is None else names
         self.pending_nodes: list[tuple[int, int, bytes]] = []
         self.last_nid: int | None = None
         self.head: Head | None = stored_head(connection)

@@ -2,9 +2,11 @@
 
 The step that costs (every game replayed into its rows, its snapshots compared on the way:
 :func:`replays.readmodels.read_model_checks.replay_games`) is split by ranges of aggregate
-ids, a few ranges per process, so the slices stay even whatever the ids; the rest of
-``verify`` (seals, chains, the tree, deals) stays one streaming pass in the main process,
-which runs while the workers replay (:class:`SpanReplays` is submitted before it). Once
+ids, a few ranges per process, narrowing towards the last so that the ranges replayed
+while the other processes finish are the shortest; the rest of ``verify`` (seals, chains,
+the tree, deals) stays one streaming pass in the main process, which runs while the
+workers replay (:class:`SpanReplays` is submitted before it, as soon as the pass has its
+snapshot: ``replays.integrity.verify._EarlyReplays``). Once
 that pass is done, the main process replays the ranges no worker has begun yet itself, as
 one more worker; its results go the same way as a worker's. The workers are forked from
 the main process, with the ledger's code already imported.
@@ -21,6 +23,7 @@ as one process would not have replayed them, and only the main pass stores memos
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -42,17 +45,33 @@ RANGES_PER_JOB = 8
 Span = tuple[bytes | None, bytes | None]
 
 
-def spans(count: int) -> list[Span]:
-    """``count`` (at most 256) ranges of 16-byte ids, cut at their first byte."""
+def spans(count: int, *, taper: bool = False) -> list[Span]:
+    """``count`` (at most 256) ranges of 16-byte ids, cut at their first byte; with
+    ``taper``, each narrower than the one before (the first about three times the last's
+    width), so that the ranges handed out last, while the other processes finish theirs,
+    are the shortest."""
     count = max(1, min(256, count))
-    cuts = [bytes([256 * i // count]) + bytes(15) for i in range(1, count)]
+    weights = [1.0] * count
+    if taper and count > 1:
+        weights = [3 - 2 * i / (count - 1) for i in range(count)]
+    total, reached, cuts = sum(weights), 0.0, []
+    for index, weight in enumerate(weights[:-1]):
+        reached += weight
+        # At least one first byte a range, and one left for each range still to come.
+        cut = min(max(round(256 * reached / total), index + 1), 256 - (count - 1 - index))
+        cuts.append(bytes([cut]) + bytes(15))
     bounds: list[bytes | None] = [None, *cuts, None]
     return list(itertools.pairwise(bounds))
 
 
-def _within(originator: bytes, span: Span) -> bool:
-    low, high = span
-    return (low is None or originator >= low) and (high is None or originator < high)
+def _split(names: dict[bytes, str], parts: list[Span]) -> list[dict[bytes, str]]:
+    """``names`` split by the range of ``parts`` (consecutive, as :func:`spans` gives) each
+    id lies in: one pass, a binary search an id."""
+    cuts = [low for low, _ in parts[1:]]
+    split: list[dict[bytes, str]] = [{} for _ in parts]
+    for originator, game in names.items():
+        split[bisect.bisect_right(cuts, originator)][originator] = game
+    return split
 
 
 def _context():
@@ -91,19 +110,19 @@ class SpanReplays:
         self.position = projection_position(connection)
         # Made in the main process: the workers hold back what it would store.
         self.memos = None if remember_deals is None else memo_writer(url, deals=remember_deals)
-        self.parts = spans(jobs * RANGES_PER_JOB)
+        self.parts = spans(jobs * RANGES_PER_JOB, taper=True)
         self.work = [
             (
                 _replay_span,
                 url,
                 part,
                 self.position,
-                {o: g for o, g in names.items() if _within(o, part)},
+                part_names,
                 events,
                 snapshots,
                 remember_deals if self.memos is not None else None,
             )
-            for part in self.parts
+            for part, part_names in zip(self.parts, _split(names, self.parts), strict=True)
         ]
         # Made before the fork, so each worker inherits it rather than importing the event
         # store's code and building its own (a third of a small range's replay).
@@ -123,15 +142,16 @@ class SpanReplays:
     def _take(self) -> int | None:
         """A range no worker has begun, for this process to replay itself once its own
         pass is done (rather than wait: with idle cores this process is one more worker):
-        one not submitted, else one whose future could still be cancelled, from the last
-        range down (the workers take them from the first up). None: every range is
+        one not submitted, else one whose future could still be cancelled, the first
+        such in order, as the workers take them (the ranges narrow towards the end:
+        :func:`spans`, so the last ones handed out are the shortest). None: every range is
         running or done in a worker."""
         left = set(range(len(self.work))) - set(self.futures.values()) - self.taken
         if left:
-            index = max(left)
+            index = min(left)
             self.taken.add(index)
             return index
-        for future, index in sorted(self.futures.items(), key=lambda f: -f[1]):
+        for future, index in sorted(self.futures.items(), key=lambda f: f[1]):
             if future.cancel():  # never runs in a worker now
                 del self.futures[future]
                 self.taken.add(index)
@@ -176,8 +196,12 @@ class SpanReplays:
                 results[self.futures[future]] = result
                 if bar is not None:
                     bar.update(result["events"])
-        finally:
+        except BaseException:
             self.close()
+            raise
+        # Every result is in: the workers exit while this process finishes the step (its
+        # pool's thread joins them; the interpreter waits for it at exit).
+        self.pool.shutdown(wait=False)
         checked, seen, troubled, held = 0, set(), [], []
         for result in results:
             checked += sum(1 for o in result["counted"] if o not in skip)
