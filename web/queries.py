@@ -205,10 +205,15 @@ def game_results(session: Session, game_id: str) -> list[PlayerResultRow]:
     )
 
 
-def move_timeline(session: Session, game_id: str) -> list[MoveRow]:
+_MOVES = MoveRow.__table__.c
+
+
+def move_timeline(session: Session, game_id: str) -> list[sa.Row]:
+    """The game's moves in play order, as plain rows with :class:`MoveRow`'s columns (the same
+    values by the same names, without building an ORM object per move: a page reads them)."""
     return list(
-        session.scalars(
-            sa.select(MoveRow).where(MoveRow.game_id == game_id).order_by(MoveRow.move_index)
+        session.execute(
+            sa.select(*_MOVES).where(_MOVES.game_id == game_id).order_by(_MOVES.move_index)
         )
     )
 
