@@ -195,12 +195,15 @@ def game_header(session: Session, game_id: str) -> GameRow | None:
     return session.get(GameRow, game_id)
 
 
-def game_results(session: Session, game_id: str) -> list[PlayerResultRow]:
+_RESULTS = PlayerResultRow.__table__.c
+
+
+def game_results(session: Session, game_id: str) -> list[sa.Row]:
+    """Each player's result in seat order, as plain rows with :class:`PlayerResultRow`'s
+    columns (as :func:`move_timeline`: no ORM object per row for a page to read)."""
     return list(
-        session.scalars(
-            sa.select(PlayerResultRow)
-            .where(PlayerResultRow.game_id == game_id)
-            .order_by(PlayerResultRow.seat)
+        session.execute(
+            sa.select(*_RESULTS).where(_RESULTS.game_id == game_id).order_by(_RESULTS.seat)
         )
     )
 

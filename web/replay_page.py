@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from domain.cards import Card
 from domain.rummy13.melds import ScoringCase
-from replays.readmodels.models import GameRow, PlayerResultRow
+from replays.readmodels.models import GameRow
 from web import charts, queries, svg
 from web.auth import may_open_player
 from web.moves import Moment, describe, moments
@@ -53,7 +53,7 @@ class GameView:
 
     header: GameRow
     timeline: list[Row]  # MoveRow's columns (queries.move_timeline)
-    results: list[PlayerResultRow]
+    results: list[Row]  # PlayerResultRow's columns (queries.game_results)
     players: list[str] = field(default_factory=list)
     # What the pages derive from these rows (move list, moments, chart), kept with them.
     derived: dict = field(default_factory=dict, repr=False)
@@ -78,7 +78,7 @@ class GameView:
     def moments(self, outcomes: dict[str, str]) -> list[Moment]:
         return moments(self.timeline, outcomes)
 
-    def result_of(self, player: str) -> PlayerResultRow | None:
+    def result_of(self, player: str) -> Row | None:
         for row in self.results:
             if row.player == player:
                 return row
