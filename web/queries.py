@@ -195,20 +195,28 @@ def game_header(session: Session, game_id: str) -> GameRow | None:
     return session.get(GameRow, game_id)
 
 
-def game_results(session: Session, game_id: str) -> list[PlayerResultRow]:
+_RESULTS = PlayerResultRow.__table__.c
+
+
+def game_results(session: Session, game_id: str) -> list[sa.Row]:
+    """Each player's result in seat order, as plain rows with :class:`PlayerResultRow`'s
+    columns (as :func:`move_timeline`: no ORM object per row for a page to read)."""
     return list(
-        session.scalars(
-            sa.select(PlayerResultRow)
-            .where(PlayerResultRow.game_id == game_id)
-            .order_by(PlayerResultRow.seat)
+        session.execute(
+            sa.select(*_RESULTS).where(_RESULTS.game_id == game_id).order_by(_RESULTS.seat)
         )
     )
 
 
-def move_timeline(session: Session, game_id: str) -> list[MoveRow]:
+_MOVES = MoveRow.__table__.c
+
+
+def move_timeline(session: Session, game_id: str) -> list[sa.Row]:
+    """The game's moves in play order, as plain rows with :class:`MoveRow`'s columns (the same
+    values by the same names, without building an ORM object per move: a page reads them)."""
     return list(
-        session.scalars(
-            sa.select(MoveRow).where(MoveRow.game_id == game_id).order_by(MoveRow.move_index)
+        session.execute(
+            sa.select(*_MOVES).where(_MOVES.game_id == game_id).order_by(_MOVES.move_index)
         )
     )
 

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from flask import current_app, url_for
-from sqlalchemy import Connection
+from markupsafe import escape
+from sqlalchemy import Connection, Row
 from sqlalchemy.orm import Session
 
 from domain.cards import Card
 from domain.rummy13.melds import ScoringCase
-from replays.readmodels.models import GameRow, MoveRow, PlayerResultRow
+from replays.readmodels.models import GameRow
 from web import charts, queries, svg
 from web.auth import may_open_player
 from web.moves import Moment, describe, moments
@@ -51,8 +52,8 @@ class GameView:
     """One game as the read models hold it: header, results and move timeline."""
 
     header: GameRow
-    timeline: list[MoveRow]
-    results: list[PlayerResultRow]
+    timeline: list[Row]  # MoveRow's columns (queries.move_timeline)
+    results: list[Row]  # PlayerResultRow's columns (queries.game_results)
     players: list[str] = field(default_factory=list)
     # What the pages derive from these rows (move list, moments, chart), kept with them.
     derived: dict = field(default_factory=dict, repr=False)
@@ -77,7 +78,7 @@ class GameView:
     def moments(self, outcomes: dict[str, str]) -> list[Moment]:
         return moments(self.timeline, outcomes)
 
-    def result_of(self, player: str) -> PlayerResultRow | None:
+    def result_of(self, player: str) -> Row | None:
         for row in self.results:
             if row.player == player:
                 return row
@@ -173,7 +174,7 @@ def outcomes_of(game: GameView, final_state=None) -> dict[str, str]:
     }
 
 
-def move_items(timeline: list[MoveRow], viewer: str | None = None) -> list[dict]:
+def move_items(timeline: list[Row], viewer: str | None = None) -> list[dict]:
     """The move list: number (the table position after it), words, time, round starts."""
     items = []
     previous_round = None
@@ -189,6 +190,31 @@ def move_items(timeline: list[MoveRow], viewer: str | None = None) -> list[dict]
         )
         previous_round = row.round
     return items
+
+
+def move_list_html(items: list[dict], url) -> str:
+    """The move list's markup (``<ol id="moves">``), without a current move: a line per move,
+    joined in Python (a template loop costs several times as much for a long game), every
+    value escaped as the templates escape it. ``url(n)``: the link to the table after move n.
+    """
+    lines = [
+        '<ol id="moves">',
+        f'  <li><a href="{escape(url(0))}" data-move="0">'
+        '<span class="n">0</span><span>the deal</span></a></li>',
+    ]
+    for item in items:
+        if item["round_starts"]:
+            lines.append(
+                f'  <li class="round-mark" aria-hidden="true">round {item["round"] + 1}</li>'
+            )
+        move = item["move"]
+        at = f' data-at="{escape(item["at"])}"' if item["at"] else ""
+        lines.append(
+            f'  <li><a href="{escape(url(move))}" data-move="{move}"{at}>'
+            f'<span class="n">{move}</span><span>{escape(item["text"])}</span></a></li>'
+        )
+    lines.append("</ol>")
+    return "\n".join(lines)
 
 
 # -- drawing the seats ---------------------------------------------------------------------

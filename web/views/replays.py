@@ -21,6 +21,7 @@ from web.replay_page import (
     final_hands,
     load_game,
     move_items,
+    move_list_html,
     outcomes_of,
     point_value_chart,
     seat_views,
@@ -101,11 +102,7 @@ def marked_move_list(game, context) -> str:
     seat = context["seat"]
     html = game.remember(
         ("move_list", seat),
-        lambda: render_template(
-            "replays/_moves.html",
-            move_items=move_items(game.timeline, seat),
-            url=context["url"],
-        ),
+        lambda: move_list_html(move_items(game.timeline, seat), context["url"]),
     )
     anchor = f' data-move="{context["move"]}"'
     return html.replace(anchor, anchor + ' aria-current="step"', 1)
