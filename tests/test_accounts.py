@@ -329,17 +329,20 @@ def test_no_log_no_page(site, monkeypatch):
 
 def test_a_pages_line_is_sent_as_soon_as_its_game_is_found(site, monkeypatch):
     """A logged page's line goes to the database on a writer thread as soon as the page has
-    found its game and checked its arguments, before it reads the table's events (its
-    commit overlaps the rest of the page's work); the page waits for it. A page that does
+    found its game and checked its arguments, before it reads the game's moves and the
+    table's events (its commit overlaps the rest of the page's work); the page waits for it. A page that does
     not say when sends it once it starts being drawn (the game summary), or at the end
     without a template (the audit CSV); an error page sends none."""
     from flask import g
 
+    from web import queries
     from web.views import replays
 
     threads: list[str] = []
     sent_before_the_table: list[bool] = []
+    sent_before_the_moves: list[bool] = []
     write, read_table = access_log.record_access, replays.state_after
+    read_moves = queries.move_timeline
 
     def spy(*args, **kwargs):
         threads.append(threading.current_thread().name.split("_")[0])
@@ -349,12 +352,19 @@ def test_a_pages_line_is_sent_as_soon_as_its_game_is_found(site, monkeypatch):
         sent_before_the_table.append(g.get("access_line") is not None)
         return read_table(*args, **kwargs)
 
+    def moves(*args, **kwargs):
+        sent_before_the_moves.append(g.get("access_line") is not None)
+        return read_moves(*args, **kwargs)
+
     monkeypatch.setattr(access_log, "record_access", spy)
     monkeypatch.setattr(replays, "state_after", table)
+    monkeypatch.setattr(queries, "move_timeline", moves)
+    monkeypatch.setitem(site.config, "REPLAY_CACHE", False)  # every page reads the moves
     url = site.config["DATABASE_URL"]
     before = len(log_rows(url))
     auditor = signed_in(site, "auditor")
     assert auditor.get(f"/games/{GAME}/replay?move=7").status_code == 200
+    assert sent_before_the_moves[:1] == [True]  # the header vouched for move 7
     assert len(log_rows(url)) == before + 1  # committed before the answer
     assert auditor.get(f"/games/{GAME}/replay/table.svg?move=7").status_code == 200
     assert auditor.get(f"/games/{GAME}").status_code == 200

@@ -85,7 +85,8 @@ class GameView:
         return None
 
 
-def _player_ids(players: list) -> list[str]:
+def player_ids(players: list) -> list[str]:
+    """The players' ids from a header's ``players`` (ids, or entries with an ``id``)."""
     ids = []
     for entry in players or []:
         ids.append(entry.get("id") or entry.get("player") if isinstance(entry, dict) else entry)
@@ -121,7 +122,7 @@ def load_game(session: Session, game_id: str) -> GameView | None:
         header=header,
         timeline=queries.move_timeline(session, game_id),
         results=queries.game_results(session, game_id),
-        players=_player_ids(header.players),
+        players=player_ids(header.players),
     )
     game.derived["stamp"] = stamp
     with _loaded_lock:

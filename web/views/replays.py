@@ -17,12 +17,14 @@ from web import svg
 from web.auth import access_line_ready
 from web.hand_views import chance_moments
 from web.ledger import read_session
+from web.queries import game_header
 from web.replay_page import (
     final_hands,
     load_game,
     move_items,
     move_list_html,
     outcomes_of,
+    player_ids,
     point_value_chart,
     seat_views,
     state_after,
@@ -63,8 +65,36 @@ def _seat_arg(game_id: str, players: list[str]) -> str | None:
     return seat
 
 
+def _send_line_once_the_header_agrees(header) -> None:
+    """Send the page's access-log line as soon as the game's header row is read, before its
+    moves and results are, when the header alone shows the arguments are right (a move
+    within its ``moves_count``, a seat among its players): the line's commit then overlaps
+    two more reads and the drawing. Anything the header cannot vouch for (a value of the
+    wrong kind, an argument it rejects) sends nothing here: the checks against the loaded
+    game below decide, and send the line once they pass. The header and the moves agree in
+    any store the ledger wrote; where they disagree, a line may precede a refused page (the
+    log may say more than was shown, never less)."""
+    total = header.moves_count
+    if not isinstance(total, int) or isinstance(total, bool):
+        return
+    text = request.args.get("move", "0").strip()
+    if not text.lstrip("-").isdecimal() or not 0 <= int(text) <= total:
+        return
+    seat = request.args.get("seat", "").strip() or None
+    if seat is not None:
+        try:
+            if seat not in player_ids(header.players):
+                return
+        except (TypeError, ValueError, AttributeError):
+            return
+    access_line_ready()
+
+
 def _table_context(game_id: str):
     with read_session() as session:
+        header = game_header(session, game_id)
+        if header is not None:
+            _send_line_once_the_header_agrees(header)
         game = load_game(session, game_id)
     if game is None:
         abort(404, f"No game {game_id!r} in the ledger.")
