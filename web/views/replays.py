@@ -41,31 +41,25 @@ PHASE_WORDS = {
 }
 
 
-def _move_arg(game_id: str, total: int) -> int:
+def _args_problem(game_id: str, total: int, players: list[str]) -> str | None:
+    """What is wrong with the request's ``move`` and ``seat`` for a game of ``total`` moves
+    and these ``players`` (a 400's message), or None."""
     text = request.args.get("move", "0").strip()
     if not text.lstrip("-").isdecimal():
-        abort(400, f"Game {game_id}: move must be a whole number from 0 to {total}, not {text!r}.")
+        return f"Game {game_id}: move must be a whole number from 0 to {total}, not {text!r}."
     move = int(text)
     if not 0 <= move <= total:
-        abort(
-            400,
+        return (
             f"Game {game_id} has {total} moves: there is no move {move} "
-            f"(0 is the deal, {total} the last move).",
+            f"(0 is the deal, {total} the last move)."
         )
-    return move
-
-
-def _seat_arg(game_id: str, players: list[str]) -> str | None:
     seat = request.args.get("seat", "").strip() or None
     if seat is not None and seat not in players:
-        abort(
-            400,
-            f"Game {game_id} has no player {seat!r} (players: {', '.join(players)}).",
-        )
-    return seat
+        return f"Game {game_id} has no player {seat!r} (players: {', '.join(players)})."
+    return None
 
 
-def _send_line_once_the_header_agrees(header) -> None:
+def _send_line_once_the_header_agrees(game_id: str, header) -> None:
     """Send the page's access-log line as soon as the game's header row is read, before its
     moves and results are, when the header alone shows the arguments are right (a move
     within its ``moves_count``, a seat among its players): the line's commit then overlaps
@@ -77,29 +71,27 @@ def _send_line_once_the_header_agrees(header) -> None:
     total = header.moves_count
     if not isinstance(total, int) or isinstance(total, bool):
         return
-    text = request.args.get("move", "0").strip()
-    if not text.lstrip("-").isdecimal() or not 0 <= int(text) <= total:
+    try:
+        players = player_ids(header.players)
+    except (TypeError, ValueError, AttributeError):
         return
-    seat = request.args.get("seat", "").strip() or None
-    if seat is not None:
-        try:
-            if seat not in player_ids(header.players):
-                return
-        except (TypeError, ValueError, AttributeError):
-            return
-    access_line_ready()
+    if _args_problem(game_id, total, players) is None:
+        access_line_ready()
 
 
 def _table_context(game_id: str):
     with read_session() as session:
         header = game_header(session, game_id)
         if header is not None:
-            _send_line_once_the_header_agrees(header)
+            _send_line_once_the_header_agrees(game_id, header)
         game = load_game(session, game_id)
     if game is None:
         abort(404, f"No game {game_id!r} in the ledger.")
-    move = _move_arg(game_id, game.total)
-    seat = _seat_arg(game_id, game.players)
+    problem = _args_problem(game_id, game.total, game.players)
+    if problem is not None:
+        abort(400, problem)
+    move = int(request.args.get("move", "0").strip())
+    seat = request.args.get("seat", "").strip() or None
     access_line_ready()
     state = state_after(game, move)
     shown = variants.get(game.header.variant).seat_view(state, seat)
