@@ -10,13 +10,19 @@ Around every request of a Flask test client (the page is drawn on the calling th
   collections during the request (any thread);
 - ``replica`` and ``primary``: the statements' time to each server (SQLAlchemy's cursor
   events, on every thread; ``_Queries`` in the bench);
-- the access-log line, written on a writer thread (web/auth.py): when it was sent and when
-  its commit came back, from the request's start; the writer's own CPU and run-queue time;
-  ``page_ready``: when the page had been drawn and began waiting for that commit, and
-  ``end_wait``: how long that wait took (the commit on the page's critical path);
+- the access-log line (web/auth.py): when it was sent (``send_access``, on the page's thread,
+  not waiting for the answer; ``line_sending``: what sending it took) and when the page had
+  its commit (``line_done``), from the request's start; a line written at the end
+  (``record_access``) has instead its own CPU and run-queue time (``writer_cpu``,
+  ``writer_runq``); ``page_ready``: when the page had been drawn and began waiting for
+  that commit, and ``end_wait``: how long that wait took (the commit on the page's critical
+  path);
 - ``standby_startup``, ``standby_walreceiver``, ``standby_backends``, ``standby_other``:
   the CPU the standby's processes used inside the request's window (WAL replay, WAL
-  receipt, the connections answering the page's reads): what shared the page's core.
+  receipt, the connections answering the page's reads): what shared the page's core;
+  ``primary_walsender``, ``primary_walwriter``, ``primary_line_backends`` (the page
+  process's connections), ``primary_other_backends``, ``primary_importer``: the same on
+  the primary's host; each with its run-queue wait beside it (``..._runq``).
 """
 
 from __future__ import annotations
@@ -37,10 +43,14 @@ def schedstat(tid: int, path: str = "/proc/self/task/{}/schedstat") -> tuple[flo
     return int(on_cpu) / 1e9, int(waiting) / 1e9, int(slices)
 
 
+KINDS = ("startup", "walreceiver", "walsender", "walwriter")
+
+
 def processes_of(postmaster: int) -> dict[str, list[int]]:
     """A PostgreSQL server's processes by what they are: ``startup`` (a standby's WAL
-    replay), ``walreceiver``, ``backends`` (the connections serving queries), ``other``."""
-    found: dict[str, list[int]] = {"startup": [], "walreceiver": [], "backends": [], "other": []}
+    replay), ``walreceiver``, ``walsender`` (a primary's, streaming to the standby),
+    ``walwriter``, ``backends`` (the connections serving queries), ``other``."""
+    found: dict[str, list[int]] = {kind: [] for kind in (*KINDS, "backends", "other")}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -53,19 +63,21 @@ def processes_of(postmaster: int) -> dict[str, list[int]]:
             continue
         if parent != postmaster:
             continue
-        kind = next((k for k in ("startup", "walreceiver") if k in title), None)
+        kind = next((k for k in KINDS if k in title), None)
         if kind is None:
             kind = "backends" if "(" in title else "other"  # a client's host(port)
         found[kind].append(int(entry))
     return found
 
 
-def _cpu_of(pids: list[int]) -> float:
-    total = 0.0
+def _cpu_of(pids: list[int]) -> tuple[float, float]:
+    """The CPU time and the run-queue wait of ``pids``, summed (their threads: processes)."""
+    cpu = runq = 0.0
     for pid in pids:
         with contextlib.suppress(OSError):  # ended
-            total += schedstat(pid, "/proc/{}/schedstat")[0]
-    return total
+            on, waiting, _ = schedstat(pid, "/proc/{}/schedstat")
+            cpu, runq = cpu + on, runq + waiting
+    return cpu, runq
 
 
 class RequestParts:
@@ -84,7 +96,9 @@ class RequestParts:
         self._ready: list[tuple[float, float]] = []
         self._started = 0.0
         self._lock = threading.Lock()
-        record_access, log_view = access_log.record_access, auth._log_privileged_view
+        record_access = access_log.record_access
+        send_access = getattr(access_log, "send_access", None)  # (a line sent on a thread)
+        log_view = auth._log_privileged_view
 
         def timed_record_access(*args, **kwargs):
             tid = threading.get_native_id()
@@ -103,6 +117,32 @@ class RequestParts:
                         }
                     )
 
+        def timed_send_access(*args, **kwargs):
+            sent = time.perf_counter()
+            line = send_access(*args, **kwargs)
+            sending = time.perf_counter() - sent
+            result = line.result
+
+            def timed_result():
+                try:
+                    return result()
+                finally:
+                    with self._lock:
+                        self._lines.append(
+                            {
+                                "line_sent": sent - self._started,
+                                "line_done": time.perf_counter() - self._started,
+                                "line_sending": sending,
+                            }
+                        )
+
+            line.result = timed_result
+            return line
+
+        access_log.record_access = timed_record_access
+        if send_access is not None:
+            access_log.send_access = timed_send_access
+
         def timed_log_view(response):
             ready = time.perf_counter()
             try:
@@ -110,7 +150,6 @@ class RequestParts:
             finally:
                 self._ready.append((ready - self._started, time.perf_counter() - ready))
 
-        access_log.record_access = timed_record_access
         auth._log_privileged_view = timed_log_view
         self._gc, self._gc_started = 0.0, 0.0
         gc.callbacks.append(self._on_gc)
@@ -143,7 +182,9 @@ class RequestParts:
             "gc": self._gc,
         }
         for label, pids in self.watched.items():
-            row[label] = _cpu_of(pids) - watched[label]
+            cpu_now, runq_now = _cpu_of(pids)
+            row[label] = cpu_now - watched[label][0]
+            row[f"{label}_runq"] = runq_now - watched[label][1]
         row["off"] = wall - row["cpu"] - row["runq"]
         for server, took in self.queries.seconds.items():
             name = "replica" if server == "replica" else "primary"
@@ -158,8 +199,7 @@ class RequestParts:
 
 
 PARTS = ("wall", "cpu", "runq", "off", "slices", "gc", "replica", "primary", "line_sent",
-         "line_done", "page_ready", "end_wait", "writer_cpu", "writer_runq", "standby_startup",
-         "standby_walreceiver", "standby_backends", "standby_other")  # fmt: skip
+         "line_done", "line_sending", "page_ready", "end_wait", "writer_cpu", "writer_runq")  # fmt: skip
 
 
 def summary(rows: list[dict]) -> dict:
@@ -173,12 +213,46 @@ def summary(rows: list[dict]) -> dict:
         "p95_up": ordered[min(count - 1, int(0.95 * count)) :],
     }
 
+    watched = sorted({key for row in rows for key in row if key.startswith(("standby_",
+                                                                          "primary_"))})  # fmt: skip
+
     def mean_ms(band: list[dict], part: str) -> float | None:
         values = [row[part] for row in band if part in row]
         return round(1000 * statistics.fmean(values), 2) if values else None
 
     return {
-        name: {"n": len(band), **{part: mean_ms(band, part) for part in PARTS}}
+        name: {"n": len(band), **{part: mean_ms(band, part) for part in (*PARTS, *watched)}}
         for name, band in bands.items()
         if band
     }
+
+
+def client_ports(pid: int | str = "self") -> set[int]:
+    """The local TCP ports of process ``pid``'s sockets (its connections to the servers)."""
+    inodes = set()
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                if fields[9] in inodes:
+                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def backends_for(backends: list[int], ports: set[int]) -> list[int]:
+    """Those of a server's ``backends`` serving a client on one of ``ports`` (the process
+    title names the client as ``host(port)``)."""
+    found = []
+    for pid in backends:
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/cmdline") as cmdline:
+            title = cmdline.read()
+        if any(f"({port})" in title for port in ports):
+            found.append(pid)
+    return found

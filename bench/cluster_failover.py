@@ -37,7 +37,8 @@ fewer requests); ``python -m bench.cluster_failover [--quick] [--netns]`` prints
 and ``--netns`` makes each node a host in a network namespace, so replication and the
 pages' queries cross veth links and a bridge instead of loopback; ``--nice-import=N`` runs
 the importer at that niceness (an operator's batch job below the primary's own processes on
-its host); ``--access-log-commit=remote_write`` commits the access log's lines on the
+its host); ``--import-policy=idle`` (or ``batch``) runs it under that scheduling policy
+(``chrt``; ``CPUSchedulingPolicy=`` in deploy/systemd/rummy-ledger-import@.service); ``--access-log-commit=remote_write`` commits the access log's lines on the
 standby's receipt rather than its flush (``RUMMY_LEDGER_ACCESS_LOG_COMMIT``, on both sides
 of the comparison; docs/deploying.md says what it trades). Needs root and
 pg_auto_failover (.ci/run installs it). With fewer than two CPUs nothing is pinned, and the
@@ -57,7 +58,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench._request_parts import RequestParts, processes_of
+from bench._request_parts import RequestParts, backends_for, client_ports, processes_of
 from bench._request_parts import summary as parts_summary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -212,13 +213,22 @@ def _pinned(command: list[str], cpus: str | None) -> list[str]:
     return ["taskset", "-c", cpus, *command] if cpus else command
 
 
-def _import_process(url: str, lines: list[str], directory: Path, cpus: str | None, nice: int = 0):
+def _import_process(
+    url: str,
+    lines: list[str],
+    directory: Path,
+    cpus: str | None,
+    nice: int = 0,
+    policy: str = "other",
+):
     path = directory / f"import-{time.monotonic_ns()}.jsonl"
     path.write_text("".join(line + "\n" for line in lines))
     env = dict(os.environ, RUMMY_LEDGER_DATABASE_URL=url)
     command = [str(Path(sys.executable).parent / "rummy-ledger"), "import", str(path)]
     if nice:
         command = ["nice", "-n", str(nice), *command]
+    if policy != "other":  # as systemd's CPUSchedulingPolicy= (deploy/systemd)
+        command = ["chrt", f"--{policy}", "0", *command]
     return subprocess.Popen(
         _pinned(command, cpus), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
@@ -237,15 +247,69 @@ def _lag_process(primary_url: str, read_url: str, cpus: str | None) -> subproces
 def sample_lag(primary_url: str, read_url: str) -> None:
     import select
 
-    from replays.store import replicas
+    from sqlalchemy import text
 
+    from replays.store import replicas
+    from replays.store.db import engine_for
+    from replays.store.settings import database_url
+
+    # What the primary itself says of its standby (PostgreSQL's own timing of each WAL
+    # position: sent until written, flushed, replayed there, and the answer back).
+    reported = text(
+        "SELECT extract(epoch FROM write_lag), extract(epoch FROM flush_lag),"
+        " extract(epoch FROM replay_lag) FROM pg_stat_replication"
+    )
     while True:
         lag = replicas.replica_lag_seconds(primary_url, read_url, fresh=True)
+        with engine_for(database_url(primary_url)).connect() as connection:
+            row = connection.execute(reported).first()
         if lag is not None:
-            print(lag, flush=True)
+            print(json.dumps([lag, *(float(x) if x is not None else None for x in row or ())]),
+                  flush=True)  # fmt: skip
         ready, _, _ = select.select([sys.stdin], [], [], LAG_EVERY)
         if ready and not sys.stdin.read(1):
             return
+
+
+def _watched(postmasters: dict[str, int], importer: int) -> dict[str, list[int]]:
+    """The processes whose CPU and run-queue wait each page's parts show: the standby's by
+    kind, and on the primary the walsender, the walwriter, the backends of this process (the
+    access-log line's) and the rest (the importer's, the sampler's), and the importer."""
+    standby = processes_of(postmasters["node2"])
+    primary = processes_of(postmasters["node1"])
+    ours = backends_for(primary["backends"], client_ports())
+    watched = {f"standby_{kind}": pids for kind, pids in standby.items() if kind != "walsender"}
+    watched.update(
+        primary_walsender=primary["walsender"],
+        primary_walwriter=primary["walwriter"],
+        primary_line_backends=ours,
+        primary_other_backends=[pid for pid in primary["backends"] if pid not in ours],
+        primary_importer=[importer],
+    )
+    return watched
+
+
+def _perf_sched(postmasters: dict[str, int], importer: int, after: float = 4.0):
+    """With ``BENCH_PERF_SCHED=<file>``: ``perf sched record`` of the whole machine for 3 s,
+    ``after`` seconds into the import, and the pids of the processes that matter beside it
+    (``<file>.pids.json``), for ``perf sched timehist``. Returns a step to call between
+    blocks of pages (None once done), or None."""
+    path = os.environ.get("BENCH_PERF_SCHED")
+    if not path:
+        return None
+    state: dict = {}
+
+    def step(elapsed: float):
+        if "process" not in state and elapsed >= after:
+            pids = {**_watched(postmasters, importer), "page_process": [os.getpid()]}
+            Path(path + ".pids.json").write_text(json.dumps(pids))
+            state["process"] = subprocess.Popen(
+                ["perf", "sched", "record", "-a", "-o", path, "--", "sleep", "3"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+        return step
+
+    return step
 
 
 def _seed_games(url: str, base: list[dict]) -> None:
@@ -326,7 +390,11 @@ def _idle_single_server(
 
 
 def run(
-    quick: bool = False, netns: bool = False, import_nice: int = 0, access_log_commit: str = "on"
+    quick: bool = False,
+    netns: bool = False,
+    import_nice: int = 0,
+    access_log_commit: str = "on",
+    import_policy: str = "other",
 ) -> dict:
     from cluster_support import Cluster, missing
 
@@ -393,12 +461,10 @@ def run(
         sampler = _lag_process(cluster.url(), app.config["READ_DATABASE_URL"], primary_cpu)
         load_busy_start = os.getloadavg()
         postmasters = {name: cluster.node(name).postmaster_pid() for name in ("node1", "node2")}
-        standby = processes_of(postmasters["node2"])
-        parts.watched = {f"standby_{kind}": pids for kind, pids in standby.items()}
         cpu_before = {name: _cpu_seconds(pid) for name, pid in postmasters.items()}
         page_cpu_before = time.process_time()
         importing = _import_process(
-            cluster.url(), imported, directory, primary_cpu, nice=import_nice
+            cluster.url(), imported, directory, primary_cpu, nice=import_nice, policy=import_policy
         )
         busy: list[float] = []
         queries.start({_hosts(cluster.url()): "primary", _hosts(read_url): "replica"})
@@ -409,8 +475,11 @@ def run(
 
             profile = cProfile.Profile()
             profile.enable()
+        perf = _perf_sched(postmasters, importing.pid)
         while importing.poll() is None:
+            parts.watched = _watched(postmasters, importing.pid)
             busy += _page_times(client, path, 10, "replica", parts)
+            perf = perf and perf(time.monotonic() - started)
         if profile is not None:
             profile.disable()
             profile.dump_stats(os.environ["BENCH_PROFILE"])
@@ -427,7 +496,8 @@ def run(
         load_busy_end = os.getloadavg()
         _pin(None)
         sampler.stdin.close()
-        lags = [float(line) for line in sampler.stdout]
+        lags = [json.loads(line) for line in sampler.stdout]
+        lags, reported_lags = [x[0] for x in lags], [x[1:] for x in lags]
         sampler.wait(timeout=30)
         assert importing.returncode == 0, importing.stderr.read().decode()[-2000:]
 
@@ -527,6 +597,7 @@ def run(
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "import_games": games,
         "import_nice": import_nice,
+        "import_policy": import_policy,
         "access_log_commit": access_log_commit,
         "import_seconds": round(import_seconds, 1),
         "cpu_seconds_during_import": busy_cpu,
@@ -570,6 +641,12 @@ def run(
             "max": max(lags) if lags else None,
             "samples": len(lags),
         },
+        # pg_stat_replication's write, flush and replay lag (the primary's own timing).
+        "standby_reported_lag_ms": {
+            name: _summary([1000 * r[i] for r in reported_lags if r and r[i] is not None])
+            for i, name in enumerate(("write", "flush", "replay"))
+            if any(r and r[i] is not None for r in reported_lags)
+        },
         "failover_seconds": round(failover, 2),
         "acknowledged_before_kill": len(before),
         "acknowledged_lost": lost,
@@ -611,10 +688,14 @@ if __name__ == "__main__":
         commit = next(
             (a.split("=")[1] for a in sys.argv if a.startswith("--access-log-commit=")), "on"
         )
+        policy = next(
+            (a.split("=")[1] for a in sys.argv if a.startswith("--import-policy=")), "other"
+        )
         result = run(
             quick="--quick" in sys.argv,
             netns="--netns" in sys.argv,
             import_nice=nice,
             access_log_commit=commit,
+            import_policy=policy,
         )
         print(json.dumps(result, indent=2, default=str))

@@ -320,6 +320,7 @@ def test_no_log_no_page(site, monkeypatch):
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(access_log, "record_access", broken)
+    monkeypatch.setattr(access_log, "send_access", broken)
     response = signed_in(site, "auditor").get(f"/games/{GAME}/replay?move=1")
     assert response.status_code == 503
     page = response.get_data(as_text=True)
@@ -328,25 +329,37 @@ def test_no_log_no_page(site, monkeypatch):
 
 
 def test_a_pages_line_is_sent_as_soon_as_its_game_is_found(site, monkeypatch):
-    """A logged page's line goes to the database on a writer thread as soon as the page has
-    found its game and checked its arguments, before it reads the game's moves and the
-    table's events (its commit overlaps the rest of the page's work); the page waits for it. A page that does
-    not say when sends it once it starts being drawn (the game summary), or at the end
-    without a template (the audit CSV); an error page sends none."""
+    """A logged page's line goes to the database, from the request's own thread, as soon as
+    the page has found its game and checked its arguments, before it reads the game's moves
+    and the table's events (its commit overlaps the rest of the page's work); the page waits
+    for it. A page that does not say when sends it once it starts being drawn (the game
+    summary), or at the end without a template (the audit CSV); an error page sends none."""
     from flask import g
 
     from web import queries
     from web.views import replays
 
-    threads: list[str] = []
+    early: list[str] = []
+    late: list[str] = []
     sent_before_the_table: list[bool] = []
     sent_before_the_moves: list[bool] = []
-    write, read_table = access_log.record_access, replays.state_after
+    send, record, read_table = access_log.send_access, access_log.record_access, replays.state_after
     read_moves = queries.move_timeline
 
-    def spy(*args, **kwargs):
-        threads.append(threading.current_thread().name.split("_")[0])
-        return write(*args, **kwargs)
+    recording: list[bool] = []
+
+    def send_spy(*args, **kwargs):
+        if not recording:  # not record_access's own
+            early.append(threading.current_thread().name)
+        return send(*args, **kwargs)
+
+    def record_spy(*args, **kwargs):
+        late.append(threading.current_thread().name)
+        recording.append(True)
+        try:
+            return record(*args, **kwargs)
+        finally:
+            recording.pop()
 
     def table(*args, **kwargs):
         sent_before_the_table.append(g.get("access_line") is not None)
@@ -356,7 +369,8 @@ def test_a_pages_line_is_sent_as_soon_as_its_game_is_found(site, monkeypatch):
         sent_before_the_moves.append(g.get("access_line") is not None)
         return read_moves(*args, **kwargs)
 
-    monkeypatch.setattr(access_log, "record_access", spy)
+    monkeypatch.setattr(access_log, "send_access", send_spy)
+    monkeypatch.setattr(access_log, "record_access", record_spy)
     monkeypatch.setattr(replays, "state_after", table)
     monkeypatch.setattr(queries, "move_timeline", moves)
     monkeypatch.setitem(site.config, "REPLAY_CACHE", False)  # every page reads the moves
@@ -372,8 +386,55 @@ def test_a_pages_line_is_sent_as_soon_as_its_game_is_found(site, monkeypatch):
     assert auditor.get("/games/NO-SUCH/replay").status_code == 404
     assert auditor.get(f"/games/{GAME}/replay?move=999").status_code == 400
     assert sent_before_the_table == [True, True]
-    assert threads == ["access-log", "access-log", "access-log", "MainThread"]
+    # No writer thread: the request's own (the test client draws pages on this one).
+    assert early == ["MainThread"] * 3 and late == ["MainThread"]
     assert len(log_rows(url)) == before + 4
+
+
+def test_a_pages_line_is_in_flight_while_the_page_is_drawn(postgres_url, monkeypatch):
+    """On PostgreSQL the early line is sent without waiting for its answer: with the log's
+    table locked (its INSERT cannot commit), the page still reads its moves, and is
+    answered only once the lock goes and the line is committed. Its pooled connection then
+    goes back to the pool; a line the database refuses withholds the page (503) and leaves
+    no connection out either."""
+    from web import queries
+
+    load_games(postgres_url)
+    site = create_app({"DATABASE_URL": postgres_url, "TESTING": True, "REPLAY_CACHE": False})
+    read_moves, moves_read = queries.move_timeline, threading.Event()
+
+    def moves(*args, **kwargs):
+        moves_read.set()
+        return read_moves(*args, **kwargs)
+
+    monkeypatch.setattr(queries, "move_timeline", moves)
+    auditor = signed_in(site, "auditor")
+    engine = engine_for(postgres_url)
+    before = len(log_rows(postgres_url))
+    answers: list[int] = []
+    with engine.connect() as locker:
+        locker.exec_driver_sql("LOCK TABLE access_log IN SHARE MODE")  # no INSERT commits
+        page = threading.Thread(
+            target=lambda: answers.append(auditor.get(f"/games/{GAME}/replay?move=7").status_code)
+        )
+        page.start()
+        assert moves_read.wait(10)  # the page went on while its line could not commit
+        page.join(0.5)
+        assert page.is_alive() and not answers  # not shown before the line is committed
+        locker.rollback()
+    page.join(10)
+    assert answers == [200]
+    assert len(log_rows(postgres_url)) == before + 1
+    assert engine.pool.checkedout() == 0
+
+    with engine.begin() as connection:  # the database refuses every line from now on
+        connection.exec_driver_sql(
+            "ALTER TABLE access_log ADD CONSTRAINT refused CHECK (move < 0) NOT VALID"
+        )
+    response = auditor.get(f"/games/{GAME}/replay?move=7")
+    assert response.status_code == 503 and "access log could not be written" in response.text
+    assert len(log_rows(postgres_url)) == before + 1
+    assert engine.pool.checkedout() == 0
 
 
 def test_the_access_log_is_append_only_in_the_database(database_url):
@@ -408,10 +469,22 @@ def test_a_line_may_commit_on_the_standbys_receipt_and_nothing_weaker(database_u
     engine = engine_for(database_url)
     sa.event.listen(engine, "before_cursor_execute", seen)
     try:
-        assert access_log.record_access(
-            database_url, username="ann", role="auditor", game_id="G1", move=3, view="full",
-            page="replays.replay", commit="remote_write",
-        )  # fmt: skip
+        with monkeypatch.context() as patched:
+            if engine.dialect.name == "postgresql":
+                # The line goes out as one Query message of psycopg's own binding.
+                import psycopg
+
+                mogrify = psycopg.ClientCursor.mogrify
+
+                def bound(cursor, query, params=None):
+                    sent.append(mogrify(cursor, query, params))
+                    return sent[-1]
+
+                patched.setattr(psycopg.ClientCursor, "mogrify", bound)
+            assert access_log.record_access(
+                database_url, username="ann", role="auditor", game_id="G1", move=3,
+                view="full", page="replays.replay", commit="remote_write",
+            )  # fmt: skip
     finally:
         sa.event.remove(engine, "before_cursor_execute", seen)
     assert log_rows(database_url) == [("ann", "auditor", "G1", 3, "full", "replays.replay")]

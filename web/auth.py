@@ -35,7 +35,6 @@ they speak plain HTTP. See ``docs/dispute-officer-guide.md`` (Running the site).
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import timedelta
 from functools import wraps
 from urllib.parse import urlsplit
@@ -465,6 +464,15 @@ def _after(response):
     return response
 
 
+@bp.teardown_app_request
+def _close_access_line(_error=None) -> None:
+    """A request ended by an exception its answer never came from (no ``after_request``):
+    its line's connection goes back to the pool once the line is done."""
+    started = g.pop("access_line", None)
+    if started is not None:
+        started[1].close()
+
+
 def opened_in_full(game_id: str, move: int | None) -> None:
     """Mark this request as a full-view opening of ``game_id`` at ``move``, for pages that
     show a game's hidden cards without a ``game_id`` in their URL (a dispute case's page)."""
@@ -513,35 +521,29 @@ def _only_if():
     return None if unconfirmed is None else accounts.still_signed_in(unconfirmed)
 
 
-# Threads that write access-log lines while the page is drawn (made again in a forked child).
-_writers: tuple[int, ThreadPoolExecutor] | None = None
-
-
-def _line_writers() -> ThreadPoolExecutor:
-    global _writers
-    if _writers is None or _writers[0] != os.getpid():
-        _writers = (os.getpid(), ThreadPoolExecutor(4, thread_name_prefix="access-log"))
-    return _writers[1]
-
-
 def access_line_ready() -> None:
     """Called by a logged page once its game is found and its arguments are right, before
-    the rest of its work: the page's access-log line is sent to the primary now, on a
-    thread, so that its commit (the synchronous standby's round trip, behind whatever the
-    primary's writers sent) overlaps reading and replaying the game and drawing the page
-    instead of following them. The page still goes only once the line is committed
-    (:func:`_log_privileged_view` waits for it), and a page that then fails (a 500, or a
-    replica that has not reached the game) has a line it did not show: the log may say
-    more than was shown, never less. Once per request; nothing for a request that is not
-    a privileged opening of a game."""
+    the rest of its work: the page's access-log line is sent to the primary now
+    (:func:`~replays.access.access_log.send_access`: on the request's own thread, without
+    waiting for the answer), so that its commit (the synchronous standby's round trip,
+    behind whatever the primary's writers sent) overlaps reading and replaying the game and
+    drawing the page instead of following them. The page still goes only once the line is
+    committed (:func:`_log_privileged_view` waits for it), and a page that then fails (a
+    500, or a replica that has not reached the game) has a line it did not show: the log
+    may say more than was shown, never less. Once per request; nothing for a request that
+    is not a privileged opening of a game."""
     if g.get("access_line") is not None:
         return
     line = _access_line()
     if line is None:
         return
-    from replays.access.access_log import record_access
+    from replays.access import access_log
 
-    g.access_line = (line, _line_writers().submit(record_access, **line, only_if=_only_if()))
+    try:
+        sent = access_log.send_access(**line, only_if=_only_if())
+    except Exception as error:  # the page is withheld at the end, as for a failed commit
+        sent = access_log.SentLine(error=error)
+    g.access_line = (line, sent)
 
 
 def _start_access_line(_app, template, **_context) -> None:
@@ -556,7 +558,7 @@ def _log_privileged_view(response):
     started = g.pop("access_line", None)
     if not 200 <= response.status_code < 300:
         if started is not None:
-            wait([started[1]])  # written or not, before the answer goes
+            started[1].close()  # written or not, before the answer goes
         return response
     line = _access_line()
     if line is None:
@@ -568,6 +570,8 @@ def _log_privileged_view(response):
         if started is not None and started[0] == line:
             written = started[1].result()
         else:
+            if started is not None:
+                started[1].close()
             written = record_access(**line, only_if=_only_if())
     except Exception:
         # No record, no page: what staff see must be on the log.

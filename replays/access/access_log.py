@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import select
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -80,8 +81,7 @@ def record_access(
     only_if: sa.Exists | None = None,
     commit: str = "on",
 ) -> bool:
-    """Append one line, one INSERT committed on its own (the log does not wait for the page,
-    and the page waits only for this statement's commit).
+    """Append one line, one INSERT committed on its own, and wait for its commit.
 
     ``only_if``: a condition checked in the same statement (the line is written only while
     it holds; :func:`replays.access.accounts.still_signed_in` for an account a replica
@@ -90,6 +90,37 @@ def record_access(
 
     ``commit``: the PostgreSQL ``synchronous_commit`` this line's commit waits for (see
     :data:`COMMIT_LEVELS`); set for this statement's transaction alone."""
+    return send_access(
+        url, username=username, role=role, game_id=game_id, move=move, view=view, page=page,
+        remote_addr=remote_addr, at=at, only_if=only_if, commit=commit,
+    ).result()  # fmt: skip
+
+
+def send_access(
+    url: str | None,
+    *,
+    username: str,
+    role: str,
+    game_id: str,
+    move: int | None,
+    view: str,
+    page: str,
+    remote_addr: str | None = None,
+    at: datetime | None = None,
+    only_if: sa.Exists | None = None,
+    commit: str = "on",
+) -> SentLine:
+    """:func:`record_access` without the wait: the line's INSERT is sent now and
+    :meth:`SentLine.result` waits for its commit (and says whether it was written).
+
+    On PostgreSQL the statement goes out on a pooled connection without waiting for the
+    answer (libpq's asynchronous command processing, on the calling thread), so the caller
+    goes on with its work while the primary commits the line (and, with a synchronous
+    standby, while the standby flushes it); the connection is the line's until
+    :meth:`SentLine.result` (or :meth:`SentLine.close`). A writer thread did this before:
+    its answer then waited for the interpreter's lock, up to 5 ms a time (the switch
+    interval), behind the page drawn meanwhile, in the page's wait. Other databases write
+    the line now. A database error is raised by :meth:`SentLine.result`, not here."""
     if commit not in COMMIT_LEVELS:
         raise ValueError(f"access log commit {commit!r}: give one of {', '.join(COMMIT_LEVELS)}")
     values = {
@@ -116,8 +147,104 @@ def record_access(
             # SET LOCAL, in the statement: no round trip of its own, and over at its commit.
             row = row.where(sa.func.set_config("synchronous_commit", commit, True).is_not(None))
         statement = TABLE.insert().from_select(list(values), row)
-    with one_statement(url) as connection:
-        return connection.execute(statement.returning(TABLE.c.id)).first() is not None
+    statement = statement.returning(TABLE.c.id)
+    engine = engine_for(url)
+    if engine.dialect.driver == "psycopg":
+        return _PendingLine(engine, statement)
+    try:
+        with one_statement(url) as connection:
+            return SentLine(written=connection.execute(statement).first() is not None)
+    except Exception as error:  # raised where the caller waits, as on PostgreSQL
+        return SentLine(error=error)
+
+
+class SentLine:
+    """A line sent by :func:`send_access`: :meth:`result` waits for its commit."""
+
+    def __init__(self, *, written: bool = False, error: Exception | None = None):
+        self._written, self._error = written, error
+
+    def result(self) -> bool:
+        """Whether the line was written (``only_if`` held), once committed; raises what the
+        database answered instead."""
+        if self._error is not None:
+            raise self._error
+        return self._written
+
+    def close(self) -> None:
+        """Done with the line, written or not (an error is not raised)."""
+
+
+class _PendingLine(SentLine):
+    """The line's INSERT on the wire of a pooled psycopg connection, its answer unread."""
+
+    def __init__(self, engine: sa.Engine, statement) -> None:
+        super().__init__()
+        self._fairy = None
+        try:
+            import psycopg
+
+            compiled = statement.compile(dialect=engine.dialect)
+            self._fairy = engine.raw_connection()
+            connection = self._fairy.driver_connection
+            if connection.pgconn.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                raise psycopg.InterfaceError("the pooled connection is inside a transaction")
+            # Bound by psycopg's own client-side quoting; one simple-protocol Query message
+            # is its own transaction, committed when the statement is done.
+            query = psycopg.ClientCursor(connection).mogrify(str(compiled), compiled.params)
+            self._pgconn = connection.pgconn
+            self._pgconn.send_query(query.encode(connection.info.encoding))
+            while self._pgconn.flush():
+                _wait(self._pgconn.socket, select.POLLOUT)
+        except Exception as error:
+            self._fail(error)
+
+    def _fail(self, error: Exception) -> None:
+        self._error = error
+        if self._fairy is not None:
+            self._fairy.invalidate()  # its state is not known: never handed out again
+            self._fairy.close()
+            self._fairy = None
+
+    def _finish(self) -> None:
+        if self._fairy is None:
+            return
+        import psycopg
+
+        try:
+            written, failed = False, None
+            while True:
+                while self._pgconn.is_busy():
+                    _wait(self._pgconn.socket, select.POLLIN)
+                    self._pgconn.consume_input()
+                answer = self._pgconn.get_result()
+                if answer is None:
+                    break
+                if answer.status == psycopg.pq.ExecStatus.TUPLES_OK:
+                    written = written or answer.ntuples > 0
+                elif failed is None:
+                    message = (answer.error_message or b"").decode(errors="replace").strip()
+                    failed = psycopg.DatabaseError(message or "the access log line failed")
+            if failed is not None:
+                raise failed
+            self._written = written
+            self._fairy.close()  # back to the pool, idle
+            self._fairy = None
+        except Exception as error:
+            self._fail(error)
+
+    def result(self) -> bool:
+        self._finish()
+        return super().result()
+
+    def close(self) -> None:
+        self._finish()
+
+
+def _wait(socket: int, event: int) -> None:
+    poller = select.poll()
+    poller.register(socket, event | select.POLLERR | select.POLLHUP)
+    poller.poll()
 
 
 @dataclass(frozen=True)
