@@ -38,7 +38,9 @@ and ``--netns`` makes each node a host in a network namespace, so replication an
 pages' queries cross veth links and a bridge instead of loopback; ``--nice-import=N`` runs
 the importer at that niceness (an operator's batch job below the primary's own processes on
 its host); ``--import-policy=idle`` (or ``batch``) runs it under that scheduling policy
-(``chrt``; ``CPUSchedulingPolicy=`` in deploy/systemd/rummy-ledger-import@.service); ``--access-log-commit=remote_write`` commits the access log's lines on the
+(``chrt``; ``CPUSchedulingPolicy=`` in deploy/systemd/rummy-ledger-import@.service);
+``--wal-writer-delay=10ms`` sets both nodes' ``wal_writer_delay`` (and
+``wal_writer_flush_after`` 0: docs/deploying.md, "The formation's settings"); ``--access-log-commit=remote_write`` commits the access log's lines on the
 standby's receipt rather than its flush (``RUMMY_LEDGER_ACCESS_LOG_COMMIT``, on both sides
 of the comparison; docs/deploying.md says what it trades). Needs root and
 pg_auto_failover (.ci/run installs it). With fewer than two CPUs nothing is pinned, and the
@@ -395,6 +397,7 @@ def run(
     import_nice: int = 0,
     access_log_commit: str = "on",
     import_policy: str = "other",
+    wal_writer: str | None = None,
 ) -> dict:
     from cluster_support import Cluster, missing
 
@@ -439,13 +442,27 @@ def run(
     cluster = Cluster(netns=netns, cpus={k: v for k, v in cpus.items() if v}).start()
     try:
         url = database_url(cluster.url())
+        for node in cluster.nodes if wal_writer else ():
+            # The WAL writer flushes what the import wrote every wal_writer_delay, so the
+            # walsender streams it as it comes instead of in whatever a page's commit finds.
+            for name, value in (("wal_writer_delay", wal_writer), ("wal_writer_flush_after", "0")):
+                cluster.sql(node, f"ALTER SYSTEM SET {name} = '{value}'")
+            cluster.sql(node, "SELECT pg_reload_conf()")
         _seed_games(cluster.url(), base)
         ledger = Ledger(url, env={"CREATE_TABLE": "no"})
         # What the standby's pages and the primary's commits run under (reported).
         settings = {
             f"{node}.{name}": cluster.sql(cluster.node(node), f"SHOW {name}")
             for node, names in (
-                ("node1", ("synchronous_commit", "synchronous_standby_names")),
+                (
+                    "node1",
+                    (
+                        "synchronous_commit",
+                        "synchronous_standby_names",
+                        "wal_writer_delay",
+                        "wal_writer_flush_after",
+                    ),
+                ),
                 ("node2", ("max_standby_streaming_delay", "hot_standby_feedback")),
             )
             for name in names
@@ -598,6 +615,7 @@ def run(
         "import_games": games,
         "import_nice": import_nice,
         "import_policy": import_policy,
+        "wal_writer_delay": wal_writer or "default",
         "access_log_commit": access_log_commit,
         "import_seconds": round(import_seconds, 1),
         "cpu_seconds_during_import": busy_cpu,
@@ -697,5 +715,8 @@ if __name__ == "__main__":
             import_nice=nice,
             access_log_commit=commit,
             import_policy=policy,
+            wal_writer=next(
+                (a.split("=")[1] for a in sys.argv if a.startswith("--wal-writer-delay=")), None
+            ),
         )
         print(json.dumps(result, indent=2, default=str))

@@ -108,13 +108,26 @@ def test_readiness_without_a_replica_has_nothing_to_say(database_url):
 
 
 class _Statements:
-    """The statements each database was sent that name a table (SQLAlchemy's cursor events)."""
+    """The statements each database was sent that name a table (SQLAlchemy's cursor events,
+    and the access-log lines sent on PostgreSQL without a cursor: ``send_access``)."""
 
     def __init__(self, table: str):
+        from types import SimpleNamespace
+
         import sqlalchemy as sa
+
+        from replays.access import access_log
 
         self.table, self.seen = table, []
         sa.event.listen(sa.engine.Engine, "before_cursor_execute", self._before)
+        self._pending = access_log._PendingLine.__init__
+
+        def pending(line, engine, statement):
+            compiled = str(statement.compile(dialect=engine.dialect))
+            self._before(SimpleNamespace(engine=engine), None, compiled)
+            return self._pending(line, engine, statement)
+
+        access_log._PendingLine.__init__ = pending
 
     def _before(self, connection, _cursor, statement, *_):
         if self.table in statement:
@@ -129,7 +142,10 @@ class _Statements:
     def close(self):
         import sqlalchemy as sa
 
+        from replays.access import access_log
+
         sa.event.remove(sa.engine.Engine, "before_cursor_execute", self._before)
+        access_log._PendingLine.__init__ = self._pending
 
 
 def _copy_accounts(primary: str, replica: str) -> None:
