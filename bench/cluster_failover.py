@@ -257,9 +257,13 @@ def sample_lag(primary_url: str, read_url: str) -> None:
 
     # What the primary itself says of its standby (PostgreSQL's own timing of each WAL
     # position: sent until written, flushed, replayed there, and the answer back).
+    # And the WAL a commit made now would wait for: bytes inserted but not yet flushed on
+    # the primary, and not yet flushed by the standby (a page's line commits behind them).
     reported = text(
         "SELECT extract(epoch FROM write_lag), extract(epoch FROM flush_lag),"
-        " extract(epoch FROM replay_lag) FROM pg_stat_replication"
+        " extract(epoch FROM replay_lag),"
+        " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), pg_current_wal_flush_lsn()),"
+        " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), flush_lsn) FROM pg_stat_replication"
     )
     while True:
         lag = replicas.replica_lag_seconds(primary_url, read_url, fresh=True)
@@ -664,6 +668,11 @@ def run(
             name: _summary([1000 * r[i] for r in reported_lags if r and r[i] is not None])
             for i, name in enumerate(("write", "flush", "replay"))
             if any(r and r[i] is not None for r in reported_lags)
+        },
+        "wal_a_commit_waits_for_kb": {
+            name: _summary([r[i] / 1024 for r in reported_lags if len(r) > i and r[i] is not None])
+            for i, name in ((3, "unflushed_on_primary"), (4, "not_flushed_by_standby"))
+            if any(len(r) > i and r[i] is not None for r in reported_lags)
         },
         "failover_seconds": round(failover, 2),
         "acknowledged_before_kill": len(before),

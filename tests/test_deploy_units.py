@@ -78,6 +78,7 @@ def test_every_unit_runs_a_command_the_cli_takes():
         "rummy-ledger-worker.service",
         "rummy-ledger-checkpoint.service",
         "rummy-ledger-verify.service",
+        "rummy-ledger-import@.service",
     }
     for name, arguments in commands:
         # --help after the arguments: click parses them (an unknown option or command
