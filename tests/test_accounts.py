@@ -437,6 +437,31 @@ def test_a_pages_line_is_in_flight_while_the_page_is_drawn(postgres_url, monkeyp
     assert engine.pool.checkedout() == 0
 
 
+def test_a_line_sent_on_a_lost_connection_fails_and_the_next_gets_a_new_one(postgres_url):
+    """A failover under a sent line: the line fails (so its page is withheld), no pooled
+    connection stays out, and every connection the pool had before is replaced, so the next
+    line is written (as SQLAlchemy's own statements do on a lost connection)."""
+    import psycopg
+
+    migrate(postgres_url)
+    engine = engine_for(postgres_url)
+    pooled = [engine.connect() for _ in range(3)]
+    pids = [connection.exec_driver_sql("SELECT pg_backend_pid()").scalar() for connection in pooled]
+    for connection in pooled:
+        connection.close()
+    other = sa.create_engine(postgres_url, poolclass=sa.pool.NullPool)  # not among those
+    with other.connect() as killer:
+        for pid in pids:
+            killer.exec_driver_sql(f"SELECT pg_terminate_backend({int(pid)})")
+    other.dispose()
+    line = dict(username="ann", role="auditor", game_id="G1", move=3, view="full", page="p")
+    with pytest.raises(psycopg.OperationalError):
+        access_log.send_access(postgres_url, **line).result()
+    assert engine.pool.checkedout() == 0
+    assert access_log.record_access(postgres_url, **line)
+    assert log_rows(postgres_url) == [("ann", "auditor", "G1", 3, "full", "p")]
+
+
 def test_the_access_log_is_append_only_in_the_database(database_url):
     migrate(database_url)
     access_log.record_access(

@@ -180,7 +180,7 @@ class _PendingLine(SentLine):
 
     def __init__(self, engine: sa.Engine, statement) -> None:
         super().__init__()
-        self._fairy = None
+        self._engine, self._fairy = engine, None
         try:
             import psycopg
 
@@ -200,9 +200,16 @@ class _PendingLine(SentLine):
             self._fail(error)
 
     def _fail(self, error: Exception) -> None:
+        import psycopg
+
         self._error = error
         if self._fairy is not None:
-            self._fairy.invalidate()  # its state is not known: never handed out again
+            if isinstance(error, psycopg.OperationalError):
+                # A lost connection (a failover): as SQLAlchemy does on one, every connection
+                # the pool made before now is replaced when next checked out.
+                self._engine.pool._invalidate(self._fairy, error)
+            if self._fairy.is_valid:  # its state is not known: never handed out again
+                self._fairy.invalidate(error)
             self._fairy.close()
             self._fairy = None
 
