@@ -10,6 +10,12 @@ two-core machine the bench pins each "host" to a CPU (``taskset``; children inhe
 - **CPU 1, the standby's host**: the standby's postmaster, backends and WAL replay, its
   keeper, and the process serving the pages (this one, the Flask app in-process).
 
+The importer, the lag sampler and the spin loop below each run in a session of their own,
+as a service does: with the kernel's autogroups on (``autogroups`` in the result), a
+session is one scheduling group whose weight is shared out among its CPUs by their load,
+so an importer in this process's session took its part of the page process's weight on the
+standby's core (about half while both were busy).
+
 Stages, in one run:
 
 - **replica page**: server time (``Server-Timing``) of ``/games/<id>/replay?move=20`` (an
@@ -231,9 +237,39 @@ def _import_process(
         command = ["nice", "-n", str(nice), *command]
     if policy != "other":  # as systemd's CPUSchedulingPolicy= (deploy/systemd)
         command = ["chrt", f"--{policy}", "0", *command]
-    return subprocess.Popen(
-        _pinned(command, cpus), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    # A session of its own, as a service or an operator's shell has: with the kernel's
+    # autogroups on, each session is a scheduling group, and in this process's group the
+    # importer's load on the primary's core would take half of the page process's weight
+    # on the standby's (a group's weight is shared out among its CPUs by their load).
+    importing = subprocess.Popen(
+        _pinned(command, cpus),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
+    if policy == "idle":
+        # The group's weight too, as CPUWeight=idle gives the unit's cgroup: the nearest an
+        # autogroup has is nice 19 (weight 15 against 1024).
+        _autogroup_nice(importing.pid, 19)
+    return importing
+
+
+def _autogroup_nice(pid: int, nice: int) -> None:
+    try:
+        with open(f"/proc/{pid}/autogroup", "w") as group:
+            group.write(str(nice))
+    except OSError:  # no autogroups (or already ended): the policy alone
+        pass
+
+
+def autogroups() -> str:
+    """Whether the kernel's autogroups are on (each session a scheduling group)."""
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as enabled:
+            return "on" if enabled.read().strip() == "1" else "off"
+    except OSError:
+        return "absent"
 
 
 def _lag_process(primary_url: str, read_url: str, cpus: str | None) -> subprocess.Popen:
@@ -242,7 +278,12 @@ def _lag_process(primary_url: str, read_url: str, cpus: str | None) -> subproces
     command = [sys.executable, "-m", "bench.cluster_failover", "--sample-lag", primary_url,
                read_url]  # fmt: skip
     return subprocess.Popen(
-        _pinned(command, cpus), cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        _pinned(command, cpus),
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # the primary host's process, not the page's group
     )
 
 
@@ -363,7 +404,8 @@ def _idle_single_server(
             _page_times(client, path, WARM_UP, "primary")
             if neighbour_cpu is not None:
                 spinner = subprocess.Popen(
-                    _pinned([sys.executable, "-c", "while True: pass"], neighbour_cpu)
+                    _pinned([sys.executable, "-c", "while True: pass"], neighbour_cpu),
+                    start_new_session=True,  # the other host's load, not in the page's group
                 )
                 os.kill(spinner.pid, signal.SIGSTOP)
             queries.start({_hosts(single.url()): "single server"})
@@ -619,6 +661,7 @@ def run(
         "import_games": games,
         "import_nice": import_nice,
         "import_policy": import_policy,
+        "autogroups": autogroups(),
         "wal_writer_delay": wal_writer or "default",
         "access_log_commit": access_log_commit,
         "import_seconds": round(import_seconds, 1),
