@@ -634,24 +634,30 @@ class _PackedTables:
 
     One suit a stream: deflated eight together, unpacking the one table asked for took about
     23 µs (most of what these tables cost a cold hand); alone, about 3 µs, and the preset
-    dictionary keeps the file smaller than the chunks did.
+    dictionary keeps the file smaller than the chunks did. A suit's tables once inflated
+    are kept, marshalled, for the rest of the process (:func:`clear_caches` keeps them, as
+    it kept the chunks), so a suit asked for again costs an unmarshalling only.
     """
 
-    __slots__ = ("codes", "ends", "preset", "text")
+    __slots__ = ("codes", "ends", "inflated", "preset", "text")
 
     def __init__(self, codes: tuple[int, ...], ends: tuple[int, ...], text: str, preset: bytes):
         self.codes = codes  # in order
         self.ends = ends  # where each code's tables end in ``text``
         self.text = text
         self.preset = preset
+        self.inflated: dict[int, bytes] = {}  # by code, as asked for
 
     def get(self, code: int) -> tuple[tuple, ...] | None:
-        codes = self.codes
-        index = bisect_right(codes, code) - 1
-        if index < 0 or codes[index] != code:
-            return None
-        start = self.ends[index - 1] if index else 0
-        return marshal.loads(self._inflate(self.text[start : self.ends[index]]))
+        packed = self.inflated.get(code)
+        if packed is None:
+            codes = self.codes
+            index = bisect_right(codes, code) - 1
+            if index < 0 or codes[index] != code:
+                return None
+            start = self.ends[index - 1] if index else 0
+            packed = self.inflated[code] = self._inflate(self.text[start : self.ends[index]])
+        return marshal.loads(packed)
 
     def _inflate(self, text: str) -> bytes:
         return zlib.decompressobj(RAW, zdict=self.preset).decompress(binascii.a2b_base64(text))
