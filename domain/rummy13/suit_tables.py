@@ -351,8 +351,11 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
     key = code | pure_at << 64
     if pure_at:
         packed = _SMALL_WILD.get(key)
-        if packed is not None:  # kept for good, packed: unpacked each time it is asked for
-            most, table = marshal.loads(packed)
+        if packed is not None:  # kept for good, packed: unpacked the first time asked for
+            unpacked = _WILD_UNPACKED.get(packed)
+            if unpacked is None:
+                unpacked = _WILD_UNPACKED[packed] = marshal.loads(packed)
+            most, table = unpacked
             if budget <= most:
                 return table
     cached = _TABLES.get(key)
@@ -557,7 +560,8 @@ def _small_wild_tables(small: dict[int, tuple]) -> dict[int, bytes]:
     Every hand with a wild card beside a small suit of its suit asked for one, worked out
     from the tables kept for good at 5 to 10 µs each; unpacking one takes about 0.5 µs.
     They stay packed, so that importing the solver does not build every table's tuples
-    (about 30 ms for the 6,000 or so): unpacked they would be most of the import.
+    (about 30 ms for the 6,000 or so): unpacked they would be most of the import. Each is
+    unpacked the first time a hand asks for it, and kept (``_WILD_UNPACKED``).
     """
     found = {}
     for code, tables in small.items():
@@ -634,9 +638,10 @@ class _PackedTables:
 
     One suit a stream: deflated eight together, unpacking the one table asked for took about
     23 µs (most of what these tables cost a cold hand); alone, about 3 µs, and the preset
-    dictionary keeps the file smaller than the chunks did. A suit's tables once inflated
-    are kept, marshalled, for the rest of the process (:func:`clear_caches` keeps them, as
-    it kept the chunks), so a suit asked for again costs an unmarshalling only.
+    dictionary keeps the file smaller than the chunks did. A suit's tables once unpacked
+    are kept for the rest of the process, like those taken up at import
+    (:func:`clear_caches` keeps them, as it kept the chunks once inflated), so a suit
+    asked for again costs a dictionary lookup.
     """
 
     __slots__ = ("codes", "ends", "inflated", "preset", "text")
@@ -646,18 +651,19 @@ class _PackedTables:
         self.ends = ends  # where each code's tables end in ``text``
         self.text = text
         self.preset = preset
-        self.inflated: dict[int, bytes] = {}  # by code, as asked for
+        self.inflated: dict[int, tuple] = {}  # by code, as asked for
 
     def get(self, code: int) -> tuple[tuple, ...] | None:
-        packed = self.inflated.get(code)
-        if packed is None:
+        tables = self.inflated.get(code)
+        if tables is None:
             codes = self.codes
             index = bisect_right(codes, code) - 1
             if index < 0 or codes[index] != code:
                 return None
             start = self.ends[index - 1] if index else 0
-            packed = self.inflated[code] = self._inflate(self.text[start : self.ends[index]])
-        return marshal.loads(packed)
+            packed = self._inflate(self.text[start : self.ends[index]])
+            tables = self.inflated[code] = marshal.loads(packed)
+        return tables
 
     def _inflate(self, text: str) -> bytes:
         return zlib.decompressobj(RAW, zdict=self.preset).decompress(binascii.a2b_base64(text))
@@ -817,6 +823,9 @@ KEEP_WILD = True
 _SMALL: dict[int, tuple] = {}
 _SMALL_SPLITS: dict[int, tuple[int, tuple]] = {}
 _SMALL_WILD: dict[int, bytes] = {}
+# _SMALL_WILD's tables once asked for, unpacked, by the packed bytes (so that a test
+# replacing _SMALL_WILD is not served from here); kept for good like them.
+_WILD_UNPACKED: dict[bytes, tuple[int, tuple]] = {}
 _small_suits()
 # The suits of five cards holding a card twice and of six cards (two copies at most) have
 # their tables kept for good too, within SMALL_BUDGET jokers (:func:`_packed_tables`).
