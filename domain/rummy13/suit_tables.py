@@ -86,6 +86,7 @@ ONE_STAND_IN = True
 SPLIT_AT = 6
 SPLIT_LONG = True
 _SECOND_COPY = PLACE_BITS * 14  # the bits of a place's count beyond the first copy
+_ACE_PLACES = 15 << NIBBLE | 15 << (NIBBLE * ACE_HIGH)  # an Ace's counts, low and high
 
 _SPLITS: dict[int, tuple[int, tuple]] = {}
 _TABLES: dict[int, tuple[int, tuple]] = {}
@@ -115,6 +116,17 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
     cached = _SPLITS.get(key) or _SMALL_SPLITS.get(key)
     if cached is not None and cached[0] >= budget:
         return cached[1]
+    if (
+        key == code
+        and budget <= SMALL_BUDGET
+        and not code & _ACE_PLACES
+        and PACKED_SIZES[0] <= _cards(code) <= PACKED_SIZES[1]
+    ):
+        # No Ace: the table kept for good is this search's, for this budget, from empty
+        # caches (what is left of a larger suit once its lowest cards are laid, mostly).
+        tables = _PACKED.get(code)
+        if tables is not None:
+            return _remember(key, budget, tables[budget])
     held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
     low_bit = held & -held
     low = (low_bit.bit_length() - 1) >> 2
@@ -525,7 +537,9 @@ def _build_kept() -> tuple[dict[int, tuple], dict[int, tuple[int, tuple]], dict[
     """The tables kept for good, the splits behind them and the same suits' tables with a
     wild card beside (packed, :func:`_small_wild_tables`), worked out afresh (every cache
     emptied first, those kept for good too, and put back after)."""
-    saved = dict(_SMALL_SPLITS), dict(_SMALL), dict(_SMALL_WILD)
+    global _PACKED
+    saved = dict(_SMALL_SPLITS), dict(_SMALL), dict(_SMALL_WILD), _PACKED
+    _PACKED = {}
     _SMALL_SPLITS.clear()
     _SMALL.clear()
     _SMALL_WILD.clear()
@@ -546,6 +560,7 @@ def _build_kept() -> tuple[dict[int, tuple], dict[int, tuple[int, tuple]], dict[
         _SMALL_SPLITS.update(saved[0])
         _SMALL.update(saved[1])
         _SMALL_WILD.update(saved[2])
+        _PACKED = saved[3]
     return small, splits, wild
 
 
@@ -597,7 +612,9 @@ def _packed_tables() -> dict[int, bytes]:
     cannot bridge a gap), and with it the grouping shown. Entries equal across budgets are
     marshalled once. A larger budget is worked out as before.
     """
+    global _PACKED
     found = {}
+    stored, _PACKED = _PACKED, {}  # worked out by the search alone, none read back
     clear_caches()
     try:
         for size in range(ONE_COPY_SUIT, PACKED_SUIT + 1):
@@ -613,6 +630,7 @@ def _packed_tables() -> dict[int, bytes]:
                 found[code] = marshal.dumps(tuple(tables), 4)
     finally:
         clear_caches()
+        _PACKED = stored
     return found
 
 
@@ -820,23 +838,24 @@ KEEP_FOUR_TWICE = True
 SMALL_BUDGET = 4  # jokers the tables kept for good of one-copy suits go up to
 # Also keep those suits' tables with a wild card beside (packed; :func:`_small_wild_tables`).
 KEEP_WILD = True
-_SMALL: dict[int, tuple] = {}
-_SMALL_SPLITS: dict[int, tuple[int, tuple]] = {}
-_SMALL_WILD: dict[int, bytes] = {}
-# _SMALL_WILD's tables once asked for, unpacked, by the packed bytes (so that a test
-# replacing _SMALL_WILD is not served from here); kept for good like them.
-_WILD_UNPACKED: dict[bytes, tuple[int, tuple]] = {}
-_small_suits()
 # The suits of five cards holding a card twice and of six cards (two copies at most) have
 # their tables kept for good too, within SMALL_BUDGET jokers (:func:`_packed_tables`).
 PACKED_SUIT = 6
 PACKED_SIZES = (ONE_COPY_SUIT, PACKED_SUIT)  # the cards of the suits kept packed
+_SMALL: dict[int, tuple] = {}
+_SMALL_SPLITS: dict[int, tuple[int, tuple]] = {}
+_SMALL_WILD: dict[int, bytes] = {}
+_PACKED: _PackedTables | dict = {}  # read below, once the tables kept for good are
+# _SMALL_WILD's tables once asked for, unpacked, by the packed bytes (so that a test
+# replacing _SMALL_WILD is not served from here); kept for good like them.
+_WILD_UNPACKED: dict[bytes, tuple[int, tuple]] = {}
+_small_suits()
 # Bytes of the preset dictionary the larger suits' tables are deflated against: 16 KiB took
 # them to about 0.8 MB in base64 at about 3 µs a suit to unpack (4 KiB: 1.0 MB, 4.8 µs;
 # none: 2.3 MB, 6.5 µs).
 PRESET_SIZE = 16_384
 RAW = -zlib.MAX_WBITS  # deflated without zlib's header and checksum
-_PACKED: _PackedTables | dict = _stored_packed() or {}
+_PACKED = _stored_packed() or {}
 
 
 if __name__ == "__main__":
