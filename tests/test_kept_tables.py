@@ -106,8 +106,8 @@ def test_write_kept_writes_what_is_read(tmp_path):
     data = marshal.loads(zlib.decompress(binascii.a2b_base64(module.DATA)))
     assert data == _build_kept()
     codes, tables, preset = _packed_strings(_packed_tables())
-    assert (codes, "".join(tables)) == (module.PACKED_CODES, module.PACKED)
-    assert suit_tables._ends(tables) == module.PACKED_ENDS
+    assert "".join(tables) == module.PACKED
+    assert suit_tables._packed_index(module.PACKED_INDEX) == (codes, suit_tables._ends(tables))
     assert binascii.a2b_base64(module.PACKED_PRESET) == preset
 
 
@@ -123,7 +123,7 @@ def test_the_stored_larger_tables_are_the_tables_worked_out():
     assert stored == _packed_tables()
     assert len(stored) == 3_718 + 12_727  # five cards, one twice or two; six cards
     packed = suit_tables._PACKED
-    assert packed.codes == kept_tables.PACKED_CODES
+    assert (packed.codes, packed.ends) == suit_tables._packed_index(kept_tables.PACKED_INDEX)
     code = sorted(stored)[len(stored) // 2]
     assert packed.get(code) == marshal.loads(stored[code])
     assert packed.get(code + (1 << 4 * 13)) is None  # seven cards: not kept

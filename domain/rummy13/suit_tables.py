@@ -739,18 +739,30 @@ def _stored_packed() -> _PackedTables | None:
         return None
     if _fingerprint() != kept_tables.SOURCE:
         return None
-    codes = getattr(kept_tables, "PACKED_CODES", None)
-    ends = getattr(kept_tables, "PACKED_ENDS", None)
+    index = getattr(kept_tables, "PACKED_INDEX", None)
     text = getattr(kept_tables, "PACKED", None)
     preset = getattr(kept_tables, "PACKED_PRESET", None)
-    if not codes or not ends or len(codes) != len(ends) or type(text) is not str:
-        return None
-    if len(text) != ends[-1] or type(preset) is not str:
+    if type(index) is not str or type(text) is not str or type(preset) is not str:
         return None
     try:
-        return _PackedTables(codes, ends, text, binascii.a2b_base64(preset))
-    except binascii.Error:
+        codes, ends = _packed_index(index)
+        preset_bytes = binascii.a2b_base64(preset)
+    except (ValueError, TypeError, EOFError, binascii.Error):
         return None
+    if not codes or len(codes) != len(ends) or len(text) != ends[-1]:
+        return None
+    return _PackedTables(codes, ends, text, preset_bytes)
+
+
+def _packed_index(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """PACKED_INDEX read: (the codes in order, where each one's tables end in PACKED).
+
+    Kept as marshalled text rather than two tuples written out: parsing 33,000 numbers was
+    most of compiling kept_tables.py (where byte code is not kept, every import)."""
+    codes, ends = marshal.loads(binascii.a2b_base64(text))
+    if type(codes) is not tuple or type(ends) is not tuple:
+        raise TypeError("PACKED_INDEX holds no codes and ends")
+    return codes, ends
 
 
 def _fingerprint() -> str | None:
@@ -798,19 +810,20 @@ def write_kept(path: str | None = None) -> str:
             "changed since (tests/test_kept_tables.py fails until this one is written again).\n"
             "PACKED holds the larger suits' tables, each suit's marshalled, deflated alone against\n"
             "the preset dictionary PACKED_PRESET and in base64 (a line each, one string);\n"
-            "PACKED_CODES are their suits' codes in order and PACKED_ENDS where each ends in\n"
-            "PACKED. A suit's are unpacked as hands ask for them, and not used at all if that\n"
-            'file has changed.\n"""\n\n'
+            "PACKED_INDEX (marshalled, base64) holds their suits' codes in order and where each\n"
+            "ends in PACKED. A suit's are unpacked as hands ask for them, and not used at all if\n"
+            'that file has changed.\n"""\n\n'
         )
         out.write(f'SOURCE = "{_fingerprint()}"\n')
         out.write("DATA = (\n")
         out.writelines(f'    "{line}"\n' for line in lines)
         out.write(")\n")
-        out.write("PACKED_CODES = (\n")
-        out.writelines(f"    {code},\n" for code in codes)
-        out.write(")\n")
-        out.write("PACKED_ENDS = (\n")
-        out.writelines(f"    {end},\n" for end in _ends(tables))
+        index = binascii.b2a_base64(marshal.dumps((codes, _ends(tables)), 4), newline=False)
+        index_text = index.decode("ascii")
+        out.write("PACKED_INDEX = (\n")
+        out.writelines(
+            f'    "{index_text[start : start + 88]}"\n' for start in range(0, len(index_text), 88)
+        )
         out.write(")\n")
         preset_text = binascii.b2a_base64(preset, newline=False).decode("ascii")
         out.write("PACKED_PRESET = (\n")
