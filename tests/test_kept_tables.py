@@ -15,14 +15,12 @@ import zlib
 from domain.rummy13 import kept_tables, suit_tables
 from domain.rummy13.suit_tables import (
     MERGED,
-    RAW,
     SMALL_BUDGET,
     _build_kept,
-    _packed_chunks,
+    _packed_strings,
     _packed_tables,
     _stored_kept,
     _stored_packed,
-    _unpack,
     suit_table,
     write_kept,
 )
@@ -107,14 +105,14 @@ def test_write_kept_writes_what_is_read(tmp_path):
     assert module.SOURCE == kept_tables.SOURCE
     data = marshal.loads(zlib.decompress(binascii.a2b_base64(module.DATA)))
     assert data == _build_kept()
-    assert _packed_chunks(_packed_tables()) == (module.PACKED_FIRSTS, module.PACKED)
+    codes, tables, preset = _packed_strings(_packed_tables())
+    assert "".join(tables) == module.PACKED
+    assert suit_tables._packed_index(module.PACKED_INDEX) == (codes, suit_tables._ends(tables))
+    assert binascii.a2b_base64(module.PACKED_PRESET) == preset
 
 
 def _every_packed() -> dict[int, bytes]:
-    found = {}
-    for chunk in _stored_packed().chunks:
-        found.update(_unpack(chunk, RAW))
-    return found
+    return _stored_packed().each()
 
 
 def test_the_stored_larger_tables_are_the_tables_worked_out():
@@ -125,7 +123,7 @@ def test_the_stored_larger_tables_are_the_tables_worked_out():
     assert stored == _packed_tables()
     assert len(stored) == 3_718 + 12_727  # five cards, one twice or two; six cards
     packed = suit_tables._PACKED
-    assert packed.firsts == kept_tables.PACKED_FIRSTS
+    assert (packed.codes, packed.ends) == suit_tables._packed_index(kept_tables.PACKED_INDEX)
     code = sorted(stored)[len(stored) // 2]
     assert packed.get(code) == marshal.loads(stored[code])
     assert packed.get(code + (1 << 4 * 13)) is None  # seven cards: not kept

@@ -485,12 +485,29 @@ class _Search:
                 left = codes
             more = budget - needed
             merged = states
+            below = self.loose
             for suit in final:
                 code = left[suit]
-                found = memos[suit].get(code)
-                merged = _add(
-                    merged, table(suit, code) if found is None else found, more, self.loose
-                )
+                found = memos[suit].get(code) or table(suit, code)
+                # _add, written out: most calls join a table of one to three entries to
+                # one or two states, where the call itself is much of the cost.
+                joined = {}
+                least = below - found[0][2]  # states with as many loose points gain nothing
+                for slot, loose in merged.items():
+                    if loose >= least:
+                        continue
+                    used = slot >> 3
+                    row = MERGE[slot & 7]
+                    for extra, state, points, _ in found:
+                        value = loose + points
+                        if value >= below:
+                            break
+                        total = used + extra
+                        if total <= more:
+                            key = total << 3 | row[state]
+                            if value < joined.get(key, below):
+                                joined[key] = value
+                merged = joined
                 if not merged:
                     break
             else:

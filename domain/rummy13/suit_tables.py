@@ -86,6 +86,7 @@ ONE_STAND_IN = True
 SPLIT_AT = 6
 SPLIT_LONG = True
 _SECOND_COPY = PLACE_BITS * 14  # the bits of a place's count beyond the first copy
+_ACE_PLACES = 15 << NIBBLE | 15 << (NIBBLE * ACE_HIGH)  # an Ace's counts, low and high
 
 _SPLITS: dict[int, tuple[int, tuple]] = {}
 _TABLES: dict[int, tuple[int, tuple]] = {}
@@ -115,6 +116,17 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
     cached = _SPLITS.get(key) or _SMALL_SPLITS.get(key)
     if cached is not None and cached[0] >= budget:
         return cached[1]
+    if (
+        key == code
+        and budget <= SMALL_BUDGET
+        and not code & _ACE_PLACES
+        and PACKED_SIZES[0] <= _cards(code) <= PACKED_SIZES[1]
+    ):
+        # No Ace: the table kept for good is this search's, for this budget, from empty
+        # caches (what is left of a larger suit once its lowest cards are laid, mostly).
+        tables = _PACKED.get(code)
+        if tables is not None:
+            return _remember(key, budget, tables[budget])
     held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
     low_bit = held & -held
     low = (low_bit.bit_length() - 1) >> 2
@@ -351,8 +363,11 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
     key = code | pure_at << 64
     if pure_at:
         packed = _SMALL_WILD.get(key)
-        if packed is not None:  # kept for good, packed: unpacked each time it is asked for
-            most, table = marshal.loads(packed)
+        if packed is not None:  # kept for good, packed: unpacked the first time asked for
+            unpacked = _WILD_UNPACKED.get(packed)
+            if unpacked is None:
+                unpacked = _WILD_UNPACKED[packed] = marshal.loads(packed)
+            most, table = unpacked
             if budget <= most:
                 return table
     cached = _TABLES.get(key)
@@ -522,7 +537,9 @@ def _build_kept() -> tuple[dict[int, tuple], dict[int, tuple[int, tuple]], dict[
     """The tables kept for good, the splits behind them and the same suits' tables with a
     wild card beside (packed, :func:`_small_wild_tables`), worked out afresh (every cache
     emptied first, those kept for good too, and put back after)."""
-    saved = dict(_SMALL_SPLITS), dict(_SMALL), dict(_SMALL_WILD)
+    global _PACKED
+    saved = dict(_SMALL_SPLITS), dict(_SMALL), dict(_SMALL_WILD), _PACKED
+    _PACKED = {}
     _SMALL_SPLITS.clear()
     _SMALL.clear()
     _SMALL_WILD.clear()
@@ -543,6 +560,7 @@ def _build_kept() -> tuple[dict[int, tuple], dict[int, tuple[int, tuple]], dict[
         _SMALL_SPLITS.update(saved[0])
         _SMALL.update(saved[1])
         _SMALL_WILD.update(saved[2])
+        _PACKED = saved[3]
     return small, splits, wild
 
 
@@ -557,7 +575,8 @@ def _small_wild_tables(small: dict[int, tuple]) -> dict[int, bytes]:
     Every hand with a wild card beside a small suit of its suit asked for one, worked out
     from the tables kept for good at 5 to 10 µs each; unpacking one takes about 0.5 µs.
     They stay packed, so that importing the solver does not build every table's tuples
-    (about 30 ms for the 6,000 or so): unpacked they would be most of the import.
+    (about 30 ms for the 6,000 or so): unpacked they would be most of the import. Each is
+    unpacked the first time a hand asks for it, and kept (``_WILD_UNPACKED``).
     """
     found = {}
     for code, tables in small.items():
@@ -593,7 +612,9 @@ def _packed_tables() -> dict[int, bytes]:
     cannot bridge a gap), and with it the grouping shown. Entries equal across budgets are
     marshalled once. A larger budget is worked out as before.
     """
+    global _PACKED
     found = {}
+    stored, _PACKED = _PACKED, {}  # worked out by the search alone, none read back
     clear_caches()
     try:
         for size in range(ONE_COPY_SUIT, PACKED_SUIT + 1):
@@ -609,6 +630,7 @@ def _packed_tables() -> dict[int, bytes]:
                 found[code] = marshal.dumps(tuple(tables), 4)
     finally:
         clear_caches()
+        _PACKED = stored
     return found
 
 
@@ -626,47 +648,86 @@ def _suit_codes(size: int, copies: int) -> list[int]:
 
 
 class _PackedTables:
-    """:func:`_packed_tables` as stored: chunks of tables by code, each marshalled,
-    compressed and in base64, unpacked the first time a table in it is asked for (so that
-    importing the solver does not unpack the 16,000 or so tables). ``get`` answers as a dict
-    of (table within 0 jokers, 1, ...) would."""
+    """:func:`_packed_tables` as stored: each suit's tables marshalled, deflated on their
+    own against a preset dictionary (:func:`_preset`) and in base64, one after another in
+    one string, unpacked when a hand asks for them (so that importing the solver unpacks
+    none of the 16,000 or so). ``get`` answers as a dict of (table within 0 jokers, 1, ...)
+    would.
 
-    __slots__ = ("chunks", "firsts")
+    One suit a stream: deflated eight together, unpacking the one table asked for took about
+    23 µs (most of what these tables cost a cold hand); alone, about 3 µs, and the preset
+    dictionary keeps the file smaller than the chunks did. A suit's tables once unpacked
+    are kept for the rest of the process, like those taken up at import
+    (:func:`clear_caches` keeps them, as it kept the chunks once inflated), so a suit
+    asked for again costs a dictionary lookup.
+    """
 
-    def __init__(self, firsts: tuple[int, ...], chunks: tuple[str, ...]) -> None:
-        self.firsts = firsts  # the least code of each chunk, in order
-        self.chunks: list = list(chunks)
+    __slots__ = ("codes", "ends", "inflated", "preset", "text")
+
+    def __init__(self, codes: tuple[int, ...], ends: tuple[int, ...], text: str, preset: bytes):
+        self.codes = codes  # in order
+        self.ends = ends  # where each code's tables end in ``text``
+        self.text = text
+        self.preset = preset
+        self.inflated: dict[int, tuple] = {}  # by code, as asked for
 
     def get(self, code: int) -> tuple[tuple, ...] | None:
-        index = bisect_right(self.firsts, code) - 1
-        if index < 0:
-            return None
-        chunk = self.chunks[index]
-        if type(chunk) is str:
-            chunk = self.chunks[index] = _unpack(chunk, RAW)
-        packed = chunk.get(code)
-        return None if packed is None else marshal.loads(packed)
+        tables = self.inflated.get(code)
+        if tables is None:
+            codes = self.codes
+            index = bisect_right(codes, code) - 1
+            if index < 0 or codes[index] != code:
+                return None
+            start = self.ends[index - 1] if index else 0
+            packed = self._inflate(self.text[start : self.ends[index]])
+            tables = self.inflated[code] = marshal.loads(packed)
+        return tables
+
+    def _inflate(self, text: str) -> bytes:
+        return zlib.decompressobj(RAW, zdict=self.preset).decompress(binascii.a2b_base64(text))
+
+    def each(self) -> dict[int, bytes]:
+        """Every code's tables, marshalled (as :func:`_packed_tables` works them out)."""
+        starts = (0, *self.ends[:-1])
+        return {
+            code: self._inflate(self.text[start:end])
+            for code, start, end in zip(self.codes, starts, self.ends, strict=True)
+        }
 
 
-def _unpack(text: str, wbits: int = zlib.MAX_WBITS):
-    return marshal.loads(zlib.decompress(binascii.a2b_base64(text), wbits))
-
-
-def _pack(value, wbits: int = zlib.MAX_WBITS) -> str:
-    packer = zlib.compressobj(9, zlib.DEFLATED, wbits)
+def _pack(value) -> str:
+    packer = zlib.compressobj(9)
     packed = packer.compress(marshal.dumps(value, 4)) + packer.flush()
     return binascii.b2a_base64(packed, newline=False).decode("ascii")
 
 
-def _packed_chunks(packed: dict[int, bytes]) -> tuple[tuple[int, ...], tuple[str, ...]]:
-    """``packed`` in chunks of :data:`PACKED_CHUNK` tables by code: (least codes, chunks)."""
-    codes = sorted(packed)
-    firsts, chunks = [], []
-    for start in range(0, len(codes), PACKED_CHUNK):
-        part = codes[start : start + PACKED_CHUNK]
-        firsts.append(part[0])
-        chunks.append(_pack({code: packed[code] for code in part}, RAW))
-    return tuple(firsts), tuple(chunks)
+def _packed_strings(packed: dict[int, bytes]) -> tuple[tuple[int, ...], tuple[str, ...], bytes]:
+    """``packed`` as stored: (the codes in order, each one's tables deflated against the
+    preset dictionary and in base64, the preset dictionary)."""
+    codes = tuple(sorted(packed))
+    preset = _preset([packed[code] for code in codes])
+    texts = []
+    for code in codes:
+        packer = zlib.compressobj(9, zlib.DEFLATED, RAW, zdict=preset)
+        deflated = packer.compress(packed[code]) + packer.flush()
+        texts.append(binascii.b2a_base64(deflated, newline=False).decode("ascii"))
+    return codes, tuple(texts), preset
+
+
+def _preset(tables: list[bytes]) -> bytes:
+    """A preset dictionary for deflating each suit's tables alone: PRESET_SIZE bytes of
+    tables spread evenly over the codes (what recurs in one recurs in most)."""
+    step = max(1, len(tables) // 160)
+    return b"".join(tables[::step])[-PRESET_SIZE:]
+
+
+def _ends(strings: tuple[str, ...]) -> tuple[int, ...]:
+    """Where each of ``strings`` ends once they are joined."""
+    ends, end = [], 0
+    for text in strings:
+        end += len(text)
+        ends.append(end)
+    return tuple(ends)
 
 
 def _stored_packed() -> _PackedTables | None:
@@ -678,11 +739,30 @@ def _stored_packed() -> _PackedTables | None:
         return None
     if _fingerprint() != kept_tables.SOURCE:
         return None
-    firsts = getattr(kept_tables, "PACKED_FIRSTS", None)
-    chunks = getattr(kept_tables, "PACKED", None)
-    if not firsts or chunks is None or len(firsts) != len(chunks):
+    index = getattr(kept_tables, "PACKED_INDEX", None)
+    text = getattr(kept_tables, "PACKED", None)
+    preset = getattr(kept_tables, "PACKED_PRESET", None)
+    if type(index) is not str or type(text) is not str or type(preset) is not str:
         return None
-    return _PackedTables(firsts, chunks)
+    try:
+        codes, ends = _packed_index(index)
+        preset_bytes = binascii.a2b_base64(preset)
+    except (ValueError, TypeError, EOFError, binascii.Error):
+        return None
+    if not codes or len(codes) != len(ends) or len(text) != ends[-1]:
+        return None
+    return _PackedTables(codes, ends, text, preset_bytes)
+
+
+def _packed_index(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """PACKED_INDEX read: (the codes in order, where each one's tables end in PACKED).
+
+    Kept as marshalled text rather than two tuples written out: parsing 33,000 numbers was
+    most of compiling kept_tables.py (where byte code is not kept, every import)."""
+    codes, ends = marshal.loads(binascii.a2b_base64(text))
+    if type(codes) is not tuple or type(ends) is not tuple:
+        raise TypeError("PACKED_INDEX holds no codes and ends")
+    return codes, ends
 
 
 def _fingerprint() -> str | None:
@@ -718,7 +798,7 @@ def write_kept(path: str | None = None) -> str:
 
     text = _pack(_build_kept())
     lines = [text[start : start + 88] for start in range(0, len(text), 88)]
-    firsts, chunks = _packed_chunks(_packed_tables())
+    codes, tables, preset = _packed_strings(_packed_tables())
     target = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "kept_tables.py")
     with open(target, "w", encoding="ascii") as out:
         out.write(
@@ -728,19 +808,31 @@ def write_kept(path: str | None = None) -> str:
             "suit_tables.py they were worked out by (its CRC-32 and length). Importing the solver\n"
             "reads them instead of working them out, and does work them out if that file has\n"
             "changed since (tests/test_kept_tables.py fails until this one is written again).\n"
-            "PACKED holds the larger suits' tables in chunks (each packed like DATA), PACKED_FIRSTS\n"
-            "the least code of each; they are unpacked a chunk at a time, as hands ask for them,\n"
-            'and not used at all if that file has changed.\n"""\n\n'
+            "PACKED holds the larger suits' tables, each suit's marshalled, deflated alone against\n"
+            "the preset dictionary PACKED_PRESET and in base64 (a line each, one string);\n"
+            "PACKED_INDEX (marshalled, base64) holds their suits' codes in order and where each\n"
+            "ends in PACKED. A suit's are unpacked as hands ask for them, and not used at all if\n"
+            'that file has changed.\n"""\n\n'
         )
         out.write(f'SOURCE = "{_fingerprint()}"\n')
         out.write("DATA = (\n")
         out.writelines(f'    "{line}"\n' for line in lines)
         out.write(")\n")
-        out.write("PACKED_FIRSTS = (\n")
-        out.writelines(f"    {first},\n" for first in firsts)
+        index = binascii.b2a_base64(marshal.dumps((codes, _ends(tables)), 4), newline=False)
+        index_text = index.decode("ascii")
+        out.write("PACKED_INDEX = (\n")
+        out.writelines(
+            f'    "{index_text[start : start + 88]}"\n' for start in range(0, len(index_text), 88)
+        )
+        out.write(")\n")
+        preset_text = binascii.b2a_base64(preset, newline=False).decode("ascii")
+        out.write("PACKED_PRESET = (\n")
+        out.writelines(
+            f'    "{preset_text[start : start + 88]}"\n' for start in range(0, len(preset_text), 88)
+        )
         out.write(")\n")
         out.write("PACKED = (\n")
-        out.writelines(f'    "{chunk}",\n' for chunk in chunks)
+        out.writelines(f'    "{table}"\n' for table in tables)
         out.write(")\n")
     return target
 
@@ -759,19 +851,24 @@ KEEP_FOUR_TWICE = True
 SMALL_BUDGET = 4  # jokers the tables kept for good of one-copy suits go up to
 # Also keep those suits' tables with a wild card beside (packed; :func:`_small_wild_tables`).
 KEEP_WILD = True
-_SMALL: dict[int, tuple] = {}
-_SMALL_SPLITS: dict[int, tuple[int, tuple]] = {}
-_SMALL_WILD: dict[int, bytes] = {}
-_small_suits()
 # The suits of five cards holding a card twice and of six cards (two copies at most) have
 # their tables kept for good too, within SMALL_BUDGET jokers (:func:`_packed_tables`).
 PACKED_SUIT = 6
 PACKED_SIZES = (ONE_COPY_SUIT, PACKED_SUIT)  # the cards of the suits kept packed
-# Tables a chunk: a hand asks for few of them, and unpacking one costs about 6 thousand
-# instructions a table in it (mostly inflating), once a process.
-PACKED_CHUNK = 8
-RAW = -zlib.MAX_WBITS  # chunks are deflated without zlib's header and checksum
-_PACKED: _PackedTables | dict = _stored_packed() or {}
+_SMALL: dict[int, tuple] = {}
+_SMALL_SPLITS: dict[int, tuple[int, tuple]] = {}
+_SMALL_WILD: dict[int, bytes] = {}
+_PACKED: _PackedTables | dict = {}  # read below, once the tables kept for good are
+# _SMALL_WILD's tables once asked for, unpacked, by the packed bytes (so that a test
+# replacing _SMALL_WILD is not served from here); kept for good like them.
+_WILD_UNPACKED: dict[bytes, tuple[int, tuple]] = {}
+_small_suits()
+# Bytes of the preset dictionary the larger suits' tables are deflated against: 16 KiB took
+# them to about 0.8 MB in base64 at about 3 µs a suit to unpack (4 KiB: 1.0 MB, 4.8 µs;
+# none: 2.3 MB, 6.5 µs).
+PRESET_SIZE = 16_384
+RAW = -zlib.MAX_WBITS  # deflated without zlib's header and checksum
+_PACKED = _stored_packed() or {}
 
 
 if __name__ == "__main__":
