@@ -136,6 +136,26 @@ class GameFacts:
     deals: list[Deal] = field(default_factory=list)
     discards: list[Discard] = field(default_factory=list)
 
+    def packed(self) -> tuple:
+        """These facts as plain tuples, fields in order (what :meth:`Summary.add_packed
+        <replays.fairplay.summary.Summary.add_packed>` reads): a walking worker sends them
+        to the process that adds them up, and tuples pickle and unpickle about five times
+        faster than the dataclasses (1.3 s a 1,000 games before, over half of it in the
+        one process that adds up and writes)."""
+        return (
+            self.game_id,
+            self.day,
+            self.table,
+            self.players,
+            self.chips,
+            [(c.player, c.stock, c.surprise, c.variance, c.step) for c in self.choices],
+            [(f.feeder, f.picker, f.picked, f.gain, f.step) for f in self.feeds],
+            [(e.player, e.kind, e.score, e.others, e.step) for e in self.exits],
+            self.intervals,
+            [(d.dealt, d.drops) for d in self.deals],
+            [(d.player, d.agreed, d.breaks, d.loss, d.step, d.card) for d in self.discards],
+        )
+
 
 def _seconds(text: str | None) -> float | None:
     if not text:

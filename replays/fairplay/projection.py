@@ -157,10 +157,11 @@ def _analyse(engine) -> None:
             connection.execute(sa.text(f'ANALYZE "{model.__tablename__}"'))
 
 
-# A game as counted: (game id, day, table, its facts, None for a record with no 13-card
-# deal, or the :class:`~replays.fairplay.facts.Unreadable` finding of a game the walk
-# cannot follow: recorded as counted with nothing in it, so a catch-up is never stopped by
-# one game nor walks it again; ``rebuild`` walks it anew).
+# A game as counted: (game id, day, table, its facts packed as plain tuples
+# (``GameFacts.packed``: what the workers send), None for a record with no 13-card deal,
+# or the :class:`~replays.fairplay.facts.Unreadable` finding of a game the walk cannot
+# follow: recorded as counted with nothing in it, so a catch-up is never stopped by one
+# game nor walks it again; ``rebuild`` walks it anew).
 Walked = tuple[str, str, str, object]
 
 
@@ -169,6 +170,8 @@ def _walk_record(record: dict) -> Walked:
 
     try:
         facts = game_facts(record)
+        if facts is not None:
+            facts = facts.packed()
     except Unreadable as finding:
         facts = finding
     return (
@@ -299,7 +302,7 @@ def add_facts(engine, walked: list[Walked]) -> None:
     batch = Summary()
     for _, _, _, facts in walked:
         if facts is not None and not _unreadable(facts):
-            batch.add_game(facts)
+            batch.add_packed(facts)
     slices = set(batch.tables)
     with Session(engine) as session, session.begin():
         connection = session.connection()
