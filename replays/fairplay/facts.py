@@ -234,8 +234,9 @@ class _Solver:
         self.known[player] = (tuple(hand), grouped.hand_score, grouped.counted)
         return grouped.counted
 
-    def discard(self, player: str, hand: list[Card], card: Card, wild: Card) -> Discard:
-        """``card`` discarded from the 14 of ``hand``, against the solver's choice.
+    def discard(self, player: str, hand: list[Card], place: int, wild: Card) -> Discard:
+        """The card at ``place`` discarded from the 14 of ``hand``, against the solver's
+        choice.
 
         The 14 cards' best grouping says what each of its loose (counted) cards leaves when
         discarded: the score less that card's points, the rest of the grouping standing.
@@ -243,6 +244,7 @@ class _Solver:
         discard agrees when it leaves no more than that. A grouped card can leave as little
         only when the hand regroups, a rare case asked of the solver only when it is the
         card discarded. One grouping a discard; it also groups the 13 cards kept."""
+        card = hand[place]
         grouped = best_grouping(hand, wild, self.wide)
         whole, counted = grouped.hand_score, grouped.counted
         if not counted:
@@ -258,19 +260,17 @@ class _Solver:
         # What the solver's choice breaks up: its links with the other 13 cards (a card, or
         # another copy of it, links with none of its own).
         breaks = min(links(choice, hand, wild), MOST_LINKS)
-        kept = list(hand)
-        kept.remove(card)
-        if card in counted:
+        kept = (*hand[:place], *hand[place + 1 :])
+        at = _place(counted, card)
+        if at >= 0:
             left = whole - (0 if card.rank == joker else _POINTS[card.rank])
-            loose = list(counted)
-            loose.remove(card)
-            self.known[player] = (tuple(kept), left, tuple(loose))
+            self.known[player] = (kept, left, (*counted[:at], *counted[at + 1 :]))
         else:
             # Grouped, not only scored: the player's next pick reads the grouping, and a
             # grouping costs about what a score does.
             regrouped = best_grouping(kept, wild, self.profile)
             left = regrouped.hand_score
-            self.known[player] = (tuple(kept), left, regrouped.counted)
+            self.known[player] = (kept, left, regrouped.counted)
         return Discard(player, left <= best, breaks, max(0, left - best), 0, str(card))
 
 
@@ -285,9 +285,9 @@ def _walk(facts, part, seating, solver, deck, step0, started) -> None:
 def _follow(facts, part, seating, solver, deck, step0, started, where) -> None:
     deal = part["deal"]
     wild = Card.parse(deal["wild"])
-    hands = {p: [Card.parse(c) for c in cards] for p, cards in deal["hands"].items()}
+    hands = {p: list(map(Card.parse, cards)) for p, cards in deal["hands"].items()}
     order = [p for p in seating if p in hands] or list(hands)
-    stock = [Card.parse(c) for c in reversed(deal["stock"])]  # pop() is the top
+    stock = list(map(Card.parse, reversed(deal["stock"])))  # pop() is the top
     solver.known.clear()
     for player in order:
         solver.counted(player, hands[player], wild)  # the dealt hand's score and grouping
@@ -298,11 +298,12 @@ def _follow(facts, part, seating, solver, deck, step0, started, where) -> None:
     out: set[str] = set()
     pending: tuple[Feed, int] | None = None  # an open pick waiting for its discard
     last = _seconds(started)
+    wide = solver.wide.hand_size
     moves = part["moves"]
     for index, move in enumerate(moves):
         kind, player = move.get("type"), move.get("player")
         step = step0 + index + 1
-        where[:] = [step, move]
+        where[0], where[1] = step, move
         now = _seconds(move.get("at"))
         if kind in TIMED_KINDS and now is not None and last is not None and player:
             facts.intervals.append((player, kind, now - last, step))
@@ -335,21 +336,23 @@ def _follow(facts, part, seating, solver, deck, step0, started, where) -> None:
         elif kind == "discard":
             hand = hands[player]
             card = Card.parse(move["card"])
-            if card in hand:
-                if len(hand) == solver.wide.hand_size:
-                    weighed = solver.discard(player, hand, card, wild)
+            place = _place(hand, card)
+            if place >= 0:
+                if len(hand) == wide:
+                    weighed = solver.discard(player, hand, place, wild)
                     if weighed is not None:
                         weighed.step = step
                         facts.discards.append(weighed)
-                hand.remove(card)
+                del hand[place]
             pile.append(card)
             fed_by = player
             pending = _settle(pending, player, hand, wild, solver)
         elif kind == "declare":
             hand = hands[player]
             card = Card.parse(move["finish"])
-            if card in hand:
-                hand.remove(card)
+            place = _place(hand, card)
+            if place >= 0:
+                del hand[place]
             pending = _settle(pending, player, hand, wild, solver)
             if not _valid(move, wild, solver.profile):
                 # A wrong show, judged as domain/ judges it (not by a later declaration:
@@ -370,8 +373,21 @@ def _follow(facts, part, seating, solver, deck, step0, started, where) -> None:
                 facts.exits.append(Exit(player, "drop", score, others, step))
             out.add(player)
         elif kind == "reshuffle":
-            stock = [Card.parse(c) for c in reversed(move.get("stock", []))]
+            stock = list(map(Card.parse, reversed(move.get("stock", []))))
             pile = pile[-1:]
+
+
+def _place(cards, card: Card) -> int:
+    """Where ``card`` is in ``cards``, -1 when it is not. Cards are interned, so identity finds
+    it without the dataclass's ``__eq__`` (a Python call per card passed: ``list.remove`` and
+    ``in`` made 1,800 of them a game); equality stays the fallback."""
+    for place, held in enumerate(cards):
+        if held is card:
+            return place
+    for place, held in enumerate(cards):
+        if held == card:
+            return place
+    return -1
 
 
 def _valid(move, wild, profile) -> bool:
