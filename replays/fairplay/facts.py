@@ -312,9 +312,10 @@ def _follow(facts, part, seating, solver, deck, step0, started, where) -> None:
         if kind == "pick":
             hand = hands[player]
             top = pile[-1] if pile else None
-            may_take = top is not None and not (top.is_joker(wild) and fed_by not in (None, player))
+            top_joker = top is not None and top.is_joker(wild)
+            may_take = top is not None and not (top_joker and fed_by not in (None, player))
             from_open = move.get("from") == "open"
-            if may_take and stock and not top.is_joker(wild) and links(top, hand, wild):
+            if may_take and stock and not top_joker and links(top, hand, wild):
                 # An open card that links with the hand: a choice (one that links with
                 # nothing is left by everyone, so its choice says nothing).
                 loose = solver.counted(player, hand, wild)
@@ -443,7 +444,8 @@ def _choice(facts, player, hand, loose, top, hidden, wild, deck, from_open, step
     # What this player cannot see: the packs less hand, open card and wild indicator.
     packs, jokers = deck[0], deck[-1]
     total = 52 * packs + jokers - len(hand) - 2
-    hits = packs * sum(mask.bit_count() for mask in useful) + jokers
+    u0, u1, u2, u3 = useful
+    hits = packs * (u0.bit_count() + u1.bit_count() + u2.bit_count() + u3.bit_count()) + jokers
     for card in (*hand, top, wild):
         rank = card.rank
         if not rank or useful[_SUIT_PLACE[card.suit]] >> rank & 1:
