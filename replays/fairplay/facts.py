@@ -234,9 +234,8 @@ class _Solver:
         self.known[player] = (tuple(hand), grouped.hand_score, grouped.counted)
         return grouped.counted
 
-    def discard(self, player: str, hand: list[Card], place: int, wild: Card) -> Discard:
-        """The card at ``place`` discarded from the 14 of ``hand``, against the solver's
-        choice.
+    def discard(self, player: str, hand: list[Card], card: Card, wild: Card) -> Discard:
+        """``card`` discarded from the 14 of ``hand``, against the solver's choice.
 
         The 14 cards' best grouping says what each of its loose (counted) cards leaves when
         discarded: the score less that card's points, the rest of the grouping standing.
@@ -244,7 +243,6 @@ class _Solver:
         discard agrees when it leaves no more than that. A grouped card can leave as little
         only when the hand regroups, a rare case asked of the solver only when it is the
         card discarded. One grouping a discard; it also groups the 13 cards kept."""
-        card = hand[place]
         grouped = best_grouping(hand, wild, self.wide)
         whole, counted = grouped.hand_score, grouped.counted
         if not counted:
@@ -260,6 +258,7 @@ class _Solver:
         # What the solver's choice breaks up: its links with the other 13 cards (a card, or
         # another copy of it, links with none of its own).
         breaks = min(links(choice, hand, wild), MOST_LINKS)
+        place = _place(hand, card)
         kept = (*hand[:place], *hand[place + 1 :])
         at = _place(counted, card)
         if at >= 0:
@@ -340,7 +339,7 @@ def _follow(facts, part, seating, solver, deck, step0, started, where) -> None:
             place = _place(hand, card)
             if place >= 0:
                 if len(hand) == wide:
-                    weighed = solver.discard(player, hand, place, wild)
+                    weighed = solver.discard(player, hand, card, wild)
                     if weighed is not None:
                         weighed.step = step
                         facts.discards.append(weighed)
