@@ -4,8 +4,11 @@ is not used once games of its period were counted after it (SQLite and PostgreSQ
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import astuple
 from functools import cache
+from pathlib import Path
 
 import sqlalchemy as sa
 from fairplay_support import cheating_records
@@ -205,3 +208,44 @@ def test_games_of_days_already_counted_are_added_to_their_rows(database_url):
     }
     # Some subject had more evidence than is kept across the two batches: the trim ran.
     assert any(len(rows) == 5 for rows in kept.evidence.values())
+
+
+REVIEW_FIXTURE = Path(__file__).parent / "data" / "fairplay_kept_review.json"
+
+
+def _close(got, kept) -> bool:
+    """The same JSON, floats to 12 significant digits (the sums are the database's)."""
+    if isinstance(kept, dict):
+        return (
+            isinstance(got, dict)
+            and got.keys() == kept.keys()
+            and all(_close(got[key], kept[key]) for key in kept)
+        )
+    if isinstance(kept, list):
+        return (
+            isinstance(got, list)
+            and len(got) == len(kept)
+            and all(_close(a, b) for a, b in zip(got, kept, strict=True))
+        )
+    if isinstance(kept, float):
+        return isinstance(got, float | int) and math.isclose(got, kept, rel_tol=1e-12)
+    return got == kept
+
+
+def test_the_kept_reviews_are_those_counted_before_the_counting_was_made_cheaper(database_url):
+    """Flags, statistics and evidence moves of the test store's month and of nine of its days
+    (FDR 0.5: many flags) as the catch-up kept them before its cost was cut (issue 32;
+    ``tests/data/fairplay_kept_review.json``, written by commit 28c5c7e): a cheaper count
+    (the facts sent as tuples, evidence that could not be kept never made, rows copied as
+    tuples) must keep the same rows."""
+    from replays.store.db import engine_for
+
+    ledger = _store(database_url, records())
+    assert projection.catch_up(ledger, database_url, jobs=2, reviews=False) == len(records())
+    kept = json.loads(REVIEW_FIXTURE.read_text(encoding="utf-8"))
+    periods = {"month": (*MARCH, None, 0.5), "days": ("2025-03-04", "2025-03-12", None, 0.5)}
+    with Session(engine_for(database_url)) as session:
+        for name, period in periods.items():
+            got = json.loads(json.dumps(projection.work_out(session, *period).to_dict()))
+            assert got["flags"], name
+            assert _close(got, kept[name]), name

@@ -157,10 +157,11 @@ def _analyse(engine) -> None:
             connection.execute(sa.text(f'ANALYZE "{model.__tablename__}"'))
 
 
-# A game as counted: (game id, day, table, its facts, None for a record with no 13-card
-# deal, or the :class:`~replays.fairplay.facts.Unreadable` finding of a game the walk
-# cannot follow: recorded as counted with nothing in it, so a catch-up is never stopped by
-# one game nor walks it again; ``rebuild`` walks it anew).
+# A game as counted: (game id, day, table, its facts packed as plain tuples
+# (``GameFacts.packed``: what the workers send), None for a record with no 13-card deal,
+# or the :class:`~replays.fairplay.facts.Unreadable` finding of a game the walk cannot
+# follow: recorded as counted with nothing in it, so a catch-up is never stopped by one
+# game nor walks it again; ``rebuild`` walks it anew).
 Walked = tuple[str, str, str, object]
 
 
@@ -169,6 +170,8 @@ def _walk_record(record: dict) -> Walked:
 
     try:
         facts = game_facts(record)
+        if facts is not None:
+            facts = facts.packed()
     except Unreadable as finding:
         facts = finding
     return (
@@ -299,7 +302,7 @@ def add_facts(engine, walked: list[Walked]) -> None:
     batch = Summary()
     for _, _, _, facts in walked:
         if facts is not None and not _unreadable(facts):
-            batch.add_game(facts)
+            batch.add_packed(facts)
     slices = set(batch.tables)
     with Session(engine) as session, session.begin():
         connection = session.connection()
@@ -688,8 +691,9 @@ def _merge(connection, summary: Summary, slices) -> None:
     this process and back), the evidence kept by weight, :data:`EVIDENCE_KEPT` a subject."""
     rows = _rows(summary)
     for model in (FairplayPlayerDay, FairplayPairDay, FairplayTableDay):
-        _add_up(connection, model.__table__, rows[model])
-    _insert(connection, FairplayEvidence.__table__, rows[FairplayEvidence])
+        _add_up(connection, model.__table__, *rows[model])
+    names, evidence = rows[FairplayEvidence]
+    _insert(connection, FairplayEvidence.__table__, evidence, names)
     # The heaviest of each subject's evidence, the earliest of equals first (the rows kept
     # before this batch have the lower ids), as ``Summary._keep`` keeps them.
     e = FairplayEvidence
@@ -706,10 +710,10 @@ def _merge(connection, summary: Summary, slices) -> None:
     connection.execute(sa.delete(e).where(e.id.in_(lighter)))
 
 
-def _add_up(connection, table: sa.Table, rows: list[dict]) -> None:
-    """``rows`` added to ``table``'s rows of the same key, or inserted where there is none:
-    copied into a staging table, then one ``INSERT ... ON CONFLICT DO UPDATE`` (both
-    engines)."""
+def _add_up(connection, table: sa.Table, names: tuple[str, ...], rows: list[tuple]) -> None:
+    """``rows`` (tuples of the columns ``names``) added to ``table``'s rows of the same key,
+    or inserted where there is none: copied into a staging table, then one ``INSERT ... ON
+    CONFLICT DO UPDATE`` (both engines)."""
     if not rows:
         return
     staging = sa.table(f"{table.name}_batch", *(sa.column(c.name) for c in table.columns))
@@ -718,9 +722,8 @@ def _add_up(connection, table: sa.Table, rows: list[dict]) -> None:
             f'CREATE TEMPORARY TABLE "{staging.name}" AS SELECT * FROM "{table.name}" WHERE 1 = 0'
         )
     )
-    _insert(connection, staging, rows)
-    names = [c.name for c in table.columns]
-    columns = ", ".join(f'"{name}"' for name in names)
+    _insert(connection, staging, rows, names)
+    columns = ", ".join(f'"{c.name}"' for c in table.columns)
     keys = ", ".join(f'"{c.name}"' for c in table.primary_key)
     sums = ", ".join(
         f'"{c.name}" = "{table.name}"."{c.name}" + excluded."{c.name}"'
@@ -738,88 +741,120 @@ def _add_up(connection, table: sa.Table, rows: list[dict]) -> None:
 
 
 def _rows(summary: Summary) -> dict:
-    """The rows of ``summary``, by model."""
+    """The rows of ``summary``, by model: ``(column names, rows as tuples in that order)``.
+    Tuples, not a dict a row: ``COPY`` takes them as they are (90 rows a game)."""
     rows = {}
     timing_names = [name for names in TIMING_COLUMNS.values() for name in names]
-    rows[FairplayPlayerDay] = [
-        {
-            "day": day,
-            "table_id": table,
-            "player": player,
-            "games": r.games,
-            "choices": r.choices,
-            "choice_sum": r.choice_sum,
-            "choice_var": r.choice_var,
-            "faced": r.faced,
-            "useful": r.useful,
-            **dict(zip(timing_names, _timing_cells(r.timing), strict=True)),
-            **dict(zip(EXIT_COLUMNS, r.exits, strict=True)),
-            **dict(zip(DISCARD_COLUMNS, r.discards, strict=True)),
-            **dict(zip(AGREED_COLUMNS, r.agreed, strict=True)),
-        }
-        for (day, table, player), r in summary.players.items()
-    ]
-    rows[FairplayPairDay] = [
-        {
-            "day": day,
-            "table_id": table,
-            "first": first,
-            "second": second,
-            "faced": r.faced,
-            "useful": r.useful,
-            "gain": r.gain,
-            "together": r.together,
-            "strong": r.strong,
-            "strong_drops": r.strong_drops,
-            **dict(zip(EXIT_COLUMNS, r.exits, strict=True)),
-        }
-        for (day, table, first, second), r in summary.pairs.items()
-    ]
-    rows[FairplayTableDay] = [
-        {"day": d, "table_id": t, "games": n} for (d, t), n in summary.tables.items()
-    ]
-    rows[FairplayEvidence] = [
-        {
-            "day": day,
-            "table_id": table,
-            "signal": e.signal,
-            "first": e.first,
-            "second": e.second,
-            "game_id": e.game_id,
-            "step": e.step,
-            "weight": e.weight,
-            "note": e.note[:200],
-        }
-        for (day, table, _signal, _first, _second), kept in summary.evidence.items()
-        for e in kept
-    ]
+    rows[FairplayPlayerDay] = (
+        (
+            "day",
+            "table_id",
+            "player",
+            "games",
+            "choices",
+            "choice_sum",
+            "choice_var",
+            "faced",
+            "useful",
+            *timing_names,
+            *EXIT_COLUMNS,
+            *DISCARD_COLUMNS,
+            *AGREED_COLUMNS,
+        ),
+        [
+            (
+                day,
+                table,
+                player,
+                r.games,
+                r.choices,
+                r.choice_sum,
+                r.choice_var,
+                r.faced,
+                r.useful,
+                *_timing_cells(r.timing),
+                *r.exits,
+                *r.discards,
+                *r.agreed,
+            )
+            for (day, table, player), r in summary.players.items()
+        ],
+    )
+    rows[FairplayPairDay] = (
+        (
+            "day",
+            "table_id",
+            "first",
+            "second",
+            "faced",
+            "useful",
+            "gain",
+            "together",
+            "strong",
+            "strong_drops",
+            *EXIT_COLUMNS,
+        ),
+        [
+            (
+                day,
+                table,
+                first,
+                second,
+                r.faced,
+                r.useful,
+                r.gain,
+                r.together,
+                r.strong,
+                r.strong_drops,
+                *r.exits,
+            )
+            for (day, table, first, second), r in summary.pairs.items()
+        ],
+    )
+    rows[FairplayTableDay] = (
+        ("day", "table_id", "games"),
+        [(d, t, n) for (d, t), n in summary.tables.items()],
+    )
+    rows[FairplayEvidence] = (
+        ("day", "table_id", "signal", "first", "second", "game_id", "step", "weight", "note"),
+        [
+            (day, table, e.signal, e.first, e.second, e.game_id, e.step, e.weight, e.note[:200])
+            for (day, table, _signal, _first, _second), kept in summary.evidence.items()
+            for e in kept
+        ],
+    )
     return rows
 
 
 def _write(connection, summary: Summary) -> None:
     """``summary`` into slices that hold no rows yet."""
-    for model, rows in _rows(summary).items():
-        _insert(connection, model.__table__, rows)
+    for model, (names, rows) in _rows(summary).items():
+        _insert(connection, model.__table__, rows, names)
 
 
-def _insert(connection, table: sa.TableClause, rows: list[dict]) -> None:
+def _insert(
+    connection, table: sa.TableClause, rows: list, names: tuple[str, ...] | None = None
+) -> None:
     """``rows`` into ``table`` on the transaction's connection: PostgreSQL's ``COPY`` (a
     month is hundreds of thousands of pair rows, and ``COPY`` takes them in one stream, no
-    statement per row), else one ``executemany``."""
+    statement per row), else one ``executemany``. ``rows`` are dicts, or tuples of the
+    columns ``names``."""
     if not rows:
         return
+    if names is None:
+        names = tuple(rows[0])
+        rows = [tuple(row[name] for name in names) for row in rows]
     driver = connection.connection.driver_connection
     if connection.dialect.name == "postgresql" and hasattr(driver, "cursor"):
-        names = list(rows[0])
         columns = ", ".join(f'"{name}"' for name in names)
         with (
             driver.cursor() as cursor,
             cursor.copy(f'COPY "{table.name}" ({columns}) FROM STDIN') as copy,
         ):
             for row in rows:
-                copy.write_row([row[name] for name in names])
+                copy.write_row(row)
         return
-    connection.execute(table.insert(), rows)
+    connection.execute(table.insert(), [dict(zip(names, row, strict=True)) for row in rows])
 
 
 def _timing_cells(timing: dict[str, list[float]]) -> list:

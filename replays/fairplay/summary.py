@@ -141,120 +141,119 @@ class Summary:
     )
 
     def add_game(self, facts: GameFacts) -> None:
-        day = (facts.day, facts.table)
-        players = sorted(set(facts.players))
+        self.add_packed(facts.packed())
+
+    def add_packed(self, packed: tuple) -> None:
+        """One game's facts added, as :meth:`GameFacts.packed
+        <replays.fairplay.facts.GameFacts.packed>` gives them (what a walking worker sends).
+
+        Evidence that could not be kept (a subject's :data:`EVIDENCE_KEPT` already as heavy,
+        and the earlier of equals kept) is not written out at all."""
+        game_id, day_, table, seated, chips, choices, feeds, exits, intervals, deals, discards = (
+            packed
+        )
+        day = (day_, table)
+        players = self.players
+        pairs = self.pairs
+        evidence = self.evidence
+        keep = self._keep
+        seated = sorted(set(seated))
         self.tables[day] += 1
-        for player in players:
-            self.players[(*day, player)].games += 1
-        for place, first in enumerate(players):
-            for second in players[place + 1 :]:
-                self.pairs[(*day, first, second)].together += 1
-                kept = self.evidence[(*day, "seat", first, second)]
+        for player in seated:
+            players[(*day, player)].games += 1
+        for place, first in enumerate(seated):
+            for second in seated[place + 1 :]:
+                pairs[(*day, first, second)].together += 1
+                kept = evidence[(*day, "seat", first, second)]
                 if len(kept) < EVIDENCE_KEPT:
-                    kept.append(
-                        Evidence("seat", first, second, facts.game_id, 0, 0.0, "at one table")
-                    )
-        for choice in facts.choices:
-            row = self.players[(*day, choice.player)]
+                    kept.append(Evidence("seat", first, second, game_id, 0, 0.0, "at one table"))
+        for player, stock, surprise, variance, step in choices:
+            row = players[(*day, player)]
             row.choices += 1
-            part = (1 if choice.stock else -1) * choice.surprise
+            part = (1 if stock else -1) * surprise
             row.choice_sum += part
-            row.choice_var += choice.variance
-            if part > 0 and choice.stock:
+            row.choice_var += variance
+            if part > 0 and stock and _may_keep(evidence.get((*day, "peek", player, "")), part):
                 note = "took the stock; its hidden top was the better card"
-                self._keep(
-                    day, Evidence("peek", choice.player, "", facts.game_id, choice.step, part, note)
-                )
+                keep(day, Evidence("peek", player, "", game_id, step, part, note))
         faced: dict[tuple[str, str], int] = defaultdict(int)
-        for feed in facts.feeds:
+        for feeder, picker, picked, gain, step in feeds:
             # Turns of one game hang together (the same hands, the same pile): a pair counts
             # its first few only, so that one long match cannot pass for a habit.
-            faced[(feed.feeder, feed.picker)] += 1
-            if faced[(feed.feeder, feed.picker)] > FEEDS_PER_GAME:
+            faced[(feeder, picker)] += 1
+            if faced[(feeder, picker)] > FEEDS_PER_GAME:
                 continue
-            useful = feed.picked and feed.gain > 0
-            picker = self.players[(*day, feed.picker)]
-            picker.faced += 1
-            picker.useful += useful
-            pair = self.pairs[(*day, feed.feeder, feed.picker)]
+            useful = picked and gain > 0
+            row = players[(*day, picker)]
+            row.faced += 1
+            row.useful += useful
+            pair = pairs[(*day, feeder, picker)]
             pair.faced += 1
             pair.useful += useful
             if useful:
-                pair.gain += feed.gain
-                note = f"took {feed.feeder}'s discard; hand score {feed.gain} lower"
-                self._keep(
-                    day,
-                    Evidence(
-                        "feed", feed.feeder, feed.picker, facts.game_id, feed.step, feed.gain, note
-                    ),
-                )
-        if facts.chips:
-            for out in facts.exits:
-                where = band(out.score)
-                self.players[(*day, out.player)].exits[where] += 1
-                for other in out.others:
-                    self.pairs[(*day, out.player, other)].exits[where] += 1
-                    note = f"{out.kind.replace('_', ' ')} with a hand scoring {out.score}"
-                    weight = float(max(0, 80 - out.score))
-                    self._keep(
-                        day,
-                        Evidence("dump", out.player, other, facts.game_id, out.step, weight, note),
-                    )
-        for deal in facts.deals:
-            for partner, score in deal.dealt.items():
+                pair.gain += gain
+                if _may_keep(evidence.get((*day, "feed", feeder, picker)), gain):
+                    note = f"took {feeder}'s discard; hand score {gain} lower"
+                    keep(day, Evidence("feed", feeder, picker, game_id, step, gain, note))
+        if chips:
+            for player, kind, score, others, step in exits:
+                where = band(score)
+                players[(*day, player)].exits[where] += 1
+                weight = float(max(0, 80 - score))
+                for other in others:
+                    pairs[(*day, player, other)].exits[where] += 1
+                    if _may_keep(evidence.get((*day, "dump", player, other)), weight):
+                        note = f"{kind.replace('_', ' ')} with a hand scoring {score}"
+                        keep(day, Evidence("dump", player, other, game_id, step, weight, note))
+        for dealt, drops in deals:
+            for partner, score in dealt.items():
                 if score > STRONG_HAND:
                     continue
-                for player in deal.dealt:
+                weight = float(STRONG_HAND + 1 - score)
+                for player in dealt:
                     if player == partner:
                         continue
-                    pair = self.pairs[(*day, player, partner)]
+                    pair = pairs[(*day, player, partner)]
                     pair.strong += 1
-                    step, others = deal.drops.get(player, (0, ()))
+                    step, others = drops.get(player, (0, ()))
                     if partner in others:
                         pair.strong_drops += 1
-                        note = f"dropped while {partner} held a hand scoring {score} as dealt"
-                        weight = float(STRONG_HAND + 1 - score)
-                        self._keep(
-                            day,
-                            Evidence("fold", player, partner, facts.game_id, step, weight, note),
-                        )
-        for weighed in facts.discards:
-            row = self.players[(*day, weighed.player)]
-            row.discards[weighed.breaks] += 1
-            if weighed.agreed:
-                row.agreed[weighed.breaks] += 1
-                kept = self.evidence[(*day, "solver", weighed.player, "")]
+                        if _may_keep(evidence.get((*day, "fold", player, partner)), weight):
+                            note = f"dropped while {partner} held a hand scoring {score} as dealt"
+                            keep(
+                                day, Evidence("fold", player, partner, game_id, step, weight, note)
+                            )
+        for player, agreed, breaks, _loss, step, card in discards:
+            row = players[(*day, player)]
+            row.discards[breaks] += 1
+            if agreed:
+                row.agreed[breaks] += 1
                 # Most discards agree: a note is written only for one that would be kept.
-                if weighed.breaks and (
-                    len(kept) < EVIDENCE_KEPT or kept[-1].weight < weighed.breaks
-                ):
+                if breaks and _may_keep(evidence.get((*day, "solver", player, "")), breaks):
                     # The agreements no eye for links would make: the solver's own choice.
                     note = (
-                        f"discarded {weighed.card}, the solver's choice, though it linked "
-                        f"with {weighed.breaks} of the cards kept"
+                        f"discarded {card}, the solver's choice, though it linked "
+                        f"with {breaks} of the cards kept"
                     )
-                    self._keep(
+                    keep(
                         day,
-                        Evidence(
-                            "solver",
-                            weighed.player,
-                            "",
-                            facts.game_id,
-                            weighed.step,
-                            float(weighed.breaks),
-                            note,
-                        ),
+                        Evidence("solver", player, "", game_id, step, float(breaks), note),
                     )
-        for player, kind, seconds, step in facts.intervals:
+        timed = None
+        for player, kind, seconds, step in intervals:
             if seconds < 0:
                 continue
-            cell = self.players[(*day, player)].timing.setdefault(kind, [0, 0.0, 0.0])
+            if timed is None or timed[0] != player:
+                timed = (player, players[(*day, player)].timing)
+            cell = timed[1].get(kind)
+            if cell is None:
+                cell = timed[1][kind] = [0, 0.0, 0.0]
             cell[0] += 1
             cell[1] += seconds
             cell[2] += seconds * seconds
-            if cell[0] <= EVIDENCE_KEPT:
+            if cell[0] <= EVIDENCE_KEPT and _may_keep(evidence.get((*day, "bot", player, "")), 0.0):
                 note = f"{kind} after {seconds:.0f} s"
-                self._keep(day, Evidence("bot", player, "", facts.game_id, step, 0.0, note))
+                keep(day, Evidence("bot", player, "", game_id, step, 0.0, note))
 
     def _keep(self, day: tuple[str, str], evidence: Evidence) -> None:
         kept = self.evidence[(*day, evidence.signal, evidence.first, evidence.second)]
@@ -278,6 +277,12 @@ class Summary:
         for key, rows in other.evidence.items():
             for evidence in rows:
                 self._keep(key[:2], evidence)
+
+
+def _may_keep(kept: list[Evidence] | None, weight: float) -> bool:
+    """Whether evidence of ``weight`` would be kept beside ``kept`` (a subject's, heaviest
+    first once full): the earlier of equals stays, so it must be heavier than the lightest."""
+    return kept is None or len(kept) < EVIDENCE_KEPT or kept[-1].weight < weight
 
 
 @dataclass
