@@ -25,6 +25,7 @@ through the full decoding, so it is read, or fails, exactly as before.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -301,3 +302,119 @@ class DealChecker:
             self.report.notes.append(
                 f"{self.unrevealed} game(s) commit to a shuffle whose seed is not revealed yet"
             )
+
+
+class DeferredDeals:
+    """The whole-store deal check done inside the read-model replay, which decodes and
+    applies every event anyway (one process, read-model tables present): fed by the store
+    pass exactly as a :class:`DealChecker` is, it only notes what that checker would be
+    fed, and each game's events are then checked as the replay passes them (the events
+    it decoded, the game it applied them to), nothing decoded twice.
+
+    What the checker is fed, per game: the game's stored events in notification order,
+    up to (not including) the first one found wanting, after which it is skipped
+    (:meth:`skip`). A game's replay stands in for that feed only when it is the very same
+    sequence: every event of the game was fed (none skipped), their versions run 1, 2, 3,
+    … in notification order, and the replay read and applied as many events. Any other
+    game that the feed could find something in (a 13-card deal event, another variant's
+    first event) is fed as before from its events read again, in notification order,
+    by :meth:`finish`. Its findings are the checker's, word for word, and the game id
+    each names is the one the store pass gave with the event that names it."""
+
+    def __init__(self, checker: DealChecker) -> None:
+        self.checker = checker
+        # originator -> [events fed, versions in order, relevant, {index: name}, skipped, done]
+        self.games: dict[bytes, list] = {}
+
+    def feed(self, row: StoredRow, game_id: str, event: Any = None, applied: Any = None) -> None:
+        entry = self.games.get(row.originator)
+        if entry is None:
+            entry = self.games[row.originator] = [0, True, False, {}, False, False]
+        elif entry[4]:
+            return
+        index = entry[0]
+        entry[0] = index + 1
+        if row.version != index + 1:
+            entry[1] = False
+        topic = row.topic
+        if topic in TOPICS:
+            entry[2] = True
+            if topic == STARTED:
+                entry[3][index] = game_id
+        elif row.version == 1:
+            variant = variants.for_topic(topic)
+            if variant is not None and variant.started_topic == topic:
+                entry[2] = True
+                entry[3][index] = game_id
+
+    def skip(self, originator: bytes) -> None:
+        entry = self.games.get(originator)
+        if entry is None:
+            entry = self.games[originator] = [0, True, False, {}, False, False]
+        entry[4] = True
+
+    def watch(self, rows: list[StoredRow]) -> _GameDeals | None:
+        """The deal check to ride along the replay of ``rows`` (one game's events, in
+        version order), or None where the replay cannot stand in for the feed."""
+        entry = self.games.get(rows[0].originator)
+        if entry is None or not entry[2] or entry[4] or entry[5] or not entry[1]:
+            return None
+        if entry[0] != len(rows):
+            return None
+        return _GameDeals(entry[3])
+
+    def settle(self, rows: list[StoredRow], watch: _GameDeals | None, report: Report) -> bool:
+        """The game's deal check, from the replay that went to its end with ``watch`` or
+        else (``watch`` None: the replay stopped) by feeding ``rows`` (the same events,
+        in the same order) to the checker. True when it found something (the game is
+        then left alone by the read-model step, as when the store pass found it)."""
+        entry = self.games[rows[0].originator]
+        entry[5] = True
+        before = len(report.problems)
+        checker = self.checker
+        if watch is None:
+            names = entry[3]
+            for index, row in enumerate(rows):
+                checker.feed(row, names.get(index, ""))
+        else:
+            found = watch.checker
+            report.problems += found.report.problems
+            checker.checked += found.checked
+            checker.unrevealed += found.unrevealed
+            checker.rebuilt.update(found.rebuilt)
+        return len(report.problems) > before
+
+    def finish(self, connection, events: str) -> None:
+        """Feed the games the replay did not check, then the checker's own finish."""
+        from replays.integrity.store import _stored, id_param
+
+        checker = self.checker
+        query = (
+            "SELECT id, originator_id, originator_version, topic, state FROM "
+            f"{events} WHERE originator_id = :o ORDER BY id"
+        )
+        import sqlalchemy as sa
+
+        for originator, (count, _, relevant, names, skipped, done) in self.games.items():
+            if done or not relevant or not count:
+                continue
+            raws = connection.execute(sa.text(query), {"o": id_param(connection, originator)})
+            for index, raw in enumerate(itertools.islice(raws, count)):
+                checker.feed(_stored(raw), names.get(index, ""))
+            if skipped:
+                checker.skip(originator)
+        checker.finish()
+
+
+class _GameDeals:
+    """One game's deal check fed by its replay (findings kept apart until the replay is
+    known to have gone to the end)."""
+
+    def __init__(self, names: dict[int, str]) -> None:
+        from replays.integrity.report import Report
+
+        self.names = names
+        self.checker = DealChecker(Report())
+
+    def __call__(self, row: StoredRow, event: Any, game: Any) -> None:
+        self.checker.feed(row, self.names.get(row.version - 1, ""), event, game)
