@@ -2,7 +2,8 @@
 (``replays.integrity.deal_checks.DeferredDeals``) finds what the store pass's own feed
 finds, word for word, on SQLite and PostgreSQL: seeded games clean and forged, a forged
 deal in a game whose later event was also changed (the feed stops there), and games
-with events the projection has not reached (checked from their events read again)."""
+with events the projection has not reached (checked from their events read again), all
+in the same order as the store pass's feed gives them."""
 
 from __future__ import annotations
 
@@ -58,9 +59,10 @@ def _both(url, monkeypatch):
 
 
 def _same(inside, fed) -> list:
+    """The same findings and notes, in the same order."""
     problems = [(p.kind, p.message, p.game_id, p.event) for p in inside.problems]
-    assert sorted(problems) == sorted((p.kind, p.message, p.game_id, p.event) for p in fed.problems)
-    assert sorted(inside.notes) == sorted(fed.notes)
+    assert problems == [(p.kind, p.message, p.game_id, p.event) for p in fed.problems]
+    assert inside.notes == fed.notes
     return problems
 
 
@@ -99,3 +101,36 @@ def test_games_past_the_projection_are_checked_from_their_events(store, monkeypa
     assert ("deal", "F3", 2) in {(k, g, e) for k, _, g, e in problems}
     assert riding == [True] * 4
     assert "6 deal(s) checked against their shuffle seeds" in inside.notes
+
+
+def test_a_forged_deal_in_a_game_partly_projected_leaves_its_rows_alone(store, monkeypatch):
+    """A game the projection reached only part of is replayed for its read rows, but its
+    deal is checked from all its events first: found wanting, its rows are not checked,
+    as when the store pass found it."""
+    from test_integrity import sql
+
+    url, ledger = store
+    last = sql(url, "SELECT max(id) FROM ledger_events").scalar_one()
+    server, clients = seeds_for("F4")
+    swapped = deal_from_seeds(server, clients, list(PLAYERS), "p3").to_dict()
+    hands = swapped["hands"]
+    hands["p2"][1], hands["p3"][2] = hands["p3"][2], hands["p2"][1]
+    record(ledger, "F4", deal=swapped)
+    # The projection as if it had stopped after the game's first three events.
+    sql(url, "UPDATE projection_positions SET position = :p", p=last + 3)
+    assert sql(url, "SELECT position FROM projection_positions").scalar_one() == last + 3
+    apart = deal_checks.DeferredDeals.apart
+    during = []
+
+    def seen(self, connection, originator):
+        found = apart(self, connection, originator)
+        during.append(found)
+        return found
+
+    monkeypatch.setattr(deal_checks.DeferredDeals, "apart", seen)
+    inside, fed, riding = _both(url, monkeypatch)
+    problems = _same(inside, fed)
+    assert ("deal", "F4", 2) in {(k, g, e) for k, _, g, e in problems}
+    assert riding == [True] * 4  # F4 was checked apart, before its replay
+    assert during[0] is True  # F4, met by the replay (the first call), found wanting
+    assert "2 game(s)' read rows checked against their events" in inside.notes

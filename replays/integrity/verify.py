@@ -422,7 +422,7 @@ def _verify_store(
         # as it passes them (replays.integrity.deal_checks.DeferredDeals).
         from replays.integrity.deal_checks import DeferredDeals
 
-        deferred = DeferredDeals(checker)
+        deferred = DeferredDeals(checker, events)
     names = early.names if early is not None and early.started else None
     store_pass = _StorePass(connection, report, wanted, deferred or checker, names)
     started = None
@@ -439,7 +439,9 @@ def _verify_store(
         with progress_bar(total, "verifying", progress) as bar:
             store_pass.run(seal_rows(connection), rows, bar)
         store_pass.finish()
-        if checker is not None and deferred is None:
+        if deferred is not None:
+            deferred.pass_done()
+        elif checker is not None:
             checker.finish()
     except BaseException:
         if started is not None:
@@ -468,7 +470,7 @@ def _verify_store(
             deals=deferred,
         )
     if deferred is not None:
-        deferred.finish(connection, events)
+        deferred.finish(connection)
     if check_snapshots and has_events:
         done = skip if tally is None else skip | tally.done
         _snapshots(connection, url, report, names, skip=done, progress=progress, already=tally)

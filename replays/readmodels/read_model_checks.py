@@ -927,7 +927,12 @@ def replay_games(
             originator = rows[0].originator
             stored = found.get(originator)
             check = SnapshotsToCheck(stored) if stored else None
-            watch = deals.watch(rows) if deals is not None else None
+            watch = None
+            if deals is not None:
+                watch = deals.watch(rows)
+                if watch is None and deals.apart(connection, originator):
+                    deal_found(rows)
+                    continue
             try:
                 expected = expected_rows(ledger, rows, snapshots=check, watch=watch)
             except Unreplayable as error:
