@@ -25,6 +25,7 @@ through the full decoding, so it is read, or fails, exactly as before.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -155,7 +156,7 @@ class DealChecker:
                 self._rebuild(row, game_id, applied)
             return
         if topic == STARTED:
-            self._started(row, game_id, event)
+            self._started(row, game_id, event, applied)
             return
         game = self.games.get(row.originator)
         if game is None:
@@ -206,11 +207,15 @@ class DealChecker:
         if mismatch is not None:
             self._fail(row, mismatch, name)
 
-    def _started(self, row: StoredRow, game_id: str, event: Any = None) -> None:
+    def _started(self, row: StoredRow, game_id: str, event: Any = None, applied=None) -> None:
         try:
-            config = TableConfig.from_dict(
-                (event if event is not None else self._decode(row)).config
-            )
+            # A replay's game, just started from this event, holds the table its body read
+            # from the event's config (TableConfig.from_dict, as below): not read again.
+            config = applied.config if type(applied) is Game and event is not None else None
+            if type(config) is not TableConfig:
+                config = TableConfig.from_dict(
+                    (event if event is not None else self._decode(row)).config
+                )
             if not config.shuffle:
                 return
             seeds = ShuffleSeeds.from_dict(config.shuffle)
@@ -301,3 +306,192 @@ class DealChecker:
             self.report.notes.append(
                 f"{self.unrevealed} game(s) commit to a shuffle whose seed is not revealed yet"
             )
+
+
+class DeferredDeals:
+    """The whole-store deal check done inside the read-model replay, which decodes and
+    applies every event anyway (one process, read-model tables present): fed by the store
+    pass exactly as a :class:`DealChecker` is, it only notes what that checker would be
+    fed, and each game's events are then checked as the replay passes them (the events
+    it decoded, the game it applied them to), nothing decoded twice.
+
+    What the checker is fed, per game: the game's stored events in notification order,
+    up to (not including) the first one found wanting, after which it is skipped
+    (:meth:`skip`). A game's replay stands in for that feed only when it is the very same
+    sequence: every event of the game was fed (none skipped), their versions run 1, 2, 3,
+    … in notification order, and the replay read and applied as many events. Any other
+    game that the feed could find something in (a 13-card deal event, another variant's
+    first event) is fed as before from its events read again, in notification order,
+    by :meth:`finish`. Its findings are the checker's, word for word, naming the game id
+    the store pass gave with the event, and they take the places in the report (and the
+    checker's notes theirs) that the store pass's feed gave them."""
+
+    def __init__(self, checker: DealChecker, events: str) -> None:
+        from replays.integrity.report import Report
+
+        self.checker, self.events = checker, events
+        self.report = checker.report
+        # originator -> [events fed, versions in order, relevant, {index: name}, skipped,
+        #                done, the report's problem count as each event was fed, first id]
+        self.games: dict[bytes, list] = {}
+        self.placed: list[tuple] = []  # (place, after the pass, row id, order, problem)
+        self.scratch = Report()
+        self.ends = (0, 0)  # the problems and notes as the store pass left them
+
+    def feed(self, row: StoredRow, game_id: str, event: Any = None, applied: Any = None) -> None:
+        entry = self.games.get(row.originator)
+        if entry is None:
+            entry = [0, True, False, {}, False, False, [], row.notification_id]
+            self.games[row.originator] = entry
+        elif entry[4]:
+            return
+        index = entry[0]
+        entry[0] = index + 1
+        entry[6].append(len(self.report.problems))
+        if row.version != index + 1:
+            entry[1] = False
+        topic = row.topic
+        if topic in TOPICS:
+            entry[2] = True
+            if topic == STARTED:
+                entry[3][index] = game_id
+        elif row.version == 1:
+            variant = variants.for_topic(topic)
+            if variant is not None and variant.started_topic == topic:
+                entry[2] = True
+                entry[3][index] = game_id
+
+    def skip(self, originator: bytes) -> None:
+        entry = self.games.get(originator)
+        if entry is None:
+            entry = self.games[originator] = [0, True, False, {}, False, False, [], 0]
+        entry[4] = True
+
+    def pass_done(self) -> None:
+        """Where the store pass's feed would have finished (its checker's ``finish``)."""
+        self.ends = (len(self.report.problems), len(self.report.notes))
+
+    def watch(self, rows: list[StoredRow]) -> _GameDeals | None:
+        """The deal check to ride along the replay of ``rows`` (one game's events, in
+        version order), or None where the replay cannot stand in for the feed."""
+        entry = self.games.get(rows[0].originator)
+        if entry is None or not entry[2] or entry[4] or entry[5] or not entry[1]:
+            return None
+        if entry[0] != len(rows):
+            return None
+        return _GameDeals(entry[3])
+
+    def settle(self, rows: list[StoredRow], watch: _GameDeals | None, report: Report) -> bool:
+        """The game's deal check, from the replay that went to its end with ``watch`` or
+        else (``watch`` None: the replay stopped) by feeding ``rows`` (the same events,
+        in the same order) to the checker. True when it found something (the game is
+        then left alone by the read-model step, as when the store pass found it)."""
+        entry = self.games[rows[0].originator]
+        entry[5] = True
+        if watch is None:
+            found = self._feed(rows, entry[3])
+        else:
+            found = watch.found
+            checker, game = self.checker, watch.checker
+            checker.checked += game.checked
+            checker.unrevealed += game.unrevealed
+            checker.rebuilt.update(game.rebuilt)
+        self._place(entry, found)
+        return bool(found)
+
+    def _feed(self, rows, names: dict[int, str]) -> list[tuple]:
+        """``rows`` fed to the checker; its findings as (index of the row, row id, problem)."""
+        checker, problems = self.checker, self.scratch.problems
+        checker.report = self.scratch
+        found = []
+        try:
+            for index, row in enumerate(rows):
+                before = len(problems)
+                checker.feed(row, names.get(index, ""))
+                found += [(index, row.notification_id, p) for p in problems[before:]]
+        finally:
+            checker.report = self.report
+        return found
+
+    def _place(self, entry: list, found: list[tuple]) -> None:
+        positions = entry[6]
+        for index, notification_id, problem in found:
+            self.placed.append((positions[index], 0, notification_id, len(self.placed), problem))
+
+    def apart(self, connection, originator: bytes) -> bool:
+        """A game the replay cannot stand in for (it is replayed all the same, or not at
+        all): fed, if the feed could find anything in it, from its events read again in
+        notification order, as many as the pass fed. True when that found something."""
+        import sqlalchemy as sa
+
+        from replays.integrity.store import _stored, id_param
+
+        entry = self.games.get(originator)
+        if entry is None:
+            return False
+        count, _, relevant, names, skipped, done = entry[:6]
+        if done or not relevant or not count:
+            return False
+        entry[5] = True
+        query = sa.text(
+            "SELECT id, originator_id, originator_version, topic, state FROM "
+            f"{self.events} WHERE originator_id = :o ORDER BY id"
+        )
+        raws = connection.execute(query, {"o": id_param(connection, originator)})
+        rows = [_stored(raw) for raw in itertools.islice(raws, count)]
+        found = self._feed(rows, names)
+        self._place(entry, found)
+        if skipped:
+            self.checker.skip(originator)
+        return bool(found)
+
+    def finish(self, connection) -> None:
+        """Feed the games the replay did not check, do the checker's own finish, and put
+        every finding and note where the store pass's feed would have put it."""
+        checker = self.checker
+        for originator in list(self.games):
+            self.apart(connection, originator)
+        # The matches still being rebuilt, in the order the pass met them.
+        first = {originator: entry[7] for originator, entry in self.games.items()}
+        checker.rebuilt = dict(sorted(checker.rebuilt.items(), key=lambda kv: first[kv[0]]))
+        scratch = self.scratch
+        scratch.problems.clear()
+        checker.report = scratch
+        try:
+            checker.finish()
+        finally:
+            checker.report = self.report
+        problems, notes = self.ends
+        for problem in scratch.problems:
+            self.placed.append((problems, 1, 0, len(self.placed), problem))
+        report = self.report
+        for offset, (place, *_, problem) in enumerate(sorted(self.placed, key=_order)):
+            report.problems.insert(place + offset, problem)
+        report.notes[notes:notes] = scratch.notes
+
+
+def _order(placed: tuple) -> tuple:
+    return placed[:4]
+
+
+class _GameDeals:
+    """One game's deal check fed by its replay (findings kept apart, as (index of the row,
+    row id, problem), until the replay is known to have gone to the end)."""
+
+    def __init__(self, names: dict[int, str]) -> None:
+        from replays.integrity.report import Report
+
+        self.names = names
+        self.checker = DealChecker(Report())
+        self.found: list[tuple] = []
+
+    def __call__(self, row: StoredRow, event: Any, game: Any) -> None:
+        checker = self.checker
+        if row.topic not in TOPICS and row.version != 1 and not checker.rebuilt:
+            return  # what DealChecker.feed does with it: nothing (most events of a game)
+        problems = checker.report.problems
+        before = len(problems)
+        checker.feed(row, self.names.get(row.version - 1, ""), event, game)
+        if len(problems) > before:
+            index = row.version - 1
+            self.found += [(index, row.notification_id, p) for p in problems[before:]]

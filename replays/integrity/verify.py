@@ -416,8 +416,15 @@ def _verify_store(
     has_events = has_table(connection, events)
     total = count_events(connection, events) if has_events and progress else None
     checker = _deal_checker(report) if check_deals and has_events else None
+    deferred = None
+    if checker is not None and check_read_models and jobs == 1 and _has_read_models(connection):
+        # The read-model replay decodes and applies every event: the deals are checked
+        # as it passes them (replays.integrity.deal_checks.DeferredDeals).
+        from replays.integrity.deal_checks import DeferredDeals
+
+        deferred = DeferredDeals(checker, events)
     names = early.names if early is not None and early.started else None
-    store_pass = _StorePass(connection, report, wanted, checker, names)
+    store_pass = _StorePass(connection, report, wanted, deferred or checker, names)
     started = None
     if check_read_models and has_events and jobs > 1:
         # The workers start and replay while this process reads the events: started
@@ -432,7 +439,9 @@ def _verify_store(
         with progress_bar(total, "verifying", progress) as bar:
             store_pass.run(seal_rows(connection), rows, bar)
         store_pass.finish()
-        if checker is not None:
+        if deferred is not None:
+            deferred.pass_done()
+        elif checker is not None:
             checker.finish()
     except BaseException:
         if started is not None:
@@ -458,7 +467,10 @@ def _verify_store(
             jobs=jobs,
             remember_deals=checker is not None,
             started=started,
+            deals=deferred,
         )
+    if deferred is not None:
+        deferred.finish(connection)
     if check_snapshots and has_events:
         done = skip if tally is None else skip | tally.done
         _snapshots(connection, url, report, names, skip=done, progress=progress, already=tally)
@@ -482,12 +494,14 @@ def read_models(
     jobs: int = 1,
     remember_deals: bool | None = None,
     started=None,
+    deals=None,
 ) -> None:
     """The read-model step: every game's rows against its events (replays.readmodels.read_model_checks);
     with ``tally`` (a ``SnapshotTally``), the stored snapshots each replay passes too.
     Unless ``remember_deals`` is None (it says whether the deals were checked), each
     clean replay is remembered for the game's badge (:mod:`replays.integrity.replay_memos`).
-    ``started``: the replays already submitted to ``jobs`` processes (:func:`_start_replays`)."""
+    ``started``: the replays already submitted to ``jobs`` processes (:func:`_start_replays`).
+    ``deals``: the deal check to do inside the replay (one process only)."""
     from replays.integrity.replay_memos import memo_writer
     from replays.readmodels import read_model_checks as checks
 
@@ -524,6 +538,7 @@ def read_models(
                 bar=bar,
                 snapshots=tally,
                 memos=memos,
+                deals=deals,
             )
     report.notes.append(f"{checked} game(s)' read rows checked against their events")
 
@@ -668,6 +683,12 @@ class _EarlyReplays:
         if self.started:
             self.started.close()
         self.started = None
+
+
+def _has_read_models(connection: sa.Connection) -> bool:
+    from replays.readmodels import read_model_checks as checks
+
+    return checks.has_read_models(connection)
 
 
 def _snapshot_tally():

@@ -842,6 +842,7 @@ def check_read_models(
     bar=None,
     snapshots: SnapshotTally | None = None,
     memos=None,
+    deals=None,
 ) -> int:
     """Every game's read rows against its events (the whole store). Returns the number of
     games checked. ``names`` maps aggregate ids to game ids where known (the chain heads).
@@ -861,6 +862,7 @@ def check_read_models(
         bar=bar,
         snapshots=snapshots,
         memos=memos,
+        deals=deals,
     )
     finish_store_check(connection, ledger, report, seen, position, events)
     return checked
@@ -889,18 +891,29 @@ def replay_games(
     troubled: set[bytes] | None = None,
     counted: set[bytes] | None = None,
     memos=None,
+    deals=None,
 ) -> tuple[int, set[str]]:
     """The games' replays and row comparisons (of the aggregates in ``span`` or ``only``
     when given): how many games were checked, and the game ids met; the aggregates any
     finding was made about go into ``troubled``, those checked into ``counted``, when
     given. ``memos`` (a :class:`replays.integrity.replay_memos.MemoWriter`) remembers each
-    clean replay for the games' badges."""
+    clean replay for the games' badges. ``deals`` (a
+    :class:`replays.integrity.deal_checks.DeferredDeals`): each game's deal is checked
+    as its replay passes its events; a game whose deal is found wanting is then left
+    alone, as one the store pass found something about."""
     seen: set[str] = set()
     waiting: list[list[StoredRow]] = []
     waiting_events = 0
     checked = 0
     # Asked once per pass, not per batch (an inspection costs as much as a small batch).
     snapshot_table = snapshots is not None and has_table(connection, SNAPSHOTS_TABLE)
+
+    def deal_found(rows: list[StoredRow]) -> None:
+        # As when the store pass found the deal wanting: the game's rows and snapshots
+        # are not checked (their findings would say nothing new).
+        seen.add(_name(ledger, rows, names))
+        if snapshots is not None:
+            snapshots.done.add(rows[0].originator)
 
     def replay_waiting() -> None:
         nonlocal checked, waiting_events
@@ -914,15 +927,29 @@ def replay_games(
             originator = rows[0].originator
             stored = found.get(originator)
             check = SnapshotsToCheck(stored) if stored else None
+            watch = None
+            if deals is not None:
+                watch = deals.watch(rows)
+                if watch is None and deals.apart(connection, originator):
+                    deal_found(rows)
+                    continue
             try:
-                expected = expected_rows(ledger, rows, snapshots=check)
+                expected = expected_rows(ledger, rows, snapshots=check, watch=watch)
             except Unreplayable as error:
+                if watch is not None and deals.settle(rows, None, report):
+                    deal_found(rows)
+                    continue
                 game_id = _name(ledger, rows, names)
                 seen.add(game_id)
                 message = f"read rows cannot be checked: {error}"
                 report.add(UNREADABLE, message, game_id, error.version)
                 if troubled is not None:
                     troubled.add(originator)
+                continue
+            if watch is not None and deals.settle(
+                rows, watch if expected.replayed_all else None, report
+            ):
+                deal_found(rows)
                 continue
             if check is not None and check.done:
                 snapshots.done.add(originator)
