@@ -67,33 +67,15 @@ class AccessLogRow(Base):
 TABLE = AccessLogRow.__table__
 
 
-def record_access(
-    url: str | None,
-    *,
-    username: str,
-    role: str,
-    game_id: str,
-    move: int | None,
-    view: str,
-    page: str,
-    remote_addr: str | None = None,
-    at: datetime | None = None,
-    only_if: sa.Exists | None = None,
-    commit: str = "on",
-) -> bool:
-    """Append one line, one INSERT committed on its own, and wait for its commit.
+def record_access(url: str | None, **line) -> bool:
+    """Append one line, one INSERT committed on its own, and wait for its commit; the
+    arguments are :func:`send_access`'s. Returns whether the line was written.
 
-    ``only_if``: a condition checked in the same statement (the line is written only while
-    it holds; :func:`replays.access.accounts.still_signed_in` for an account a replica
-    read), so that checking it costs the primary no round trip of its own. Returns whether
-    the line was written.
-
-    ``commit``: the PostgreSQL ``synchronous_commit`` this line's commit waits for (see
-    :data:`COMMIT_LEVELS`); set for this statement's transaction alone."""
-    return send_access(
-        url, username=username, role=role, game_id=game_id, move=move, view=view, page=page,
-        remote_addr=remote_addr, at=at, only_if=only_if, commit=commit,
-    ).result()  # fmt: skip
+    >>> record_access(url, username="ana", role="auditor", game_id="T7-000123", move=17,
+    ...               view="full", page="replay")  # doctest: +SKIP
+    True
+    """
+    return send_access(url, **line).result()
 
 
 def send_access(
@@ -120,7 +102,14 @@ def send_access(
     :meth:`SentLine.result` (or :meth:`SentLine.close`). A writer thread did this before:
     its answer then waited for the interpreter's lock, up to 5 ms a time (the switch
     interval), behind the page drawn meanwhile, in the page's wait. Other databases write
-    the line now. A database error is raised by :meth:`SentLine.result`, not here."""
+    the line now. A database error is raised by :meth:`SentLine.result`, not here.
+
+    ``only_if``: a condition checked in the same statement (the line is written only while
+    it holds; :func:`replays.access.accounts.still_signed_in` for an account a replica
+    read), so that checking it costs the primary no round trip of its own.
+
+    ``commit``: the PostgreSQL ``synchronous_commit`` this line's commit waits for (see
+    :data:`COMMIT_LEVELS`); set for this statement's transaction alone."""
     if commit not in COMMIT_LEVELS:
         raise ValueError(f"access log commit {commit!r}: give one of {', '.join(COMMIT_LEVELS)}")
     values = {
