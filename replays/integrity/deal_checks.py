@@ -26,7 +26,7 @@ through the full decoding, so it is read, or fails, exactly as before.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -308,6 +308,20 @@ class DealChecker:
             )
 
 
+@dataclass(slots=True)
+class _Fed:
+    """What the store pass fed :class:`DeferredDeals` of one game."""
+
+    count: int = 0  # events fed
+    in_order: bool = True  # their versions ran 1, 2, 3, ...
+    relevant: bool = False  # the checker could find something in them
+    names: dict[int, str] = field(default_factory=dict)  # {index: the game id given}
+    skipped: bool = False  # fed no further after an event found wanting
+    done: bool = False  # checked already (by the replay or apart)
+    problems_at: list[int] = field(default_factory=list)  # the report's problem count at each
+    first_id: int = 0  # the notification id of its first event
+
+
 class DeferredDeals:
     """The whole-store deal check done inside the read-model replay, which decodes and
     applies every event anyway (one process, read-model tables present): fed by the store
@@ -331,9 +345,7 @@ class DeferredDeals:
 
         self.checker, self.events = checker, events
         self.report = checker.report
-        # originator -> [events fed, versions in order, relevant, {index: name}, skipped,
-        #                done, the report's problem count as each event was fed, first id]
-        self.games: dict[bytes, list] = {}
+        self.games: dict[bytes, _Fed] = {}
         self.placed: list[tuple] = []  # (place, after the pass, row id, order, problem)
         self.scratch = Report()
         self.ends = (0, 0)  # the problems and notes as the store pass left them
@@ -341,31 +353,30 @@ class DeferredDeals:
     def feed(self, row: StoredRow, game_id: str, event: Any = None, applied: Any = None) -> None:
         entry = self.games.get(row.originator)
         if entry is None:
-            entry = [0, True, False, {}, False, False, [], row.notification_id]
-            self.games[row.originator] = entry
-        elif entry[4]:
+            entry = self.games[row.originator] = _Fed(first_id=row.notification_id)
+        elif entry.skipped:
             return
-        index = entry[0]
-        entry[0] = index + 1
-        entry[6].append(len(self.report.problems))
+        index = entry.count
+        entry.count = index + 1
+        entry.problems_at.append(len(self.report.problems))
         if row.version != index + 1:
-            entry[1] = False
+            entry.in_order = False
         topic = row.topic
         if topic in TOPICS:
-            entry[2] = True
+            entry.relevant = True
             if topic == STARTED:
-                entry[3][index] = game_id
+                entry.names[index] = game_id
         elif row.version == 1:
             variant = variants.for_topic(topic)
             if variant is not None and variant.started_topic == topic:
-                entry[2] = True
-                entry[3][index] = game_id
+                entry.relevant = True
+                entry.names[index] = game_id
 
     def skip(self, originator: bytes) -> None:
         entry = self.games.get(originator)
         if entry is None:
-            entry = self.games[originator] = [0, True, False, {}, False, False, [], 0]
-        entry[4] = True
+            entry = self.games[originator] = _Fed()
+        entry.skipped = True
 
     def pass_done(self) -> None:
         """Where the store pass's feed would have finished (its checker's ``finish``)."""
@@ -375,11 +386,11 @@ class DeferredDeals:
         """The deal check to ride along the replay of ``rows`` (one game's events, in
         version order), or None where the replay cannot stand in for the feed."""
         entry = self.games.get(rows[0].originator)
-        if entry is None or not entry[2] or entry[4] or entry[5] or not entry[1]:
+        if entry is None or not entry.relevant or entry.skipped or entry.done:
             return None
-        if entry[0] != len(rows):
+        if not entry.in_order or entry.count != len(rows):
             return None
-        return _GameDeals(entry[3])
+        return _GameDeals(entry.names)
 
     def settle(self, rows: list[StoredRow], watch: _GameDeals | None, report: Report) -> bool:
         """The game's deal check, from the replay that went to its end with ``watch`` or
@@ -387,9 +398,9 @@ class DeferredDeals:
         in the same order) to the checker. True when it found something (the game is
         then left alone by the read-model step, as when the store pass found it)."""
         entry = self.games[rows[0].originator]
-        entry[5] = True
+        entry.done = True
         if watch is None:
-            found = self._feed(rows, entry[3])
+            found = self._feed(rows, entry.names)
         else:
             found = watch.found
             checker, game = self.checker, watch.checker
@@ -413,8 +424,8 @@ class DeferredDeals:
             checker.report = self.report
         return found
 
-    def _place(self, entry: list, found: list[tuple]) -> None:
-        positions = entry[6]
+    def _place(self, entry: _Fed, found: list[tuple]) -> None:
+        positions = entry.problems_at
         for index, notification_id, problem in found:
             self.placed.append((positions[index], 0, notification_id, len(self.placed), problem))
 
@@ -429,19 +440,18 @@ class DeferredDeals:
         entry = self.games.get(originator)
         if entry is None:
             return False
-        count, _, relevant, names, skipped, done = entry[:6]
-        if done or not relevant or not count:
+        if entry.done or not entry.relevant or not entry.count:
             return False
-        entry[5] = True
+        entry.done = True
         query = sa.text(
             "SELECT id, originator_id, originator_version, topic, state FROM "
             f"{self.events} WHERE originator_id = :o ORDER BY id"
         )
         raws = connection.execute(query, {"o": id_param(connection, originator)})
-        rows = [_stored(raw) for raw in itertools.islice(raws, count)]
-        found = self._feed(rows, names)
+        rows = [_stored(raw) for raw in itertools.islice(raws, entry.count)]
+        found = self._feed(rows, entry.names)
         self._place(entry, found)
-        if skipped:
+        if entry.skipped:
             self.checker.skip(originator)
         return bool(found)
 
@@ -452,7 +462,7 @@ class DeferredDeals:
         for originator in list(self.games):
             self.apart(connection, originator)
         # The matches still being rebuilt, in the order the pass met them.
-        first = {originator: entry[7] for originator, entry in self.games.items()}
+        first = {originator: entry.first_id for originator, entry in self.games.items()}
         checker.rebuilt = dict(sorted(checker.rebuilt.items(), key=lambda kv: first[kv[0]]))
         scratch = self.scratch
         scratch.problems.clear()
