@@ -276,7 +276,7 @@ class _Solver:
         best = whole - most
         # What the solver's choice breaks up: its links with the other 13 cards (a card, or
         # another copy of it, links with none of its own).
-        breaks = min(links(choice, hand, wild), MOST_LINKS)
+        breaks = links(choice, hand, wild, MOST_LINKS)
         place = _place(hand, card)
         kept = (*hand[:place], *hand[place + 1 :])
         at = _place(counted, card)
@@ -331,7 +331,7 @@ def _follow(facts, part, seating, solver, deck, step0, started, where) -> None:
             top_joker = top is not None and top.is_joker(wild)
             may_take = top is not None and not (top_joker and fed_by not in (None, player))
             from_open = move.get("from") == "open"
-            if may_take and stock and not top_joker and links(top, hand, wild):
+            if may_take and stock and not top_joker and links(top, hand, wild, 1):
                 # An open card that links with the hand: a choice (one that links with
                 # nothing is left by everyone, so its choice says nothing).
                 loose = solver.counted(player, hand, wild)
@@ -397,12 +397,16 @@ def _follow(facts, part, seating, solver, deck, step0, started, where) -> None:
 def _place(cards, card: Card) -> int:
     """Where ``card`` is in ``cards``, -1 when it is not. Cards are interned, so identity finds
     it without the dataclass's ``__eq__`` (a Python call per card passed: ``list.remove`` and
-    ``in`` made 1,800 of them a game); equality stays the fallback."""
+    ``in`` made 1,800 of them a game). Equality stays the fallback, for a card made outside
+    ``Card.parse``, compared field by field as the dataclass compares, not through its
+    ``__eq__``: the fallback runs through every card each time a card is not there (a grouped
+    card looked for among a grouping's loose cards), 120,000 calls a 400 games."""
     for place, held in enumerate(cards):
         if held is card:
             return place
+    rank, suit = card.rank, card.suit
     for place, held in enumerate(cards):
-        if held == card:
+        if held.rank == rank and held.suit == suit:
             return place
     return -1
 
