@@ -211,6 +211,7 @@ def test_games_of_days_already_counted_are_added_to_their_rows(database_url):
 
 
 REVIEW_FIXTURE = Path(__file__).parent / "data" / "fairplay_kept_review.json"
+WALK_FIXTURE = Path(__file__).parent / "data" / "fairplay_walk_facts.json.gz"
 
 
 def _close(got, kept) -> bool:
@@ -249,3 +250,38 @@ def test_the_kept_reviews_are_those_counted_before_the_counting_was_made_cheaper
             got = json.loads(json.dumps(projection.work_out(session, *period).to_dict()))
             assert got["flags"], name
             assert _close(got, kept[name]), name
+
+
+ROWS_FIXTURE = Path(__file__).parent / "data" / "fairplay_kept_rows.json.gz"
+
+
+def test_every_kept_row_is_the_one_counted_before_the_counting_was_made_cheaper(database_url):
+    """Every row the catch-up keeps (the sums of players, pairs and tables, the games, and the
+    evidence with its weight and note) for the 40 games of ``tests/data/
+    fairplay_walk_facts.json.gz`` (every 13-card variant, each kind of cheat at strength 1.0),
+    as commit 5bb29d5 kept them (``tests/data/fairplay_kept_rows.json.gz``): a walk that asks
+    the solver less, or adds up more cheaply, must not move one."""
+    import gzip
+
+    from replays.store.db import engine_for
+
+    games = json.loads(gzip.decompress(WALK_FIXTURE.read_bytes()))
+    ledger = _store(database_url, [game["record"] for game in games])
+    assert projection.catch_up(ledger, database_url, jobs=2, reviews=False) == len(games)
+    got = {}
+    with engine_for(database_url).connect() as connection:
+        for model in (FairplayPlayerDay, FairplayPairDay, FairplayTableDay, FairplayGame):
+            query = sa.select(*model.__table__.columns)
+            got[model.__tablename__] = sorted(list(row) for row in connection.execute(query))
+        e = FairplayEvidence
+        query = sa.select(
+            e.day, e.table_id, e.signal, e.first, e.second, e.game_id, e.step, e.weight, e.note
+        )
+        got["fairplay_evidence"] = sorted(list(row) for row in connection.execute(query))
+    kept = json.loads(gzip.decompress(ROWS_FIXTURE.read_bytes()))
+    assert {name: len(rows) for name, rows in got.items()} == {
+        name: len(rows) for name, rows in kept.items()
+    }
+    assert all(kept.values())  # every table holds rows: each kind of count is compared
+    for name, rows in kept.items():
+        assert got[name] == rows, name

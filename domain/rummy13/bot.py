@@ -81,12 +81,16 @@ class Finish:
     valid: bool = False  # a declaration the bot knows to be valid; otherwise a wrong show
 
 
-def links(card: Card, others: list[Card], wild: Card) -> int:
-    """How many cards of ``others`` could sit in a group with ``card`` (jokers aside).
+def links(card: Card, others: list[Card], wild: Card, most: int = 0) -> int:
+    """How many cards of ``others`` could sit in a group with ``card`` (jokers aside); with
+    ``most``, no more than that: counting stops there (whether a card links at all is
+    ``most=1``, and it is asked of every open card the fair-play walk meets).
 
     >>> from domain.cards import parse_cards
     >>> links(Card.parse("7S"), parse_cards("8S 9S 7H 7S KD"), wild=Card.parse("2C"))
     3
+    >>> links(Card.parse("7S"), parse_cards("8S 9S 7H 7S KD"), wild=Card.parse("2C"), most=2)
+    2
     """
     joker_rank = wild_rank(wild)
     rank, suit = card.rank, card.suit
@@ -98,12 +102,19 @@ def links(card: Card, others: list[Card], wild: Card) -> int:
         if other_rank in (0, joker_rank):
             continue
         if other_rank == rank:
-            count += other.suit != suit
+            if other.suit == suit:
+                continue
         elif other.suit == suit:
             gap = abs(rank - other_rank)
             if gap > 2 and 1 in (rank, other_rank):  # the Ace also sits above the King
                 gap = 14 - max(rank, other_rank)
-            count += gap <= 2
+            if gap > 2:
+                continue
+        else:
+            continue
+        count += 1
+        if count == most:
+            break
     return count
 
 

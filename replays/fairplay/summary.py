@@ -122,6 +122,25 @@ class Evidence:
     note: str
 
 
+def _evidence(
+    signal: str, first: str, second: str, game_id: str, step: int, weight: float, note: str
+) -> Evidence:
+    """``Evidence(...)`` filled in at once: the frozen dataclass's ``__init__`` sets each field
+    through ``object.__setattr__``, and adding up makes one for nearly every row it writes
+    (30,000 a 400 games, most of them the seating's "at one table")."""
+    made = object.__new__(Evidence)
+    made.__dict__.update(
+        signal=signal,
+        first=first,
+        second=second,
+        game_id=game_id,
+        step=step,
+        weight=weight,
+        note=note,
+    )
+    return made
+
+
 @dataclass
 class Summary:
     """Sufficient statistics keyed by day and table: ``players[(day, table, player)]``,
@@ -166,7 +185,7 @@ class Summary:
                 pairs[(*day, first, second)].together += 1
                 kept = evidence[(*day, "seat", first, second)]
                 if len(kept) < EVIDENCE_KEPT:
-                    kept.append(Evidence("seat", first, second, game_id, 0, 0.0, "at one table"))
+                    kept.append(_evidence("seat", first, second, game_id, 0, 0.0, "at one table"))
         for player, stock, surprise, variance, step in choices:
             row = players[(*day, player)]
             row.choices += 1
@@ -175,7 +194,7 @@ class Summary:
             row.choice_var += variance
             if part > 0 and stock and _may_keep(evidence.get((*day, "peek", player, "")), part):
                 note = "took the stock; its hidden top was the better card"
-                keep(day, Evidence("peek", player, "", game_id, step, part, note))
+                keep(day, _evidence("peek", player, "", game_id, step, part, note))
         faced: dict[tuple[str, str], int] = defaultdict(int)
         for feeder, picker, picked, gain, step in feeds:
             # Turns of one game hang together (the same hands, the same pile): a pair counts
@@ -194,7 +213,7 @@ class Summary:
                 pair.gain += gain
                 if _may_keep(evidence.get((*day, "feed", feeder, picker)), gain):
                     note = f"took {feeder}'s discard; hand score {gain} lower"
-                    keep(day, Evidence("feed", feeder, picker, game_id, step, gain, note))
+                    keep(day, _evidence("feed", feeder, picker, game_id, step, gain, note))
         if chips:
             for player, kind, score, others, step in exits:
                 where = band(score)
@@ -204,7 +223,7 @@ class Summary:
                     pairs[(*day, player, other)].exits[where] += 1
                     if _may_keep(evidence.get((*day, "dump", player, other)), weight):
                         note = f"{kind.replace('_', ' ')} with a hand scoring {score}"
-                        keep(day, Evidence("dump", player, other, game_id, step, weight, note))
+                        keep(day, _evidence("dump", player, other, game_id, step, weight, note))
         for dealt, drops in deals:
             for partner, score in dealt.items():
                 if score > STRONG_HAND:
@@ -221,7 +240,7 @@ class Summary:
                         if _may_keep(evidence.get((*day, "fold", player, partner)), weight):
                             note = f"dropped while {partner} held a hand scoring {score} as dealt"
                             keep(
-                                day, Evidence("fold", player, partner, game_id, step, weight, note)
+                                day, _evidence("fold", player, partner, game_id, step, weight, note)
                             )
         for player, agreed, breaks, _loss, step, card in discards:
             row = players[(*day, player)]
@@ -237,7 +256,7 @@ class Summary:
                     )
                     keep(
                         day,
-                        Evidence("solver", player, "", game_id, step, float(breaks), note),
+                        _evidence("solver", player, "", game_id, step, float(breaks), note),
                     )
         timed = None
         for player, kind, seconds, step in intervals:
@@ -253,7 +272,7 @@ class Summary:
             cell[2] += seconds * seconds
             if cell[0] <= EVIDENCE_KEPT and _may_keep(evidence.get((*day, "bot", player, "")), 0.0):
                 note = f"{kind} after {seconds:.0f} s"
-                keep(day, Evidence("bot", player, "", game_id, step, 0.0, note))
+                keep(day, _evidence("bot", player, "", game_id, step, 0.0, note))
 
     def _keep(self, day: tuple[str, str], evidence: Evidence) -> None:
         kept = self.evidence[(*day, evidence.signal, evidence.first, evidence.second)]
