@@ -78,6 +78,7 @@ class _Hand:
 
     __slots__ = (
         "codes",
+        "copies",
         "crowded",
         "indices",
         "jokers",
@@ -97,6 +98,7 @@ class _Hand:
         present = [0, 0, 0, 0]  # bit r: rank r held in that suit
         wilds = [0, 0, 0, 0]
         self.indices = indices = []
+        self.copies = copies = [0] * 53  # by card index (the arrangement takes from them)
         printed = total = 0
         by_id = _FACTS
         for card in cards:
@@ -104,10 +106,12 @@ class _Hand:
             indices.append(index)
             if rank == wild_rank:
                 wilds[suit] += 1
+                copies[index] += 1
             elif rank:
                 codes[suit] += unit
                 present[suit] |= bit
                 total += points
+                copies[index] += 1
             else:
                 printed += 1
         self.codes = codes
@@ -125,15 +129,12 @@ class _Hand:
         # More copies of a card than the decks hold, counting the wild indicator, which
         # comes from the same decks (check_hand then says which card).
         decks = profile.decks
-        # Of a card, printed jokers not counted. A card held more often than the decks hold
-        # repeats as often as there are decks: with fewer repeats, none is.
-        most = 0
-        if len(indices) - len(set(indices)) >= decks:
-            copies = self.copies
-            copies[_PRINTED] = 0
-            most = max(copies)
+        # Of a card, printed jokers not counted yet. A card held more often than the decks
+        # hold repeats as often as there are decks: with fewer repeats, none is.
+        most = max(copies) if len(indices) - len(set(indices)) >= decks else 0
+        copies[_PRINTED] = printed
         if wild.rank:
-            most = max(most, indices.count(_SUIT_INDEX[wild.suit] * 13 + wild.rank - 1) + 1)
+            most = max(most, copies[_SUIT_INDEX[wild.suit] * 13 + wild.rank - 1] + 1)
         else:
             printed += 1
         self.crowded = most > decks or printed > decks * profile.jokers_per_deck
@@ -148,16 +149,6 @@ class _Hand:
                     held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
                     beside = held << NIBBLE | held >> NIBBLE | (held & ACE_LOW_UNIT) << 48
                     pure_at[suit] = places & beside
-
-    @property
-    def copies(self) -> list[int]:
-        """How many of each card the hand holds, by card index (the arrangement takes from
-        them), counted when asked: a score alone never asks, nor does a hand holding no card
-        more often than the decks could."""
-        copies = [0] * 53
-        for index in self.indices:
-            copies[index] += 1
-        return copies
 
 
 def _facts(card: Card) -> tuple[int, int, int, int, int, int]:
@@ -775,7 +766,7 @@ def _evaluation(
 def _arrange_pure(cards: list[Card], hand: _Hand, pure: tuple) -> tuple[list, list]:
     _, suit, first, last = pure
     indices = hand.indices
-    left = hand.copies
+    left = hand.copies.copy()
     run = []
     for place in range(first, last + 1):
         index = suit * 13 + (0 if place == ACE_HIGH else place - 1)
@@ -804,7 +795,7 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     loose, search = two
     sets, tables, budget = search.behind()
     indices = hand.indices
-    left = hand.copies
+    left = hand.copies.copy()
     wild_rank = hand.wild_rank
     laid_sets = []
     for shift, (_, _, chosen_sets, _) in sets:
