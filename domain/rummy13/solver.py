@@ -298,8 +298,8 @@ _WITHIN: dict[tuple[tuple[int, ...], int], tuple] = {}  # (copies per suit, joke
 def _two_sequences(hand: _Hand, below: int) -> tuple | None:
     """The least loose points under ``below`` with two sequences, one pure, and its groups.
 
-    Returns (loose points, ((shift, choice), ...), tables, joker budget) or None; the
-    tables are the four suits' and the joker-only groups' (:func:`_joker_groups`).
+    Returns (loose points, the search that found them) or None; the search says which sets
+    and tables are behind them (:meth:`_Search.behind`), which only an arrangement asks.
 
     A joker-only group needs a wild card standing as itself, and so may the pure sequence
     (``pure_at``); with one or two wild cards both cannot always have one. Joker-only groups
@@ -394,17 +394,8 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
             search.decide(0, codes, jokers, states)
     if search.loose >= below:
         return None
-    # The tables behind the best: the suits' cards once its sets are laid.
-    codes = codes.copy()
-    budget = jokers
-    for shift, (_, needed, _, takes) in search.sets:
-        budget -= needed
-        for suit, copies in takes:
-            codes[suit] -= copies << shift
-    table = search.table
-    tables = [table(0, codes[0]), table(1, codes[1]), table(2, codes[2]), table(3, codes[3])]
-    tables.append(joker_groups)
-    return search.loose, tuple(search.sets), tables, budget
+    search.codes, search.jokers, search.joker_groups = codes, jokers, joker_groups
+    return search.loose, search
 
 
 class _Search:
@@ -413,7 +404,10 @@ class _Search:
     __slots__ = (
         "ahead",
         "caps",
+        "codes",
         "final",
+        "joker_groups",
+        "jokers",
         "loose",
         "memos",
         "per_rank",
@@ -451,6 +445,20 @@ class _Search:
         self.loose = below  # the least loose points so far, and its sets
         self.sets: list = []
         self.picked: list = []
+
+    def behind(self) -> tuple[list, list, int]:
+        """(the best's sets as (shift, choice), the tables it joined: the four suits' once
+        those sets are laid, then the joker-only groups', the jokers left for them)."""
+        codes = self.codes.copy()
+        budget = self.jokers
+        for shift, (_, needed, _, takes) in self.sets:
+            budget -= needed
+            for suit, copies in takes:
+                codes[suit] -= copies << shift
+        table = self.table
+        tables = [table(0, codes[0]), table(1, codes[1]), table(2, codes[2]), table(3, codes[3])]
+        tables.append(self.joker_groups)
+        return self.sets, tables, budget
 
     def table(self, suit: int, code: int) -> tuple:
         memo = self.memos[suit]
@@ -784,7 +792,8 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     Wild cards go first where only they will do: one to the sequence that leans on a wild
     card for purity (when no sequence is pure without), one to each joker-only group.
     """
-    loose, sets, tables, budget = two
+    loose, search = two
+    sets, tables, budget = search.behind()
     indices = hand.indices
     left = hand.copies.copy()
     wild_rank = hand.wild_rank
