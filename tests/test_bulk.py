@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from domain.rummy13.rows import _moment
 from domain.timestamps import parse_time
-from replays.readmodels.bulk import insert_rows, update_rows
+from replays.readmodels.bulk import insert_rows, stored_forms, update_rows
 from replays.readmodels.models import Fixed
 
 COLUMNS = ("id", "at", "day", "money", "rate", "groups", "note")
@@ -110,6 +110,11 @@ def test_bulk_rows_store_what_sqlalchemy_stores(twin, rows, changes):
         insert_rows(connection, fast, rows[:0])  # nothing to write: nothing happens
         connection.execute(reference.insert(), rows)
         assert _raw(connection, fast) == _raw(connection, reference)
+        if connection.dialect.name == "sqlite":
+            # verify's expected rows in their stored form: what SQLite hands back.
+            names, forms = stored_forms(fast, connection.dialect, rows)
+            assert names == list(COLUMNS)
+            assert forms == _raw(connection, reference)
         if changes:
             update_rows(connection, fast, "id", changes)
             for change in changes:

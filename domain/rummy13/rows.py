@@ -33,8 +33,10 @@ PLAYER_ACCOUNT = account_of("")
 
 def _moment(value) -> datetime | None:
     """:func:`~domain.timestamps.parse_time` of a move's ``at``, the usual ``...Z`` text
-    read as it is (:func:`~domain.timestamps.utc_text`)."""
-    return utc_text(value) or parse_time(value)
+    read as it is (:func:`~domain.timestamps.utc_text`) and kept as the moment's text: the
+    row's stored form is that text again (``replays.readmodels.bulk``), which ``verify``
+    works out for every move of a game it replays."""
+    return utc_text(value, keep=True) or parse_time(value)
 
 
 def _decimal(text: str | None) -> Decimal | None:

@@ -25,7 +25,7 @@ from replays.integrity import locate as locating
 from replays.integrity import merkle
 from replays.integrity.append import Head, stored_head
 from replays.integrity.canonical import GENESIS, chain_hash
-from replays.integrity.models import NODE_MIN_LEVEL, CheckpointRow, GameChainHead, TreeNode
+from replays.integrity.models import NODE_MIN_LEVEL, CheckpointRow, GameChainHead
 from replays.integrity.report import (  # noqa: F401 (the kinds are verify's vocabulary too)
     ALTERED,
     CHAIN,
@@ -47,6 +47,7 @@ from replays.integrity.signing import (
     load_public_key,
 )
 from replays.integrity.store import (
+    NODES,
     IntegrityError,
     SealRow,
     StoredRow,
@@ -72,6 +73,9 @@ from replays.store.collector import bulk_work, frozen_heap
 from replays.store.decoding import UnknownTopic, find_corrupt, shorten
 from replays.store.schema import EVENTS_TABLE, SNAPSHOTS_TABLE
 from replays.store.settings import database_url
+
+# Core columns (as replays.integrity.store's SEALS and NODES): no ORM compilation.
+HEADS = GameChainHead.__table__.c
 
 
 def default_public_key() -> Ed25519PublicKey | None:
@@ -100,7 +104,9 @@ def checkpoint_of(row: Any) -> Checkpoint:
 
 
 def stored_checkpoints(connection: sa.Connection) -> list[Checkpoint]:
-    rows = connection.execute(sa.select(CheckpointRow.__table__).order_by(CheckpointRow.id))
+    rows = connection.execute(
+        sa.select(CheckpointRow.__table__).order_by(CheckpointRow.__table__.c.id)
+    )
     return [checkpoint_of(row) for row in rows]
 
 
@@ -575,10 +581,7 @@ def _verify_read_models(connection, url, report, game_id, progress, events) -> N
     from replays.readmodels import read_model_checks as checks
 
     names = {
-        o.bytes: g
-        for o, g in connection.execute(
-            sa.select(GameChainHead.originator_id, GameChainHead.game_id)
-        )
+        o.bytes: g for o, g in connection.execute(sa.select(HEADS.originator_id, HEADS.game_id))
     }
     if game_id is None:
         report.games = len(names)
@@ -706,10 +709,7 @@ def _deal_checker(report: Report):
 def _chain_heads(connection: sa.Connection) -> dict[bytes, str]:
     """Game ids by aggregate id, from the chain heads."""
     return {
-        o.bytes: g
-        for o, g in connection.execute(
-            sa.select(GameChainHead.originator_id, GameChainHead.game_id)
-        )
+        o.bytes: g for o, g in connection.execute(sa.select(HEADS.originator_id, HEADS.game_id))
     }
 
 
@@ -1012,7 +1012,7 @@ class _StorePass:
                     f"only {size} are sealed: sealed events were removed",
                 )
         tops = self.connection.execute(
-            sa.select(TreeNode.level, sa.func.max(TreeNode.index)).group_by(TreeNode.level)
+            sa.select(NODES.level, sa.func.max(NODES.index)).group_by(NODES.level)
         )
         for level, top in tops:
             if (top + 1) << level > size:
@@ -1022,7 +1022,7 @@ class _StorePass:
                     "sealed events: seals at the end were deleted",
                 )
         heads = self.connection.execute(
-            sa.select(GameChainHead.originator_id, GameChainHead.game_id, GameChainHead.version)
+            sa.select(HEADS.originator_id, HEADS.game_id, HEADS.version)
         )
         for originator, game_id, version in heads:
             last = self.chains.get(originator.bytes, (0, GENESIS))[0]
@@ -1030,9 +1030,9 @@ class _StorePass:
                 report.add(*_head_problem(last, version), game_id, min(last, version) + 1)
 
 
-_NODES_BETWEEN = sa.select(TreeNode.level, TreeNode.index, TreeNode.hash).where(
-    TreeNode.level == sa.bindparam("level"),
-    TreeNode.index.between(sa.bindparam("low"), sa.bindparam("high")),
+_NODES_BETWEEN = sa.select(NODES.level, NODES.index, NODES.hash).where(
+    NODES.level == sa.bindparam("level"),
+    NODES.index.between(sa.bindparam("low"), sa.bindparam("high")),
 )
 
 
@@ -1101,9 +1101,7 @@ def game_heads(connection: sa.Connection, game_id: str) -> dict[bytes, int | Non
     found = {
         originator.bytes: version
         for originator, version in connection.execute(
-            sa.select(GameChainHead.originator_id, GameChainHead.version).where(
-                GameChainHead.game_id == game_id
-            )
+            sa.select(HEADS.originator_id, HEADS.version).where(HEADS.game_id == game_id)
         )
     }
     if found:

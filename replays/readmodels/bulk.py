@@ -76,10 +76,9 @@ def _memo(original):
     return process
 
 
-def _faster(bind: Any, dialect: Any, original):
-    """The cheaper processor with the same result as ``original`` for ``bind``'s type, or
-    ``original`` itself."""
-    kind = bind.type
+def _faster(kind: Any, dialect: Any, original):
+    """The cheaper processor with the same result as ``original`` for a value of type
+    ``kind``, or ``original`` itself."""
     if isinstance(kind, Fixed):
         return _memo(original)
     if isinstance(kind, sa.DateTime) and dialect.name == "sqlite":
@@ -105,7 +104,7 @@ class _Compiled:
         self.names = list(compiled.positiontup if self.positional else binds)
         self.keys = [binds[name].key for name in self.names]
         self.processed = [
-            (index, _faster(binds[name], dialect, processors[name]))
+            (index, _faster(binds[name].type, dialect, processors[name]))
             for index, name in enumerate(self.names)
             if processors.get(name) is not None
         ]
@@ -115,20 +114,26 @@ class _Compiled:
         # itemgetter picks a row's values in C; only the processed columns (money, JSON,
         # dates) go through Python one by one.
         pick = itemgetter(*keys) if len(keys) > 1 else (lambda row: (row[keys[0]],))
-        processed = self.processed
-        if not processed and self.positional:
-            return [pick(row) for row in rows]
-        out = []
-        for row in rows:
-            values = list(pick(row))
-            for index, process in processed:
-                value = values[index]
-                if value is not None:
-                    values[index] = process(value)
-            out.append(
-                tuple(values) if self.positional else dict(zip(self.names, values, strict=True))
-            )
-        return out
+        bound = _bound(rows, pick, self.processed)
+        if self.positional:
+            return bound
+        return [dict(zip(self.names, values, strict=True)) for values in bound]
+
+
+def _bound(rows: Sequence[dict], pick, processed: list) -> list[tuple]:
+    """Each row's values picked by ``pick``, those at the places in ``processed`` (money,
+    JSON, dates) through their processors."""
+    if not processed:
+        return [pick(row) for row in rows]
+    out = []
+    for row in rows:
+        values = list(pick(row))
+        for index, process in processed:
+            value = values[index]
+            if value is not None:
+                values[index] = process(value)
+        out.append(tuple(values))
+    return out
 
 
 @lru_cache(maxsize=64)
@@ -154,6 +159,28 @@ def insert_rows(connection: sa.Connection, table: sa.Table, rows: Sequence[dict]
         return
     compiled = _insert(table, connection.dialect, tuple(rows[0]))
     connection.exec_driver_sql(compiled.text, compiled.parameters(rows))
+
+
+@lru_cache(maxsize=64)
+def _columns(table: sa.Table, dialect: Any) -> tuple[list[str], Any, list]:
+    """A table's column names, a picker of them and their (cheaper) bind processors by
+    place: the processors an INSERT of every column binds with, without compiling one."""
+    names = [column.name for column in table.c]
+    processed = []
+    for index, column in enumerate(table.c):
+        process = column.type._cached_bind_processor(dialect)
+        if process is not None:
+            processed.append((index, _faster(column.type, dialect, process)))
+    return names, itemgetter(*names), processed
+
+
+def stored_forms(table: sa.Table, dialect: Any, rows: Sequence[dict]) -> tuple[list[str], list]:
+    """What :func:`insert_rows` binds for ``rows`` (each holding every column of ``table``;
+    KeyError otherwise): the table's columns in order and each row's values in that order,
+    its stored form where the driver stores values as bound (SQLite). ``verify`` compares
+    a stored row with its expected one in this form (one place knows it)."""
+    names, pick, processed = _columns(table, dialect)
+    return names, _bound(rows, pick, processed)
 
 
 def update_rows(connection: sa.Connection, table: sa.Table, key: str, rows: Sequence[dict]) -> None:

@@ -36,6 +36,7 @@ from replays.integrity.replaying import replayer_for
 from replays.integrity.report import UNREADABLE, Report
 from replays.integrity.snapshot_checks import report_mismatch, snapshot_mismatch, snapshots_of
 from replays.integrity.store import StoredRow, _stored, has_table, id_param, plain_rows
+from replays.readmodels.bulk import stored_forms
 from replays.readmodels.projections import ENTRIES, GAMES, MOVES, NAME, RESULTS
 from replays.store.schema import DISPUTE_EVENTS, SNAPSHOTS_TABLE
 
@@ -411,6 +412,7 @@ class _SqliteTable:
         # The answers kept are this reading's own (a batch of games).
         self.processors = [(i, process, {} if kept else None) for i, process, kept in processors]
         self.plans: dict[tuple, Any] = {}
+        self.guards = _written_guards(table, self.binders)
 
     def select(
         self, connection: sa.Connection, game_ids: list[str], extra: str = ""
@@ -486,6 +488,63 @@ class _SqliteTable:
             values = tuple(values)
         found = pick_stored(raw)
         return found == values and tuple(map(type, found)) == tuple(map(type, values))
+
+    def written(self, rows: list[dict]) -> list[tuple | None] | None:
+        """Each of ``rows`` as the projection stores it (:func:`bulk.stored_forms`, the
+        writer's own binding), in the table's column order, so that a stored row equal to
+        it is settled by one comparison of tuples; None in place of a row whose stored form
+        may read back as a value :func:`_same` finds different (a time in another zone
+        than UTC, JSON with a NaN), and None for all when the rows do not cover the table's
+        columns or cannot be bound (then :meth:`same` settles them one by one).
+
+        An equal stored row reads back equal: each trusted column's stored form reads back
+        as the value bound (money as the same Decimal, UTC times as their naive fields),
+        and values of the plain columns that are equal stay equal in :func:`_same`."""
+        if self.guards is None or not rows:
+            return None
+        try:
+            found = stored_forms(self.table, self.dialect, rows)
+        except (ValueError, TypeError, ArithmeticError, KeyError):
+            return None  # a value the writer refuses: compared column by column
+        if found[0] != self.names:
+            return None
+        zoned, documents = self.guards
+        forms: list[tuple | None] = found[1]
+        if zoned or documents:
+            for index, row in enumerate(rows):
+                for name in zoned:
+                    value = row[name]
+                    if value is not None and (
+                        type(value) is not datetime or value.tzinfo not in (None, UTC)
+                    ):
+                        forms[index] = None
+                for place in documents:
+                    text = forms[index][place] if forms[index] is not None else None
+                    if text is not None and ("NaN" in text or "Infinity" in text):
+                        forms[index] = None
+        return forms
+
+
+def _written_guards(table: sa.Table, binders: dict) -> tuple[list[str], list[int]] | None:
+    """For :meth:`_SqliteTable.written`: the table's time columns (each row's time checked
+    for its zone) and the places of its JSON columns (each text checked for NaN), or None
+    when a column's stored form is not one the comparison of tuples can trust."""
+    from replays.readmodels.models import Fixed
+
+    zoned, documents = [], []
+    for place, column in enumerate(table.c):
+        binder = binders[column.name]
+        if binder is None or isinstance(column.type, Fixed):
+            continue
+        if binder is _UNTRUSTED:
+            return None
+        if isinstance(column.type, sa.DateTime):
+            zoned.append(column.name)
+        elif isinstance(column.type, sa.JSON):
+            documents.append(place)
+        else:
+            return None  # dates, booleans: their bound forms accept other kinds of value
+    return zoned, documents
 
 
 _COLUMNS: weakref.WeakKeyDictionary[Any, dict[sa.Table, tuple]] = weakref.WeakKeyDictionary()
@@ -627,10 +686,17 @@ class _StoredTable(dict):
         """The keys of ``computed`` whose rows :meth:`same` does not settle (a table's
         rows in one call: a game has a row per move)."""
         same, stored = self.reader.same, dict.get
+        forms = self.reader.written(list(computed.values()))
+        if forms is None:
+            return [
+                key
+                for key, row in computed.items()
+                if (raw := stored(self, key)) is None or not same(raw, row)
+            ]
         return [
             key
-            for key, row in computed.items()
-            if (raw := stored(self, key)) is None or not same(raw, row)
+            for (key, row), form in zip(computed.items(), forms, strict=True)
+            if (raw := stored(self, key)) is None or (raw != form and not same(raw, row))
         ]
 
     def values(self):
