@@ -46,9 +46,11 @@ the importer at that niceness (an operator's batch job below the primary's own p
 its host); ``--import-policy=idle`` (or ``batch``) runs it under that scheduling policy
 (``chrt``; ``CPUSchedulingPolicy=`` in deploy/systemd/rummy-ledger-import@.service);
 ``--wal-writer-delay=10ms`` sets both nodes' ``wal_writer_delay`` (and
-``wal_writer_flush_after`` 0: docs/deploying.md, "The formation's settings"); ``--access-log-commit=remote_write`` commits the access log's lines on the
-standby's receipt rather than its flush (``RUMMY_LEDGER_ACCESS_LOG_COMMIT``, on both sides
-of the comparison; docs/deploying.md says what it trades). Needs root and
+``wal_writer_flush_after`` 0: docs/deploying.md, "The formation's settings");
+``--import-batch=N`` has the importer store N games a transaction rather than its default
+(``rummy-ledger import --batch``); ``--access-log-commit=remote_write`` commits the access
+log's lines on the standby's receipt rather than its flush (``RUMMY_LEDGER_ACCESS_LOG_COMMIT``,
+on both sides of the comparison; docs/deploying.md says what it trades). Needs root and
 pg_auto_failover (.ci/run installs it). With fewer than two CPUs nothing is pinned, and the
 result says so.
 """
@@ -228,11 +230,14 @@ def _import_process(
     cpus: str | None,
     nice: int = 0,
     policy: str = "other",
+    batch: int | None = None,
 ):
     path = directory / f"import-{time.monotonic_ns()}.jsonl"
     path.write_text("".join(line + "\n" for line in lines))
     env = dict(os.environ, RUMMY_LEDGER_DATABASE_URL=url)
     command = [str(Path(sys.executable).parent / "rummy-ledger"), "import", str(path)]
+    if batch:
+        command += ["--batch", str(batch)]
     if nice:
         command = ["nice", "-n", str(nice), *command]
     if policy != "other":  # as systemd's CPUSchedulingPolicy= (deploy/systemd)
@@ -444,6 +449,7 @@ def run(
     access_log_commit: str = "on",
     import_policy: str = "other",
     wal_writer: str | None = None,
+    import_batch: int | None = None,
 ) -> dict:
     from cluster_support import Cluster, missing
 
@@ -527,7 +533,13 @@ def run(
         cpu_before = {name: _cpu_seconds(pid) for name, pid in postmasters.items()}
         page_cpu_before = time.process_time()
         importing = _import_process(
-            cluster.url(), imported, directory, primary_cpu, nice=import_nice, policy=import_policy
+            cluster.url(),
+            imported,
+            directory,
+            primary_cpu,
+            nice=import_nice,
+            policy=import_policy,
+            batch=import_batch,
         )
         busy: list[float] = []
         queries.start({_hosts(cluster.url()): "primary", _hosts(read_url): "replica"})
@@ -661,6 +673,7 @@ def run(
         "import_games": games,
         "import_nice": import_nice,
         "import_policy": import_policy,
+        "import_batch": import_batch or "default",
         "autogroups": autogroups(),
         "wal_writer_delay": wal_writer or "default",
         "access_log_commit": access_log_commit,
@@ -769,6 +782,9 @@ if __name__ == "__main__":
             import_policy=policy,
             wal_writer=next(
                 (a.split("=")[1] for a in sys.argv if a.startswith("--wal-writer-delay=")), None
+            ),
+            import_batch=next(
+                (int(a.split("=")[1]) for a in sys.argv if a.startswith("--import-batch=")), None
             ),
         )
         print(json.dumps(result, indent=2, default=str))
