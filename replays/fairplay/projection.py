@@ -435,7 +435,7 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
         .group_by(rd.first, rd.second)
     )
     if postgresql:
-        # Nearly every pair is its own group (a month's 259,000 pair-day rows are 225,000
+        # Nearly every pair is its own group (28 days' 259,000 pair-day rows are 225,000
         # pairs): parallel workers each hashed their share of the groups and the leader hashed
         # them all again, 1.2x the time of one process and three processes' CPU.
         run(sa.text("SET LOCAL max_parallel_workers_per_gather = 0"))
