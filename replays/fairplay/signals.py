@@ -302,6 +302,8 @@ def _feeding(period: Period) -> list[Flag]:
     feeder_base: dict[str, float] = defaultdict(float)
     given: dict[str, int] = defaultdict(int)
     for (feeder, picker), row in pairs.items():
+        if not row.faced:
+            continue  # nothing expected nor taken (half a month's pairs only sat together)
         expected = base.get((feeder, picker), 0.0)
         picker_base[picker] += expected
         feeder_base[feeder] += expected
@@ -343,6 +345,8 @@ def _folding(pairs) -> list[Flag]:
     own_strong: dict[str, int] = defaultdict(int)
     own_drops: dict[str, int] = defaultdict(int)
     for (first, _), row in pairs.items():
+        if not row.strong:
+            continue  # no strong hand met, so no drop counted either
         strong += row.strong
         drops += row.strong_drops
         own_strong[first] += row.strong
