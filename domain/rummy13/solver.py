@@ -514,7 +514,7 @@ class _Search:
                         total = used + extra
                         if total <= more:
                             key = total << 3 | row[state]
-                            if value < joined.get(key, below):
+                            if key not in joined or value < joined[key]:
                                 joined[key] = value
                 merged = joined
                 if not merged:
