@@ -350,6 +350,7 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
     codes = hand.codes
     jokers = hand.jokers
     per_rank = []
+    within = _WITHIN  # the ways to lay sets already asked for (_set_choices)
     last_step = [-1, -1, -1, -1]  # the last step deciding a rank each suit holds
     while two_suits:
         bit = two_suits & -two_suits
@@ -361,7 +362,7 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
             (codes[2] >> shift) & 15,
             (codes[3] >> shift) & 15,
         )
-        choices = _set_choices(available, jokers)
+        choices = within.get((available, jokers)) or _set_choices(available, jokers)
         if len(choices) > 1:
             step = len(per_rank)
             for suit in 0, 1, 2, 3:
@@ -513,7 +514,7 @@ class _Search:
                         total = used + extra
                         if total <= more:
                             key = total << 3 | row[state]
-                            if value < joined.get(key, below):
+                            if key not in joined or value < joined[key]:
                                 joined[key] = value
                 merged = joined
                 if not merged:
@@ -523,9 +524,20 @@ class _Search:
                     code = left[end_suit]
                     found = memos[end_suit].get(code)
                     end = table(end_suit, code) if found is None else found
-                    loose = _goal(merged, end, more, self.loose)
-                    if loose < self.loose:
-                        self.loose, self.sets = loose, [*self.picked, (shift, choice)]
+                    # _goal, written out (a call a choice of the last rank).
+                    best = self.loose
+                    for slot, loose in merged.items():
+                        spare = more - (slot >> 3)
+                        row = MERGE[slot & 7]
+                        for extra, state, points, _ in end:
+                            value = loose + points
+                            if value >= best:
+                                break
+                            if row[state] == GOAL and extra <= spare:
+                                best = value
+                                break  # entries come by loose points: none after does better
+                    if best < self.loose:
+                        self.loose, self.sets = best, [*self.picked, (shift, choice)]
                 else:
                     self.picked.append((shift, choice))
                     self.decide(index + 1, left, more, merged)
