@@ -152,8 +152,16 @@ def _stored(r: Any) -> StoredRow:
     state, topic = r[4], r[3]
     # The ledger's own topics (replays.store.decoding's allow-list, one dict look-up).
     if type(state) is bytes and type(topic) is str and type(r[2]) is int and topic in _TOPICS:
-        return StoredRow(r[0], raw_id(r[1]), r[2], topic, state)
+        originator = r[1]
+        if type(originator) is not bytes or len(originator) != 16:  # raw_id's first case
+            originator = raw_id(originator)
+        # The tuple made directly: the named tuple's own __new__ is a Python call, and
+        # verify makes a row this way for every stored event, twice.
+        return _new_row(StoredRow, (r[0], originator, r[2], topic, state, None))
     return _mistyped(r)
+
+
+_new_row = tuple.__new__
 
 
 def _mistyped(r: Any) -> StoredRow:
@@ -285,9 +293,14 @@ def _seal(r: Any) -> SealRow:
     if type(leaf) is not bytes or type(chain) is not bytes:
         leaf, chain = _seal_bytes(r, 5, "leaf_hash"), _seal_bytes(r, 6, "chain_hash")
     if type(r[0]) is int and type(r[1]) is int and type(r[3]) is int and type(r[4]) is str:
-        originator = raw_id(r[2])
+        originator = r[2]
+        # raw_id, its SQLite case first (the integrity tables keep 32 hex digits there).
+        if type(originator) is str and len(originator) == 32:
+            originator = bytes.fromhex(originator)
+        else:
+            originator = raw_id(originator)
         if len(originator) == 16:
-            return SealRow(r[0], r[1], originator, r[3], r[4], leaf, chain)
+            return _new_row(SealRow, (r[0], r[1], originator, r[3], r[4], leaf, chain))
     # A value of the wrong kind: verify's careful pass names it (replays.store.decoding).
     raise CorruptValue("integrity_seals", "a column", r, "not what a seal holds")
 

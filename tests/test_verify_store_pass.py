@@ -1,0 +1,86 @@
+"""The store pass's reading of events and seals (``replays.integrity.store._stored`` and
+``_seal``, ``replays.integrity.verify._StorePass.run``): the rows it makes are the named
+tuples the plain constructors make, and its progress bar is told of every stored event
+it reads, in batches."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+import pytest
+import sqlalchemy as sa
+
+from domain.rummy13.game import Game
+from replays.integrity import verify as verifying
+from replays.integrity.store import SealRow, StoredRow, _seal, _stored, raw_id
+from replays.store.db import engine_for
+
+TOPIC = Game.Picked.TOPIC
+RAW = bytes(range(16))
+
+
+@pytest.mark.parametrize("stored_id", [RAW, RAW.hex(), UUID(bytes=RAW)])
+def test_stored_rows_are_the_named_tuples(stored_id):
+    row = _stored((7, stored_id, 3, TOPIC, b"{}"))
+    assert type(row) is StoredRow
+    assert row == StoredRow(7, RAW, 3, TOPIC, b"{}")
+    assert row.defect is None and row.originator_id == UUID(bytes=RAW)
+
+
+@pytest.mark.parametrize("stored_id", [RAW.hex(), RAW, UUID(bytes=RAW)])
+def test_seal_rows_are_the_named_tuples(stored_id):
+    seal = _seal((0, 7, stored_id, 3, "g1", b"l" * 32, b"c" * 32))
+    assert type(seal) is SealRow
+    assert seal == SealRow(0, 7, raw_id(stored_id), 3, "g1", b"l" * 32, b"c" * 32)
+    assert seal.originator == RAW
+
+
+def test_a_seal_id_that_is_not_hex_fails_as_raw_id_does():
+    with pytest.raises(ValueError):
+        raw_id("z" * 32)
+    with pytest.raises(ValueError):
+        _seal((0, 7, "z" * 32, 3, "g1", b"l" * 32, b"c" * 32))
+
+
+class _Bar:
+    def __init__(self) -> None:
+        self.total, self.calls = 0, 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def update(self, count: int) -> None:
+        self.total += count
+        self.calls += 1
+
+
+def test_the_bar_counts_every_event_read(database_url, monkeypatch):
+    from replays.simulation import Floor, Simulation, store_games
+    from replays.store.schema import migrate
+
+    migrate(database_url)
+    records = list(Simulation(Floor(seed=5, tables=2, players=8)).games(3))
+    store_games(records, url=database_url, warn=lambda message: None)
+    with engine_for(database_url).begin() as connection:
+        # One sealed event deleted (its seal is passed without a row) and the rest counted.
+        connection.execute(
+            sa.text("DELETE FROM ledger_events WHERE id = (SELECT max(id) - 3 FROM ledger_events)")
+        )
+        events = connection.execute(sa.text("SELECT count(*) FROM ledger_events")).scalar_one()
+    bars = []
+
+    def progress_bar(total, desc, enabled):
+        bars.append((desc, _Bar()))
+        return bars[-1][1]
+
+    monkeypatch.setattr(verifying, "progress_bar", progress_bar)
+    monkeypatch.setattr(verifying, "_SHOWN_EVERY", 7)
+    report = verifying.verify_store(database_url, check_read_models=False)
+    assert [p.kind for p in report.problems] == ["deleted"]
+    (desc, bar), *_ = bars
+    assert desc == "verifying"
+    assert bar.total == events == report.events
+    assert bar.calls == events // 7 + 1
