@@ -10,6 +10,7 @@ from dataclasses import astuple
 from functools import cache
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from fairplay_support import cheating_records
 from sqlalchemy.orm import Session
@@ -180,10 +181,15 @@ def test_a_game_the_walk_cannot_follow_is_a_finding_and_the_rest_are_counted(
     assert _rows(database_url) == whole
 
 
-def test_games_of_days_already_counted_are_added_to_their_rows(database_url):
+@pytest.mark.parametrize("trim_chunk", [500, 1])
+def test_games_of_days_already_counted_are_added_to_their_rows(
+    database_url, monkeypatch, trim_chunk
+):
     """A catch-up whose games fall on days already counted adds its sums to the kept rows and
     keeps each subject's heaviest evidence: the rows are what ``Summary.add`` makes of the
-    two batches, every column of every row."""
+    two batches, every column of every row (the crowded subjects trimmed in one statement,
+    and one a statement)."""
+    monkeypatch.setattr(projection, "TRIM_CHUNK", trim_chunk)
     from replays.fairplay.summary import summarise
     from replays.simulation import store_games
 

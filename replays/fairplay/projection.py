@@ -704,6 +704,9 @@ def _counted_in(connection, slices) -> bool:
     return found.first() is not None
 
 
+TRIM_CHUNK = 500  # evidence subjects trimmed by one statement (_merge)
+
+
 def _merge(connection, summary: Summary, slices) -> None:
     """``summary`` added to slices that already hold rows, as ``Summary.add`` would add it:
     the sums row by row (an upsert through a staging table: the kept rows never travel to
@@ -735,9 +738,13 @@ def _merge(connection, summary: Summary, slices) -> None:
         .over(partition_by=subject, order_by=(e.weight.desc(), e.id))
         .label("place")
     )
-    ranked = sa.select(e.id, place).where(sa.tuple_(*subject).in_(crowded)).subquery()
-    lighter = sa.select(ranked.c.id).where(ranked.c.place > EVIDENCE_KEPT)
-    connection.execute(sa.delete(e).where(e.id.in_(lighter)))
+    # TRIM_CHUNK subjects a statement: five parameters each stay well inside SQLite's limit
+    # on a statement's parameters however many subjects a batch crowds.
+    for start in range(0, len(crowded), TRIM_CHUNK):
+        chosen = sa.tuple_(*subject).in_(crowded[start : start + TRIM_CHUNK])
+        ranked = sa.select(e.id, place).where(chosen).subquery()
+        lighter = sa.select(ranked.c.id).where(ranked.c.place > EVIDENCE_KEPT)
+        connection.execute(sa.delete(e).where(e.id.in_(lighter)))
 
 
 def _add_up(connection, table: sa.Table, names: tuple[str, ...], rows: list[tuple]) -> None:
