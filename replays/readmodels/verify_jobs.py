@@ -111,6 +111,9 @@ class SpanReplays:
         # Made in the main process: the workers hold back what it would store.
         self.memos = None if remember_deals is None else memo_writer(url, deals=remember_deals)
         self.parts = spans(jobs * RANGES_PER_JOB, taper=True)
+        # The deal checks ride the workers' replays (the main pass only notes what it
+        # would feed them: replays.integrity.deal_checks.DeferredDeals).
+        deals = bool(remember_deals)
         self.work = [
             (
                 _replay_span,
@@ -121,6 +124,7 @@ class SpanReplays:
                 events,
                 snapshots,
                 remember_deals if self.memos is not None else None,
+                deals,
             )
             for part, part_names in zip(self.parts, _split(names, self.parts), strict=True)
         ]
@@ -183,11 +187,15 @@ class SpanReplays:
         skip: frozenset[bytes] = frozenset(),
         bar=None,
         snapshots: SnapshotTally | None = None,
+        deals=None,
     ) -> int:
         """The workers' results, less the games in ``skip`` (whose events the main pass
         found wanting: one process does not replay them); the games a worker found
-        anything wrong with checked again in the main pass's own view. Returns the number
-        of games checked."""
+        anything wrong with checked again in the main pass's own view. ``deals``: the
+        main pass's :class:`~replays.integrity.deal_checks.DeferredDeals`, which takes
+        the workers' deal checks (a game whose deal it finds wanting is then left alone,
+        as one the store pass found something about). Returns the number of games
+        checked."""
         results: list[dict[str, Any] | None] = [None] * len(self.parts)
         try:
             self._replay_taken(results, bar)
@@ -202,6 +210,17 @@ class SpanReplays:
         # Every result is in: the workers exit while this process finishes the step (its
         # pool's thread joins them; the interpreter waits for it at exit).
         self.pool.shutdown(wait=False)
+        if deals is not None:
+            found = {
+                verdict[0]
+                for result in results
+                for verdict in result["deals"]
+                if verdict[0] not in skip and deals.take(connection, *verdict)
+            }
+            if found:
+                skip = skip | found
+                if snapshots is not None:
+                    snapshots.done |= found
         checked, seen, troubled, held = 0, set(), [], []
         for result in results:
             checked += sum(1 for o in result["counted"] if o not in skip)
@@ -226,6 +245,7 @@ class SpanReplays:
                 events=self.events,
                 snapshots=snapshots,
                 only=troubled,
+                deals=deals,
             )
             checked += checked_again
             seen |= seen_again
@@ -257,6 +277,7 @@ def check_read_models(
     snapshots: SnapshotTally | None = None,
     remember_deals: bool | None = None,
     started: SpanReplays | None = None,
+    deals=None,
 ) -> int:
     """:func:`replays.readmodels.read_model_checks.check_read_models` with the games
     replayed in ``jobs`` processes (``started``: already submitted, before the main pass
@@ -273,7 +294,7 @@ def check_read_models(
             snapshots=snapshots is not None,
             remember_deals=remember_deals,
         )
-    return started.collect(connection, report, skip=skip, bar=bar, snapshots=snapshots)
+    return started.collect(connection, report, skip=skip, bar=bar, snapshots=snapshots, deals=deals)
 
 
 class _Held:
@@ -307,16 +328,19 @@ def _replay_span(
     events: str,
     with_snapshots: bool,
     remember_deals: bool | None,
+    with_deals: bool = False,
 ) -> dict[str, Any]:
     """One worker's range: every game in it replayed (the main pass drops those it found
     wanting); the games it checked and found in order, the aggregates it found anything
     wrong with (their findings are left to the main pass), and the memos it would write."""
+    from replays.integrity.deal_checks import WorkerDeals
     from replays.integrity.replay_memos import memo_writer
 
     report, count, troubled, counted = Report(), _Count(), set(), set()
     tally = SnapshotTally() if with_snapshots else None
     writer = None if remember_deals is None else memo_writer(url, deals=remember_deals)
     memos = None if writer is None else _Held(writer)
+    deals = WorkerDeals() if with_deals else None
     with engine(url).connect() as connection:
         read_snapshot(connection)
         _, seen = replay_games(
@@ -333,6 +357,7 @@ def _replay_span(
             troubled=troubled,
             counted=counted,
             memos=memos,
+            deals=deals,
         )
     return {
         "counted": sorted(counted - troubled),
@@ -343,4 +368,5 @@ def _replay_span(
         },
         "memos": [] if memos is None else [m for m in memos.memos if m[0] not in troubled],
         "events": count.events,
+        "deals": [] if deals is None else deals.verdicts,
     }
