@@ -4,7 +4,7 @@ The step that costs (every game replayed into its rows, its snapshots compared o
 :func:`replays.readmodels.read_model_checks.replay_games`) is split by ranges of aggregate
 ids, a few ranges per process, narrowing towards the last so that the ranges replayed
 while the other processes finish are the shortest; the rest of ``verify`` (seals, chains,
-the tree, deals) stays one streaming pass in the main process, which runs while the
+the tree) stays one streaming pass in the main process, which runs while the
 workers replay (:class:`SpanReplays` is submitted before it, as soon as the pass has its
 snapshot: ``replays.integrity.verify._EarlyReplays``). Once
 that pass is done, the main process replays the ranges no worker has begun yet itself, as
@@ -14,9 +14,11 @@ the main process, with the ledger's code already imported.
 Each worker reads in its own transaction, which may begin after the main pass's and so see
 saves made since: it reads only the events up to the projection position the main pass
 read, and every game a worker finds anything wrong with is checked again in the main
-pass's own snapshot, which alone decides what is reported. The findings are therefore the
-ones a single process gives; a game a worker found in order was in order in the newer view
-it read (on a store nobody writes to, the same view). The games the main pass finds
+pass's own snapshot, which alone decides what is reported. The deal checks ride the
+workers' replays (:class:`replays.integrity.deal_checks.WorkerDeals`); the main pass
+takes each game's verdict, and feeds a game found wanting again from its own view. The
+findings are therefore the ones a single process gives; a game a worker found in order
+was in order in the newer view it read (on a store nobody writes to, the same view). The games the main pass finds
 wanting (their events fail their seals or deals) are dropped from the workers' results,
 as one process would not have replayed them, and only the main pass stores memos.
 """
@@ -131,6 +133,8 @@ class SpanReplays:
         # Made before the fork, so each worker inherits it rather than importing the event
         # store's code and building its own (a third of a small range's replay).
         ledger_for(url)
+        if deals:
+            import replays.integrity.deal_checks  # noqa: F401 (imported once, not per worker)
         self.pool = ProcessPoolExecutor(jobs, mp_context=_context())
         self.futures: dict[Any, int] = {}
         self.taken: set[int] = set()  # the ranges this process replays itself
