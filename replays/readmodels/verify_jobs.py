@@ -7,8 +7,9 @@ while the other processes finish are the shortest; the rest of ``verify`` (seals
 the tree) stays one streaming pass in the main process, which runs while the
 workers replay (:class:`SpanReplays` is submitted before it, as soon as the pass has its
 snapshot: ``replays.integrity.verify._EarlyReplays``). Once
-that pass is done, the main process replays the ranges no worker has begun yet itself, as
-one more worker; its results go the same way as a worker's. The workers are forked from
+that pass is done, the main process replays the ranges no worker has been given yet
+itself, as the Nth process (there are N - 1 workers, each given the next range as it
+finishes one); its results go the same way as a worker's. The workers are forked from
 the main process, with the ledger's code already imported.
 
 Each worker reads in its own transaction, which may begin after the main pass's and so see
@@ -28,7 +29,8 @@ from __future__ import annotations
 import bisect
 import itertools
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import threading
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
 import sqlalchemy as sa
@@ -135,52 +137,80 @@ class SpanReplays:
         ledger_for(url)
         if deals:
             import replays.integrity.deal_checks  # noqa: F401 (imported once, not per worker)
-        self.pool = ProcessPoolExecutor(jobs, mp_context=_context())
+        # This process is one of the ``jobs`` once its own pass is done: a worker fewer
+        # than that spends less CPU in all (each worker warms its own copy of what the
+        # replay touches) and leaves the cores to this process's pass meanwhile.
+        self.workers = max(1, jobs - 1)
+        self.pool = ProcessPoolExecutor(self.workers, mp_context=_context())
         self.futures: dict[Any, int] = {}
         self.taken: set[int] = set()  # the ranges this process replays itself
+        self.lock = threading.Lock()
+        self.closed = False
         self._submit()
 
     def _submit(self) -> None:
-        """Every range to the pool. The first submission forks the workers (a few
-        milliseconds: they start with the code this process has imported); the rest wait
-        in the pool's queue."""
-        for index, (function, *arguments) in enumerate(self.work):
-            self.futures[self.pool.submit(function, *arguments)] = index
+        """A range for each worker (the first submission forks them: a few milliseconds,
+        they start with the code this process has imported); each finished range hands
+        its worker the next one (:meth:`_next`), so that every range not begun is left
+        for whichever process is free first, this one included (:meth:`_take`)."""
+        for _ in range(self.workers):
+            self._next()
 
-    def _take(self) -> int | None:
-        """A range no worker has begun, for this process to replay itself once its own
-        pass is done (rather than wait: with idle cores this process is one more worker):
-        one not submitted, else one whose future could still be cancelled, the first
-        such in order, as the workers take them (the ranges narrow towards the end:
-        :func:`spans`, so the last ones handed out are the shortest). None: every range is
-        running or done in a worker."""
-        left = set(range(len(self.work))) - set(self.futures.values()) - self.taken
-        if left:
-            index = min(left)
-            self.taken.add(index)
-            return index
-        for future, index in sorted(self.futures.items(), key=lambda f: f[1]):
-            if future.cancel():  # never runs in a worker now
-                del self.futures[future]
-                self.taken.add(index)
-                return index
-        return None
-
-    def _replay_taken(self, results: list, bar) -> None:
-        """Replay here, as a worker would (in a connection of its own, so in a view that
-        may be newer than the main pass's, which the workers' results allow for), the
-        ranges :meth:`_take` gives, until none is left."""
-        while True:
-            index = self._take()
+    def _next(self, done=None) -> None:
+        with self.lock:
+            if self.closed:
+                return
+            index = self._left()
             if index is None:
                 return
             function, *arguments = self.work[index]
-            result = results[index] = function(*arguments)
-            if bar is not None:
-                bar.update(result["events"])
+            future = self.pool.submit(function, *arguments)
+            self.futures[future] = index
+        future.add_done_callback(self._next)
+
+    def _left(self) -> int | None:
+        """The first range neither submitted nor taken (they narrow towards the end:
+        :func:`spans`, so the last ones handed out are the shortest)."""
+        left = set(range(len(self.work))) - set(self.futures.values()) - self.taken
+        return min(left) if left else None
+
+    def _take(self) -> int | None:
+        """A range no worker has been given, for this process to replay itself once its
+        own pass is done (rather than wait: it is one more worker). None: every range is
+        running or done in a worker."""
+        with self.lock:
+            index = self._left()
+            if index is not None:
+                self.taken.add(index)
+            return index
+
+    def _replay_all(self, results: list, bar) -> None:
+        """Replay here, as a worker would (in a connection of its own, so in a view that
+        may be newer than the main pass's, which the workers' results allow for), the
+        ranges :meth:`_take` gives, and take the workers' results, until every range's
+        result is in."""
+        while True:
+            index = self._take()
+            if index is not None:
+                function, *arguments = self.work[index]
+                result = results[index] = function(*arguments)
+                if bar is not None:
+                    bar.update(result["events"])
+                continue
+            with self.lock:
+                running = [f for f, i in self.futures.items() if results[i] is None]
+            if not running:
+                return
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                result = results[self.futures[future]] = future.result()
+                if bar is not None:
+                    bar.update(result["events"])
 
     def close(self) -> None:
         """Stop what has not started (the main pass failed)."""
+        with self.lock:
+            self.closed = True
         self.pool.shutdown(wait=True, cancel_futures=True)
 
     def collect(
@@ -202,17 +232,14 @@ class SpanReplays:
         checked."""
         results: list[dict[str, Any] | None] = [None] * len(self.parts)
         try:
-            self._replay_taken(results, bar)
-            for future in as_completed(self.futures):
-                result = future.result()
-                results[self.futures[future]] = result
-                if bar is not None:
-                    bar.update(result["events"])
+            self._replay_all(results, bar)
         except BaseException:
             self.close()
             raise
         # Every result is in: the workers exit while this process finishes the step (its
         # pool's thread joins them; the interpreter waits for it at exit).
+        with self.lock:
+            self.closed = True
         self.pool.shutdown(wait=False)
         if deals is not None:
             found = {
