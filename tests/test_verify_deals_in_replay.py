@@ -134,3 +134,48 @@ def test_a_forged_deal_in_a_game_partly_projected_leaves_its_rows_alone(store, m
     assert riding == [True] * 4  # F4 was checked apart, before its replay
     assert during[0] is True  # F4, met by the replay (the first call), found wanting
     assert "2 game(s)' read rows checked against their events" in inside.notes
+
+
+@pytest.mark.parametrize("edit", ["none", "later_event_changed", "past_the_projection"])
+def test_deals_checked_in_the_jobs_workers_are_found_as_the_pass_finds_them(
+    store, monkeypatch, edit
+):
+    """``verify --jobs 2``: the workers check the deals as they replay, and the main
+    process takes their verdicts (a game found wanting is fed again from its events in
+    its own view): the same findings and notes, in the same order, as the store pass's
+    own feed in one process."""
+    url, ledger = store
+    if edit == "later_event_changed":
+        flip_byte(url, "F1", 5)
+        flip_byte(url, "C1", 4)
+    elif edit == "past_the_projection":
+        server, clients = seeds_for("F3")
+        swapped = deal_from_seeds(server, clients, list(PLAYERS), "p3").to_dict()
+        hands = swapped["hands"]
+        hands["p1"][0], hands["p3"][5] = hands["p3"][5], hands["p1"][0]
+        record(ledger, "F3", deal=swapped)  # not projected
+    take, taken = deal_checks.DeferredDeals.take, []
+
+    def counted(self, connection, originator, count, clean, checked, unrevealed):
+        found = take(self, connection, originator, count, clean, checked, unrevealed)
+        taken.append((clean, found))
+        return found
+
+    monkeypatch.setattr(deal_checks.DeferredDeals, "take", counted)
+    jobs = verify_store(url, jobs=2)
+    fed = verify_store(url, check_read_models=False)
+    one = verify_store(url)
+    assert [(p.kind, p.message, p.game_id, p.event) for p in jobs.problems] == [
+        (p.kind, p.message, p.game_id, p.event) for p in one.problems
+    ]
+    assert jobs.notes == one.notes
+    # The deal findings and their note are the store pass's own feed's.
+    deal = [(p.message, p.game_id, p.event) for p in fed.problems if p.kind == "deal"]
+    assert [(p.message, p.game_id, p.event) for p in jobs.problems if p.kind == "deal"] == deal
+    assert [n for n in jobs.notes if "deal(s)" in n] == [n for n in fed.notes if "deal(s)" in n]
+    # Every replayed game's deal came from a worker: the forged ones (F1 and F2; F2 alone
+    # where F1's event 5 fails its seal) found again here, in this process's view, the
+    # clean ones (C1 and C2; C2 alone) taken as the workers found them. F3 is past the
+    # projection: not replayed, fed from its events.
+    forged = 1 if edit == "later_event_changed" else 2
+    assert sorted(taken) == [(False, True)] * forged + [(True, False)] * forged

@@ -337,3 +337,28 @@ def test_jobs_find_a_move_s_altered_time_as_one_process_does(games, database_url
     ]
     assert one.problems[0].message.startswith(f"moves[{move_index}].at: stored ")
     assert findings(two) == findings(one)
+
+
+def test_jobs_hand_each_range_out_once_to_n_minus_one_workers_and_the_main_process(
+    games, database_url, monkeypatch
+):
+    # --jobs 2: one worker, the main process the second; each range goes to the worker
+    # as it finishes the one before, or to the main process: never to both, none left.
+    from replays.readmodels import verify_jobs
+
+    init, pools = verify_jobs.SpanReplays.__init__, []
+
+    def init_and_keep(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        pools.append(self)
+
+    monkeypatch.setattr(verify_jobs.SpanReplays, "__init__", init_and_keep)
+    one = verify_store(database_url)
+    two = verify_store(database_url, jobs=2)
+    assert findings(two) == findings(one) and two.notes == one.notes
+    (started,) = pools
+    assert started.workers == 1 and started.pool._max_workers == 1
+    given = sorted(started.futures.values())
+    assert len(given) == len(set(given)) and not set(given) & started.taken
+    assert sorted([*given, *started.taken]) == list(range(len(started.parts)))
+    assert len(started.parts) == 2 * verify_jobs.RANGES_PER_JOB

@@ -455,6 +455,30 @@ class DeferredDeals:
             self.checker.skip(originator)
         return bool(found)
 
+    def take(
+        self, connection, originator: bytes, count: int, clean: bool, checked: int, unrevealed: int
+    ) -> bool:
+        """A ``verify --jobs`` worker's deal check of one game (:class:`WorkerDeals`): its
+        replay of ``count`` events found nothing (``clean``; ``checked`` and ``unrevealed``
+        its counts) or not. Taken as :meth:`settle` takes a replay's where that replay
+        stands in for the feed and found nothing; anything else is fed apart here, from
+        the events in this pass's view (:meth:`apart`), which also names whatever is
+        found. True when the deal was found wanting."""
+        entry = self.games.get(originator)
+        if (
+            clean
+            and entry is not None
+            and entry.relevant
+            and not (entry.skipped or entry.done)
+            and entry.in_order
+            and entry.count == count
+        ):
+            entry.done = True
+            self.checker.checked += checked
+            self.checker.unrevealed += unrevealed
+            return False
+        return self.apart(connection, originator)
+
     def finish(self, connection) -> None:
         """Feed the games the replay did not check, do the checker's own finish, and put
         every finding and note where the store pass's feed would have put it."""
@@ -478,6 +502,40 @@ class DeferredDeals:
         for offset, (place, *_, problem) in enumerate(sorted(self.placed, key=_order)):
             report.problems.insert(place + offset, problem)
         report.notes[notes:notes] = scratch.notes
+
+
+class WorkerDeals:
+    """The deal checks a ``verify --jobs`` worker rides along its replays, for the main
+    process's :class:`DeferredDeals` (:meth:`DeferredDeals.take`), which alone knows what
+    its store pass fed: each game's verdict, as (aggregate id, events replayed, whether
+    the replay went to the end and found nothing, deals checked, seeds unrevealed). A
+    game whose deal is found wanting is checked again in the main process, whose view
+    and game names decide what is reported; a game still being rebuilt at its last
+    event (another variant's, not over) too. Used as :func:`replay_games` uses a
+    :class:`DeferredDeals`; it never leaves a game alone."""
+
+    def __init__(self) -> None:
+        self.verdicts: list[tuple[bytes, int, bool, int, int]] = []
+
+    def watch(self, rows: list[StoredRow]) -> _GameDeals:
+        return _GameDeals({})
+
+    def apart(self, connection, originator: bytes) -> bool:
+        return False
+
+    def settle(self, rows: list[StoredRow], watch: _GameDeals | None, report: Report) -> bool:
+        checker = None if watch is None else watch.checker
+        clean = checker is not None and not watch.found and not checker.rebuilt
+        self.verdicts.append(
+            (
+                rows[0].originator,
+                len(rows),
+                clean,
+                checker.checked if clean else 0,
+                checker.unrevealed if clean else 0,
+            )
+        )
+        return False
 
 
 def _order(placed: tuple) -> tuple:

@@ -424,9 +424,10 @@ def _verify_store(
     total = count_events(connection, events) if has_events and progress else None
     checker = _deal_checker(report) if check_deals and has_events else None
     deferred = None
-    if checker is not None and check_read_models and jobs == 1 and _has_read_models(connection):
+    if checker is not None and check_read_models and _has_read_models(connection):
         # The read-model replay decodes and applies every event: the deals are checked
-        # as it passes them (replays.integrity.deal_checks.DeferredDeals).
+        # as it passes them (replays.integrity.deal_checks.DeferredDeals), in the
+        # workers with ``jobs`` > 1 (WorkerDeals).
         from replays.integrity.deal_checks import DeferredDeals
 
         deferred = DeferredDeals(checker, events)
@@ -508,7 +509,7 @@ def read_models(
     Unless ``remember_deals`` is None (it says whether the deals were checked), each
     clean replay is remembered for the game's badge (:mod:`replays.integrity.replay_memos`).
     ``started``: the replays already submitted to ``jobs`` processes (:func:`_start_replays`).
-    ``deals``: the deal check to do inside the replay (one process only)."""
+    ``deals``: the deal check to do inside the replay (a ``DeferredDeals``)."""
     from replays.integrity.replay_memos import memo_writer
     from replays.readmodels import read_model_checks as checks
 
@@ -532,6 +533,7 @@ def read_models(
                 snapshots=tally,
                 remember_deals=remember_deals,
                 started=started,
+                deals=deals,
             )
         else:
             memos = None if remember_deals is None else memo_writer(url, deals=remember_deals)

@@ -4,19 +4,22 @@ The step that costs (every game replayed into its rows, its snapshots compared o
 :func:`replays.readmodels.read_model_checks.replay_games`) is split by ranges of aggregate
 ids, a few ranges per process, narrowing towards the last so that the ranges replayed
 while the other processes finish are the shortest; the rest of ``verify`` (seals, chains,
-the tree, deals) stays one streaming pass in the main process, which runs while the
+the tree) stays one streaming pass in the main process, which runs while the
 workers replay (:class:`SpanReplays` is submitted before it, as soon as the pass has its
 snapshot: ``replays.integrity.verify._EarlyReplays``). Once
-that pass is done, the main process replays the ranges no worker has begun yet itself, as
-one more worker; its results go the same way as a worker's. The workers are forked from
+that pass is done, the main process replays the ranges no worker has been given yet
+itself, as the Nth process (there are N - 1 workers, each given the next range as it
+finishes one); its results go the same way as a worker's. The workers are forked from
 the main process, with the ledger's code already imported.
 
 Each worker reads in its own transaction, which may begin after the main pass's and so see
 saves made since: it reads only the events up to the projection position the main pass
 read, and every game a worker finds anything wrong with is checked again in the main
-pass's own snapshot, which alone decides what is reported. The findings are therefore the
-ones a single process gives; a game a worker found in order was in order in the newer view
-it read (on a store nobody writes to, the same view). The games the main pass finds
+pass's own snapshot, which alone decides what is reported. The deal checks ride the
+workers' replays (:class:`replays.integrity.deal_checks.WorkerDeals`); the main pass
+takes each game's verdict, and feeds a game found wanting again from its own view. The
+findings are therefore the ones a single process gives; a game a worker found in order
+was in order in the newer view it read (on a store nobody writes to, the same view). The games the main pass finds
 wanting (their events fail their seals or deals) are dropped from the workers' results,
 as one process would not have replayed them, and only the main pass stores memos.
 """
@@ -26,7 +29,8 @@ from __future__ import annotations
 import bisect
 import itertools
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import threading
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
 import sqlalchemy as sa
@@ -111,6 +115,9 @@ class SpanReplays:
         # Made in the main process: the workers hold back what it would store.
         self.memos = None if remember_deals is None else memo_writer(url, deals=remember_deals)
         self.parts = spans(jobs * RANGES_PER_JOB, taper=True)
+        # The deal checks ride the workers' replays (the main pass only notes what it
+        # would feed them: replays.integrity.deal_checks.DeferredDeals).
+        deals = bool(remember_deals)
         self.work = [
             (
                 _replay_span,
@@ -121,58 +128,89 @@ class SpanReplays:
                 events,
                 snapshots,
                 remember_deals if self.memos is not None else None,
+                deals,
             )
             for part, part_names in zip(self.parts, _split(names, self.parts), strict=True)
         ]
         # Made before the fork, so each worker inherits it rather than importing the event
         # store's code and building its own (a third of a small range's replay).
         ledger_for(url)
-        self.pool = ProcessPoolExecutor(jobs, mp_context=_context())
+        if deals:
+            import replays.integrity.deal_checks  # noqa: F401 (imported once, not per worker)
+        # This process is one of the ``jobs`` once its own pass is done: a worker fewer
+        # than that spends less CPU in all (each worker warms its own copy of what the
+        # replay touches) and leaves the cores to this process's pass meanwhile.
+        self.workers = max(1, jobs - 1)
+        self.pool = ProcessPoolExecutor(self.workers, mp_context=_context())
         self.futures: dict[Any, int] = {}
         self.taken: set[int] = set()  # the ranges this process replays itself
+        self.lock = threading.Lock()
+        self.closed = False
         self._submit()
 
     def _submit(self) -> None:
-        """Every range to the pool. The first submission forks the workers (a few
-        milliseconds: they start with the code this process has imported); the rest wait
-        in the pool's queue."""
-        for index, (function, *arguments) in enumerate(self.work):
-            self.futures[self.pool.submit(function, *arguments)] = index
+        """A range for each worker (the first submission forks them: a few milliseconds,
+        they start with the code this process has imported); each finished range hands
+        its worker the next one (:meth:`_next`), so that every range not begun is left
+        for whichever process is free first, this one included (:meth:`_take`)."""
+        for _ in range(self.workers):
+            self._next()
 
-    def _take(self) -> int | None:
-        """A range no worker has begun, for this process to replay itself once its own
-        pass is done (rather than wait: with idle cores this process is one more worker):
-        one not submitted, else one whose future could still be cancelled, the first
-        such in order, as the workers take them (the ranges narrow towards the end:
-        :func:`spans`, so the last ones handed out are the shortest). None: every range is
-        running or done in a worker."""
-        left = set(range(len(self.work))) - set(self.futures.values()) - self.taken
-        if left:
-            index = min(left)
-            self.taken.add(index)
-            return index
-        for future, index in sorted(self.futures.items(), key=lambda f: f[1]):
-            if future.cancel():  # never runs in a worker now
-                del self.futures[future]
-                self.taken.add(index)
-                return index
-        return None
-
-    def _replay_taken(self, results: list, bar) -> None:
-        """Replay here, as a worker would (in a connection of its own, so in a view that
-        may be newer than the main pass's, which the workers' results allow for), the
-        ranges :meth:`_take` gives, until none is left."""
-        while True:
-            index = self._take()
+    def _next(self, done=None) -> None:
+        with self.lock:
+            if self.closed:
+                return
+            index = self._left()
             if index is None:
                 return
             function, *arguments = self.work[index]
-            result = results[index] = function(*arguments)
-            if bar is not None:
-                bar.update(result["events"])
+            future = self.pool.submit(function, *arguments)
+            self.futures[future] = index
+        future.add_done_callback(self._next)
+
+    def _left(self) -> int | None:
+        """The first range neither submitted nor taken (they narrow towards the end:
+        :func:`spans`, so the last ones handed out are the shortest)."""
+        left = set(range(len(self.work))) - set(self.futures.values()) - self.taken
+        return min(left) if left else None
+
+    def _take(self) -> int | None:
+        """A range no worker has been given, for this process to replay itself once its
+        own pass is done (rather than wait: it is one more worker). None: every range is
+        running or done in a worker."""
+        with self.lock:
+            index = self._left()
+            if index is not None:
+                self.taken.add(index)
+            return index
+
+    def _replay_all(self, results: list, bar) -> None:
+        """Replay here, as a worker would (in a connection of its own, so in a view that
+        may be newer than the main pass's, which the workers' results allow for), the
+        ranges :meth:`_take` gives, and take the workers' results, until every range's
+        result is in."""
+        while True:
+            index = self._take()
+            if index is not None:
+                function, *arguments = self.work[index]
+                result = results[index] = function(*arguments)
+                if bar is not None:
+                    bar.update(result["events"])
+                continue
+            with self.lock:
+                running = [f for f, i in self.futures.items() if results[i] is None]
+            if not running:
+                return
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                result = results[self.futures[future]] = future.result()
+                if bar is not None:
+                    bar.update(result["events"])
 
     def close(self) -> None:
         """Stop what has not started (the main pass failed)."""
+        with self.lock:
+            self.closed = True
         self.pool.shutdown(wait=True, cancel_futures=True)
 
     def collect(
@@ -183,25 +221,37 @@ class SpanReplays:
         skip: frozenset[bytes] = frozenset(),
         bar=None,
         snapshots: SnapshotTally | None = None,
+        deals=None,
     ) -> int:
         """The workers' results, less the games in ``skip`` (whose events the main pass
         found wanting: one process does not replay them); the games a worker found
-        anything wrong with checked again in the main pass's own view. Returns the number
-        of games checked."""
+        anything wrong with checked again in the main pass's own view. ``deals``: the
+        main pass's :class:`~replays.integrity.deal_checks.DeferredDeals`, which takes
+        the workers' deal checks (a game whose deal it finds wanting is then left alone,
+        as one the store pass found something about). Returns the number of games
+        checked."""
         results: list[dict[str, Any] | None] = [None] * len(self.parts)
         try:
-            self._replay_taken(results, bar)
-            for future in as_completed(self.futures):
-                result = future.result()
-                results[self.futures[future]] = result
-                if bar is not None:
-                    bar.update(result["events"])
+            self._replay_all(results, bar)
         except BaseException:
             self.close()
             raise
         # Every result is in: the workers exit while this process finishes the step (its
         # pool's thread joins them; the interpreter waits for it at exit).
+        with self.lock:
+            self.closed = True
         self.pool.shutdown(wait=False)
+        if deals is not None:
+            found = {
+                verdict[0]
+                for result in results
+                for verdict in result["deals"]
+                if verdict[0] not in skip and deals.take(connection, *verdict)
+            }
+            if found:
+                skip = skip | found
+                if snapshots is not None:
+                    snapshots.done |= found
         checked, seen, troubled, held = 0, set(), [], []
         for result in results:
             checked += sum(1 for o in result["counted"] if o not in skip)
@@ -226,6 +276,7 @@ class SpanReplays:
                 events=self.events,
                 snapshots=snapshots,
                 only=troubled,
+                deals=deals,
             )
             checked += checked_again
             seen |= seen_again
@@ -257,6 +308,7 @@ def check_read_models(
     snapshots: SnapshotTally | None = None,
     remember_deals: bool | None = None,
     started: SpanReplays | None = None,
+    deals=None,
 ) -> int:
     """:func:`replays.readmodels.read_model_checks.check_read_models` with the games
     replayed in ``jobs`` processes (``started``: already submitted, before the main pass
@@ -273,7 +325,7 @@ def check_read_models(
             snapshots=snapshots is not None,
             remember_deals=remember_deals,
         )
-    return started.collect(connection, report, skip=skip, bar=bar, snapshots=snapshots)
+    return started.collect(connection, report, skip=skip, bar=bar, snapshots=snapshots, deals=deals)
 
 
 class _Held:
@@ -307,16 +359,19 @@ def _replay_span(
     events: str,
     with_snapshots: bool,
     remember_deals: bool | None,
+    with_deals: bool = False,
 ) -> dict[str, Any]:
     """One worker's range: every game in it replayed (the main pass drops those it found
     wanting); the games it checked and found in order, the aggregates it found anything
     wrong with (their findings are left to the main pass), and the memos it would write."""
+    from replays.integrity.deal_checks import WorkerDeals
     from replays.integrity.replay_memos import memo_writer
 
     report, count, troubled, counted = Report(), _Count(), set(), set()
     tally = SnapshotTally() if with_snapshots else None
     writer = None if remember_deals is None else memo_writer(url, deals=remember_deals)
     memos = None if writer is None else _Held(writer)
+    deals = WorkerDeals() if with_deals else None
     with engine(url).connect() as connection:
         read_snapshot(connection)
         _, seen = replay_games(
@@ -333,6 +388,7 @@ def _replay_span(
             troubled=troubled,
             counted=counted,
             memos=memos,
+            deals=deals,
         )
     return {
         "counted": sorted(counted - troubled),
@@ -343,4 +399,5 @@ def _replay_span(
         },
         "memos": [] if memos is None else [m for m in memos.memos if m[0] not in troubled],
         "events": count.events,
+        "deals": [] if deals is None else deals.verdicts,
     }
