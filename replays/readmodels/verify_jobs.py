@@ -245,7 +245,7 @@ class SpanReplays:
             found = {
                 verdict[0]
                 for result in results
-                for verdict in result["deals"]
+                for verdict in result["deal_verdicts"]
                 if verdict[0] not in skip and deals.take(connection, *verdict)
             }
             if found:
@@ -399,5 +399,5 @@ def _replay_span(
         },
         "memos": [] if memos is None else [m for m in memos.memos if m[0] not in troubled],
         "events": count.events,
-        "deals": [] if deals is None else deals.verdicts,
+        "deal_verdicts": [] if deals is None else deals.verdicts,
     }
