@@ -16,7 +16,6 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import lru_cache
-from hashlib import sha256 as _sha256
 from typing import Any
 
 import sqlalchemy as sa
@@ -856,7 +855,7 @@ class _StorePass:
                 name,
                 previous_version + 1,
             )
-        chain = _sha256(b"\x02" + previous_chain + sealed_leaf).digest()  # chain_hash
+        chain = chain_hash(previous_chain, sealed_leaf)
         if chain != sealed_chain:
             report.add(CHAIN, _CHAIN_MESSAGE, name, version)
         # The recomputed value carries on, so one altered link is reported once.
