@@ -56,7 +56,14 @@ from domain.rummy13.suit_tables import (
     witness_sequences,
 )
 
-__all__ = ["HandError", "best_grouping", "clear_caches", "declaration", "min_hand_score"]
+__all__ = [
+    "HandError",
+    "best_grouping",
+    "clear_caches",
+    "deadwood",
+    "declaration",
+    "min_hand_score",
+]
 
 _SUIT_INDEX = {suit: index for index, suit in enumerate(SUITS)}
 _JUST_CARDS = {Card}
@@ -716,24 +723,75 @@ def min_hand_score(
 
 
 def best_grouping(
-    cards: Sequence[Card | str], wild: Card | str, profile: RuleProfile | str | None = None
+    cards: Sequence[Card | str],
+    wild: Card | str,
+    profile: RuleProfile | str | None = None,
+    bound: int | None = None,
 ) -> HandEvaluation:
     """The arrangement of ``cards`` with the least hand score under the scoring cases.
 
     On a tie the arrangement with two sequences wins, and loose jokers are then put into its
     groups, so a hand that can declare comes back as a valid declaration.
+
+    ``bound``: a score some grouping of ``cards`` is known to reach (the hand less its last
+    card scored ``s``: with that card loose, ``s`` plus its points). The search then cuts
+    every branch that cannot beat it from the start, and the arrangement is the same: the
+    search visits branches in the same order and only a strictly better one replaces the
+    best, so the first branch reaching the least score, which no bound at or above that
+    score cuts, is the one kept either way. A bound the hand does not reach finds nothing
+    under it and is dropped (the search runs again without it).
+
+    >>> from domain.cards import parse_cards
+    >>> hand = parse_cards("AS 2S 3S 4H 5H JK 9C 9D 9H KS KD 2C 5D")
+    >>> best_grouping(hand, "7D", bound=40) == best_grouping(hand, "7D")
+    True
     """
+    return _evaluation(*_arrange(cards, wild, profile, bound))
+
+
+def deadwood(
+    cards: Sequence[Card | str],
+    wild: Card | str,
+    profile: RuleProfile | str | None = None,
+    bound: int | None = None,
+) -> tuple[int, tuple[Card, ...]]:
+    """``best_grouping``'s ``(hand_score, counted)``: the least score and the cards it counts,
+    in hand order, without scoring the arrangement again through :mod:`~domain.rummy13.melds`
+    (a check of the solver that costs an eighth of a fair-play walk, which asks for nothing
+    else of the arrangement; tests hold the two equal).
+
+    >>> from domain.cards import parse_cards
+    >>> score, counted = deadwood(parse_cards("AS 2S 3S 4H 5H JK 9C 9D 9H KS KD 2C 5D"), "7D")
+    >>> score, " ".join(map(str, counted))
+    (27, 'KS KD 2C 5D')
+    """
+    score, _, loose, _, _ = _arrange(cards, wild, profile, bound)
+    return score, tuple(loose)
+
+
+def _arrange(
+    cards: Sequence[Card | str],
+    wild: Card | str,
+    profile: RuleProfile | str | None,
+    bound: int | None,
+) -> tuple[int, list, list[Card], Card, RuleProfile]:
+    """(least score, groups, loose cards, wild, profile) of :func:`best_grouping`."""
     cards, wild, profile, hand = _prepare(cards, wild, profile)
     pure = _best_pure(hand)
     if pure[0] < 0:
-        return _evaluation(hand.total, [], cards, wild, profile)
+        return hand.total, [], cards, wild, profile
     score = hand.total - pure[0]
-    two = _two_sequences(hand, score + 1)
+    if bound is not None and bound < score:
+        two = _two_sequences(hand, bound + 1)
+        if two is None:  # not reached: the bound was wrong
+            two = _two_sequences(hand, score + 1)
+    else:
+        two = _two_sequences(hand, score + 1)
     if two is None:
         groups, loose = _arrange_pure(cards, hand, pure)
-        return _evaluation(score, groups, loose, wild, profile)
+        return score, groups, loose, wild, profile
     groups, loose = _arrange_two_sequences(cards, hand, two)
-    return _evaluation(two[0], groups, loose, wild, profile)
+    return two[0], groups, loose, wild, profile
 
 
 def declaration(
