@@ -105,3 +105,22 @@ def test_deadwood_of_hands_by_class():
         hand, wild = deal_in_class(rng, JOKER_CLASSES[number % len(JOKER_CLASSES)])
         best = best_grouping(hand, wild)
         assert deadwood(hand, wild) == (best.hand_score, best.counted)
+
+
+@pytest.mark.parametrize(
+    "cards, wild",
+    [
+        ("AS 2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS JK", "7D"),  # a joker beside 13 in a row
+        ("AS 2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS 7D", "7D"),  # a wild card, its own suit not
+        ("AS 2S 3S 4H 5H JK 9C 9D 9H KS KD 2C 5D JK", "7D"),
+        ("AS 2S 3S 7H 7C JK JK 9C 9D 9H KS KD 2C 5D", "7D"),  # joker-only group, jokers over
+        ("4H 5H 6H 7H 8C 8D 8S JK JK 7D 7S 2C 3C 9D", "7C"),
+    ],
+)
+def test_deadwood_where_jokers_go_into_groups(cards, wild):
+    from domain.cards import parse_cards
+
+    hand = parse_cards(cards)
+    wide = replace(get_profile(None), hand_size=len(hand))
+    best = best_grouping(hand, wild, wide)
+    assert deadwood(hand, wild, wide) == (best.hand_score, best.counted)
