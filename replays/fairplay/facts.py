@@ -263,14 +263,16 @@ class _Solver:
         card discarded. One grouping a discard; it also groups the 13 cards kept."""
         joker = wild_rank(wild)
         # The 14 cards are the 13 held before the pick and the card picked: with that card
-        # loose they score the 13's least score and its points, a bound that lets the search
-        # cut most of what it would otherwise try before finding as good (the same grouping
-        # comes back, solver.best_grouping says why).
+        # loose they score the 13's least score and its points, a bound the search starts
+        # from (the same grouping comes back, solver.best_grouping says why). It saves
+        # little, 1.5 % of the choices of sets decided: two times in three the picked card
+        # stays loose, the bound is the least score itself, and the search must still find
+        # a grouping that reaches it.
         bound = None
-        kept = self.known.get(player)
-        if kept is not None and len(kept[0]) + 1 == len(hand) and kept[0] == tuple(hand[:-1]):
+        before = self.known.get(player)
+        if before is not None and len(before[0]) + 1 == len(hand) and before[0] == tuple(hand[:-1]):
             picked = hand[-1].rank
-            bound = kept[1] + (0 if picked in (0, joker) else _POINTS[picked])
+            bound = before[1] + (0 if picked in (0, joker) else _POINTS[picked])
         whole, counted = deadwood(hand, wild, self.wide, bound)
         if not counted:
             return None  # a hand that could declare: no discard to weigh
