@@ -56,7 +56,14 @@ from domain.rummy13.suit_tables import (
     witness_sequences,
 )
 
-__all__ = ["HandError", "best_grouping", "clear_caches", "declaration", "min_hand_score"]
+__all__ = [
+    "HandError",
+    "best_grouping",
+    "clear_caches",
+    "deadwood",
+    "declaration",
+    "min_hand_score",
+]
 
 _SUIT_INDEX = {suit: index for index, suit in enumerate(SUITS)}
 _JUST_CARDS = {Card}
@@ -716,24 +723,79 @@ def min_hand_score(
 
 
 def best_grouping(
-    cards: Sequence[Card | str], wild: Card | str, profile: RuleProfile | str | None = None
+    cards: Sequence[Card | str],
+    wild: Card | str,
+    profile: RuleProfile | str | None = None,
+    bound: int | None = None,
 ) -> HandEvaluation:
     """The arrangement of ``cards`` with the least hand score under the scoring cases.
 
     On a tie the arrangement with two sequences wins, and loose jokers are then put into its
     groups, so a hand that can declare comes back as a valid declaration.
+
+    ``bound``: a score some grouping of ``cards`` is known to reach (the hand less its last
+    card scored ``s``: with that card loose, ``s`` plus its points). The search then cuts
+    every branch that cannot beat it from the start, and the arrangement is the same: the
+    search visits branches in the same order and only a strictly better one replaces the
+    best, so the first branch reaching the least score, which no bound at or above that
+    score cuts, is the one kept either way. A bound the hand does not reach finds nothing
+    under it and is dropped (the search runs again without it).
+
+    >>> from domain.cards import parse_cards
+    >>> hand = parse_cards("AS 2S 3S 4H 5H JK 9C 9D 9H KS KD 2C 5D")
+    >>> best_grouping(hand, "7D", bound=40) == best_grouping(hand, "7D")
+    True
     """
     cards, wild, profile, hand = _prepare(cards, wild, profile)
-    pure = _best_pure(hand)
+    score, pure, two = _least(hand, bound)
     if pure[0] < 0:
-        return _evaluation(hand.total, [], cards, wild, profile)
-    score = hand.total - pure[0]
-    two = _two_sequences(hand, score + 1)
+        return _evaluation(score, [], cards, wild, profile)
     if two is None:
         groups, loose = _arrange_pure(cards, hand, pure)
-        return _evaluation(score, groups, loose, wild, profile)
-    groups, loose = _arrange_two_sequences(cards, hand, two)
-    return _evaluation(two[0], groups, loose, wild, profile)
+    else:
+        groups, loose = _arrange_two_sequences(cards, hand, two)
+    return _evaluation(score, groups, loose, wild, profile)
+
+
+def deadwood(
+    cards: Sequence[Card | str],
+    wild: Card | str,
+    profile: RuleProfile | str | None = None,
+    bound: int | None = None,
+) -> tuple[int, tuple[Card, ...]]:
+    """``best_grouping``'s ``(hand_score, counted)``: the least score and the cards it counts,
+    in hand order, for a caller that asks nothing else of the arrangement (the fair-play
+    walk, a grouping a discard). The groups are not built, nor scored again through
+    :mod:`~domain.rummy13.melds` (a check of the solver that cost an eighth of the walk);
+    tests hold the two equal.
+
+    >>> from domain.cards import parse_cards
+    >>> score, counted = deadwood(parse_cards("AS 2S 3S 4H 5H JK 9C 9D 9H KS KD 2C 5D"), "7D")
+    >>> score, " ".join(map(str, counted))
+    (27, 'KS KD 2C 5D')
+    """
+    cards, _, _, hand = _prepare(cards, wild, profile)
+    score, pure, two = _least(hand, bound)
+    if pure[0] < 0:
+        return score, tuple(cards)
+    if two is None:
+        return score, tuple(_arrange_pure(cards, hand, pure)[1])
+    return score, tuple(_loose_two_sequences(cards, hand, two))
+
+
+def _least(hand: _Hand, bound: int | None) -> tuple[int, tuple, tuple | None]:
+    """(the least score, the best pure sequence, the two-sequence search's answer or None)."""
+    pure = _best_pure(hand)
+    if pure[0] < 0:
+        return hand.total, pure, None
+    score = hand.total - pure[0]
+    if bound is not None and bound < score:
+        two = _two_sequences(hand, bound + 1)
+        if two is None:  # not reached: the bound was wrong
+            two = _two_sequences(hand, score + 1)
+    else:
+        two = _two_sequences(hand, score + 1)
+    return (score, pure, None) if two is None else (two[0], pure, two)
 
 
 def declaration(
@@ -795,6 +857,39 @@ def _rest(cards: list[Card], indices: list[int], left: list[int]) -> list[Card]:
             left[index] -= 1
             rest.append(card)
     return rest
+
+
+def _loose_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> list[Card]:
+    """The loose cards of :func:`_arrange_two_sequences`' arrangement, the groups not built.
+
+    The cards the sets and the sequences' witnesses take, and every joker: jokers go into
+    groups where they change nothing (:func:`_absorb_jokers`), and with two sequences there
+    is always room for them in a hand of up to 15 cards: with ``r`` jokers over, the group
+    that takes them first (a set, else the second sequence) holds at most ``n - r - 3`` of
+    the ``n`` cards, which leaves ``16 - n + r`` places of :data:`MAX_SEQUENCE` (13).
+    Larger hands are arranged in full.
+    """
+    if len(cards) > MAX_SEQUENCE + 2:
+        return _arrange_two_sequences(cards, hand, two)[1]
+    loose, search = two
+    sets, tables, budget = search.behind()
+    left = hand.copies.copy()
+    for shift, (_, _, _, takes) in sets:
+        rank = (shift >> 2) - 1
+        for suit, copies in takes:
+            left[suit * 13 + rank] -= copies
+    entries = _witness(tables, budget, loose)
+    for suit in 0, 1, 2, 3:
+        witness = entries[suit][3]
+        if witness is None:
+            continue
+        for places in witness_sequences(witness):
+            for place in places:
+                left[suit * 13 + (0 if place == ACE_HIGH else place - 1)] -= 1
+    left[_PRINTED] = 0
+    for index in _WILD_INDICES[hand.wild_rank]:
+        left[index] = 0
+    return _rest(cards, hand.indices, left)
 
 
 def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[list, list]:

@@ -38,7 +38,7 @@ from domain.cards import ALL_CARDS, SUITS, Card, full_deck, wild_rank
 from domain.rummy13.bot import links
 from domain.rummy13.melds import evaluate
 from domain.rummy13.profiles import get_profile
-from domain.rummy13.solver import best_grouping, min_hand_score
+from domain.rummy13.solver import deadwood, min_hand_score
 
 TIMED_KINDS = ("pick", "discard", "drop", "declare")
 # A card's worth to a hand, as the hidden-card signal reads it: its links, three at most; a
@@ -248,8 +248,7 @@ class _Solver:
         now known for ``player``."""
         grouped = self.grouped.get(player)
         if grouped is None or grouped[0] != hand:
-            best = best_grouping(hand, wild, self.profile)
-            grouped = self.grouped[player] = (hand, best.hand_score, best.counted)
+            grouped = self.grouped[player] = (hand, *deadwood(hand, wild, self.profile))
         self.known[player] = grouped
         return grouped
 
@@ -262,11 +261,21 @@ class _Solver:
         discard agrees when it leaves no more than that. A grouped card can leave as little
         only when the hand regroups, a rare case asked of the solver only when it is the
         card discarded. One grouping a discard; it also groups the 13 cards kept."""
-        grouped = best_grouping(hand, wild, self.wide)
-        whole, counted = grouped.hand_score, grouped.counted
+        joker = wild_rank(wild)
+        # The 14 cards are the 13 held before the pick and the card picked: with that card
+        # loose they score the 13's least score and its points, a bound the search starts
+        # from (the same grouping comes back, solver.best_grouping says why). It saves
+        # little, 1.5 % of the choices of sets decided: two times in three the picked card
+        # stays loose, the bound is the least score itself, and the search must still find
+        # a grouping that reaches it.
+        bound = None
+        before = self.known.get(player)
+        if before is not None and len(before[0]) + 1 == len(hand) and before[0] == tuple(hand[:-1]):
+            picked = hand[-1].rank
+            bound = before[1] + (0 if picked in (0, joker) else _POINTS[picked])
+        whole, counted = deadwood(hand, wild, self.wide, bound)
         if not counted:
             return None  # a hand that could declare: no discard to weigh
-        joker = wild_rank(wild)
         most, choice = -1, None
         for loose in counted:
             rank = loose.rank
