@@ -3,7 +3,13 @@
 - ``fairplay_games``: the games already counted (a game is counted once, when it has ended).
 - ``fairplay_player_days``: :class:`~replays.fairplay.summary.PlayerDay` per (day, table, player).
 - ``fairplay_pair_days``: :class:`~replays.fairplay.summary.PairDay` per (day, table, first, second).
+- ``fairplay_partner_days``: per (day, table, player) what the player's pairs add up to
+  (:class:`~replays.fairplay.summary.PlayerDay`'s ``partners``, ``fed``, ``given``,
+  ``strong`` and ``strong_drops``): the populations the pair signals weigh against.
 - ``fairplay_table_days``: games per (day, table).
+- ``fairplay_month_pairs``: per calendar month, the ordered pairs whose month sums reach a
+  pair signal's floor (:data:`~replays.fairplay.signals.PAIR_FLOORS`), each with its
+  reverse: the only pairs a period inside the month can test, so the only ones it reads.
 - ``fairplay_evidence``: the heaviest evidence moves per (day, table, signal, first, second).
 - ``fairplay_reviews``: reviews already worked out (each calendar month's, by the catch-up;
   other periods when the page first asks), with the games they counted: one is current
@@ -109,6 +115,28 @@ class FairplayPairDay(Base):
     exits_4: Mapped[int] = mapped_column(sa.Integer, default=0)
     exits_5: Mapped[int] = mapped_column(sa.Integer, default=0)
     exits_6: Mapped[int] = mapped_column(sa.Integer, default=0)
+
+
+class FairplayPartnerDay(Base):
+    # Beside ``fairplay_player_days``, not in it: the player rows are kept as counted before.
+    __tablename__ = "fairplay_partner_days"
+
+    day: Mapped[str] = mapped_column(sa.String(10), primary_key=True)
+    table_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    player: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    partners: Mapped[int] = mapped_column(sa.Integer, default=0)
+    fed: Mapped[int] = mapped_column(sa.Integer, default=0)
+    given: Mapped[int] = mapped_column(sa.Integer, default=0)
+    strong: Mapped[int] = mapped_column(sa.Integer, default=0)
+    strong_drops: Mapped[int] = mapped_column(sa.Integer, default=0)
+
+
+class FairplayMonthPair(Base):
+    __tablename__ = "fairplay_month_pairs"
+
+    month: Mapped[str] = mapped_column(sa.String(7), primary_key=True)
+    first: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    second: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
 
 
 class FairplayTableDay(Base):
