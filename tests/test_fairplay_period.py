@@ -1,9 +1,11 @@
 """A period reviewed from the pairs that may be tested (issue 32): ``load_period`` reads only
-the pairs a month noted as reaching a pair signal's floor (``fairplay_month_pairs``) and the
-players' sums of their pairs (``fairplay_partner_days``), and its review is the one worked
-out from every pair in Python, for periods inside a month and across two (where a pair may
-reach a floor that neither month reaches alone). Counting in batches, counting at once and
-the migration from kept rows note the same pairs (SQLite and PostgreSQL)."""
+the rows of the pairs a month noted as reaching a pair signal's floor
+(``fairplay_noted_pair_days``) and the players' sums of their pairs
+(``fairplay_partner_days``), and its review is the one worked out from every pair in Python,
+for periods inside a month and across two (where a pair may reach a floor that neither month
+reaches alone), and for a month counted since its pairs were noted. Counting in batches,
+counting at once and the migration from kept rows note the same rows (SQLite and
+PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,11 @@ from replays.fairplay import projection
 from replays.fairplay.facts import Feed, GameFacts, game_facts
 from replays.fairplay.signals import reaches_floor, review
 from replays.fairplay.summary import Summary
-from replays.fairplay.tables import FairplayMonthPair, FairplayPartnerDay
+from replays.fairplay.tables import (
+    FairplayNotedMonth,
+    FairplayNotedPairDay,
+    FairplayPartnerDay,
+)
 from replays.store.db import engine_for
 from replays.store.schema import migrate
 
@@ -67,7 +73,7 @@ def _kept(url: str) -> dict[str, list[tuple]]:
             model.__tablename__: sorted(
                 tuple(row) for row in connection.execute(sa.select(*model.__table__.columns))
             )
-            for model in (FairplayMonthPair, FairplayPartnerDay)
+            for model in (FairplayNotedPairDay, FairplayNotedMonth, FairplayPartnerDay)
         }
 
 
@@ -88,11 +94,9 @@ def test_a_period_reviews_from_its_noted_pairs_as_from_every_pair(database_url):
         direct.add_game(game)
     one_table = sorted({where for _, where in direct.tables} - {"T-edge"})[0]
     with Session(engine_for(database_url)) as session:
-        noted = {
-            (month, a, b) for month, a, b in session.execute(sa.select(FairplayMonthPair.__table__))
-        }
-        for month in ("2025-03", "2025-04"):
-            assert (month, LATE, EARLY) not in noted and (month, EARLY, LATE) not in noted
+        n = FairplayNotedPairDay
+        noted = set(session.execute(sa.select(n.first, n.second)))
+        assert noted and (LATE, EARLY) not in noted and (EARLY, LATE) not in noted
         periods = [
             ("2025-03-16", "2025-03-30", None, 0.05),  # inside March: its noted pairs
             ("2025-03-20", "2025-04-05", None, 0.05),  # across the boundary
@@ -123,6 +127,31 @@ def test_a_period_reviews_from_its_noted_pairs_as_from_every_pair(database_url):
         assert seen_edge, "the pair met across the boundary is tested"
         edge = [f for f in review(direct, "2025-03-29", "2025-04-02").flags if LATE in f.players]
         assert {f.signal for f in edge} <= {"seating", "feeding"}
+
+
+def test_a_month_counted_since_its_pairs_were_noted_is_read_whole(database_url):
+    """A catch-up stopped after counting a batch and before noting its month's pairs: the
+    month's noted rows are not current, and its periods read every pair instead."""
+    games = facts()
+    march = [game for game in games if game.day[:7] == "2025-03"]
+    _count(database_url, [march[: len(march) // 2]])
+    later = march[len(march) // 2 :]
+    projection.add_facts(
+        engine_for(database_url), [(f.game_id, f.day, f.table, f.packed()) for f in later]
+    )
+    direct = Summary()
+    for game in march:
+        direct.add_game(game)
+    with Session(engine_for(database_url)) as session:
+        for start, end in (("2025-03-16", "2025-03-30"), ("2025-03-01", "2025-03-31")):
+            mine = projection.load_period(session, start, end)
+            theirs = direct.period(start, end)
+            tested = {key for key, row in theirs.pairs.items() if reaches_floor(row)}
+            assert tested <= mine.pairs.keys()
+            from_sql = review(mine, start, end, fdr=0.5)
+            projection.fill_evidence(session, from_sql)
+            assert from_sql.flags
+            _same(from_sql, review(theirs, start, end, fdr=0.5))
 
 
 def test_counting_at_once_and_the_migration_note_the_pairs_counting_in_batches_does(

@@ -17,7 +17,6 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
-from dataclasses import astuple
 from datetime import UTC, date, datetime, timedelta
 
 import sqlalchemy as sa
@@ -38,7 +37,8 @@ from replays.fairplay.tables import (
     TIMING_COLUMNS,
     FairplayEvidence,
     FairplayGame,
-    FairplayMonthPair,
+    FairplayNotedMonth,
+    FairplayNotedPairDay,
     FairplayPairDay,
     FairplayPartnerDay,
     FairplayPlayerDay,
@@ -164,7 +164,7 @@ def _analyse(engine) -> None:
             FairplayPairDay,
             FairplayTableDay,
             FairplayEvidence,
-            FairplayMonthPair,
+            FairplayNotedPairDay,
         ):
             connection.execute(sa.text(f'ANALYZE "{model.__tablename__}"'))
 
@@ -357,8 +357,8 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     as ``load_summary(...).period(...)`` without reading every day's row into Python (a
     month of pairs is many rows, and the page waits on them), and of the pairs only those a
     signal may test (and their reverses): a period inside one calendar month reads the pairs
-    its month noted (``fairplay_month_pairs``), a longer one those whose period sums reach a
-    floor. No evidence: fetch a review's with :func:`fill_evidence`."""
+    its month noted (``fairplay_noted_pair_days``), a longer one those whose period sums reach
+    a floor. No evidence: fetch a review's with :func:`fill_evidence`."""
     period = Period(start, end, table)
     # Plain Core rows off the connection: the ORM's row handling would cost more than the sums.
     run = session.connection().execute
@@ -395,7 +395,7 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     exits = 6 + 3 * kinds
     discards = exits + len(EXIT_COLUMNS)
     agreed = discards + len(DISCARD_COLUMNS)
-    for player, *sums in run(where(pd, query)).all():
+    for player, *sums in _fetched(run(where(pd, query))):
         cells = sums[6:exits]
         period.players[player] = PlayerDay(
             int(sums[0]),
@@ -415,19 +415,16 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     # What each player's pairs add up to, at each table (the feeding test's bases weigh each
     # table's discards by its own rate; the seating test counts each table's pairs).
     at_table: dict[tuple[str, str], tuple[int, int, int]] = {}
+    columns = (nd.games, nd.faced, nd.useful, nd.partners, nd.fed, nd.given, nd.strong)
     query = sa.select(
-        pd.player, pd.table_id, sa.func.sum(pd.games), sa.func.sum(pd.faced), sa.func.sum(pd.useful)
-    ).group_by(pd.player, pd.table_id)
-    for player, where_, games, faced, useful in run(where(pd, query)).all():
-        period.at_tables[player][where_] = int(games)
-        at_table[(player, where_)] = (int(faced), int(useful), 0)
-    query = sa.select(
-        nd.player,
-        nd.table_id,
-        *(sa.func.sum(c) for c in (nd.partners, nd.fed, nd.given, nd.strong, nd.strong_drops)),
+        nd.player, nd.table_id, *map(sa.func.sum, (*columns, nd.strong_drops))
     ).group_by(nd.player, nd.table_id)
     partners: dict[str, int] = {}
-    for player, where_, seated, fed, given, strong, drops in run(where(nd, query)).all():
+    for player, where_, games, faced, useful, seated, fed, given, strong, drops in _fetched(
+        run(where(nd, query))
+    ):
+        period.at_tables[player][where_] = int(games)
+        at_table[(player, where_)] = (int(faced), int(useful), int(fed))
         row = period.players[player]
         row.partners += int(seated)
         row.fed += int(fed)
@@ -435,8 +432,6 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
         row.strong += int(strong)
         row.strong_drops += int(drops)
         partners[where_] = partners.get(where_, 0) + int(seated)
-        faced, useful, _ = at_table.get((player, where_), (0, 0, 0))
-        at_table[(player, where_)] = (faced, useful, int(fed))
     period.add_bases(at_table)
     for where_, seated in partners.items():
         if seated:
@@ -452,30 +447,37 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     # The driver's rows as they are, all at once: iterating the result fetched them one at a
     # time, and even ``.all()`` made a Row of each that the loop below only unpacks. Sums of
     # integer columns come back as ints from both engines: no conversions.
-    result = run(_period_pairs(where, start, end))
-    try:
-        rows = result.cursor.fetchall()
-    finally:
-        result.close()
+    result = run(_period_pairs(where, start, end, _noted(session, start, end)))
     pairs, feed_base = period.pairs, period.feed_base
-    for first, second, faced, useful, gain, together, strong, drops, base, *exits in rows:
+    for first, second, faced, useful, gain, together, strong, drops, base, *exits in _fetched(
+        result
+    ):
         pairs[(first, second)] = PairDay(faced, useful, gain, together, exits, strong, drops)
         if faced:
             feed_base[(first, second)] = float(base or 0.0)
     return period
 
 
-def _pair_sums(where):
-    """Per ordered pair of the period: its sums (``PairDay``'s) and its discards faced,
-    each weighted by its table's rate of useful takes over the period (``feed_base``)."""
-    pd, rd = FairplayPlayerDay, FairplayPairDay
+def _fetched(result) -> list[tuple]:
+    """The driver's rows as they are, all at once (no ``Row`` made of each)."""
+    try:
+        return result.cursor.fetchall()
+    finally:
+        result.close()
+
+
+def _pair_sums(where, rd=FairplayPairDay):
+    """Per ordered pair of the period (rows of ``rd``): its sums (``PairDay``'s) and its
+    discards faced, each weighted by its table's rate of useful takes over the period
+    (``feed_base``)."""
+    nd = FairplayPartnerDay
     rates = where(
-        pd,
+        nd,
         sa.select(
-            pd.table_id.label("table_id"),
-            sa.func.sum(pd.faced).label("faced"),
-            sa.func.sum(pd.useful).label("useful"),
-        ).group_by(pd.table_id),
+            nd.table_id.label("table_id"),
+            sa.func.sum(nd.faced).label("faced"),
+            sa.func.sum(nd.useful).label("useful"),
+        ).group_by(nd.table_id),
     ).subquery()
     weighted = sa.cast(rd.faced, sa.Float) * rates.c.useful / sa.func.nullif(rates.c.faced, 0)
     query = (
@@ -497,14 +499,26 @@ def _pair_sums(where):
     return where(rd, query)
 
 
-def _period_pairs(where, start: str, end: str):
+def _noted(session, start: str, end: str) -> bool:
+    """Whether ``start``..``end`` lies in one calendar month whose noted pairs are current
+    (noted after the month's last counted game)."""
+    if start[:7] != end[:7]:
+        return False
+    m = FairplayNotedMonth
+    noted = (
+        session.connection()
+        .execute(sa.select(m.games).where(m.month == start[:7]))
+        .scalar_one_or_none()
+    )
+    return noted is not None and noted == period_games(session, *month_period(start[:7]))
+
+
+def _period_pairs(where, start: str, end: str, noted: bool):
     """The period's pairs that a signal may test, and their reverses (a flag shows the
     pair's games together, kept on the pair in name order)."""
-    rd, mp = FairplayPairDay, FairplayMonthPair
-    if start[:7] == end[:7]:
+    if noted:
         # Within a calendar month: only the pairs its month noted can reach a floor.
-        noted = sa.and_(mp.month == start[:7], mp.first == rd.first, mp.second == rd.second)
-        return _pair_sums(where).join(mp, noted)
+        return _pair_sums(where, FairplayNotedPairDay)
     # Across months a pair may reach a floor that no month of it reaches alone: the sums of
     # every pair, and those that reach one (either way round) kept.
     sums = _pair_sums(where).cte("pair_sums")
@@ -534,56 +548,78 @@ def reaches_floor_sql(columns):
 
 
 def note_month_pairs(engine, months: list[str]) -> None:
-    """Note the pairs of each of ``months`` whose month sums now reach a floor, each with its
-    reverse (``fairplay_month_pairs``). Counted games only add to a month's sums, so a pair
-    once noted stays noted: only the new ones are written."""
-    rd, mp = FairplayPairDay, FairplayMonthPair
+    """Note the rows of the pairs of each of ``months`` whose month sums reach a floor, each
+    pair with its reverse (``fairplay_noted_pair_days``), and the games the month had
+    counted then (``fairplay_noted_months``): the month's rows noted anew, in the database."""
+    rd, nd, m = FairplayPairDay, FairplayNotedPairDay, FairplayNotedMonth
     sums = {
         name: sa.func.sum(getattr(rd, name))
         for name in ("faced", "useful", "together", "strong", "strong_drops", *EXIT_COLUMNS)
     }
-    with engine.begin() as connection:
+    columns = [c.name for c in rd.__table__.columns]
+    with Session(engine) as session, session.begin():
+        connection = session.connection()
         for month in months:
             first, last = month_period(month)
-            query = (
-                sa.select(rd.first, rd.second)
-                .where(rd.day >= first, rd.day <= last)
+            within = (rd.day >= first, rd.day <= last)
+            reached = (
+                sa.select(rd.first.label("first"), rd.second.label("second"))
+                .where(*within)
                 .group_by(rd.first, rd.second)
                 .having(reaches_floor_sql(sums))
+                .cte("reached")
             )
-            reached = set()
-            for a, b in connection.execute(query):
-                reached.update(((a, b), (b, a)))
-            noted = connection.execute(sa.select(mp.first, mp.second).where(mp.month == month))
-            reached.difference_update(tuple(row) for row in noted)
-            _insert(
-                connection,
-                mp.__table__,
-                [(month, a, b) for a, b in sorted(reached)],
-                ("month", "first", "second"),
+            pairs = sa.union(
+                sa.select(reached.c.first, reached.c.second),
+                sa.select(reached.c.second, reached.c.first),
             )
+            rows = sa.select(*(getattr(rd, c) for c in columns)).where(
+                *within, sa.tuple_(rd.first, rd.second).in_(pairs)
+            )
+            connection.execute(sa.delete(nd).where(nd.day >= first, nd.day <= last))
+            connection.execute(sa.insert(nd).from_select(columns, rows))
+            connection.execute(sa.delete(m).where(m.month == month))
+            games = period_games(session, first, last)
+            connection.execute(sa.insert(m), {"month": month, "games": games})
 
 
 def fill_evidence(session, result, table: str | None = None) -> None:
     """Give each flag of ``result`` (a review) its heaviest evidence moves of the period."""
-    from replays.fairplay.signals import best_evidence, evidence_subject
+    from replays.fairplay.signals import BEST_EVIDENCE, best_evidence, evidence_subject
 
     e = FairplayEvidence
     subjects = {evidence_subject(flag) for flag in result.flags}
     if not subjects:
         return
+    connection = session.connection()
+    # Ranked as ``best_evidence`` ranks them (heaviest first, then game and move; the game
+    # ids compared byte by byte, as Python compares them), only each subject's best
+    # ``BEST_EVIDENCE`` come back: a month's flags have tens of thousands of rows. Byte
+    # order ("C") for the subjects too: the sort by the locale's rules cost most of the query.
+    subject = (e.signal, e.first, e.second)
+    if connection.dialect.name == "postgresql":
+        ordered = [column.collate("C") for column in (*subject, e.game_id)]
+    else:
+        ordered = [*subject, e.game_id]  # SQLite compares text byte by byte
+    place = (
+        sa.func.row_number()
+        .over(partition_by=ordered[:3], order_by=(e.weight.desc(), ordered[3], e.step))
+        .label("place")
+    )
     # One query for every flag (the page waits on it), split by subject here: each
     # subject's rows found by ``ix_fairplay_evidence_who``, not the period's every row.
-    query = sa.select(e.signal, e.first, e.second, e.game_id, e.step, e.weight, e.note).where(
-        sa.tuple_(e.signal, e.first, e.second).in_(sorted(subjects)),
+    query = sa.select(*subject, e.game_id, e.step, e.weight, e.note, place).where(
+        sa.tuple_(*subject).in_(sorted(subjects)),
         e.day >= result.start,
         e.day <= result.end,
     )
     if table is not None:
         query = query.where(e.table_id == table)
+    ranked = query.subquery()
+    best = sa.select(*list(ranked.c)[:-1]).where(ranked.c.place <= BEST_EVIDENCE)
     found: dict[tuple[str, str, str], list[Evidence]] = {subject: [] for subject in subjects}
-    for r in session.execute(query):
-        found[(r.signal, r.first, r.second)].append(Evidence(*r))
+    for row in connection.execute(best):
+        found[tuple(row[:3])].append(Evidence(*row))
     for flag in result.flags:
         flag.evidence = best_evidence(found[evidence_subject(flag)])
 
@@ -704,12 +740,17 @@ def review_to_json(result) -> str:
                     "p": f.p,
                     "games": f.games,
                     "q": f.q,
-                    "evidence": [list(astuple(e)) for e in f.evidence],
+                    "evidence": [_evidence_row(e) for e in f.evidence],
                 }
                 for f in result.flags
             ],
         }
     )
+
+
+def _evidence_row(e: Evidence) -> list:
+    """``list(astuple(e))`` without its deep copy (a review's hundreds of flags' evidence)."""
+    return [e.signal, e.first, e.second, e.game_id, e.step, e.weight, e.note]
 
 
 def review_from_json(text: str):
@@ -739,7 +780,8 @@ def rebuild(ledger, url: str | None = None, **kwargs) -> int:
     with Session(engine) as session, session.begin():
         for model in (
             FairplayEvidence,
-            FairplayMonthPair,
+            FairplayNotedMonth,
+            FairplayNotedPairDay,
             FairplayPairDay,
             FairplayPartnerDay,
             FairplayPlayerDay,
@@ -933,9 +975,33 @@ def _rows(summary: Summary) -> dict:
         ],
     )
     rows[FairplayPartnerDay] = (
-        ("day", "table_id", "player", "partners", "fed", "given", "strong", "strong_drops"),
+        (
+            "day",
+            "table_id",
+            "player",
+            "games",
+            "faced",
+            "useful",
+            "partners",
+            "fed",
+            "given",
+            "strong",
+            "strong_drops",
+        ),
         [
-            (day, table, player, r.partners, r.fed, r.given, r.strong, r.strong_drops)
+            (
+                day,
+                table,
+                player,
+                r.games,
+                r.faced,
+                r.useful,
+                r.partners,
+                r.fed,
+                r.given,
+                r.strong,
+                r.strong_drops,
+            )
             for (day, table, player), r in summary.players.items()
         ],
     )

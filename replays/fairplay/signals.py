@@ -69,8 +69,8 @@ SHRINK = 10.0  # feeding: a player's ratio to their tables' rate borrows this ma
 # The floors a pair's period sums must reach for a pair signal to test it: any one of these
 # conjunctions (feeding, seating, folding, dumping). ``exits`` is the sum of the exit bands.
 # A period's sums are no more than its calendar months', so a pair no floor of a month holds
-# is never tested in a period inside it: the projection keeps each month's pairs that reach
-# one (``fairplay_month_pairs``) and a period reads only those.
+# is never tested in a period inside it: the projection keeps the rows of each month's pairs
+# that reach one (``fairplay_noted_pair_days``) and a period inside the month reads those.
 PAIR_FLOORS = (
     (("faced", MIN_FACED), ("useful", MIN_USEFUL)),
     (("together", MIN_TOGETHER),),
@@ -152,8 +152,11 @@ def evidence_subject(flag: Flag) -> tuple[str, str, str]:
     return EVIDENCE_SOURCE[flag.signal], flag.players[0], second
 
 
+BEST_EVIDENCE = 5  # moves shown for a flag
+
+
 def best_evidence(rows) -> list[Evidence]:
-    return sorted(rows, key=lambda e: (-e.weight, e.game_id, e.step))[:5]
+    return sorted(rows, key=lambda e: (-e.weight, e.game_id, e.step))[:BEST_EVIDENCE]
 
 
 def replay_url(game_id: str, step: int) -> str:
