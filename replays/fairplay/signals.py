@@ -352,10 +352,16 @@ def _feeding(period: Period) -> list[Flag]:
                 f"{row.useful} of {row.faced} discards taken to the picker's gain "
                 f"({row.gain} points of hand score in all); expected {row.faced * rate:.1f}",
                 p,
-                pairs.get(tuple(sorted((feeder, picker))), PairDay()).together,
+                _together(pairs, feeder, picker),
             )
         )
     return tests
+
+
+def _together(pairs, first: str, second: str) -> int:
+    """The games two players had at one table (kept on the pair in name order)."""
+    row = pairs.get((first, second) if first < second else (second, first))
+    return 0 if row is None else row.together
 
 
 def _folding(period: Period) -> list[Flag]:
@@ -387,7 +393,7 @@ def _folding(period: Period) -> list[Flag]:
                     binomial_sf(row.strong_drops, row.strong, expected),
                     binomial_sf(MIN_DROPS, row.strong, expected),
                 ),
-                pairs.get(tuple(sorted((first, second))), PairDay()).together,
+                _together(pairs, first, second),
             )
         )
     return tests
@@ -494,7 +500,7 @@ def _dumping(players, pairs) -> list[Flag]:
                 f"{n} drops or wrong shows with {beneficiary} still in, {strong} of them with a "
                 f"hand scoring {EXIT_BANDS[2]} or less: strength z {z:.1f}",
                 normal_sf((z - centre) / spread),
-                pairs.get(tuple(sorted((dumper, beneficiary))), PairDay()).together,
+                _together(pairs, dumper, beneficiary),
             )
         )
     return tests

@@ -197,8 +197,10 @@ class Summary:
         keep = self._keep
         seated = sorted(set(seated))
         self.tables[day] += 1
+        # The game's player rows by name: each is looked up once, not once a fact.
+        rows = _DayRows(players, day)
         for player in seated:
-            row = players[(*day, player)]
+            row = rows[player]
             row.games += 1
             row.partners += len(seated) - 1
         for place, first in enumerate(seated):
@@ -208,7 +210,7 @@ class Summary:
                 if len(kept) < EVIDENCE_KEPT:
                     kept.append(_evidence("seat", first, second, game_id, 0, 0.0, "at one table"))
         for player, stock, surprise, variance, step in choices:
-            row = players[(*day, player)]
+            row = rows[player]
             row.choices += 1
             part = (1 if stock else -1) * surprise
             row.choice_sum += part
@@ -224,10 +226,10 @@ class Summary:
             if faced[(feeder, picker)] > FEEDS_PER_GAME:
                 continue
             useful = picked and gain > 0
-            row = players[(*day, picker)]
+            row = rows[picker]
             row.faced += 1
             row.useful += useful
-            row = players[(*day, feeder)]
+            row = rows[feeder]
             row.fed += 1
             row.given += useful
             pair = pairs[(*day, feeder, picker)]
@@ -241,7 +243,7 @@ class Summary:
         if chips:
             for player, kind, score, others, step in exits:
                 where = band(score)
-                players[(*day, player)].exits[where] += 1
+                rows[player].exits[where] += 1
                 weight = float(max(0, 80 - score))
                 for other in others:
                     pairs[(*day, player, other)].exits[where] += 1
@@ -258,7 +260,7 @@ class Summary:
                         continue
                     pair = pairs[(*day, player, partner)]
                     pair.strong += 1
-                    row = players[(*day, player)]
+                    row = rows[player]
                     row.strong += 1
                     step, others = drops.get(player, (0, ()))
                     if partner in others:
@@ -270,7 +272,7 @@ class Summary:
                                 day, _evidence("fold", player, partner, game_id, step, weight, note)
                             )
         for player, agreed, breaks, _loss, step, card in discards:
-            row = players[(*day, player)]
+            row = rows[player]
             row.discards[breaks] += 1
             if agreed:
                 row.agreed[breaks] += 1
@@ -290,7 +292,7 @@ class Summary:
             if seconds < 0:
                 continue
             if timed is None or timed[0] != player:
-                timed = (player, players[(*day, player)].timing)
+                timed = (player, rows[player].timing)
             cell = timed[1].get(kind)
             if cell is None:
                 cell = timed[1][kind] = [0, 0.0, 0.0]
@@ -323,6 +325,20 @@ class Summary:
         for key, rows in other.evidence.items():
             for evidence in rows:
                 self._keep(key[:2], evidence)
+
+
+class _DayRows(dict):
+    """One game's rows of ``players`` (a summary's), by player: made on first use."""
+
+    __slots__ = ("day", "players")
+
+    def __init__(self, players: dict, day: tuple[str, str]) -> None:
+        super().__init__()
+        self.players, self.day = players, day
+
+    def __missing__(self, player: str) -> PlayerDay:
+        row = self[player] = self.players[(*self.day, player)]
+        return row
 
 
 def _may_keep(kept: list[Evidence] | None, weight: float) -> bool:
