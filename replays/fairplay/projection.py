@@ -607,11 +607,25 @@ def fill_evidence(session, result, table: str | None = None) -> None:
         .label("place")
     )
     # One query for every flag (the page waits on it), split by subject here: each
-    # subject's rows found by ``ix_fairplay_evidence_who``, not the period's every row.
-    query = sa.select(*subject, e.game_id, e.step, e.weight, e.note, place).where(
-        sa.tuple_(*subject).in_(sorted(subjects)),
-        e.day >= result.start,
-        e.day <= result.end,
+    # subject's rows found by ``ix_fairplay_evidence_who``, not the period's every row. The
+    # subjects are a list joined to, not an ``IN`` of row values: PostgreSQL planned the
+    # hundreds of those of a month's flags one by one, longer than it ran the query.
+    wanted = (
+        sa.values(*(sa.column(c.name, sa.String) for c in subject), name="wanted")
+        .data(sorted(subjects))
+        .cte("wanted")
+    )
+    query = (
+        sa.select(*subject, e.game_id, e.step, e.weight, e.note, place)
+        .join(
+            wanted,
+            sa.and_(
+                wanted.c.signal == e.signal,
+                wanted.c.first == e.first,
+                wanted.c.second == e.second,
+            ),
+        )
+        .where(e.day >= result.start, e.day <= result.end)
     )
     if table is not None:
         query = query.where(e.table_id == table)
