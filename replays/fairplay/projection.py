@@ -420,18 +420,21 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
         nd.player, nd.table_id, *map(sa.func.sum, (*columns, nd.strong_drops))
     ).group_by(nd.player, nd.table_id)
     partners: dict[str, int] = {}
+    # Sums of integer columns come back as ints from both engines: no conversions (this
+    # loop runs once per player and table).
+    at_tables, players = period.at_tables, period.players
     for player, where_, games, faced, useful, seated, fed, given, strong, drops in _fetched(
         run(where(nd, query))
     ):
-        period.at_tables[player][where_] = int(games)
-        at_table[(player, where_)] = (int(faced), int(useful), int(fed))
-        row = period.players[player]
-        row.partners += int(seated)
-        row.fed += int(fed)
-        row.given += int(given)
-        row.strong += int(strong)
-        row.strong_drops += int(drops)
-        partners[where_] = partners.get(where_, 0) + int(seated)
+        at_tables[player][where_] = games
+        at_table[(player, where_)] = (faced, useful, fed)
+        row = players[player]
+        row.partners += seated
+        row.fed += fed
+        row.given += given
+        row.strong += strong
+        row.strong_drops += drops
+        partners[where_] = partners.get(where_, 0) + seated
     period.add_bases(at_table)
     for where_, seated in partners.items():
         if seated:
