@@ -4,9 +4,11 @@
 from its events (``Variant.record_of``, the record ``rummy-ledger export`` writes), walks it
 (:mod:`.facts`), and adds the counts to the day-and-table slices the batch touches, in one
 transaction with the games' ``fairplay_games`` rows. Only the days of the new games are
-read and written, so a new day costs that day's games. :func:`load_period` adds a period up
-in the database (one row per player and per pair comes back), which is what the page and
-the command review; :func:`load_summary` reads the day rows back as they are.
+read and written, so a new day costs that day's games; then each month the games fell in has
+its pairs that reach a pair signal's floor noted (:func:`note_month_pairs`).
+:func:`load_period` adds a period up in the database (one row per player, and per pair a
+signal may test), which is what the page and the command review; :func:`load_summary`
+reads the day rows back as they are.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
-from dataclasses import astuple
 from datetime import UTC, date, datetime, timedelta
 
 import sqlalchemy as sa
@@ -36,7 +37,10 @@ from replays.fairplay.tables import (
     TIMING_COLUMNS,
     FairplayEvidence,
     FairplayGame,
+    FairplayNotedMonth,
+    FairplayNotedPairDay,
     FairplayPairDay,
+    FairplayPartnerDay,
     FairplayPlayerDay,
     FairplayReview,
     FairplayTableDay,
@@ -135,6 +139,7 @@ def _count(ledger, engine, games, progress, jobs, reviews, skipped) -> int:
         days.update(day for _, day, _, _ in batch)
         if progress is not None:
             progress(len(batch))
+    note_month_pairs(engine, sorted({day[:7] for day in days if day}))
     _analyse(engine)
     if reviews:
         store_reviews(engine, sorted({day[:7] for day in days if day}))
@@ -153,7 +158,14 @@ def _analyse(engine) -> None:
     if engine.dialect.name != "postgresql":
         return
     with engine.begin() as connection:
-        for model in (FairplayPlayerDay, FairplayPairDay, FairplayTableDay, FairplayEvidence):
+        for model in (
+            FairplayPlayerDay,
+            FairplayPartnerDay,
+            FairplayPairDay,
+            FairplayTableDay,
+            FairplayEvidence,
+            FairplayNotedPairDay,
+        ):
             connection.execute(sa.text(f'ANALYZE "{model.__tablename__}"'))
 
 
@@ -291,6 +303,7 @@ def add_records(engine, records: list[dict]) -> list:
     findings of those the walk could not follow (recorded, nothing counted of them)."""
     walked = [_walk_record(record) for record in records]
     add_facts(engine, walked)
+    note_month_pairs(engine, sorted({day[:7] for _, day, _, _ in walked if day}))
     return [facts for _, _, _, facts in walked if _unreadable(facts)]
 
 
@@ -329,7 +342,7 @@ def load_summary(
     ``evidence``, fetch a review's evidence afterwards with :func:`fill_evidence` (a month
     keeps far more evidence rows than it flags)."""
     summary = Summary()
-    models = (FairplayPlayerDay, FairplayPairDay, FairplayTableDay)
+    models = (FairplayPlayerDay, FairplayPartnerDay, FairplayPairDay, FairplayTableDay)
     for model in (*models, FairplayEvidence) if evidence else models:
         # Plain rows, not ORM objects: a month's pairs are many, and the page waits on them.
         query = sa.select(*model.__table__.columns).where(model.day >= start, model.day <= end)
@@ -342,8 +355,10 @@ def load_summary(
 def load_period(session, start: str, end: str, table: str | None = None) -> Period:
     """Days ``start``..``end`` (one table or all) added up by the database: the same figures
     as ``load_summary(...).period(...)`` without reading every day's row into Python (a
-    month of pairs is many rows, and the page waits on them). No evidence: fetch a review's
-    with :func:`fill_evidence`."""
+    month of pairs is many rows, and the page waits on them), and of the pairs only those a
+    signal may test (and their reverses): a period inside one calendar month reads the pairs
+    its month noted (``fairplay_noted_pair_days``), a longer one those whose period sums reach
+    a floor. No evidence: fetch a review's with :func:`fill_evidence`."""
     period = Period(start, end, table)
     # Plain Core rows off the connection: the ORM's row handling would cost more than the sums.
     run = session.connection().execute
@@ -356,7 +371,7 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
         query = query.where(model.day >= start, model.day <= end)
         return query if table is None else query.where(model.table_id == table)
 
-    pd, rd, td = FairplayPlayerDay, FairplayPairDay, FairplayTableDay
+    pd, td, nd = FairplayPlayerDay, FairplayTableDay, FairplayPartnerDay
     timing = [getattr(pd, c) for kind in TIMING_COLUMNS.values() for c in kind]
     query = sa.select(
         pd.player,
@@ -380,7 +395,7 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     exits = 6 + 3 * kinds
     discards = exits + len(EXIT_COLUMNS)
     agreed = discards + len(DISCARD_COLUMNS)
-    for player, *sums in run(where(pd, query)).all():
+    for player, *sums in _fetched(run(where(pd, query))):
         cells = sums[6:exits]
         period.players[player] = PlayerDay(
             int(sums[0]),
@@ -397,90 +412,231 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
             [int(n) for n in sums[discards:agreed]],
             [int(n) for n in sums[agreed:]],
         )
-    query = sa.select(pd.player, pd.table_id, sa.func.sum(pd.games)).group_by(
-        pd.player, pd.table_id
-    )
-    for player, where_, games in run(where(pd, query)).all():
-        period.at_tables[player][where_] = int(games)
+    # What each player's pairs add up to, at each table (the feeding test's bases weigh each
+    # table's discards by its own rate; the seating test counts each table's pairs).
+    at_table: dict[tuple[str, str], tuple[int, int, int]] = {}
+    columns = (nd.games, nd.faced, nd.useful, nd.partners, nd.fed, nd.given, nd.strong)
+    query = sa.select(
+        nd.player, nd.table_id, *map(sa.func.sum, (*columns, nd.strong_drops))
+    ).group_by(nd.player, nd.table_id)
+    partners: dict[str, int] = {}
+    # Sums of integer columns come back as ints from both engines: no conversions (this
+    # loop runs once per player and table).
+    at_tables, players = period.at_tables, period.players
+    for player, where_, games, faced, useful, seated, fed, given, strong, drops in _fetched(
+        run(where(nd, query))
+    ):
+        at_tables[player][where_] = games
+        at_table[(player, where_)] = (faced, useful, fed)
+        row = players[player]
+        row.partners += seated
+        row.fed += fed
+        row.given += given
+        row.strong += strong
+        row.strong_drops += drops
+        partners[where_] = partners.get(where_, 0) + seated
+    period.add_bases(at_table)
+    for where_, seated in partners.items():
+        if seated:
+            period.table_pairs[where_] = seated // 2  # each pair counted by both
     query = sa.select(td.table_id, sa.func.sum(td.games)).group_by(td.table_id)
     for where_, games in run(where(td, query)).all():
         period.table_games[where_] = int(games)
-    query = (
-        sa.select(rd.table_id, sa.func.sum(rd.together))
-        .where(rd.together > 0)
-        .group_by(rd.table_id)
-    )
-    for where_, pairs in run(where(rd, query)).all():
-        period.table_pairs[where_] = int(pairs)
-    # Each table's rate of useful takes over the period, then each pair's discards faced
-    # weighted by it: summed in the database, so only one row per pair comes back.
-    rates = where(
-        pd,
-        sa.select(
-            pd.table_id.label("table_id"),
-            sa.func.sum(pd.faced).label("faced"),
-            sa.func.sum(pd.useful).label("useful"),
-        ).group_by(pd.table_id),
-    ).subquery()
-    weighted = sa.cast(rd.faced, sa.Float) * rates.c.useful / sa.func.nullif(rates.c.faced, 0)
-    query = (
-        sa.select(
-            rd.first,
-            rd.second,
-            sa.func.sum(rd.faced),
-            sa.func.sum(rd.useful),
-            sa.func.sum(rd.gain),
-            sa.func.sum(rd.together),
-            sa.func.sum(rd.strong),
-            sa.func.sum(rd.strong_drops),
-            sa.func.sum(sa.case((rd.faced > 0, weighted), else_=0.0)),
-            *(sa.func.sum(getattr(rd, c)) for c in EXIT_COLUMNS),
-        )
-        .join(rates, rates.c.table_id == rd.table_id)
-        .group_by(rd.first, rd.second)
-    )
     if postgresql:
-        # Nearly every pair is its own group (28 days' 259,000 pair-day rows are 225,000
-        # pairs): parallel workers each hashed their share of the groups and the leader hashed
-        # them all again, 1.2x the time of one process and three processes' CPU.
+        # Nearly every pair is its own group: parallel workers each hashed their share of
+        # the groups and the leader hashed them all again, 1.2x the time of one process and
+        # three processes' CPU.
         run(sa.text("SET LOCAL max_parallel_workers_per_gather = 0"))
     # The driver's rows as they are, all at once: iterating the result fetched them one at a
-    # time (twice the query itself for a month's pairs), and even ``.all()`` made a Row of
-    # each that the loop below only unpacks (a third of the fetch). Sums of integer columns
-    # come back as ints from both engines: no conversions (this loop runs once per pair).
-    result = run(where(rd, query))
-    try:
-        rows = result.cursor.fetchall()
-    finally:
-        result.close()
+    # time, and even ``.all()`` made a Row of each that the loop below only unpacks. Sums of
+    # integer columns come back as ints from both engines: no conversions.
+    result = run(_period_pairs(where, start, end, _noted(session, start, end)))
     pairs, feed_base = period.pairs, period.feed_base
-    for first, second, faced, useful, gain, together, strong, drops, base, *exits in rows:
+    for first, second, faced, useful, gain, together, strong, drops, base, *exits in _fetched(
+        result
+    ):
         pairs[(first, second)] = PairDay(faced, useful, gain, together, exits, strong, drops)
         if faced:
             feed_base[(first, second)] = float(base or 0.0)
     return period
 
 
+def _fetched(result) -> list[tuple]:
+    """The driver's rows as they are, all at once (no ``Row`` made of each)."""
+    try:
+        return result.cursor.fetchall()
+    finally:
+        result.close()
+
+
+def _pair_sums(where, rd=FairplayPairDay):
+    """Per ordered pair of the period (rows of ``rd``): its sums (``PairDay``'s) and its
+    discards faced, each weighted by its table's rate of useful takes over the period
+    (``feed_base``)."""
+    nd = FairplayPartnerDay
+    rates = where(
+        nd,
+        sa.select(
+            nd.table_id.label("table_id"),
+            sa.func.sum(nd.faced).label("faced"),
+            sa.func.sum(nd.useful).label("useful"),
+        ).group_by(nd.table_id),
+    ).subquery()
+    weighted = sa.cast(rd.faced, sa.Float) * rates.c.useful / sa.func.nullif(rates.c.faced, 0)
+    query = (
+        sa.select(
+            rd.first.label("first"),
+            rd.second.label("second"),
+            sa.func.sum(rd.faced).label("faced"),
+            sa.func.sum(rd.useful).label("useful"),
+            sa.func.sum(rd.gain).label("gain"),
+            sa.func.sum(rd.together).label("together"),
+            sa.func.sum(rd.strong).label("strong"),
+            sa.func.sum(rd.strong_drops).label("strong_drops"),
+            sa.func.sum(sa.case((rd.faced > 0, weighted), else_=0.0)).label("base"),
+            *(sa.func.sum(getattr(rd, c)).label(c) for c in EXIT_COLUMNS),
+        )
+        .join(rates, rates.c.table_id == rd.table_id)
+        .group_by(rd.first, rd.second)
+    )
+    return where(rd, query)
+
+
+def _noted(session, start: str, end: str) -> bool:
+    """Whether ``start``..``end`` lies in one calendar month whose noted pairs are current
+    (noted after the month's last counted game)."""
+    if start[:7] != end[:7]:
+        return False
+    m = FairplayNotedMonth
+    noted = (
+        session.connection()
+        .execute(sa.select(m.games).where(m.month == start[:7]))
+        .scalar_one_or_none()
+    )
+    return noted is not None and noted == period_games(session, *month_period(start[:7]))
+
+
+def _period_pairs(where, start: str, end: str, noted: bool):
+    """The period's pairs that a signal may test, and their reverses (a flag shows the
+    pair's games together, kept on the pair in name order)."""
+    if noted:
+        # Within a calendar month: only the pairs its month noted can reach a floor.
+        return _pair_sums(where, FairplayNotedPairDay)
+    # Across months a pair may reach a floor that no month of it reaches alone: the sums of
+    # every pair, and those that reach one (either way round) kept.
+    sums = _pair_sums(where).cte("pair_sums")
+    reached = reaches_floor_sql(sums.c)
+    tested = sa.union(
+        sa.select(sums.c.first, sums.c.second).where(reached),
+        sa.select(sums.c.second, sums.c.first).where(reached),
+    ).subquery("tested")
+    return sa.select(*sums.c).join(
+        tested, sa.and_(tested.c.first == sums.c.first, tested.c.second == sums.c.second)
+    )
+
+
+def reaches_floor_sql(columns):
+    """:func:`replays.fairplay.signals.reaches_floor` as SQL over ``columns`` (a pair's sums,
+    by ``PairDay``'s names, the exits by :data:`EXIT_COLUMNS`)."""
+    from replays.fairplay.signals import PAIR_FLOORS
+
+    def value(name):
+        if name == "exits":
+            return sum((columns[c] for c in EXIT_COLUMNS[1:]), columns[EXIT_COLUMNS[0]])
+        return columns[name]
+
+    return sa.or_(
+        *(sa.and_(*(value(name) >= floor for name, floor in floors)) for floors in PAIR_FLOORS)
+    )
+
+
+def note_month_pairs(engine, months: list[str]) -> None:
+    """Note the rows of the pairs of each of ``months`` whose month sums reach a floor, each
+    pair with its reverse (``fairplay_noted_pair_days``), and the games the month had
+    counted then (``fairplay_noted_months``): the month's rows noted anew, in the database."""
+    rd, nd, m = FairplayPairDay, FairplayNotedPairDay, FairplayNotedMonth
+    sums = {
+        name: sa.func.sum(getattr(rd, name))
+        for name in ("faced", "useful", "together", "strong", "strong_drops", *EXIT_COLUMNS)
+    }
+    columns = [c.name for c in rd.__table__.columns]
+    with Session(engine) as session, session.begin():
+        connection = session.connection()
+        for month in months:
+            first, last = month_period(month)
+            within = (rd.day >= first, rd.day <= last)
+            reached = (
+                sa.select(rd.first.label("first"), rd.second.label("second"))
+                .where(*within)
+                .group_by(rd.first, rd.second)
+                .having(reaches_floor_sql(sums))
+                .cte("reached")
+            )
+            pairs = sa.union(
+                sa.select(reached.c.first, reached.c.second),
+                sa.select(reached.c.second, reached.c.first),
+            )
+            rows = sa.select(*(getattr(rd, c) for c in columns)).where(
+                *within, sa.tuple_(rd.first, rd.second).in_(pairs)
+            )
+            connection.execute(sa.delete(nd).where(nd.day >= first, nd.day <= last))
+            connection.execute(sa.insert(nd).from_select(columns, rows))
+            connection.execute(sa.delete(m).where(m.month == month))
+            games = period_games(session, first, last)
+            connection.execute(sa.insert(m), {"month": month, "games": games})
+
+
 def fill_evidence(session, result, table: str | None = None) -> None:
     """Give each flag of ``result`` (a review) its heaviest evidence moves of the period."""
-    from replays.fairplay.signals import best_evidence, evidence_subject
+    from replays.fairplay.signals import BEST_EVIDENCE, best_evidence, evidence_subject
 
     e = FairplayEvidence
     subjects = {evidence_subject(flag) for flag in result.flags}
     if not subjects:
         return
+    connection = session.connection()
+    # Ranked as ``best_evidence`` ranks them (heaviest first, then game and move; the game
+    # ids compared byte by byte, as Python compares them), only each subject's best
+    # ``BEST_EVIDENCE`` come back: a month's flags have tens of thousands of rows. Byte
+    # order ("C") for the subjects too: the sort by the locale's rules cost most of the query.
+    subject = (e.signal, e.first, e.second)
+    if connection.dialect.name == "postgresql":
+        ordered = [column.collate("C") for column in (*subject, e.game_id)]
+    else:
+        ordered = [*subject, e.game_id]  # SQLite compares text byte by byte
+    place = (
+        sa.func.row_number()
+        .over(partition_by=ordered[:3], order_by=(e.weight.desc(), ordered[3], e.step))
+        .label("place")
+    )
     # One query for every flag (the page waits on it), split by subject here: each
-    # subject's rows found by ``ix_fairplay_evidence_who``, not the period's every row.
-    query = sa.select(e.signal, e.first, e.second, e.game_id, e.step, e.weight, e.note).where(
-        sa.tuple_(e.signal, e.first, e.second).in_(sorted(subjects)),
-        e.day >= result.start,
-        e.day <= result.end,
+    # subject's rows found by ``ix_fairplay_evidence_who``, not the period's every row. The
+    # subjects are a list joined to, not an ``IN`` of row values: PostgreSQL planned the
+    # hundreds of those of a month's flags one by one, longer than it ran the query.
+    wanted = (
+        sa.values(*(sa.column(c.name, sa.String) for c in subject), name="wanted")
+        .data(sorted(subjects))
+        .cte("wanted")
+    )
+    query = (
+        sa.select(*subject, e.game_id, e.step, e.weight, e.note, place)
+        .join(
+            wanted,
+            sa.and_(
+                wanted.c.signal == e.signal,
+                wanted.c.first == e.first,
+                wanted.c.second == e.second,
+            ),
+        )
+        .where(e.day >= result.start, e.day <= result.end)
     )
     if table is not None:
         query = query.where(e.table_id == table)
+    ranked = query.subquery()
+    best = sa.select(*list(ranked.c)[:-1]).where(ranked.c.place <= BEST_EVIDENCE)
     found: dict[tuple[str, str, str], list[Evidence]] = {subject: [] for subject in subjects}
-    for r in session.execute(query):
-        found[(r.signal, r.first, r.second)].append(Evidence(*r))
+    for row in connection.execute(best):
+        found[tuple(row[:3])].append(Evidence(*row))
     for flag in result.flags:
         flag.evidence = best_evidence(found[evidence_subject(flag)])
 
@@ -601,12 +757,17 @@ def review_to_json(result) -> str:
                     "p": f.p,
                     "games": f.games,
                     "q": f.q,
-                    "evidence": [list(astuple(e)) for e in f.evidence],
+                    "evidence": [_evidence_row(e) for e in f.evidence],
                 }
                 for f in result.flags
             ],
         }
     )
+
+
+def _evidence_row(e: Evidence) -> list:
+    """``list(astuple(e))`` without its deep copy (a review's hundreds of flags' evidence)."""
+    return [e.signal, e.first, e.second, e.game_id, e.step, e.weight, e.note]
 
 
 def review_from_json(text: str):
@@ -636,7 +797,10 @@ def rebuild(ledger, url: str | None = None, **kwargs) -> int:
     with Session(engine) as session, session.begin():
         for model in (
             FairplayEvidence,
+            FairplayNotedMonth,
+            FairplayNotedPairDay,
             FairplayPairDay,
+            FairplayPartnerDay,
             FairplayPlayerDay,
             FairplayTableDay,
             FairplayGame,
@@ -670,6 +834,16 @@ def _load(summary: Summary, model, rows) -> None:
                     [getattr(row, name) for name in EXIT_COLUMNS],
                     [getattr(row, name) for name in DISCARD_COLUMNS],
                     [getattr(row, name) for name in AGREED_COLUMNS],
+                )
+            )
+        elif model is FairplayPartnerDay:
+            summary.players[(row.day, row.table_id, row.player)].add(
+                PlayerDay(
+                    partners=row.partners,
+                    fed=row.fed,
+                    given=row.given,
+                    strong=row.strong,
+                    strong_drops=row.strong_drops,
                 )
             )
         elif model is FairplayPairDay:
@@ -712,7 +886,7 @@ def _merge(connection, summary: Summary, slices) -> None:
     the sums row by row (an upsert through a staging table: the kept rows never travel to
     this process and back), the evidence kept by weight, :data:`EVIDENCE_KEPT` a subject."""
     rows = _rows(summary)
-    for model in (FairplayPlayerDay, FairplayPairDay, FairplayTableDay):
+    for model in (FairplayPlayerDay, FairplayPartnerDay, FairplayPairDay, FairplayTableDay):
         _add_up(connection, model.__table__, *rows[model])
     names, evidence = rows[FairplayEvidence]
     _insert(connection, FairplayEvidence.__table__, evidence, names)
@@ -813,6 +987,37 @@ def _rows(summary: Summary) -> dict:
                 *r.exits,
                 *r.discards,
                 *r.agreed,
+            )
+            for (day, table, player), r in summary.players.items()
+        ],
+    )
+    rows[FairplayPartnerDay] = (
+        (
+            "day",
+            "table_id",
+            "player",
+            "games",
+            "faced",
+            "useful",
+            "partners",
+            "fed",
+            "given",
+            "strong",
+            "strong_drops",
+        ),
+        [
+            (
+                day,
+                table,
+                player,
+                r.games,
+                r.faced,
+                r.useful,
+                r.partners,
+                r.fed,
+                r.given,
+                r.strong,
+                r.strong_drops,
             )
             for (day, table, player), r in summary.players.items()
         ],

@@ -66,6 +66,32 @@ MIN_EXITS = 3  # dumping: exits with the beneficiary still in
 MIN_INTERVALS = 20  # timing: move intervals (degrees of freedom)
 MIN_DISCARDS = 50  # solver agreement: discards weighed
 SHRINK = 10.0  # feeding: a player's ratio to their tables' rate borrows this many takes at 1
+# The floors a pair's period sums must reach for a pair signal to test it: any one of these
+# conjunctions (feeding, seating, folding, dumping). ``exits`` is the sum of the exit bands.
+# A period's sums are no more than its calendar months', so a pair no floor of a month holds
+# is never tested in a period inside it: the projection keeps the rows of each month's pairs
+# that reach one (``fairplay_noted_pair_days``) and a period inside the month reads those.
+PAIR_FLOORS = (
+    (("faced", MIN_FACED), ("useful", MIN_USEFUL)),
+    (("together", MIN_TOGETHER),),
+    (("strong", MIN_STRONG), ("strong_drops", MIN_DROPS)),
+    (("exits", MIN_EXITS),),
+)
+
+
+def reaches_floor(row: PairDay) -> bool:
+    """Whether any pair signal tests ``row`` (a pair's sums): :data:`PAIR_FLOORS`.
+
+    >>> reaches_floor(PairDay(together=3)), reaches_floor(PairDay(faced=9, useful=1))
+    (True, False)
+    """
+    return any(
+        all(
+            (sum(row.exits) if name == "exits" else getattr(row, name)) >= floor
+            for name, floor in floors
+        )
+        for floors in PAIR_FLOORS
+    )
 
 
 @dataclass
@@ -126,8 +152,11 @@ def evidence_subject(flag: Flag) -> tuple[str, str, str]:
     return EVIDENCE_SOURCE[flag.signal], flag.players[0], second
 
 
+BEST_EVIDENCE = 5  # moves shown for a flag
+
+
 def best_evidence(rows) -> list[Evidence]:
-    return sorted(rows, key=lambda e: (-e.weight, e.game_id, e.step))[:5]
+    return sorted(rows, key=lambda e: (-e.weight, e.game_id, e.step))[:BEST_EVIDENCE]
 
 
 def replay_url(game_id: str, step: int) -> str:
@@ -270,7 +299,7 @@ def review(
     tests: list[Flag] = []
     tests += _feeding(period)
     tests += _seating(pairs, period.at_tables, period.table_pairs)
-    tests += _folding(pairs)
+    tests += _folding(period)
     tests += _hidden(players)
     tests += _dumping(players, pairs)
     tests += _timing(players)
@@ -296,18 +325,9 @@ def review(
 def _feeding(period: Period) -> list[Flag]:
     # Tables differ (stakes, seats, packs, deals): each discard faced is expected to be
     # taken at its own table's rate (``period.feed_base``), and a player's habits are their
-    # ratio to that.
+    # ratio to that: over all their pairs, as the period's player rows add them up.
     players, pairs, base = period.players, period.pairs, period.feed_base
-    picker_base: dict[str, float] = defaultdict(float)
-    feeder_base: dict[str, float] = defaultdict(float)
-    given: dict[str, int] = defaultdict(int)
-    for (feeder, picker), row in pairs.items():
-        if not row.faced:
-            continue  # nothing expected nor taken (half a month's pairs only sat together)
-        expected = base.get((feeder, picker), 0.0)
-        picker_base[picker] += expected
-        feeder_base[feeder] += expected
-        given[feeder] += row.useful
+    picker_base, feeder_base = period.picker_base, period.feeder_base
     tests = []
     for (feeder, picker), row in pairs.items():
         if row.faced < MIN_FACED or row.useful < MIN_USEFUL:
@@ -318,7 +338,7 @@ def _feeding(period: Period) -> list[Flag]:
         takes = (players[picker].useful - row.useful + SHRINK) / (
             picker_base[picker] - own + SHRINK
         )
-        gives = (given[feeder] - row.useful + SHRINK) / (feeder_base[feeder] - own + SHRINK)
+        gives = (players[feeder].given - row.useful + SHRINK) / (feeder_base[feeder] - own + SHRINK)
         rate = min(0.95, own * takes * gives / row.faced)
         p = given_floor(
             binomial_sf(row.useful, row.faced, rate), binomial_sf(MIN_USEFUL, row.faced, rate)
@@ -332,25 +352,24 @@ def _feeding(period: Period) -> list[Flag]:
                 f"{row.useful} of {row.faced} discards taken to the picker's gain "
                 f"({row.gain} points of hand score in all); expected {row.faced * rate:.1f}",
                 p,
-                pairs.get(tuple(sorted((feeder, picker))), PairDay()).together,
+                _together(pairs, feeder, picker),
             )
         )
     return tests
 
 
-def _folding(pairs) -> list[Flag]:
+def _together(pairs, first: str, second: str) -> int:
+    """The games two players had at one table (kept on the pair in name order)."""
+    row = pairs.get((first, second) if first < second else (second, first))
+    return 0 if row is None else row.together
+
+
+def _folding(period: Period) -> list[Flag]:
     # The population's rate of drops with another player strong in the deal, and each
     # player's ratio to it over everyone else (a cautious player drops more, with anyone).
-    strong = drops = 0
-    own_strong: dict[str, int] = defaultdict(int)
-    own_drops: dict[str, int] = defaultdict(int)
-    for (first, _), row in pairs.items():
-        if not row.strong:
-            continue  # no strong hand met, so no drop counted either
-        strong += row.strong
-        drops += row.strong_drops
-        own_strong[first] += row.strong
-        own_drops[first] += row.strong_drops
+    players, pairs = period.players, period.pairs
+    strong = sum(row.strong for row in players.values())
+    drops = sum(row.strong_drops for row in players.values())
     if not strong:
         return []
     rate = drops / strong
@@ -358,8 +377,8 @@ def _folding(pairs) -> list[Flag]:
     for (first, second), row in pairs.items():
         if row.strong < MIN_STRONG or row.strong_drops < MIN_DROPS:
             continue
-        ratio = (own_drops[first] - row.strong_drops + SHRINK) / (
-            (own_strong[first] - row.strong) * rate + SHRINK
+        ratio = (players[first].strong_drops - row.strong_drops + SHRINK) / (
+            (players[first].strong - row.strong) * rate + SHRINK
         )
         expected = min(0.95, rate * ratio)
         tests.append(
@@ -374,7 +393,7 @@ def _folding(pairs) -> list[Flag]:
                     binomial_sf(row.strong_drops, row.strong, expected),
                     binomial_sf(MIN_DROPS, row.strong, expected),
                 ),
-                pairs.get(tuple(sorted((first, second))), PairDay()).together,
+                _together(pairs, first, second),
             )
         )
     return tests
@@ -481,7 +500,7 @@ def _dumping(players, pairs) -> list[Flag]:
                 f"{n} drops or wrong shows with {beneficiary} still in, {strong} of them with a "
                 f"hand scoring {EXIT_BANDS[2]} or less: strength z {z:.1f}",
                 normal_sf((z - centre) / spread),
-                pairs.get(tuple(sorted((dumper, beneficiary))), PairDay()).together,
+                _together(pairs, dumper, beneficiary),
             )
         )
     return tests

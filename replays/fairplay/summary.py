@@ -10,6 +10,11 @@ a new day costs only that day's games. The projection keeps these rows in read-m
   intervals by kind (count, sum, sum of squares); exits by hand-score band.
 - per player and day, solver agreement: discards weighed and those that left no more than
   the solver's choice, by the links of the solver's choice (:data:`BREAKS` classes).
+- per player and day, what the player's ordered pairs (the player first) add up to: the
+  others seated with them, game by game; their discards the next player faced and took to
+  their gain; the deals in which another was dealt a strong hand, and the player's drops in
+  them. The signals' population rates are these sums, so a period is reviewed without
+  adding up its every pair (only the pairs that reach a floor are tested).
 - per ordered pair and day (:class:`PairDay`): the same feeding counts for one feeder and one
   picker; exits of the first while the second was still in the deal, by score band; games
   at one table (kept on the pair in name order); deals in which the second was dealt a
@@ -73,6 +78,15 @@ class PlayerDay:
     # the links the solver's choice had (``BREAKS`` classes).
     discards: list[int] = field(default_factory=_breaks)
     agreed: list[int] = field(default_factory=_breaks)
+    # The player's pairs (the player first) added up: the others seated with them, game by
+    # game (each pair counted twice, once by each); as a feeder, discards faced by the next
+    # player and taken to their gain; deals with another dealt a strong hand, and of them the
+    # player's drops with that one still in.
+    partners: int = 0
+    fed: int = 0
+    given: int = 0
+    strong: int = 0
+    strong_drops: int = 0
 
     def add(self, other: PlayerDay) -> None:
         self.games += other.games
@@ -89,6 +103,11 @@ class PlayerDay:
         self.exits = [a + b for a, b in zip(self.exits, other.exits, strict=True)]
         self.discards = [a + b for a, b in zip(self.discards, other.discards, strict=True)]
         self.agreed = [a + b for a, b in zip(self.agreed, other.agreed, strict=True)]
+        self.partners += other.partners
+        self.fed += other.fed
+        self.given += other.given
+        self.strong += other.strong
+        self.strong_drops += other.strong_drops
 
 
 @dataclass
@@ -178,8 +197,12 @@ class Summary:
         keep = self._keep
         seated = sorted(set(seated))
         self.tables[day] += 1
+        # The game's player rows by name: each is looked up once, not once a fact.
+        rows = _DayRows(players, day)
         for player in seated:
-            players[(*day, player)].games += 1
+            row = rows[player]
+            row.games += 1
+            row.partners += len(seated) - 1
         for place, first in enumerate(seated):
             for second in seated[place + 1 :]:
                 pairs[(*day, first, second)].together += 1
@@ -187,7 +210,7 @@ class Summary:
                 if len(kept) < EVIDENCE_KEPT:
                     kept.append(_evidence("seat", first, second, game_id, 0, 0.0, "at one table"))
         for player, stock, surprise, variance, step in choices:
-            row = players[(*day, player)]
+            row = rows[player]
             row.choices += 1
             part = (1 if stock else -1) * surprise
             row.choice_sum += part
@@ -203,9 +226,12 @@ class Summary:
             if faced[(feeder, picker)] > FEEDS_PER_GAME:
                 continue
             useful = picked and gain > 0
-            row = players[(*day, picker)]
+            row = rows[picker]
             row.faced += 1
             row.useful += useful
+            row = rows[feeder]
+            row.fed += 1
+            row.given += useful
             pair = pairs[(*day, feeder, picker)]
             pair.faced += 1
             pair.useful += useful
@@ -217,7 +243,7 @@ class Summary:
         if chips:
             for player, kind, score, others, step in exits:
                 where = band(score)
-                players[(*day, player)].exits[where] += 1
+                rows[player].exits[where] += 1
                 weight = float(max(0, 80 - score))
                 for other in others:
                     pairs[(*day, player, other)].exits[where] += 1
@@ -234,16 +260,19 @@ class Summary:
                         continue
                     pair = pairs[(*day, player, partner)]
                     pair.strong += 1
+                    row = rows[player]
+                    row.strong += 1
                     step, others = drops.get(player, (0, ()))
                     if partner in others:
                         pair.strong_drops += 1
+                        row.strong_drops += 1
                         if _may_keep(evidence.get((*day, "fold", player, partner)), weight):
                             note = f"dropped while {partner} held a hand scoring {score} as dealt"
                             keep(
                                 day, _evidence("fold", player, partner, game_id, step, weight, note)
                             )
         for player, agreed, breaks, _loss, step, card in discards:
-            row = players[(*day, player)]
+            row = rows[player]
             row.discards[breaks] += 1
             if agreed:
                 row.agreed[breaks] += 1
@@ -263,7 +292,7 @@ class Summary:
             if seconds < 0:
                 continue
             if timed is None or timed[0] != player:
-                timed = (player, players[(*day, player)].timing)
+                timed = (player, rows[player].timing)
             cell = timed[1].get(kind)
             if cell is None:
                 cell = timed[1][kind] = [0, 0.0, 0.0]
@@ -298,6 +327,20 @@ class Summary:
                 self._keep(key[:2], evidence)
 
 
+class _DayRows(dict):
+    """One game's rows of ``players`` (a summary's), by player: made on first use."""
+
+    __slots__ = ("day", "players")
+
+    def __init__(self, players: dict, day: tuple[str, str]) -> None:
+        super().__init__()
+        self.players, self.day = players, day
+
+    def __missing__(self, player: str) -> PlayerDay:
+        row = self[player] = self.players[(*self.day, player)]
+        return row
+
+
 def _may_keep(kept: list[Evidence] | None, weight: float) -> bool:
     """Whether evidence of ``weight`` would be kept beside ``kept`` (a subject's, heaviest
     first once full): the earlier of equals stays, so it must be heavier than the lightest."""
@@ -311,10 +354,18 @@ class Period:
     table and ``table_pairs[table]`` the pairs seated in its games, counted once a game (the
     seating test's null); ``table_games`` and, per ordered pair, ``feed_base``:
     the pair's discards faced, each weighted by its own table's rate of useful takes in the
-    period (the feeding test's null before the two players' own ratios). ``evidence`` is
-    None when read from the tables: a review then fetches its flags' evidence afterwards.
+    period (the feeding test's null before the two players' own ratios); ``picker_base`` and
+    ``feeder_base``: the same per player, over all their pairs as the picker and as the
+    feeder. ``evidence`` is None when read from the tables: a review then fetches its flags'
+    evidence afterwards.
 
-    :meth:`Summary.period` adds a summary up in Python;
+    ``pairs`` (and ``feed_base``) need hold only the pairs that may be tested: those whose
+    sums reach a floor (:data:`replays.fairplay.signals.PAIR_FLOORS`), with each one's
+    reverse (whose games together a flag shows). What a review reads of all the pairs is in
+    the player rows (``PlayerDay.fed``, ``given``, ``strong``, ``strong_drops``), the bases
+    and ``table_pairs``.
+
+    :meth:`Summary.period` adds a summary up in Python (every pair);
     :func:`replays.fairplay.projection.load_period` does the same sums in the database."""
 
     start: str
@@ -328,7 +379,24 @@ class Period:
     table_games: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     table_pairs: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     feed_base: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
+    picker_base: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    feeder_base: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     evidence: dict[tuple[str, str, str], list[Evidence]] | None = None
+
+    def add_bases(self, at_table: dict[tuple[str, str], tuple[int, int, int]]) -> None:
+        """``picker_base`` and ``feeder_base`` from each player's discards faced as the picker,
+        their useful takes and their discards faced as the feeder at each table
+        (``at_table[(player, table)]``): each discard weighted by its table's rate of useful
+        takes in the period, as ``feed_base`` weighs a pair's."""
+        faced: dict[str, int] = defaultdict(int)
+        useful: dict[str, int] = defaultdict(int)
+        for (_, where), (picked, took, _) in at_table.items():
+            faced[where] += picked
+            useful[where] += took
+        for (player, where), (picked, _, fed) in at_table.items():
+            if faced[where]:
+                self.picker_base[player] += picked * useful[where] / faced[where]
+                self.feeder_base[player] += fed * useful[where] / faced[where]
 
 
 def _period(summary: Summary, start: str, end: str, table: str | None) -> Period:
@@ -338,12 +406,16 @@ def _period(summary: Summary, start: str, end: str, table: str | None) -> Period
     period = Period(start, end, table, evidence=defaultdict(list))
     table_faced: dict[str, int] = defaultdict(int)
     table_useful: dict[str, int] = defaultdict(int)
+    at_table: dict[tuple[str, str], tuple[int, int, int]] = {}
     for (day, where, player), row in summary.players.items():
         if within(day, where):
             period.players[player].add(row)
             period.at_tables[player][where] += row.games
             table_faced[where] += row.faced
             table_useful[where] += row.useful
+            faced, useful, fed = at_table.get((player, where), (0, 0, 0))
+            at_table[(player, where)] = (faced + row.faced, useful + row.useful, fed + row.fed)
+    period.add_bases(at_table)
     for (day, where, first, second), row in summary.pairs.items():
         if within(day, where):
             period.pairs[(first, second)].add(row)

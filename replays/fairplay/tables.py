@@ -3,7 +3,17 @@
 - ``fairplay_games``: the games already counted (a game is counted once, when it has ended).
 - ``fairplay_player_days``: :class:`~replays.fairplay.summary.PlayerDay` per (day, table, player).
 - ``fairplay_pair_days``: :class:`~replays.fairplay.summary.PairDay` per (day, table, first, second).
+- ``fairplay_partner_days``: per (day, table, player) what the player's pairs add up to
+  (:class:`~replays.fairplay.summary.PlayerDay`'s ``partners``, ``fed``, ``given``,
+  ``strong`` and ``strong_drops``): the populations the pair signals weigh against; with the
+  player row's ``games``, ``faced`` and ``useful``, what a period needs by player and table.
 - ``fairplay_table_days``: games per (day, table).
+- ``fairplay_noted_pair_days``: the ``fairplay_pair_days`` rows of each calendar month's pairs
+  whose month sums reach a pair signal's floor
+  (:data:`~replays.fairplay.signals.PAIR_FLOORS`), each pair with its reverse: the only
+  pairs a period inside the month can test, so the only rows it reads (a tenth of them).
+- ``fairplay_noted_months``: the games each month had counted when its pairs were noted; a
+  month whose count has moved on since (a catch-up stopped between the two) is read whole.
 - ``fairplay_evidence``: the heaviest evidence moves per (day, table, signal, first, second).
 - ``fairplay_reviews``: reviews already worked out (each calendar month's, by the catch-up;
   other periods when the page first asks), with the games they counted: one is current
@@ -111,6 +121,54 @@ class FairplayPairDay(Base):
     exits_6: Mapped[int] = mapped_column(sa.Integer, default=0)
 
 
+class FairplayPartnerDay(Base):
+    # Beside ``fairplay_player_days``, not in it: the player rows are kept as counted before.
+    __tablename__ = "fairplay_partner_days"
+
+    day: Mapped[str] = mapped_column(sa.String(10), primary_key=True)
+    table_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    player: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    # The player row's games and takes again: a period's sums by player and table read
+    # these narrow rows, not the wide ones.
+    games: Mapped[int] = mapped_column(sa.Integer, default=0)
+    faced: Mapped[int] = mapped_column(sa.Integer, default=0)
+    useful: Mapped[int] = mapped_column(sa.Integer, default=0)
+    partners: Mapped[int] = mapped_column(sa.Integer, default=0)
+    fed: Mapped[int] = mapped_column(sa.Integer, default=0)
+    given: Mapped[int] = mapped_column(sa.Integer, default=0)
+    strong: Mapped[int] = mapped_column(sa.Integer, default=0)
+    strong_drops: Mapped[int] = mapped_column(sa.Integer, default=0)
+
+
+class FairplayNotedPairDay(Base):
+    __tablename__ = "fairplay_noted_pair_days"
+
+    day: Mapped[str] = mapped_column(sa.String(10), primary_key=True)
+    table_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    first: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    second: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    faced: Mapped[int] = mapped_column(sa.Integer, default=0)
+    useful: Mapped[int] = mapped_column(sa.Integer, default=0)
+    gain: Mapped[int] = mapped_column(sa.Integer, default=0)
+    together: Mapped[int] = mapped_column(sa.Integer, default=0)
+    strong: Mapped[int] = mapped_column(sa.Integer, default=0)
+    strong_drops: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_0: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_1: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_2: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_3: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_4: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_5: Mapped[int] = mapped_column(sa.Integer, default=0)
+    exits_6: Mapped[int] = mapped_column(sa.Integer, default=0)
+
+
+class FairplayNotedMonth(Base):
+    __tablename__ = "fairplay_noted_months"
+
+    month: Mapped[str] = mapped_column(sa.String(7), primary_key=True)
+    games: Mapped[int] = mapped_column(sa.Integer)  # the month's games counted when noted
+
+
 class FairplayTableDay(Base):
     __tablename__ = "fairplay_table_days"
 
@@ -155,6 +213,8 @@ class FairplayReview(Base):
 def _spelled_out() -> None:
     # The columns are written out above (the schema check reads them); keep them in step
     # with the kinds and bands the summary counts.
+    pair_columns = list(FairplayPairDay.__table__.columns.keys())
+    assert list(FairplayNotedPairDay.__table__.columns.keys()) == pair_columns
     for model, timed in ((FairplayPlayerDay, True), (FairplayPairDay, False)):
         names = set(model.__table__.columns.keys())
         wanted = set(EXIT_COLUMNS) | (

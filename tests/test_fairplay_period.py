@@ -1,0 +1,176 @@
+"""A period reviewed from the pairs that may be tested (issue 32): ``load_period`` reads only
+the rows of the pairs a month noted as reaching a pair signal's floor
+(``fairplay_noted_pair_days``) and the players' sums of their pairs
+(``fairplay_partner_days``), and its review is the one worked out from every pair in Python,
+for periods inside a month and across two (where a pair may reach a floor that neither month
+reaches alone), and for a month counted since its pairs were noted. Counting in batches,
+counting at once and the migration from kept rows note the same rows (SQLite and
+PostgreSQL)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from datetime import date, timedelta
+from functools import cache
+
+import sqlalchemy as sa
+from fairplay_support import cheating_records
+from sqlalchemy.orm import Session
+
+from replays.fairplay import projection
+from replays.fairplay.facts import Feed, GameFacts, game_facts
+from replays.fairplay.signals import reaches_floor, review
+from replays.fairplay.summary import Summary
+from replays.fairplay.tables import (
+    FairplayNotedMonth,
+    FairplayNotedPairDay,
+    FairplayPartnerDay,
+)
+from replays.store.db import engine_for
+from replays.store.schema import migrate
+
+# Two players met only across the end of March: two games each side of it. Neither month
+# alone reaches a floor (two games together; three discards faced, one taken to the gain),
+# the two together reach seating's and feeding's.
+LATE, EARLY = "x-late", "y-early"
+
+
+def _boundary_games() -> list[GameFacts]:
+    games = []
+    for number, day in enumerate(("2025-03-30", "2025-03-31", "2025-04-01", "2025-04-02")):
+        feeds = [Feed(LATE, EARLY, number % 2 == 0, 4, 3)]
+        if number % 2 == 0:
+            feeds.append(Feed(LATE, EARLY, False, 0, 7))
+        games.append(GameFacts(f"edge{number}", day, "T-edge", (LATE, EARLY), False, feeds=feeds))
+    return games
+
+
+@cache
+def facts() -> tuple[GameFacts, ...]:
+    """The simulated month's games moved to 2025-03-15 .. 2025-04-14 (a day a dozen games, in
+    their order), and the two players met only across the months' boundary."""
+    walked = [f for f in map(game_facts, cheating_records()) if f is not None]
+    first = date(2025, 3, 15)
+    moved = [
+        replace(game, day=(first + timedelta(days=place * 31 // len(walked))).isoformat())
+        for place, game in enumerate(walked)
+    ]
+    return (*moved, *_boundary_games())
+
+
+def _count(url: str, batches: list[list[GameFacts]]) -> None:
+    migrate(url)
+    engine = engine_for(url)
+    for batch in batches:
+        projection.add_facts(engine, [(f.game_id, f.day, f.table, f.packed()) for f in batch])
+        projection.note_month_pairs(engine, sorted({f.day[:7] for f in batch}))
+
+
+def _kept(url: str) -> dict[str, list[tuple]]:
+    with engine_for(url).connect() as connection:
+        return {
+            model.__tablename__: sorted(
+                tuple(row) for row in connection.execute(sa.select(*model.__table__.columns))
+            )
+            for model in (FairplayNotedPairDay, FairplayNotedMonth, FairplayPartnerDay)
+        }
+
+
+def _same(got, expected) -> None:
+    rows, direct_rows = got.to_dict(), expected.to_dict()
+    for flag in rows["flags"] + direct_rows["flags"]:
+        flag["p"] = round(math.log10(flag["p"] or 1e-300), 6)
+        flag["q"] = round(flag["q"], 9)
+    assert rows == direct_rows
+
+
+def test_a_period_reviews_from_its_noted_pairs_as_from_every_pair(database_url):
+    games = facts()
+    # Out of order and in overlapping batches: days counted twice take the merge path.
+    _count(database_url, [list(games[1::2]), list(games[::2])])
+    direct = Summary()
+    for game in games:
+        direct.add_game(game)
+    one_table = sorted({where for _, where in direct.tables} - {"T-edge"})[0]
+    with Session(engine_for(database_url)) as session:
+        n = FairplayNotedPairDay
+        noted = set(session.execute(sa.select(n.first, n.second)))
+        assert noted and (LATE, EARLY) not in noted and (EARLY, LATE) not in noted
+        periods = [
+            ("2025-03-16", "2025-03-30", None, 0.05),  # inside March: its noted pairs
+            ("2025-03-20", "2025-04-05", None, 0.05),  # across the boundary
+            ("2025-03-01", "2025-04-30", None, 0.5),
+            ("2025-03-29", "2025-04-02", "T-edge", 0.5),
+            ("2025-04-02", "2025-04-12", one_table, 0.5),
+        ]
+        seen_edge = False
+        for start, end, table, fdr in periods:
+            mine = projection.load_period(session, start, end, table)
+            theirs = direct.period(start, end, table)
+            tested = {key for key, row in theirs.pairs.items() if reaches_floor(row)}
+            assert tested <= mine.pairs.keys() <= theirs.pairs.keys()
+            if (LATE, EARLY) in tested:
+                seen_edge = True
+                assert mine.pairs[(LATE, EARLY)].together == 4
+                assert mine.pairs[(LATE, EARLY)].faced == 6
+            from_sql = review(mine, start, end, table=table, fdr=fdr)
+            projection.fill_evidence(session, from_sql, table)
+            from_records = review(theirs, start, end, table=table, fdr=fdr)
+            assert from_sql.tested == from_records.tested > 0
+            if fdr == 0.5 and table is None:
+                assert from_sql.flags
+            _same(from_sql, from_records)
+            # The kept-table way (every pair read back, added up in Python) agrees too.
+            kept = projection.load_summary(session, start, end, table)
+            _same(review(kept, start, end, table=table, fdr=fdr), from_records)
+        assert seen_edge, "the pair met across the boundary is tested"
+        edge = [f for f in review(direct, "2025-03-29", "2025-04-02").flags if LATE in f.players]
+        assert {f.signal for f in edge} <= {"seating", "feeding"}
+
+
+def test_a_month_counted_since_its_pairs_were_noted_is_read_whole(database_url):
+    """A catch-up stopped after counting a batch and before noting its month's pairs: the
+    month's noted rows are not current, and its periods read every pair instead."""
+    games = facts()
+    march = [game for game in games if game.day[:7] == "2025-03"]
+    _count(database_url, [march[: len(march) // 2]])
+    later = march[len(march) // 2 :]
+    projection.add_facts(
+        engine_for(database_url), [(f.game_id, f.day, f.table, f.packed()) for f in later]
+    )
+    direct = Summary()
+    for game in march:
+        direct.add_game(game)
+    with Session(engine_for(database_url)) as session:
+        for start, end in (("2025-03-16", "2025-03-30"), ("2025-03-01", "2025-03-31")):
+            mine = projection.load_period(session, start, end)
+            theirs = direct.period(start, end)
+            tested = {key for key, row in theirs.pairs.items() if reaches_floor(row)}
+            assert tested <= mine.pairs.keys()
+            from_sql = review(mine, start, end, fdr=0.5)
+            projection.fill_evidence(session, from_sql)
+            assert from_sql.flags
+            _same(from_sql, review(theirs, start, end, fdr=0.5))
+
+
+def test_counting_at_once_and_the_migration_note_the_pairs_counting_in_batches_does(
+    database_url, second_url
+):
+    from alembic import command
+
+    from replays.store.schema import alembic_config
+
+    games = list(facts())
+    _count(database_url, [games[start : start + 50] for start in range(0, len(games), 50)])
+    _count(second_url, [games])
+    batches = _kept(database_url)
+    assert all(batches.values())
+    assert _kept(second_url) == batches
+    # The migration fills both tables from the kept pair rows as counting does.
+    config = alembic_config(database_url)
+    for revision, step in (("0015", command.downgrade), ("head", command.upgrade)):
+        with engine_for(database_url).begin() as connection:
+            config.attributes["connection"] = connection
+            step(config, revision)
+    assert _kept(database_url) == batches
