@@ -629,18 +629,8 @@ def fill_evidence(session, result, table: str | None = None) -> None:
     connection = session.connection()
     # Ranked as ``best_evidence`` ranks them (heaviest first, then game and move; the game
     # ids compared byte by byte, as Python compares them), only each subject's best
-    # ``BEST_EVIDENCE`` come back: a month's flags have tens of thousands of rows. Byte
-    # order ("C") for the subjects too: the sort by the locale's rules cost most of the query.
+    # ``BEST_EVIDENCE`` come back: a month's flags have tens of thousands of rows.
     subject = (e.signal, e.first, e.second)
-    if connection.dialect.name == "postgresql":
-        ordered = [column.collate("C") for column in (*subject, e.game_id)]
-    else:
-        ordered = [*subject, e.game_id]  # SQLite compares text byte by byte
-    place = (
-        sa.func.row_number()
-        .over(partition_by=ordered[:3], order_by=(e.weight.desc(), ordered[3], e.step))
-        .label("place")
-    )
     # One query for every flag (the page waits on it), split by subject here: each
     # subject's rows found by ``ix_fairplay_evidence_who``, not the period's every row. The
     # subjects are a list joined to, not an ``IN`` of row values: PostgreSQL planned the
@@ -650,22 +640,45 @@ def fill_evidence(session, result, table: str | None = None) -> None:
         .data(sorted(subjects))
         .cte("wanted")
     )
-    query = (
-        sa.select(*subject, e.game_id, e.step, e.weight, e.note, place)
-        .join(
-            wanted,
-            sa.and_(
-                wanted.c.signal == e.signal,
-                wanted.c.first == e.first,
-                wanted.c.second == e.second,
-            ),
-        )
-        .where(e.day >= result.start, e.day <= result.end)
-    )
+    within = [e.day >= result.start, e.day <= result.end]
     if table is not None:
-        query = query.where(e.table_id == table)
-    ranked = query.subquery()
-    best = sa.select(*list(ranked.c)[:-1]).where(ranked.c.place <= BEST_EVIDENCE)
+        within.append(e.table_id == table)
+    if connection.dialect.name == "postgresql":
+        # Each subject's few best by a sort of its own rows (a top-N sort of dozens), not
+        # one sort of all the subjects' rows, note texts and all (a month's: 80 ms of 90).
+        ranked = (
+            sa.select(e.game_id, e.step, e.weight, e.note)
+            .where(
+                e.signal == wanted.c.signal,
+                e.first == wanted.c.first,
+                e.second == wanted.c.second,
+                *within,
+            )
+            .order_by(e.weight.desc(), e.game_id.collate("C"), e.step)
+            .limit(BEST_EVIDENCE)
+            .lateral("ranked")
+        )
+        best = sa.select(*wanted.c, *ranked.c).select_from(wanted).join(ranked, sa.true())
+    else:  # SQLite has no LATERAL; it compares text byte by byte
+        place = (
+            sa.func.row_number()
+            .over(partition_by=subject, order_by=(e.weight.desc(), e.game_id, e.step))
+            .label("place")
+        )
+        query = (
+            sa.select(*subject, e.game_id, e.step, e.weight, e.note, place)
+            .join(
+                wanted,
+                sa.and_(
+                    wanted.c.signal == e.signal,
+                    wanted.c.first == e.first,
+                    wanted.c.second == e.second,
+                ),
+            )
+            .where(*within)
+        )
+        ranked = query.subquery()
+        best = sa.select(*list(ranked.c)[:-1]).where(ranked.c.place <= BEST_EVIDENCE)
     found: dict[tuple[str, str, str], list[Evidence]] = {subject: [] for subject in subjects}
     for row in connection.execute(best):
         found[tuple(row[:3])].append(Evidence(*row))
