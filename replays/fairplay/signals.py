@@ -232,6 +232,29 @@ def binomial_sf(k: int, n: int, p: float) -> float:
     return min(1.0, total)
 
 
+def binomial_sf_given_floor(k: int, floor: int, n: int, p: float) -> float:
+    """``given_floor(binomial_sf(k, n, p), binomial_sf(floor, n, p))`` for ``k >= floor > 0``,
+    the same floats, each term of the two tails computed once (the floor's holds the other's).
+
+    >>> binomial_sf_given_floor(4, 2, 9, 0.3) == given_floor(
+    ...     binomial_sf(4, 9, 0.3), binomial_sf(2, 9, 0.3)
+    ... )
+    True
+    """
+    if p <= 0 or p >= 1:
+        return given_floor(binomial_sf(k, n, p), binomial_sf(floor, n, p))
+    log_p, log_q, log_all = math.log(p), math.log1p(-p), math.lgamma(n + 1)
+    tail = floor_tail = 0.0
+    for i in range(floor, n + 1):
+        term = math.exp(
+            log_all - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * log_p + (n - i) * log_q
+        )
+        floor_tail += term
+        if i >= k:
+            tail += term
+    return given_floor(min(1.0, tail), min(1.0, floor_tail))
+
+
 def poisson_sf(k: int, mean: float) -> float:
     """P(X >= k) for X ~ Poisson(mean)."""
     if k <= 0:
@@ -355,9 +378,7 @@ def _feeding(period: Period) -> list[Tested]:
         )
         gives = (players[feeder].given - row.useful + SHRINK) / (feeder_base[feeder] - own + SHRINK)
         rate = min(0.95, own * takes * gives / row.faced)
-        p = given_floor(
-            binomial_sf(row.useful, row.faced, rate), binomial_sf(MIN_USEFUL, row.faced, rate)
-        )
+        p = binomial_sf_given_floor(row.useful, MIN_USEFUL, row.faced, rate)
         tests.append(Tested(p, _feeding_flag, (feeder, picker, row, rate, pairs)))
     return tests
 
@@ -398,10 +419,7 @@ def _folding(period: Period) -> list[Tested]:
             (players[first].strong - row.strong) * rate + SHRINK
         )
         expected = min(0.95, rate * ratio)
-        p = given_floor(
-            binomial_sf(row.strong_drops, row.strong, expected),
-            binomial_sf(MIN_DROPS, row.strong, expected),
-        )
+        p = binomial_sf_given_floor(row.strong_drops, MIN_DROPS, row.strong, expected)
         tests.append(Tested(p, _folding_flag, (first, second, row, expected, pairs)))
     return tests
 
