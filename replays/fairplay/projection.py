@@ -21,6 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
 from replays.fairplay.summary import (
@@ -635,15 +636,23 @@ def fill_evidence(session, result, table: str | None = None) -> None:
     # subject's rows found by ``ix_fairplay_evidence_who``, not the period's every row. The
     # subjects are a list joined to, not an ``IN`` of row values: PostgreSQL planned the
     # hundreds of those of a month's flags one by one, longer than it ran the query.
-    wanted = (
-        sa.values(*(sa.column(c.name, sa.String) for c in subject), name="wanted")
-        .data(sorted(subjects))
-        .cte("wanted")
-    )
+    names = [c.name for c in subject]
     within = [e.day >= result.start, e.day <= result.end]
     if table is not None:
         within.append(e.table_id == table)
     if connection.dialect.name == "postgresql":
+        # The list as three arrays: one statement whatever the flags (compiled once, not
+        # again for each look with a parameter per subject and column).
+        wanted = (
+            sa.func.unnest(
+                *(
+                    sa.bindparam(name, list(column), type_=ARRAY(sa.String))
+                    for name, column in zip(names, zip(*sorted(subjects), strict=True), strict=True)
+                )
+            )
+            .table_valued(*names)
+            .render_derived(name="wanted")
+        )
         # Each subject's few best by a sort of its own rows (a top-N sort of dozens), not
         # one sort of all the subjects' rows, note texts and all (a month's: 80 ms of 90).
         ranked = (
@@ -660,6 +669,11 @@ def fill_evidence(session, result, table: str | None = None) -> None:
         )
         best = sa.select(*wanted.c, *ranked.c).select_from(wanted).join(ranked, sa.true())
     else:  # SQLite has no LATERAL; it compares text byte by byte
+        wanted = (
+            sa.values(*(sa.column(name, sa.String) for name in names), name="wanted")
+            .data(sorted(subjects))
+            .cte("wanted")
+        )
         place = (
             sa.func.row_number()
             .over(partition_by=subject, order_by=(e.weight.desc(), e.game_id, e.step))
