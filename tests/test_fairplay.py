@@ -17,7 +17,9 @@ from replays.fairplay.signals import _seating as seating_tests
 from replays.fairplay.signals import (
     benjamini_hochberg,
     binomial_sf,
+    binomial_sf_given_floor,
     empirical_null,
+    given_floor,
     poisson_sf,
     reaches_floor,
     review,
@@ -160,6 +162,17 @@ def seated_month(games: int, players: int, cheats: Cheats | None, seed: int):
         day = floor.start_time(rng).date().isoformat()
         summary.add_game(GameFacts(f"g{index}", day, table.id, seated, chips=False))
     return floor, summary.period(*WHOLE)
+
+
+def test_a_tail_given_its_floor_is_the_two_tails_divided_to_the_last_bit():
+    """The feeding and folding tests read both tails off one sum of terms: the same floats as
+    the two tails summed apart (a review must not change by a rounding)."""
+    rng = random.Random(32)
+    for _ in range(20_000):
+        n, floor = rng.randint(3, 120), rng.randint(1, 3)
+        k, p = rng.randint(floor, n), rng.choice([rng.random(), rng.random() ** 4, 0.0, 1.0])
+        apart = given_floor(binomial_sf(k, n, p), binomial_sf(floor, n, p))
+        assert binomial_sf_given_floor(k, floor, n, p) == apart, (k, floor, n, p)
 
 
 def test_pairs_met_by_chance_have_seating_p_values_no_smaller_than_uniform():

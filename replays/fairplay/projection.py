@@ -17,9 +17,11 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
 from replays.fairplay.summary import (
@@ -358,20 +360,40 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     month of pairs is many rows, and the page waits on them), and of the pairs only those a
     signal may test (and their reverses): a period inside one calendar month reads the pairs
     its month noted (``fairplay_noted_pair_days``), a longer one those whose period sums reach
-    a floor. No evidence: fetch a review's with :func:`fill_evidence`."""
+    a floor. No evidence: fetch a review's with :func:`fill_evidence`.
+
+    On PostgreSQL the pairs, and the players at each table, are summed on connections of
+    their own while this one sums the players: rows committed when each query starts, as any
+    two queries of one READ COMMITTED session see them (the page and the command write none
+    of them first)."""
     period = Period(start, end, table)
     # Plain Core rows off the connection: the ORM's row handling would cost more than the sums.
     run = session.connection().execute
     postgresql = session.connection().dialect.name == "postgresql"
-    if postgresql:
-        # A month's pairs are hundreds of thousands of rows: hashed in memory, not on disk.
-        run(sa.text("SET LOCAL work_mem = '64MB'"))
 
     def where(model, query):
         query = query.where(model.day >= start, model.day <= end)
         return query if table is None else query.where(model.table_id == table)
 
     pd, td, nd = FairplayPlayerDay, FairplayTableDay, FairplayPartnerDay
+    # What each player's pairs add up to, at each table (the feeding test's bases weigh each
+    # table's discards by its own rate; the seating test counts each table's pairs).
+    columns = (nd.games, nd.faced, nd.useful, nd.partners, nd.fed, nd.given, nd.strong)
+    at_table_query = where(
+        nd,
+        sa.select(nd.player, nd.table_id, *map(sa.func.sum, (*columns, nd.strong_drops))).group_by(
+            nd.player, nd.table_id
+        ),
+    )
+    pairs_query = _period_pairs(where, start, end, _noted(session, start, end))
+    if postgresql:
+        # A month's sums by player and table and by pair are two thirds of the page's wait
+        # on the database: summed on connections of their own while this one sums players.
+        at_table_rows = _aside(_rows_aside, session.get_bind(), at_table_query)
+        pairs_rows = _aside(_rows_aside, session.get_bind(), pairs_query)
+        # A month's pairs are hundreds of thousands of rows: hashed in memory, not on disk.
+        run(sa.text(f"SET LOCAL work_mem = '{WORK_MEM}'"))
+
     timing = [getattr(pd, c) for kind in TIMING_COLUMNS.values() for c in kind]
     query = sa.select(
         pd.player,
@@ -412,20 +434,13 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
             [int(n) for n in sums[discards:agreed]],
             [int(n) for n in sums[agreed:]],
         )
-    # What each player's pairs add up to, at each table (the feeding test's bases weigh each
-    # table's discards by its own rate; the seating test counts each table's pairs).
     at_table: dict[tuple[str, str], tuple[int, int, int]] = {}
-    columns = (nd.games, nd.faced, nd.useful, nd.partners, nd.fed, nd.given, nd.strong)
-    query = sa.select(
-        nd.player, nd.table_id, *map(sa.func.sum, (*columns, nd.strong_drops))
-    ).group_by(nd.player, nd.table_id)
     partners: dict[str, int] = {}
     # Sums of integer columns come back as ints from both engines: no conversions (this
     # loop runs once per player and table).
     at_tables, players = period.at_tables, period.players
-    for player, where_, games, faced, useful, seated, fed, given, strong, drops in _fetched(
-        run(where(nd, query))
-    ):
+    rows = at_table_rows.result() if postgresql else _fetched(run(at_table_query))
+    for player, where_, games, faced, useful, seated, fed, given, strong, drops in rows:
         at_tables[player][where_] = games
         at_table[(player, where_)] = (faced, useful, fed)
         row = players[player]
@@ -442,23 +457,41 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     query = sa.select(td.table_id, sa.func.sum(td.games)).group_by(td.table_id)
     for where_, games in run(where(td, query)).all():
         period.table_games[where_] = int(games)
-    if postgresql:
-        # Nearly every pair is its own group: parallel workers each hashed their share of
-        # the groups and the leader hashed them all again, 1.2x the time of one process and
-        # three processes' CPU.
-        run(sa.text("SET LOCAL max_parallel_workers_per_gather = 0"))
     # The driver's rows as they are, all at once: iterating the result fetched them one at a
     # time, and even ``.all()`` made a Row of each that the loop below only unpacks. Sums of
     # integer columns come back as ints from both engines: no conversions.
-    result = run(_period_pairs(where, start, end, _noted(session, start, end)))
+    rows = pairs_rows.result() if postgresql else _fetched(run(pairs_query))
     pairs, feed_base = period.pairs, period.feed_base
-    for first, second, faced, useful, gain, together, strong, drops, base, *exits in _fetched(
-        result
-    ):
+    for first, second, faced, useful, gain, together, strong, drops, base, *exits in rows:
         pairs[(first, second)] = PairDay(faced, useful, gain, together, exits, strong, drops)
         if faced:
             feed_base[(first, second)] = float(base or 0.0)
     return period
+
+
+WORK_MEM = "64MB"
+
+
+def _aside(work, *args) -> Future:
+    """``work(*args)`` in a thread of its own, started now. Not a pool kept in the module: a
+    process forked with one (``--jobs``, a preloading server) would keep its dead threads."""
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fairplay")
+    try:
+        return executor.submit(work, *args)
+    finally:
+        executor.shutdown(wait=False)  # the thread ends once ``work`` is done
+
+
+def _rows_aside(engine, query) -> list[tuple]:
+    """``query``'s rows (a period's sums by pair, or by player and table) read on a
+    connection of its own (PostgreSQL)."""
+    with engine.connect() as connection:
+        connection.execute(sa.text(f"SET LOCAL work_mem = '{WORK_MEM}'"))
+        # Nearly every pair is its own group: parallel workers each hashed their share of
+        # the groups and the leader hashed them all again, 1.2x the time of one process and
+        # three processes' CPU.
+        connection.execute(sa.text("SET LOCAL max_parallel_workers_per_gather = 0"))
+        return _fetched(connection.execute(query))
 
 
 def _fetched(result) -> list[tuple]:
@@ -597,43 +630,69 @@ def fill_evidence(session, result, table: str | None = None) -> None:
     connection = session.connection()
     # Ranked as ``best_evidence`` ranks them (heaviest first, then game and move; the game
     # ids compared byte by byte, as Python compares them), only each subject's best
-    # ``BEST_EVIDENCE`` come back: a month's flags have tens of thousands of rows. Byte
-    # order ("C") for the subjects too: the sort by the locale's rules cost most of the query.
+    # ``BEST_EVIDENCE`` come back: a month's flags have tens of thousands of rows.
     subject = (e.signal, e.first, e.second)
-    if connection.dialect.name == "postgresql":
-        ordered = [column.collate("C") for column in (*subject, e.game_id)]
-    else:
-        ordered = [*subject, e.game_id]  # SQLite compares text byte by byte
-    place = (
-        sa.func.row_number()
-        .over(partition_by=ordered[:3], order_by=(e.weight.desc(), ordered[3], e.step))
-        .label("place")
-    )
     # One query for every flag (the page waits on it), split by subject here: each
     # subject's rows found by ``ix_fairplay_evidence_who``, not the period's every row. The
     # subjects are a list joined to, not an ``IN`` of row values: PostgreSQL planned the
     # hundreds of those of a month's flags one by one, longer than it ran the query.
-    wanted = (
-        sa.values(*(sa.column(c.name, sa.String) for c in subject), name="wanted")
-        .data(sorted(subjects))
-        .cte("wanted")
-    )
-    query = (
-        sa.select(*subject, e.game_id, e.step, e.weight, e.note, place)
-        .join(
-            wanted,
-            sa.and_(
-                wanted.c.signal == e.signal,
-                wanted.c.first == e.first,
-                wanted.c.second == e.second,
-            ),
-        )
-        .where(e.day >= result.start, e.day <= result.end)
-    )
+    names = [c.name for c in subject]
+    within = [e.day >= result.start, e.day <= result.end]
     if table is not None:
-        query = query.where(e.table_id == table)
-    ranked = query.subquery()
-    best = sa.select(*list(ranked.c)[:-1]).where(ranked.c.place <= BEST_EVIDENCE)
+        within.append(e.table_id == table)
+    if connection.dialect.name == "postgresql":
+        # The list as three arrays: one statement whatever the flags (compiled once, not
+        # again for each look with a parameter per subject and column).
+        wanted = (
+            sa.func.unnest(
+                *(
+                    sa.bindparam(name, list(column), type_=ARRAY(sa.String))
+                    for name, column in zip(names, zip(*sorted(subjects), strict=True), strict=True)
+                )
+            )
+            .table_valued(*names)
+            .render_derived(name="wanted")
+        )
+        # Each subject's few best by a sort of its own rows (a top-N sort of dozens), not
+        # one sort of all the subjects' rows, note texts and all (a month's: 80 ms of 90).
+        ranked = (
+            sa.select(e.game_id, e.step, e.weight, e.note)
+            .where(
+                e.signal == wanted.c.signal,
+                e.first == wanted.c.first,
+                e.second == wanted.c.second,
+                *within,
+            )
+            .order_by(e.weight.desc(), e.game_id.collate("C"), e.step)
+            .limit(BEST_EVIDENCE)
+            .lateral("ranked")
+        )
+        best = sa.select(*wanted.c, *ranked.c).select_from(wanted).join(ranked, sa.true())
+    else:  # SQLite has no LATERAL; it compares text byte by byte
+        wanted = (
+            sa.values(*(sa.column(name, sa.String) for name in names), name="wanted")
+            .data(sorted(subjects))
+            .cte("wanted")
+        )
+        place = (
+            sa.func.row_number()
+            .over(partition_by=subject, order_by=(e.weight.desc(), e.game_id, e.step))
+            .label("place")
+        )
+        query = (
+            sa.select(*subject, e.game_id, e.step, e.weight, e.note, place)
+            .join(
+                wanted,
+                sa.and_(
+                    wanted.c.signal == e.signal,
+                    wanted.c.first == e.first,
+                    wanted.c.second == e.second,
+                ),
+            )
+            .where(*within)
+        )
+        ranked = query.subquery()
+        best = sa.select(*list(ranked.c)[:-1]).where(ranked.c.place <= BEST_EVIDENCE)
     found: dict[tuple[str, str, str], list[Evidence]] = {subject: [] for subject in subjects}
     for row in connection.execute(best):
         found[tuple(row[:3])].append(Evidence(*row))

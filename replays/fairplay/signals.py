@@ -42,6 +42,7 @@ Every p-value goes into one Benjamini–Hochberg procedure across all players an
 from __future__ import annotations
 
 import math
+import operator
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -135,6 +136,20 @@ class Flag:
         }
 
 
+class Tested:
+    """One player or pair tested: its p-value, and how to make its :class:`Flag` should
+    Benjamini–Hochberg flag it. A month tests thousands; the few hundred flagged need a note
+    (formatted text, the costliest part), so the note waits until then."""
+
+    __slots__ = ("_facts", "_make", "p")
+
+    def __init__(self, p: float, make, facts: tuple):
+        self.p, self._make, self._facts = p, make, facts
+
+    def flag(self) -> Flag:
+        return self._make(*self._facts, self.p)
+
+
 EVIDENCE_SOURCE = {
     "feeding": "feed",
     "seating": "seat",
@@ -208,17 +223,36 @@ def binomial_sf(k: int, n: int, p: float) -> float:
         return 0.0
     if p >= 1:
         return 1.0
-    log_p, log_q = math.log(p), math.log1p(-p)
+    log_p, log_q, log_all = math.log(p), math.log1p(-p), math.lgamma(n + 1)
     total = 0.0
     for i in range(k, n + 1):
         total += math.exp(
-            math.lgamma(n + 1)
-            - math.lgamma(i + 1)
-            - math.lgamma(n - i + 1)
-            + i * log_p
-            + (n - i) * log_q
+            log_all - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * log_p + (n - i) * log_q
         )
     return min(1.0, total)
+
+
+def binomial_sf_given_floor(k: int, floor: int, n: int, p: float) -> float:
+    """``given_floor(binomial_sf(k, n, p), binomial_sf(floor, n, p))`` for ``k >= floor > 0``,
+    the same floats, each term of the two tails computed once (the floor's holds the other's).
+
+    >>> binomial_sf_given_floor(4, 2, 9, 0.3) == given_floor(
+    ...     binomial_sf(4, 9, 0.3), binomial_sf(2, 9, 0.3)
+    ... )
+    True
+    """
+    if p <= 0 or p >= 1:
+        return given_floor(binomial_sf(k, n, p), binomial_sf(floor, n, p))
+    log_p, log_q, log_all = math.log(p), math.log1p(-p), math.lgamma(n + 1)
+    tail = floor_tail = 0.0
+    for i in range(floor, n + 1):
+        term = math.exp(
+            log_all - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * log_p + (n - i) * log_q
+        )
+        floor_tail += term
+        if i >= k:
+            tail += term
+    return given_floor(min(1.0, tail), min(1.0, floor_tail))
 
 
 def poisson_sf(k: int, mean: float) -> float:
@@ -296,7 +330,7 @@ def review(
     (``projection.load_period``: the sums done in the database)."""
     period = summary if isinstance(summary, Period) else summary.period(start, end, table)
     players, pairs = period.players, period.pairs
-    tests: list[Flag] = []
+    tests: list[Tested] = []
     tests += _feeding(period)
     tests += _seating(pairs, period.at_tables, period.table_pairs)
     tests += _folding(period)
@@ -304,9 +338,13 @@ def review(
     tests += _dumping(players, pairs)
     tests += _timing(players)
     tests += _solver(players)
-    for flag, q in zip(tests, benjamini_hochberg([t.p for t in tests]), strict=True):
-        flag.q = q
-    flags = sorted((t for t in tests if t.q <= fdr), key=lambda t: (t.p, t.key))
+    flags = []
+    for test, q in zip(tests, benjamini_hochberg([t.p for t in tests]), strict=True):
+        if q <= fdr:
+            flag = test.flag()
+            flag.q = q
+            flags.append(flag)
+    flags.sort(key=lambda t: (t.p, t.key))
     if period.evidence is not None:
         for flag in flags:
             flag.evidence = best_evidence(period.evidence.get(evidence_subject(flag), []))
@@ -322,7 +360,7 @@ def review(
     )
 
 
-def _feeding(period: Period) -> list[Flag]:
+def _feeding(period: Period) -> list[Tested]:
     # Tables differ (stakes, seats, packs, deals): each discard faced is expected to be
     # taken at its own table's rate (``period.feed_base``), and a player's habits are their
     # ratio to that: over all their pairs, as the period's player rows add them up.
@@ -340,22 +378,22 @@ def _feeding(period: Period) -> list[Flag]:
         )
         gives = (players[feeder].given - row.useful + SHRINK) / (feeder_base[feeder] - own + SHRINK)
         rate = min(0.95, own * takes * gives / row.faced)
-        p = given_floor(
-            binomial_sf(row.useful, row.faced, rate), binomial_sf(MIN_USEFUL, row.faced, rate)
-        )
-        tests.append(
-            Flag(
-                "feeding",
-                (feeder, picker),
-                row.useful,
-                row.faced * rate,
-                f"{row.useful} of {row.faced} discards taken to the picker's gain "
-                f"({row.gain} points of hand score in all); expected {row.faced * rate:.1f}",
-                p,
-                _together(pairs, feeder, picker),
-            )
-        )
+        p = binomial_sf_given_floor(row.useful, MIN_USEFUL, row.faced, rate)
+        tests.append(Tested(p, _feeding_flag, (feeder, picker, row, rate, pairs)))
     return tests
+
+
+def _feeding_flag(feeder: str, picker: str, row: PairDay, rate: float, pairs, p: float) -> Flag:
+    return Flag(
+        "feeding",
+        (feeder, picker),
+        row.useful,
+        row.faced * rate,
+        f"{row.useful} of {row.faced} discards taken to the picker's gain "
+        f"({row.gain} points of hand score in all); expected {row.faced * rate:.1f}",
+        p,
+        _together(pairs, feeder, picker),
+    )
 
 
 def _together(pairs, first: str, second: str) -> int:
@@ -364,7 +402,7 @@ def _together(pairs, first: str, second: str) -> int:
     return 0 if row is None else row.together
 
 
-def _folding(period: Period) -> list[Flag]:
+def _folding(period: Period) -> list[Tested]:
     # The population's rate of drops with another player strong in the deal, and each
     # player's ratio to it over everyone else (a cautious player drops more, with anyone).
     players, pairs = period.players, period.pairs
@@ -381,25 +419,25 @@ def _folding(period: Period) -> list[Flag]:
             (players[first].strong - row.strong) * rate + SHRINK
         )
         expected = min(0.95, rate * ratio)
-        tests.append(
-            Flag(
-                "folding",
-                (first, second),
-                row.strong_drops,
-                row.strong * expected,
-                f"dropped in {row.strong_drops} of {row.strong} deals in which {second} was "
-                f"dealt a strong hand; expected {row.strong * expected:.1f}",
-                given_floor(
-                    binomial_sf(row.strong_drops, row.strong, expected),
-                    binomial_sf(MIN_DROPS, row.strong, expected),
-                ),
-                _together(pairs, first, second),
-            )
-        )
+        p = binomial_sf_given_floor(row.strong_drops, MIN_DROPS, row.strong, expected)
+        tests.append(Tested(p, _folding_flag, (first, second, row, expected, pairs)))
     return tests
 
 
-def _seating(pairs, at_tables, table_pairs) -> list[Flag]:
+def _folding_flag(first: str, second: str, row: PairDay, expected: float, pairs, p: float):
+    return Flag(
+        "folding",
+        (first, second),
+        row.strong_drops,
+        row.strong * expected,
+        f"dropped in {row.strong_drops} of {row.strong} deals in which {second} was "
+        f"dealt a strong hand; expected {row.strong * expected:.1f}",
+        p,
+        _together(pairs, first, second),
+    )
+
+
+def _seating(pairs, at_tables, table_pairs) -> list[Tested]:
     # Under seating by chance, two players share a game at a table in proportion to their
     # games there. A seat one of them fills is not the other's (a two-seat game holds one
     # pair, not two), so each table's products are scaled to add up to the pairs its games
@@ -419,27 +457,32 @@ def _seating(pairs, at_tables, table_pairs) -> list[Flag]:
     for (first, second), row in pairs.items():
         if first > second or row.together < MIN_TOGETHER:
             continue
+        # Added up in the first one's order of tables, the tables they do not share (a term
+        # of exactly 0.0) left out: the same float as the sum over all of them.
         theirs = at_tables[second]
-        expected = sum(
-            games * theirs.get(where, 0) * scale.get(where, 0.0)
-            for where, games in at_tables[first].items()
-        )
+        expected = 0.0
+        for where, games in at_tables[first].items():
+            other = theirs.get(where)
+            if other:
+                expected += games * other * scale.get(where, 0.0)
         p = given_floor(poisson_sf(row.together, expected), poisson_sf(MIN_TOGETHER, expected))
-        tests.append(
-            Flag(
-                "seating",
-                (first, second),
-                row.together,
-                expected,
-                f"{row.together} games at one table; their tables explain {expected:.1f}",
-                p,
-                row.together,
-            )
-        )
+        tests.append(Tested(p, _seating_flag, (first, second, row.together, expected)))
     return tests
 
 
-def _hidden(players) -> list[Flag]:
+def _seating_flag(first: str, second: str, together: int, expected: float, p: float) -> Flag:
+    return Flag(
+        "seating",
+        (first, second),
+        together,
+        expected,
+        f"{together} games at one table; their tables explain {expected:.1f}",
+        p,
+        together,
+    )
+
+
+def _hidden(players) -> list[Tested]:
     scored = {
         player: row.choice_sum / math.sqrt(row.choice_var)
         for player, row in players.items()
@@ -448,23 +491,25 @@ def _hidden(players) -> list[Flag]:
     centre, spread = empirical_null(list(scored.values()))
     tests = []
     for player, z in scored.items():
-        row = players[player]
-        tests.append(
-            Flag(
-                "hidden",
-                (player,),
-                z,
-                centre,
-                f"open/stock choices agree with the hidden stock card: z {z:.1f} over "
-                f"{row.choices} choices (population centre {centre:.2f}, spread {spread:.2f})",
-                normal_sf((z - centre) / spread),
-                row.games,
-            )
-        )
+        p = normal_sf((z - centre) / spread)
+        tests.append(Tested(p, _hidden_flag, (player, players[player], z, centre, spread)))
     return tests
 
 
-def _dumping(players, pairs) -> list[Flag]:
+def _hidden_flag(player: str, row, z: float, centre: float, spread: float, p: float) -> Flag:
+    return Flag(
+        "hidden",
+        (player,),
+        z,
+        centre,
+        f"open/stock choices agree with the hidden stock card: z {z:.1f} over "
+        f"{row.choices} choices (population centre {centre:.2f}, spread {spread:.2f})",
+        p,
+        row.games,
+    )
+
+
+def _dumping(players, pairs) -> list[Tested]:
     bands = [0] * (len(EXIT_BANDS) + 1)
     for row in players.values():
         bands = [a + b for a, b in zip(bands, row.exits, strict=True)]
@@ -481,32 +526,37 @@ def _dumping(players, pairs) -> list[Flag]:
     if variance <= 0:
         return []
     scored = {}
+    # Each band's lean toward strong hands (``mean - rank``), once: thousands of pairs weigh by it.
+    lean = [mean - r for r in ranks]
     for (dumper, beneficiary), row in pairs.items():
         n = sum(row.exits)
         if n < MIN_EXITS:
             continue
-        strength = sum(c * (mean - r) for c, r in zip(row.exits, ranks, strict=True))
+        strength = sum(map(operator.mul, row.exits, lean))
         scored[(dumper, beneficiary)] = (strength / math.sqrt(n * variance), n)
     centre, spread = empirical_null([z for z, _ in scored.values()])
     tests = []
     for (dumper, beneficiary), (z, n) in scored.items():
-        strong = sum(pairs[(dumper, beneficiary)].exits[:3])
-        tests.append(
-            Flag(
-                "dumping",
-                (dumper, beneficiary),
-                z,
-                centre,
-                f"{n} drops or wrong shows with {beneficiary} still in, {strong} of them with a "
-                f"hand scoring {EXIT_BANDS[2]} or less: strength z {z:.1f}",
-                normal_sf((z - centre) / spread),
-                _together(pairs, dumper, beneficiary),
-            )
-        )
+        p = normal_sf((z - centre) / spread)
+        tests.append(Tested(p, _dumping_flag, (dumper, beneficiary, z, n, centre, pairs)))
     return tests
 
 
-def _timing(players) -> list[Flag]:
+def _dumping_flag(dumper: str, beneficiary: str, z: float, n: int, centre: float, pairs, p):
+    strong = sum(pairs[(dumper, beneficiary)].exits[:3])
+    return Flag(
+        "dumping",
+        (dumper, beneficiary),
+        z,
+        centre,
+        f"{n} drops or wrong shows with {beneficiary} still in, {strong} of them with a "
+        f"hand scoring {EXIT_BANDS[2]} or less: strength z {z:.1f}",
+        p,
+        _together(pairs, dumper, beneficiary),
+    )
+
+
+def _timing(players) -> list[Tested]:
     spread_of: dict[str, float] = {}
     pooled: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     for row in players.values():
@@ -535,23 +585,27 @@ def _timing(players) -> list[Flag]:
     centre, spread = empirical_null([z for z, _, _ in scored.values()])
     tests = []
     for player, (z, cv, n) in scored.items():
-        tests.append(
-            Flag(
-                "timing",
-                (player,),
-                z,
-                centre,
-                f"move times: spread z {z:.1f} against the population "
-                f"(centre {centre:.1f}, spread {spread:.1f}); coefficient of variation {cv:.2f} "
-                f"over {n} moves",
-                normal_sf(-(z - centre) / spread),
-                players[player].games,
-            )
-        )
+        p = normal_sf(-(z - centre) / spread)
+        facts = (player, z, cv, n, centre, spread, players[player].games)
+        tests.append(Tested(p, _timing_flag, facts))
     return tests
 
 
-def _solver(players) -> list[Flag]:
+def _timing_flag(player, z, cv, n, centre, spread, games, p) -> Flag:
+    return Flag(
+        "timing",
+        (player,),
+        z,
+        centre,
+        f"move times: spread z {z:.1f} against the population "
+        f"(centre {centre:.1f}, spread {spread:.1f}); coefficient of variation {cv:.2f} "
+        f"over {n} moves",
+        p,
+        games,
+    )
+
+
+def _solver(players) -> list[Tested]:
     # The population's rate of agreeing with the solver in each class of discard (by how
     # much the solver's choice breaks up: a loose card anyone would throw, or a card linked
     # to one, two, three others). Under "follows the solver on a share S of discards, plays
@@ -592,26 +646,28 @@ def _solver(players) -> list[Flag]:
     skill = max(0.0, reach * reach - noise)
     tests = []
     for player, (share, variance) in shares.items():
-        row = players[player]
-        n, a = sum(row.discards), sum(row.agreed)
-        hard_n, hard_a = sum(row.discards[1:]), sum(row.agreed[1:])
-        expected = sum(k * rate for k, rate in zip(row.discards, rates, strict=True))
         z = (share - centre) / math.sqrt(skill + variance)
-        tests.append(
-            Flag(
-                "solver",
-                (player,),
-                a,
-                expected,
-                f"{a} of {n} discards as the solver would ({expected:.0f} at the population's "
-                f"rates); {hard_a} of the {hard_n} where the solver breaks up linked cards: "
-                f"{share:.0%} of discards given to the solver beyond the population's habit "
-                f"(population centre {centre:.0%}, spread {reach:.0%}), z {z:.1f}",
-                normal_sf(z),
-                row.games,
-            )
-        )
+        facts = (player, players[player], rates, share, centre, reach, z)
+        tests.append(Tested(normal_sf(z), _solver_flag, facts))
     return tests
+
+
+def _solver_flag(player, row, rates, share, centre, reach, z, p) -> Flag:
+    n, a = sum(row.discards), sum(row.agreed)
+    hard_n, hard_a = sum(row.discards[1:]), sum(row.agreed[1:])
+    expected = sum(k * rate for k, rate in zip(row.discards, rates, strict=True))
+    return Flag(
+        "solver",
+        (player,),
+        a,
+        expected,
+        f"{a} of {n} discards as the solver would ({expected:.0f} at the population's "
+        f"rates); {hard_a} of the {hard_n} where the solver breaks up linked cards: "
+        f"{share:.0%} of discards given to the solver beyond the population's habit "
+        f"(population centre {centre:.0%}, spread {reach:.0%}), z {z:.1f}",
+        p,
+        row.games,
+    )
 
 
 _Z75, _Z90 = 0.6745, 1.2816  # standard normal quantiles
