@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from domain.simulation.floor import Floor
 from replays.integrity.verify import verify_store
 from replays.readmodels import projections
-from replays.readmodels.bulk import rows_at_once
+from replays.readmodels.bulk import Statements, insert_rows, rows_at_once
 from replays.records.parallel import Dispatcher, game_key, import_lines_parallel
 from replays.simulation.batch import Simulation
 from replays.store.application import Ledger
@@ -269,6 +269,25 @@ def test_only_plain_inserts_with_typed_binds_go_in_as_arrays():
     assert rows_at_once(plain.replace("::NUMERIC(12, 2)", ""), rows) is None
     assert rows_at_once("UPDATE t SET a = %(a)s::INTEGER", rows) is None
     assert rows_at_once(plain, [(1, None), (2, "x")]) is None
+
+
+def test_every_read_model_table_of_a_save_goes_in_as_arrays():
+    """A save's rows of every read-model table, ``games`` (a boolean column the dialect
+    binds uncast) and ``ledger_entries`` (a serial id) included, become one statement over
+    arrays on PostgreSQL, not one statement a row."""
+    from sqlalchemy.dialects import postgresql
+
+    from replays.readmodels.projections import ENTRIES, GAMES, MOVES, RESULTS
+
+    kept = Statements(postgresql.psycopg.dialect())
+    for table in (GAMES, ENTRIES, MOVES, RESULTS):
+        columns = [column.name for column in table.c if column.name != "id"]
+        insert_rows(kept, table, [dict.fromkeys(columns) for _ in range(3)])
+    assert len(kept.statements) == 4
+    for statement, parameters in kept.statements:
+        assert " SELECT * FROM unnest(" in statement, statement
+        assert "RETURNING" not in statement
+        assert all(len(column) == 3 for column in parameters)
 
 
 def test_jobs_fall_back_to_the_catch_up_when_a_save_cannot_write_its_rows(

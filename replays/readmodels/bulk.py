@@ -138,7 +138,28 @@ def _bound(rows: Sequence[dict], pick, processed: list) -> list[tuple]:
 
 @lru_cache(maxsize=64)
 def _insert(table: sa.Table, dialect: Any, keys: tuple[str, ...]) -> _Compiled:
-    return _Compiled(table.insert(), dialect, keys)
+    """``table``'s INSERT of the columns ``keys``, without the ``RETURNING`` of a serial id
+    (nothing reads it; ``inline``) and, on PostgreSQL, with every bind's type cast (the
+    dialect leaves a few uncast, a boolean among them): the form :func:`rows_at_once` can
+    send as one statement over arrays. Until both held, a save's ``games`` and
+    ``ledger_entries`` rows each went in as a statement of their own."""
+    compiled = _Compiled(table.insert().inline(), dialect, keys)
+    if dialect.name == "postgresql" and compiled.positional is False:
+        compiled.text = _cast_binds(compiled.text, table, dialect)
+    return compiled
+
+
+def _cast_binds(text: str, table: sa.Table, dialect: Any) -> str:
+    """An INSERT's ``%(column)s`` binds, where the dialect wrote them uncast, cast to the
+    column's type (the cast the server applies on assignment anyway: same values)."""
+
+    def cast(found: re.Match) -> str:
+        name = found.group(1)
+        if name not in table.c:
+            return found.group(0)
+        return f"%({name})s::{dialect.type_compiler_instance.process(table.c[name].type)}"
+
+    return re.sub(r"%\((\w+)\)s(?!::)", cast, text)
 
 
 @lru_cache(maxsize=64)

@@ -156,7 +156,11 @@ class PlayerResultRow(Base):
 
 class MoveRow(Base):
     """One move of the timeline. ``move_index`` is the move's 0-based place in play order,
-    so the table after it is ``Ledger.state_at(game, move_index + 1)``."""
+    so the table after it is ``Ledger.state_at(game, move_index + 1)``.
+
+    Read by game only (a replay's timeline, a dispute's moves around its move): the primary
+    key is its one index. A second on ``player``, read by nothing, cost every imported move
+    an index entry (revision 0017)."""
 
     __tablename__ = "moves"
 
@@ -173,8 +177,6 @@ class MoveRow(Base):
     round: Mapped[int] = mapped_column(sa.Integer)
     point_value: Mapped[Decimal] = mapped_column(Rate)
     at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
-
-    __table_args__ = (sa.Index("ix_moves_player", "player"),)
 
 
 class LedgerEntryRow(Base):

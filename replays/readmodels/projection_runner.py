@@ -253,11 +253,16 @@ class Runner:
         ``wait=False``: on PostgreSQL, a row another runner holds raises at once instead of
         being waited for (SQLite's one write lock is already the caller's)."""
         if not wait and connection.dialect.name == "postgresql":
-            connection.execute(
-                sa.select(POSITIONS.c.position)
+            # The row locked and read in one statement. A save's own transaction is the
+            # only caller: the position's UPDATE at its end sets updated_at (or the
+            # savepoint undoes everything), so touching it here first would only add a
+            # statement and a row version to every save.
+            row = connection.execute(
+                sa.select(POSITIONS.c.position, POSITIONS.c.events_applied)
                 .where(POSITIONS.c.name == self.projection.name)
                 .with_for_update(nowait=True)
-            )
+            ).one()
+            return row.position, row.events_applied
         connection.execute(
             POSITIONS.update()
             .where(POSITIONS.c.name == self.projection.name)

@@ -135,7 +135,9 @@ class LedgerAggregateRecorder(_CoreSelect, SQLAlchemyAggregateRecorder):
     The library adds one ORM object a snapshot and flushes them at the commit, that is
     under the store's lock, where every other writer of an ``import --jobs`` waits: the
     flush of a save's fifty snapshots cost several times their inserts. The same rows go
-    in by one ``executemany`` on the DB-API connection, in the save's transaction."""
+    in by the DB-API connection, in the save's transaction: on PostgreSQL one ``INSERT ...
+    SELECT`` over arrays (one statement a save, where psycopg's ``executemany`` ran one a
+    snapshot), on SQLite one ``executemany``."""
 
     # False: the library's ORM objects (slower; same rows).
     driver_inserts = True
@@ -153,7 +155,16 @@ class LedgerAggregateRecorder(_CoreSelect, SQLAlchemyAggregateRecorder):
         rows = _driver_rows(table, dialect, stored_events)
         cursor = connection.connection.dbapi_connection.cursor()
         try:
-            cursor.executemany(_insert(table, "?" if dialect.name == "sqlite" else "%s"), rows)
+            if dialect.name == "postgresql" and len(rows) > 1:
+                # In binary, as the events' arrays (see _insert_postgres).
+                cursor.execute(
+                    f"INSERT INTO {table.fullname} (originator_id, originator_version, topic, "
+                    "state) SELECT * FROM unnest(%b::uuid[], %b::bigint[], %b::text[], "
+                    "%b::bytea[])",
+                    columns_of(rows),
+                )
+            else:
+                cursor.executemany(_insert(table, "?" if dialect.name == "sqlite" else "%s"), rows)
         except dialect.dbapi.IntegrityError as error:
             raise IntegrityError(error) from error
         return None
