@@ -274,11 +274,9 @@ def test_jobs_main_process_replays_the_ranges_no_worker_took(
 
     take, taken = verify_jobs.SpanReplays._take, []
 
-    def submit_some(self):
-        # The pool gets the even ranges, or none: the rest are left to the main process.
-        for index, (function, *arguments) in enumerate(self.work):
-            if workers_get != "nothing" and not index % 2:
-                self.futures[self.pool.submit(function, *arguments)] = index
+    def workers_take(index):
+        # The workers take the even ranges, or none: the rest are left to the main process.
+        return workers_get != "nothing" and not index % 2
 
     def take_and_count(self):
         index = take(self)
@@ -286,7 +284,7 @@ def test_jobs_main_process_replays_the_ranges_no_worker_took(
             taken.append(index)
         return index
 
-    monkeypatch.setattr(verify_jobs.SpanReplays, "_submit", submit_some)
+    monkeypatch.setattr(verify_jobs, "_worker_takes", workers_take)
     monkeypatch.setattr(verify_jobs.SpanReplays, "_take", take_and_count)
     two = verify_store(database_url, jobs=2)
 
@@ -357,8 +355,10 @@ def test_jobs_hand_each_range_out_once_to_n_minus_one_workers_and_the_main_proce
     two = verify_store(database_url, jobs=2)
     assert findings(two) == findings(one) and two.notes == one.notes
     (started,) = pools
-    assert started.workers == 1 and started.pool._max_workers == 1
-    given = sorted(started.futures.values())
-    assert len(given) == len(set(given)) and not set(given) & started.taken
+    assert started.workers == 1 and len(started.processes) == 1
+    assert not any(process.is_alive() for process in started.processes)
+    given = sorted(started.given)
+    assert set(started.given.values()) <= {p.pid for p in started.processes}
+    assert not set(given) & started.taken
     assert sorted([*given, *started.taken]) == list(range(len(started.parts)))
     assert len(started.parts) == 2 * verify_jobs.RANGES_PER_JOB
