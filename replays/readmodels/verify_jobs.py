@@ -48,7 +48,10 @@ from replays.readmodels.read_model_checks import (
     replay_games,
 )
 
-RANGES_PER_JOB = 8
+# A range costs a fifth of a millisecond beyond its games (a connection, a few queries):
+# the last ones, replayed while the other processes finish theirs, are what a process
+# may be left waiting for, so there are many, and the last ones small.
+RANGES_PER_JOB = 16
 Span = tuple[bytes | None, bytes | None]
 
 
