@@ -693,6 +693,10 @@ class _StoredTable(dict):
                 for key, row in computed.items()
                 if (raw := stored(self, key)) is None or not same(raw, row)
             ]
+        # Most games: every stored row is its written form, found in one comparison of
+        # lists (a missing row, None, is equal to no form).
+        if list(map(stored, itertools.repeat(self), computed)) == forms:
+            return []
         return [
             key
             for (key, row), form in zip(computed.items(), forms, strict=True)
