@@ -8,6 +8,7 @@ snapshot and an event are then edited with SQL, as an insider would.
 from __future__ import annotations
 
 import itertools
+import uuid
 from datetime import datetime, timedelta
 
 import orjson
@@ -362,3 +363,27 @@ def test_jobs_hand_each_range_out_once_to_n_minus_one_workers_and_the_main_proce
     assert not set(given) & started.taken
     assert sorted([*given, *started.taken]) == list(range(len(started.parts)))
     assert len(started.parts) == 2 * verify_jobs.RANGES_PER_JOB
+
+
+def test_jobs_find_read_rows_of_a_game_with_no_events_as_one_process_does(games, database_url):
+    # A game's rows copied under an id no event has: every table names it, in the order
+    # one process does (--jobs reads which games have rows before its replays).
+    from replays.readmodels.projections import ENTRIES, GAMES, MOVES, RESULTS
+
+    with engine_for(database_url).begin() as connection:
+        for table in (GAMES, RESULTS, MOVES, ENTRIES):
+            rows = connection.execute(sa.select(table).where(table.c.game_id == games[2]))
+            for row in rows.mappings().all():
+                copied = {k: v for k, v in row.items() if k != "id"}
+                copied["game_id"] = "no-such-game"
+                if "originator_id" in copied:
+                    copied["originator_id"] = str(uuid.uuid4())
+                connection.execute(table.insert().values(**copied))
+    one = verify_store(database_url)
+    two = verify_store(database_url, jobs=2)
+    assert [(p.kind, p.game_id, p.message.split(":")[0]) for p in one.problems] == [
+        ("read_model", "no-such-game", label)
+        for label in ("games", "player_results", "moves", "ledger_entries")
+    ]
+    assert findings(two) == findings(one)
+    assert two.notes == one.notes

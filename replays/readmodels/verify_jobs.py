@@ -43,6 +43,7 @@ from replays.integrity.store import engine, read_snapshot
 from replays.readmodels.read_model_checks import (
     SnapshotTally,
     finish_store_check,
+    games_with_rows,
     ledger_for,
     projection_position,
     replay_games,
@@ -257,6 +258,8 @@ class SpanReplays:
         checked."""
         results: list[dict[str, Any] | None] = [None] * len(self.parts)
         try:
+            # Read while the workers replay, not at the end, which this process does alone.
+            with_rows = games_with_rows(connection)
             self._replay_all(results, bar)
         except BaseException:
             self.close()
@@ -302,7 +305,7 @@ class SpanReplays:
             )
             checked += checked_again
             seen |= seen_again
-        finish_store_check(connection, ledger, report, seen, self.position, self.events)
+        finish_store_check(connection, ledger, report, seen, self.position, self.events, with_rows)
         self._join()
         if self.memos is not None:
             # Only games nothing was found about, once every check has spoken.
