@@ -8,6 +8,7 @@ snapshot and an event are then edited with SQL, as an insider would.
 from __future__ import annotations
 
 import itertools
+import uuid
 from datetime import datetime, timedelta
 
 import orjson
@@ -274,11 +275,9 @@ def test_jobs_main_process_replays_the_ranges_no_worker_took(
 
     take, taken = verify_jobs.SpanReplays._take, []
 
-    def submit_some(self):
-        # The pool gets the even ranges, or none: the rest are left to the main process.
-        for index, (function, *arguments) in enumerate(self.work):
-            if workers_get != "nothing" and not index % 2:
-                self.futures[self.pool.submit(function, *arguments)] = index
+    def workers_take(index):
+        # The workers take the even ranges, or none: the rest are left to the main process.
+        return workers_get != "nothing" and not index % 2
 
     def take_and_count(self):
         index = take(self)
@@ -286,7 +285,7 @@ def test_jobs_main_process_replays_the_ranges_no_worker_took(
             taken.append(index)
         return index
 
-    monkeypatch.setattr(verify_jobs.SpanReplays, "_submit", submit_some)
+    monkeypatch.setattr(verify_jobs, "_worker_takes", workers_take)
     monkeypatch.setattr(verify_jobs.SpanReplays, "_take", take_and_count)
     two = verify_store(database_url, jobs=2)
 
@@ -357,8 +356,34 @@ def test_jobs_hand_each_range_out_once_to_n_minus_one_workers_and_the_main_proce
     two = verify_store(database_url, jobs=2)
     assert findings(two) == findings(one) and two.notes == one.notes
     (started,) = pools
-    assert started.workers == 1 and started.pool._max_workers == 1
-    given = sorted(started.futures.values())
-    assert len(given) == len(set(given)) and not set(given) & started.taken
+    assert started.workers == 1 and len(started.processes) == 1
+    assert not any(process.is_alive() for process in started.processes)
+    given = sorted(started.given)
+    assert set(started.given.values()) <= {p.pid for p in started.processes}
+    assert not set(given) & started.taken
     assert sorted([*given, *started.taken]) == list(range(len(started.parts)))
     assert len(started.parts) == 2 * verify_jobs.RANGES_PER_JOB
+
+
+def test_jobs_find_read_rows_of_a_game_with_no_events_as_one_process_does(games, database_url):
+    # A game's rows copied under an id no event has: every table names it, in the order
+    # one process does (--jobs reads which games have rows before its replays).
+    from replays.readmodels.projections import ENTRIES, GAMES, MOVES, RESULTS
+
+    with engine_for(database_url).begin() as connection:
+        for table in (GAMES, RESULTS, MOVES, ENTRIES):
+            rows = connection.execute(sa.select(table).where(table.c.game_id == games[2]))
+            for row in rows.mappings().all():
+                copied = {k: v for k, v in row.items() if k != "id"}
+                copied["game_id"] = "no-such-game"
+                if "originator_id" in copied:
+                    copied["originator_id"] = str(uuid.uuid4())
+                connection.execute(table.insert().values(**copied))
+    one = verify_store(database_url)
+    two = verify_store(database_url, jobs=2)
+    assert [(p.kind, p.game_id, p.message.split(":")[0]) for p in one.problems] == [
+        ("read_model", "no-such-game", label)
+        for label in ("games", "player_results", "moves", "ledger_entries")
+    ]
+    assert findings(two) == findings(one)
+    assert two.notes == one.notes

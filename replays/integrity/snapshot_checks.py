@@ -40,9 +40,13 @@ def _ledger(url: str) -> Any:
 
 
 def _snapshot_rows(
-    connection: sa.Connection, originators: Iterable[bytes] | None
-) -> Iterator[tuple[bytes, list[StoredEvent]]]:
-    """Stored snapshots grouped by aggregate, versions ascending."""
+    connection: sa.Connection,
+    originators: Iterable[bytes] | None,
+    skip: frozenset[bytes] = frozenset(),
+) -> Iterator[tuple[bytes, list[StoredEvent] | int]]:
+    """Stored snapshots grouped by aggregate, versions ascending; for an aggregate in
+    ``skip``, only how many it has (nothing made of them: the whole-store verify skips
+    nearly every game here, their snapshots compared in the read-model replay)."""
     columns = "originator_id, originator_version, topic, state"
     if originators is None:
         query = sa.text(
@@ -59,16 +63,20 @@ def _snapshot_rows(
             for o in originators
             for r in connection.execute(query, {"o": id_param(connection, o)})
         )
-    current, group = None, []
+    current, group, passed = None, [], 0
     for originator, version, topic, state in rows:
         originator = raw_id(originator)
-        if originator != current and group:
-            yield current, group
-            group = []
-        current = originator
+        if originator != current:
+            if group or passed:
+                yield current, group or passed
+            group, passed = [], 0
+            current = originator
+        if originator in skip:
+            passed += 1
+            continue
         group.append(StoredEvent(UUID(bytes=originator), version, topic, bytes(state)))
-    if group:
-        yield current, group
+    if group or passed:
+        yield current, group or passed
 
 
 def snapshots_of(
@@ -111,10 +119,11 @@ def check_snapshots(
         total = connection.execute(sa.text(f"SELECT count(*) FROM {SNAPSHOTS_TABLE}")).scalar()
     checked = 0
     with progress_bar(total, "snapshots", progress) as bar:
-        for originator, snapshots in _snapshot_rows(connection, originators):
-            bar.update(len(snapshots))
-            if originator in skip:
+        for originator, snapshots in _snapshot_rows(connection, originators, skip):
+            if type(snapshots) is int:  # a game in ``skip``: its count only
+                bar.update(snapshots)
                 continue
+            bar.update(len(snapshots))
             checked += len(snapshots)
             mismatch = _first_mismatch(ledger, snapshots)
             if mismatch is not None:

@@ -7,10 +7,11 @@ while the other processes finish are the shortest; the rest of ``verify`` (seals
 the tree) stays one streaming pass in the main process, which runs while the
 workers replay (:class:`SpanReplays` is submitted before it, as soon as the pass has its
 snapshot: ``replays.integrity.verify._EarlyReplays``). Once
-that pass is done, the main process replays the ranges no worker has been given yet
-itself, as the Nth process (there are N - 1 workers, each given the next range as it
-finishes one); its results go the same way as a worker's. The workers are forked from
-the main process, with the ledger's code already imported.
+that pass is done, the main process replays the ranges no worker has taken yet itself,
+as the Nth process (there are N - 1 workers, each taking the next free range as it
+finishes one, from a table of taken ranges they share with the main process); its results
+go the same way as a worker's. The workers are forked from the main process, with the
+ledger's code already imported, and send each range's result back as they finish it.
 
 Each worker reads in its own transaction, which may begin after the main pass's and so see
 saves made since: it reads only the events up to the projection position the main pass
@@ -27,10 +28,12 @@ as one process would not have replayed them, and only the main pass stores memos
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 import multiprocessing
-import threading
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+import os
+import pickle
+import queue
 from typing import Any
 
 import sqlalchemy as sa
@@ -40,12 +43,16 @@ from replays.integrity.store import engine, read_snapshot
 from replays.readmodels.read_model_checks import (
     SnapshotTally,
     finish_store_check,
+    games_with_rows,
     ledger_for,
     projection_position,
     replay_games,
 )
 
-RANGES_PER_JOB = 8
+# A range costs a fifth of a millisecond beyond its games (a connection, a few queries):
+# the last ones, replayed while the other processes finish theirs, are what a process
+# may be left waiting for, so there are many, and the last ones small.
+RANGES_PER_JOB = 16
 Span = tuple[bytes | None, bytes | None]
 
 
@@ -141,77 +148,96 @@ class SpanReplays:
         # than that spends less CPU in all (each worker warms its own copy of what the
         # replay touches) and leaves the cores to this process's pass meanwhile.
         self.workers = max(1, jobs - 1)
-        self.pool = ProcessPoolExecutor(self.workers, mp_context=_context())
-        self.futures: dict[Any, int] = {}
+        context = _context()
+        # Which ranges are taken, shared: every process (the workers, and this one once
+        # its pass is done) takes the next free range itself as it finishes one. Handed
+        # out from this process instead (a pool's callback submitting the next range),
+        # each range waited for this busy process's threads to get the interpreter lock
+        # in turn: 10-25 ms a range, a twentieth of the step in all.
+        self.claimed = context.Array("b", len(self.work))
+        self.results = context.Queue()
         self.taken: set[int] = set()  # the ranges this process replays itself
-        self.lock = threading.Lock()
+        self.given: dict[int, int] = {}  # the ranges a worker replayed, by process id
         self.closed = False
-        self._submit()
+        self.processes = [
+            context.Process(target=_work, args=(self.work, self.claimed, self.results))
+            for _ in range(self.workers)
+        ]
+        self._start()
 
-    def _submit(self) -> None:
-        """A range for each worker (the first submission forks them: a few milliseconds,
-        they start with the code this process has imported); each finished range hands
-        its worker the next one (:meth:`_next`), so that every range not begun is left
-        for whichever process is free first, this one included (:meth:`_take`)."""
-        for _ in range(self.workers):
-            self._next()
-
-    def _next(self, done=None) -> None:
-        with self.lock:
-            if self.closed:
-                return
-            index = self._left()
-            if index is None:
-                return
-            function, *arguments = self.work[index]
-            future = self.pool.submit(function, *arguments)
-            self.futures[future] = index
-        future.add_done_callback(self._next)
-
-    def _left(self) -> int | None:
-        """The first range neither submitted nor taken (they narrow towards the end:
-        :func:`spans`, so the last ones handed out are the shortest)."""
-        left = set(range(len(self.work))) - set(self.futures.values()) - self.taken
-        return min(left) if left else None
+    def _start(self) -> None:
+        """Fork the workers (a few milliseconds: they start with the code this process
+        has imported); each takes the first free range, and the next as it finishes one
+        (:func:`_claim`), so that every range not begun is left for whichever process is
+        free first, this one included (:meth:`_take`)."""
+        for process in self.processes:
+            process.start()
 
     def _take(self) -> int | None:
-        """A range no worker has been given, for this process to replay itself once its
-        own pass is done (rather than wait: it is one more worker). None: every range is
+        """A range no worker has taken, for this process to replay itself once its own
+        pass is done (rather than wait: it is one more worker). None: every range is
         running or done in a worker."""
-        with self.lock:
-            index = self._left()
-            if index is not None:
-                self.taken.add(index)
-            return index
+        index = _claim(self.claimed)
+        if index is not None:
+            self.taken.add(index)
+        return index
+
+    def _receive(self) -> tuple[int, dict[str, Any]]:
+        """The next result a worker sends: (range, result); a worker's error raised
+        here."""
+        while True:
+            try:
+                index, result, error = self.results.get(timeout=0.5)
+            except queue.Empty:
+                if any(process.is_alive() for process in self.processes):
+                    continue
+                try:  # the last words of a worker that has just exited
+                    index, result, error = self.results.get(timeout=0.5)
+                except queue.Empty:
+                    raise RuntimeError(
+                        "a verify worker stopped before sending its results"
+                    ) from None
+            if error is not None:
+                raise error
+            return index, result
 
     def _replay_all(self, results: list, bar) -> None:
         """Replay here, as a worker would (in a connection of its own, so in a view that
         may be newer than the main pass's, which the workers' results allow for), the
         ranges :meth:`_take` gives, and take the workers' results, until every range's
         result is in."""
-        while True:
-            index = self._take()
-            if index is not None:
-                function, *arguments = self.work[index]
-                result = results[index] = function(*arguments)
-                if bar is not None:
-                    bar.update(result["events"])
-                continue
-            with self.lock:
-                running = [f for f, i in self.futures.items() if results[i] is None]
-            if not running:
-                return
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                result = results[self.futures[future]] = future.result()
-                if bar is not None:
-                    bar.update(result["events"])
+        while (index := self._take()) is not None:
+            function, *arguments = self.work[index]
+            result = results[index] = function(*arguments)
+            if bar is not None:
+                bar.update(result["events"])
+        missing = sum(1 for result in results if result is None)
+        for _ in range(missing):
+            index, result = self._receive()
+            results[index] = result
+            self.given[index] = result["by"]
+            if bar is not None:
+                bar.update(result["events"])
 
     def close(self) -> None:
-        """Stop what has not started (the main pass failed)."""
-        with self.lock:
-            self.closed = True
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        """Stop what has not started (the main pass failed): no range is left to take,
+        and the workers are waited for (their results read and dropped, so that none
+        waits to send them)."""
+        if self.closed:
+            return
+        self.closed = True
+        with self.claimed.get_lock():
+            self.claimed[:] = [1] * len(self.claimed)
+        self._join()
+
+    def _join(self) -> None:
+        self.closed = True
+        for process in self.processes:
+            while process.is_alive():
+                with contextlib.suppress(queue.Empty):
+                    self.results.get(timeout=0.05)
+            process.join()
+        self.results.close()
 
     def collect(
         self,
@@ -232,15 +258,14 @@ class SpanReplays:
         checked."""
         results: list[dict[str, Any] | None] = [None] * len(self.parts)
         try:
+            # Read while the workers replay, not at the end, which this process does alone.
+            with_rows = games_with_rows(connection)
             self._replay_all(results, bar)
         except BaseException:
             self.close()
             raise
-        # Every result is in: the workers exit while this process finishes the step (its
-        # pool's thread joins them; the interpreter waits for it at exit).
-        with self.lock:
-            self.closed = True
-        self.pool.shutdown(wait=False)
+        # Every result is in: the workers have no range left and exit on their own (they
+        # are joined once the step is done).
         if deals is not None:
             found = {
                 verdict[0]
@@ -280,7 +305,8 @@ class SpanReplays:
             )
             checked += checked_again
             seen |= seen_again
-        finish_store_check(connection, ledger, report, seen, self.position, self.events)
+        finish_store_check(connection, ledger, report, seen, self.position, self.events, with_rows)
+        self._join()
         if self.memos is not None:
             # Only games nothing was found about, once every check has spoken.
             found = {p.game_id for p in report.problems}
@@ -326,6 +352,41 @@ def check_read_models(
             remember_deals=remember_deals,
         )
     return started.collect(connection, report, skip=skip, bar=bar, snapshots=snapshots, deals=deals)
+
+
+def _claim(claimed, wanted=None) -> int | None:
+    """The first range no process has taken (they narrow towards the end: :func:`spans`,
+    so the last ones taken are the shortest), now taken; None when none is left.
+    ``wanted(index)``: whether this process may take that range."""
+    with claimed.get_lock():
+        for index in range(len(claimed)):
+            if not claimed[index] and (wanted is None or wanted(index)):
+                claimed[index] = 1
+                return index
+    return None
+
+
+def _worker_takes(index: int) -> bool:
+    """Whether a worker may take a range (tests leave some to the main process)."""
+    return True
+
+
+def _work(work: list, claimed, results) -> None:
+    """A worker: the next free range replayed, and its result sent, until none is left;
+    an error is sent in place of the result (and ends the worker)."""
+    while (index := _claim(claimed, _worker_takes)) is not None:
+        function, *arguments = work[index]
+        try:
+            result = function(*arguments)
+            result["by"] = os.getpid()
+        except BaseException as error:  # the main process raises it
+            try:
+                pickle.dumps(error)
+            except Exception:
+                error = RuntimeError(f"{type(error).__name__}: {error}")
+            results.put((index, None, error))
+            return
+        results.put((index, result, None))
 
 
 class _Held:
