@@ -99,8 +99,9 @@ class FairplayPlayerDay(Base):
     agreed_3: Mapped[int] = mapped_column(sa.Integer, default=0)
 
 
-class FairplayPairDay(Base):
-    __tablename__ = "fairplay_pair_days"
+class _PairSums:
+    """A pair's sums on a day at a table: the columns of ``fairplay_pair_days`` and of the
+    month's noted copy of its rows (``fairplay_noted_pair_days``), in the same order."""
 
     day: Mapped[str] = mapped_column(sa.String(10), primary_key=True)
     table_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
@@ -119,6 +120,10 @@ class FairplayPairDay(Base):
     exits_4: Mapped[int] = mapped_column(sa.Integer, default=0)
     exits_5: Mapped[int] = mapped_column(sa.Integer, default=0)
     exits_6: Mapped[int] = mapped_column(sa.Integer, default=0)
+
+
+class FairplayPairDay(_PairSums, Base):
+    __tablename__ = "fairplay_pair_days"
 
 
 class FairplayPartnerDay(Base):
@@ -140,26 +145,8 @@ class FairplayPartnerDay(Base):
     strong_drops: Mapped[int] = mapped_column(sa.Integer, default=0)
 
 
-class FairplayNotedPairDay(Base):
+class FairplayNotedPairDay(_PairSums, Base):
     __tablename__ = "fairplay_noted_pair_days"
-
-    day: Mapped[str] = mapped_column(sa.String(10), primary_key=True)
-    table_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    first: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    second: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    faced: Mapped[int] = mapped_column(sa.Integer, default=0)
-    useful: Mapped[int] = mapped_column(sa.Integer, default=0)
-    gain: Mapped[int] = mapped_column(sa.Integer, default=0)
-    together: Mapped[int] = mapped_column(sa.Integer, default=0)
-    strong: Mapped[int] = mapped_column(sa.Integer, default=0)
-    strong_drops: Mapped[int] = mapped_column(sa.Integer, default=0)
-    exits_0: Mapped[int] = mapped_column(sa.Integer, default=0)
-    exits_1: Mapped[int] = mapped_column(sa.Integer, default=0)
-    exits_2: Mapped[int] = mapped_column(sa.Integer, default=0)
-    exits_3: Mapped[int] = mapped_column(sa.Integer, default=0)
-    exits_4: Mapped[int] = mapped_column(sa.Integer, default=0)
-    exits_5: Mapped[int] = mapped_column(sa.Integer, default=0)
-    exits_6: Mapped[int] = mapped_column(sa.Integer, default=0)
 
 
 class FairplayNotedMonth(Base):
