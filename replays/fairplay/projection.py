@@ -393,6 +393,11 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
         pairs_rows = _aside(_rows_aside, session.get_bind(), pairs_query)
         # A month's pairs are hundreds of thousands of rows: hashed in memory, not on disk.
         run(sa.text(f"SET LOCAL work_mem = '{WORK_MEM}'"))
+        # The players' sums in one process: a parallel plan split the rows between the
+        # workers by chance, so the float sums (choice and move-time columns) came out
+        # in a different order, and a flag's p and q in different last digits, from one
+        # look at the same period to the next; and it cost more CPU than it saved.
+        run(sa.text("SET LOCAL max_parallel_workers_per_gather = 0"))
 
     timing = [getattr(pd, c) for kind in TIMING_COLUMNS.values() for c in kind]
     query = sa.select(
@@ -505,15 +510,19 @@ def _fetched(result) -> list[tuple]:
 def _pair_sums(where, rd=FairplayPairDay):
     """Per ordered pair of the period (rows of ``rd``): its sums (``PairDay``'s) and its
     discards faced, each weighted by its table's rate of useful takes over the period
-    (``feed_base``)."""
-    nd = FairplayPartnerDay
+    (``feed_base``).
+
+    The tables' rates are summed from ``fairplay_table_days`` (a row a day and table), not
+    from the players' rows (a month's are tens of thousands): the same integers, so the
+    same weights, and the pair rows are still read and added up in the same order."""
+    td = FairplayTableDay
     rates = where(
-        nd,
+        td,
         sa.select(
-            nd.table_id.label("table_id"),
-            sa.func.sum(nd.faced).label("faced"),
-            sa.func.sum(nd.useful).label("useful"),
-        ).group_by(nd.table_id),
+            td.table_id.label("table_id"),
+            sa.func.sum(td.faced).label("faced"),
+            sa.func.sum(td.useful).label("useful"),
+        ).group_by(td.table_id),
     ).subquery()
     weighted = sa.cast(rd.faced, sa.Float) * rates.c.useful / sa.func.nullif(rates.c.faced, 0)
     query = (
@@ -1112,9 +1121,17 @@ def _rows(summary: Summary) -> dict:
             for (day, table, first, second), r in summary.pairs.items()
         ],
     )
+    # Each table's discards faced and useful takes: its players' added up.
+    picking: dict[tuple[str, str], list[int]] = {}
+    for (day, table, _), r in summary.players.items():
+        cell = picking.get((day, table))
+        if cell is None:
+            cell = picking[(day, table)] = [0, 0]
+        cell[0] += r.faced
+        cell[1] += r.useful
     rows[FairplayTableDay] = (
-        ("day", "table_id", "games"),
-        [(d, t, n) for (d, t), n in summary.tables.items()],
+        ("day", "table_id", "games", "faced", "useful"),
+        [(d, t, n, *picking.get((d, t), (0, 0))) for (d, t), n in summary.tables.items()],
     )
     rows[FairplayEvidence] = (
         ("day", "table_id", "signal", "first", "second", "game_id", "step", "weight", "note"),
