@@ -150,3 +150,24 @@ def test_db_commands(database_url):
     broken = runner.invoke(main, ["db", "upgrade", "--url", "postgresql://nobody@127.0.0.1:1/x"])
     assert broken.exit_code == 1 and "cannot migrate" in broken.output
     assert "Traceback" not in broken.output
+
+
+def test_table_days_picking_filled_from_the_kept_player_rows(database_url):
+    """0019 fills each day and table's discards faced and useful takes from the player rows
+    kept before it, as counting the games anew writes them."""
+    from fairplay_support import cheating_records
+
+    from replays.fairplay import projection
+    from replays.fairplay.tables import FairplayTableDay
+
+    migrate(database_url)
+    projection.add_records(engine_for(database_url), cheating_records()[:40])
+    t = FairplayTableDay
+    query = sa.select(t.day, t.table_id, t.games, t.faced, t.useful).order_by(t.day, t.table_id)
+    with engine_for(database_url).connect() as connection:
+        counted = connection.execute(query).all()
+    assert counted and any(row.useful for row in counted)
+    command.downgrade(alembic_config(database_url), "0018")
+    migrate(database_url)
+    with engine_for(database_url).connect() as connection:
+        assert connection.execute(query).all() == counted

@@ -362,10 +362,10 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     its month noted (``fairplay_noted_pair_days``), a longer one those whose period sums reach
     a floor. No evidence: fetch a review's with :func:`fill_evidence`.
 
-    On PostgreSQL the pairs, and the players at each table, are summed on connections of
-    their own while this one sums the players: rows committed when each query starts, as any
-    two queries of one READ COMMITTED session see them (the page and the command write none
-    of them first)."""
+    On PostgreSQL the players, the players at each table and the pairs are summed at once,
+    each on a connection of its own: rows committed when each query starts, as any two
+    queries of one READ COMMITTED session see them (the page and the command write none of
+    them first)."""
     period = Period(start, end, table)
     # Plain Core rows off the connection: the ORM's row handling would cost more than the sums.
     run = session.connection().execute
@@ -386,40 +386,70 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
         ),
     )
     pairs_query = _period_pairs(where, start, end, _noted(session, start, end))
-    if postgresql:
-        # A month's sums by player and table and by pair are two thirds of the page's wait
-        # on the database: summed on connections of their own while this one sums players.
-        at_table_rows = _aside(_rows_aside, session.get_bind(), at_table_query)
-        pairs_rows = _aside(_rows_aside, session.get_bind(), pairs_query)
-        # A month's pairs are hundreds of thousands of rows: hashed in memory, not on disk.
-        run(sa.text(f"SET LOCAL work_mem = '{WORK_MEM}'"))
-
     timing = [getattr(pd, c) for kind in TIMING_COLUMNS.values() for c in kind]
-    query = sa.select(
-        pd.player,
-        *(
-            sa.func.sum(column)
-            for column in (
-                pd.games,
-                pd.choices,
-                pd.choice_sum,
-                pd.choice_var,
-                pd.faced,
-                pd.useful,
-                *timing,
-                *(getattr(pd, c) for c in EXIT_COLUMNS),
-                *(getattr(pd, c) for c in DISCARD_COLUMNS),
-                *(getattr(pd, c) for c in AGREED_COLUMNS),
-            )
-        ),
-    ).group_by(pd.player)
+    players_query = where(
+        pd,
+        sa.select(
+            pd.player,
+            *(
+                sa.func.sum(column)
+                for column in (
+                    pd.games,
+                    pd.choices,
+                    pd.choice_sum,
+                    pd.choice_var,
+                    pd.faced,
+                    pd.useful,
+                    *timing,
+                    *(getattr(pd, c) for c in EXIT_COLUMNS),
+                    *(getattr(pd, c) for c in DISCARD_COLUMNS),
+                    *(getattr(pd, c) for c in AGREED_COLUMNS),
+                )
+            ),
+        ).group_by(pd.player),
+    )
+    if postgresql:
+        # The three big sums each on a connection of its own, all at once: this thread adds
+        # up the players at each table (the first to arrive) while the database still sums
+        # the players and the pairs. ``_rows_aside`` sums each in one process: a parallel
+        # plan split the players' rows between its workers by chance, so their float sums
+        # (choice and move-time columns) came out in a different order, and a flag's p and
+        # q in different last digits, from one look at the same period to the next.
+        at_table_rows = _aside(_rows_aside, session.get_bind(), at_table_query)
+        players_rows = _aside(_rows_aside, session.get_bind(), players_query)
+        pairs_rows = _aside(_rows_aside, session.get_bind(), pairs_query)
+
+    at_table: dict[tuple[str, str], tuple[int, int, int]] = {}
+    partners: dict[str, int] = {}
+    # Each player's pairs added up over the tables, added to the player rows once those
+    # arrive (integers: the same sums in any order).
+    pair_sums: dict[str, list[int]] = {}
+    at_tables = period.at_tables
+    # Sums of integer columns come back as ints from both engines: no conversions (this
+    # loop runs once per player and table).
+    rows = at_table_rows.result() if postgresql else _fetched(run(at_table_query))
+    for player, where_, games, faced, useful, seated, fed, given, strong, drops in rows:
+        at_tables[player][where_] = games
+        at_table[(player, where_)] = (faced, useful, fed)
+        own = pair_sums.get(player)
+        if own is None:
+            pair_sums[player] = [seated, fed, given, strong, drops]
+        else:
+            own[0] += seated
+            own[1] += fed
+            own[2] += given
+            own[3] += strong
+            own[4] += drops
+        partners[where_] = partners.get(where_, 0) + seated
+    period.add_bases(at_table)
     kinds = len(TIMING_COLUMNS)
     exits = 6 + 3 * kinds
     discards = exits + len(EXIT_COLUMNS)
     agreed = discards + len(DISCARD_COLUMNS)
-    for player, *sums in _fetched(run(where(pd, query))):
+    players = period.players
+    for player, *sums in players_rows.result() if postgresql else _fetched(run(players_query)):
         cells = sums[6:exits]
-        period.players[player] = PlayerDay(
+        players[player] = PlayerDay(
             int(sums[0]),
             int(sums[1]),
             float(sums[2]),
@@ -434,23 +464,13 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
             [int(n) for n in sums[discards:agreed]],
             [int(n) for n in sums[agreed:]],
         )
-    at_table: dict[tuple[str, str], tuple[int, int, int]] = {}
-    partners: dict[str, int] = {}
-    # Sums of integer columns come back as ints from both engines: no conversions (this
-    # loop runs once per player and table).
-    at_tables, players = period.at_tables, period.players
-    rows = at_table_rows.result() if postgresql else _fetched(run(at_table_query))
-    for player, where_, games, faced, useful, seated, fed, given, strong, drops in rows:
-        at_tables[player][where_] = games
-        at_table[(player, where_)] = (faced, useful, fed)
+    for player, (seated, fed, given, strong, drops) in pair_sums.items():
         row = players[player]
         row.partners += seated
         row.fed += fed
         row.given += given
         row.strong += strong
         row.strong_drops += drops
-        partners[where_] = partners.get(where_, 0) + seated
-    period.add_bases(at_table)
     for where_, seated in partners.items():
         if seated:
             period.table_pairs[where_] = seated // 2  # each pair counted by both
@@ -483,14 +503,20 @@ def _aside(work, *args) -> Future:
 
 
 def _rows_aside(engine, query) -> list[tuple]:
-    """``query``'s rows (a period's sums by pair, or by player and table) read on a
-    connection of its own (PostgreSQL)."""
+    """``query``'s rows (a period's sums by player, by player and table, or by pair) read on
+    a connection of its own (PostgreSQL)."""
     with engine.connect() as connection:
         connection.execute(sa.text(f"SET LOCAL work_mem = '{WORK_MEM}'"))
         # Nearly every pair is its own group: parallel workers each hashed their share of
         # the groups and the leader hashed them all again, 1.2x the time of one process and
         # three processes' CPU.
         connection.execute(sa.text("SET LOCAL max_parallel_workers_per_gather = 0"))
+        # Planned for this period's days every time. The driver prepares a statement run
+        # five times on one connection, and five runs later PostgreSQL plans it once for
+        # any days: for a few rows (a sort and nested loops), slower on a month, and adding
+        # the float sums up in another order (a flag's p in other last digits) than the
+        # first looks did.
+        connection.execute(sa.text("SET LOCAL plan_cache_mode = force_custom_plan"))
         return _fetched(connection.execute(query))
 
 
@@ -505,15 +531,19 @@ def _fetched(result) -> list[tuple]:
 def _pair_sums(where, rd=FairplayPairDay):
     """Per ordered pair of the period (rows of ``rd``): its sums (``PairDay``'s) and its
     discards faced, each weighted by its table's rate of useful takes over the period
-    (``feed_base``)."""
-    nd = FairplayPartnerDay
+    (``feed_base``).
+
+    The tables' rates are summed from ``fairplay_table_days`` (a row a day and table), not
+    from the players' rows (a month's are tens of thousands): the same integers, so the
+    same weights, and the pair rows are still read and added up in the same order."""
+    td = FairplayTableDay
     rates = where(
-        nd,
+        td,
         sa.select(
-            nd.table_id.label("table_id"),
-            sa.func.sum(nd.faced).label("faced"),
-            sa.func.sum(nd.useful).label("useful"),
-        ).group_by(nd.table_id),
+            td.table_id.label("table_id"),
+            sa.func.sum(td.faced).label("faced"),
+            sa.func.sum(td.useful).label("useful"),
+        ).group_by(td.table_id),
     ).subquery()
     weighted = sa.cast(rd.faced, sa.Float) * rates.c.useful / sa.func.nullif(rates.c.faced, 0)
     query = (
@@ -1112,9 +1142,17 @@ def _rows(summary: Summary) -> dict:
             for (day, table, first, second), r in summary.pairs.items()
         ],
     )
+    # Each table's discards faced and useful takes: its players' added up.
+    picking: dict[tuple[str, str], list[int]] = {}
+    for (day, table, _), r in summary.players.items():
+        cell = picking.get((day, table))
+        if cell is None:
+            cell = picking[(day, table)] = [0, 0]
+        cell[0] += r.faced
+        cell[1] += r.useful
     rows[FairplayTableDay] = (
-        ("day", "table_id", "games"),
-        [(d, t, n) for (d, t), n in summary.tables.items()],
+        ("day", "table_id", "games", "faced", "useful"),
+        [(d, t, n, *picking.get((d, t), (0, 0))) for (d, t), n in summary.tables.items()],
     )
     rows[FairplayEvidence] = (
         ("day", "table_id", "signal", "first", "second", "game_id", "step", "weight", "note"),

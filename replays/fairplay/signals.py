@@ -465,7 +465,10 @@ def _seating(pairs, at_tables, table_pairs) -> list[Tested]:
             other = theirs.get(where)
             if other:
                 expected += games * other * scale.get(where, 0.0)
-        p = given_floor(poisson_sf(row.together, expected), poisson_sf(MIN_TOGETHER, expected))
+        floor_tail = poisson_sf(MIN_TOGETHER, expected)
+        # Most pairs tested are at the floor: their tail is the floor's, not worked out again.
+        tail = floor_tail if row.together == MIN_TOGETHER else poisson_sf(row.together, expected)
+        p = given_floor(tail, floor_tail)
         tests.append(Tested(p, _seating_flag, (first, second, row.together, expected)))
     return tests
 

@@ -393,10 +393,16 @@ class Period:
         for (_, where), (picked, took, _) in at_table.items():
             faced[where] += picked
             useful[where] += took
+        # Each table's (useful, faced) looked up once a row, the same products and quotients
+        # added in the same order (a month has tens of thousands of players at tables).
+        rates = {where: (useful[where], n) for where, n in faced.items() if n}
+        picker_base, feeder_base = self.picker_base, self.feeder_base
         for (player, where), (picked, _, fed) in at_table.items():
-            if faced[where]:
-                self.picker_base[player] += picked * useful[where] / faced[where]
-                self.feeder_base[player] += fed * useful[where] / faced[where]
+            rate = rates.get(where)
+            if rate is not None:
+                took, n = rate
+                picker_base[player] += picked * took / n
+                feeder_base[player] += fed * took / n
 
 
 def _period(summary: Summary, start: str, end: str, table: str | None) -> Period:

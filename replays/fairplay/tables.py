@@ -7,7 +7,10 @@
   (:class:`~replays.fairplay.summary.PlayerDay`'s ``partners``, ``fed``, ``given``,
   ``strong`` and ``strong_drops``): the populations the pair signals weigh against; with the
   player row's ``games``, ``faced`` and ``useful``, what a period needs by player and table.
-- ``fairplay_table_days``: games per (day, table).
+- ``fairplay_table_days``: games per (day, table), and the discards faced there by the next
+  player and those taken to the picker's gain (the players' ``faced`` and ``useful`` added
+  up): a period's rate of useful takes at each table, read from a few hundred rows instead
+  of every player's.
 - ``fairplay_noted_pair_days``: the ``fairplay_pair_days`` rows of each calendar month's pairs
   whose month sums reach a pair signal's floor
   (:data:`~replays.fairplay.signals.PAIR_FLOORS`), each pair with its reverse: the only
@@ -162,6 +165,8 @@ class FairplayTableDay(Base):
     day: Mapped[str] = mapped_column(sa.String(10), primary_key=True)
     table_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
     games: Mapped[int] = mapped_column(sa.Integer, default=0)
+    faced: Mapped[int] = mapped_column(sa.Integer, default=0, server_default="0")
+    useful: Mapped[int] = mapped_column(sa.Integer, default=0, server_default="0")
 
 
 class FairplayEvidence(Base):
