@@ -24,8 +24,9 @@ The tables of small suits (up to three cards, and within four jokers four or fiv
 taken up when ``domain.rummy13.solver`` is imported (read from
 ``domain/rummy13/kept_tables.py``, written beforehand from exactly what
 ``domain/rummy13/suit_tables.py`` works out) and are never cleared; those of five-card
-suits holding a card twice and of six-card suits are read from the same file a suit at a
-time as hands first ask for them, and kept; the ways to lay sets are worked out the first
+suits holding a card twice and of six-card suits, and the same suits' tables beside a wild
+card (``domain/rummy13/kept_wild_tables.py``, imported when a hand first asks for one), are
+read a suit at a time as hands first ask for them, and kept; the ways to lay sets are worked out the first
 time a hand asks for them and kept. The time importing takes is reported too, from fresh processes, beside
 importing ``domain.rummy13.melds`` alone (the rules without the solver).
 

@@ -12,13 +12,14 @@ import marshal
 import random
 import zlib
 
-from domain.rummy13 import kept_tables, suit_tables
+from domain.rummy13 import kept_tables, kept_wild_tables, suit_tables
 from domain.rummy13.suit_tables import (
     MERGED,
     SMALL_BUDGET,
     _build_kept,
     _packed_strings,
     _packed_tables,
+    _packed_wild_tables,
     _stored_kept,
     _stored_packed,
     suit_table,
@@ -78,6 +79,10 @@ def test_a_stale_or_damaged_file_is_not_used(monkeypatch):
     monkeypatch.setattr(kept_tables, "SOURCE", "00000000-0")
     assert _stored_kept() is None
     assert _stored_packed() is None
+    monkeypatch.setattr(kept_wild_tables, "SOURCE", "00000000-0")
+    assert _stored_packed("PACKED_WILD", "kept_wild_tables") is None
+    monkeypatch.setattr(suit_tables, "_PACKED_WILD", None)
+    assert suit_tables._read_packed_wild() == {}  # the wild cards' tables then worked out
     monkeypatch.undo()
     monkeypatch.setattr(kept_tables, "DATA", kept_tables.DATA[:-40])
     assert _stored_kept() is None
@@ -91,6 +96,7 @@ def test_without_the_file_the_tables_are_worked_out(monkeypatch):
     monkeypatch.setattr(suit_tables, "_SMALL_SPLITS", {})
     monkeypatch.setattr(suit_tables, "_SMALL_WILD", {})
     monkeypatch.setattr(suit_tables, "_PACKED", {})
+    monkeypatch.setattr(suit_tables, "_PACKED_WILD", {})
     suit_tables._small_suits()
     small, splits, wild = _build_kept()
     assert small == suit_tables._SMALL and splits == suit_tables._SMALL_SPLITS
@@ -98,7 +104,7 @@ def test_without_the_file_the_tables_are_worked_out(monkeypatch):
 
 
 def test_write_kept_writes_what_is_read(tmp_path):
-    path = write_kept(str(tmp_path / "kept.py"))
+    path = write_kept(str(tmp_path / "kept.py"), str(tmp_path / "kept_wild.py"))
     spec = importlib.util.spec_from_file_location("kept_copy", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -109,6 +115,14 @@ def test_write_kept_writes_what_is_read(tmp_path):
     assert "".join(tables) == module.PACKED
     assert suit_tables._packed_index(module.PACKED_INDEX) == (codes, suit_tables._ends(tables))
     assert binascii.a2b_base64(module.PACKED_PRESET) == preset
+    spec = importlib.util.spec_from_file_location("kept_wild_copy", tmp_path / "kept_wild.py")
+    wild = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(wild)
+    assert wild.SOURCE == kept_tables.SOURCE
+    codes, tables, preset = _packed_strings(_packed_wild_tables())
+    assert "".join(tables) == wild.PACKED_WILD
+    assert suit_tables._packed_index(wild.PACKED_WILD_INDEX) == (codes, suit_tables._ends(tables))
+    assert binascii.a2b_base64(wild.PACKED_WILD_PRESET) == preset
 
 
 def _every_packed() -> dict[int, bytes]:
@@ -143,8 +157,65 @@ def test_a_larger_table_is_the_table_worked_out_afresh(monkeypatch):
             served = suit_table(code, 0, budget)
             with monkeypatch.context() as patch:
                 patch.setattr(suit_tables, "_PACKED", {})
+                patch.setattr(suit_tables, "_PACKED_WILD", {})
                 suit_tables.clear_caches()
                 fresh = suit_table(code, 0, budget)
             assert table == fresh, (hex(code), budget)
             assert served == fresh, (hex(code), budget)
+    suit_tables.clear_caches()
+
+
+def _kept_wild():
+    return _stored_packed("PACKED_WILD", "kept_wild_tables")
+
+
+def test_the_stored_wild_tables_are_the_tables_worked_out_afresh(monkeypatch):
+    """The larger suits' tables beside a wild card: every suit of five cards holding a card
+    twice and of six cards, at every place a wild card makes a sequence of three, is
+    stored; within each budget a stored table is the very table the work finds for that
+    budget from empty caches, and suit_table serves it."""
+    stored = _kept_wild()
+    assert len(stored.codes) == len(_packed_wild_tables())  # every suit, every place
+    rng = random.Random(3304)
+    for key in rng.sample(stored.codes, 250):
+        code, places = key & ((1 << 64) - 1), key >> 64
+        assert places in suit_tables._wild_places(code)
+        tables = stored.get(key)
+        assert len(tables) == SMALL_BUDGET + 1
+        for budget, table in enumerate(tables):
+            suit_tables.clear_caches()
+            served = suit_table(code, places, budget)
+            with monkeypatch.context() as patch:
+                patch.setattr(suit_tables, "_PACKED_WILD", {})
+                suit_tables.clear_caches()
+                fresh = suit_table(code, places, budget)
+            assert table == fresh, (hex(code), hex(places), budget)
+            assert served == table, (hex(code), hex(places), budget)
+    suit_tables.clear_caches()
+
+
+def test_a_stored_wild_table_serves_only_where_the_caches_hold_what_the_work_would_use(
+    monkeypatch,
+):
+    """Worked out in a process whose caches hold the suit's own table for more jokers, a
+    wild card's table may name its sequences in another order than the one stored (worked
+    out from empty caches); suit_table then works it out, as before, so the grouping shown
+    does not depend on the stored tables."""
+    code = 2 << 4 * 2 | 1 << 4 * 3 | 1 << 4 * 4 | 1 << 4 * 8  # 2 2 3 4 8 of a suit
+    places = 1 << 4  # Aces wild
+    stored = _kept_wild().get(code | places << 64)
+
+    def within(table, budget):
+        return [entry for entry in table if entry[0] <= budget]
+
+    suit_tables.clear_caches()
+    suit_table(code, 0, 3)  # the suit's own table, worked out for three jokers
+    served = suit_table(code, places, 2)
+    with monkeypatch.context() as patch:
+        patch.setattr(suit_tables, "_PACKED_WILD", {})
+        suit_tables.clear_caches()
+        suit_table(code, 0, 3)
+        worked = suit_table(code, places, 2)
+    assert within(worked, 2) != within(stored[2], 2)  # the case this test is about
+    assert served == worked
     suit_tables.clear_caches()

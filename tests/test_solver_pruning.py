@@ -31,6 +31,7 @@ def unpruned(hand, wild, monkeypatch):
         patch.setattr(suit_tables, "_SMALL_SPLITS", {})
         patch.setattr(suit_tables, "_SMALL_WILD", {})
         patch.setattr(suit_tables, "_PACKED", {})
+        patch.setattr(suit_tables, "_PACKED_WILD", {})
         patch.setattr(suit_tables, "ONE_COPY", False)
         patch.setattr(suit_tables, "WIDEST_GAP", 20)
         patch.setattr(suit_tables, "STAND_INS_PER_CARD", 20)
@@ -52,6 +53,7 @@ def test_the_switch_reaches_the_search(monkeypatch):
             patch.setattr(suit_tables, "_SMALL_SPLITS", {})
             patch.setattr(suit_tables, "_SMALL_WILD", {})
             patch.setattr(suit_tables, "_PACKED", {})
+            patch.setattr(suit_tables, "_PACKED_WILD", {})
             patch.setattr(suit_tables, name, value)
             clear_caches()
             assert min_hand_score(hand, wild) == 4, name  # 4H or 7H left loose

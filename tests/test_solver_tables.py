@@ -40,6 +40,7 @@ def fresh(monkeypatch):
     monkeypatch.setattr(suit_tables, "_SMALL_SPLITS", {})
     monkeypatch.setattr(suit_tables, "_SMALL_WILD", {})
     monkeypatch.setattr(suit_tables, "_PACKED", {})
+    monkeypatch.setattr(suit_tables, "_PACKED_WILD", {})
     suit_tables.clear_caches()
     yield
     suit_tables.clear_caches()

@@ -31,6 +31,7 @@ entry worth keeping is the pure sequence 5 6 7 with Q loose (10 points):
 from __future__ import annotations
 
 import binascii
+import importlib
 import marshal
 import zlib
 from bisect import bisect_right
@@ -378,13 +379,37 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
         if packed is not None and budget < len(packed):
             cached = (budget, packed[budget])
         elif pure_at:
-            cached = (budget, _wild_pure_entries(code, pure_at, budget))
+            cached = (budget, _wild_table(code, pure_at, key, budget))
         else:
             cached = (budget, _suit_entries(code, 0, budget))
         if len(_TABLES) >= TABLES_LIMIT:
             _TABLES.clear()
         _TABLES[key] = cached
     return cached[1]
+
+
+def _wild_table(code: int, pure_at: int, key: int, budget: int) -> tuple:
+    """:func:`_wild_pure_entries` of ``code`` beside a wild card (``key``), from the tables
+    kept for good (:func:`_packed_wild_tables`) when they are what it would work out here.
+
+    A kept table is the one worked out for ``budget`` from empty caches. Worked out here,
+    the wild card's sequences leave four cards or fewer, whose tables are kept for good and
+    the same whatever the caches hold; but the suit's own table (no wild card) comes from
+    the caches, which may hold the one worked out for a larger budget: the same entries
+    within ``budget``, their witnesses maybe naming the sequences in another order, and
+    with them the grouping shown. So the kept table serves only when the caches hold the
+    suit's own table for this very budget, once asked for as the work would ask (the
+    caches then hold what they would); else the table is worked out as before.
+    """
+    if budget <= SMALL_BUDGET:
+        kept = _PACKED_WILD if _PACKED_WILD is not None else _read_packed_wild()
+        tables = kept.get(key)
+        if tables is not None:
+            suit_table(code, 0, budget)
+            plain = _TABLES.get(code)
+            if plain is not None and plain[0] == budget:
+                return tables[budget]
+    return _wild_pure_entries(code, pure_at, budget)
 
 
 def _cards(code: int) -> int:
@@ -580,22 +605,70 @@ def _small_wild_tables(small: dict[int, tuple]) -> dict[int, bytes]:
     """
     found = {}
     for code, tables in small.items():
-        for rank in range(1, ACE_HIGH):
-            if (code >> (NIBBLE * rank)) & 15:
-                continue  # a suit never holds a natural card of the wild rank
-            wild_at = 1 << (NIBBLE * rank)
-            if rank == 1:
-                wild_at |= ACE_HIGH_UNIT
-            held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
-            held |= (held & ACE_LOW_UNIT) << (NIBBLE * (ACE_HIGH - 1))
-            above, below = held >> NIBBLE, held << NIBBLE
-            wild_at &= above & (held >> 2 * NIBBLE) | below & (held << 2 * NIBBLE) | above & below
-            if not wild_at:
-                continue
+        for wild_at in _wild_places(code):
             most = len(tables) - (2 if tables[-1] is None else 1)  # jokers, as the suit's
             found[code | wild_at << 64] = marshal.dumps(
                 (most, _wild_pure_entries(code, wild_at, most)), 4
             )
+    return found
+
+
+def _read_packed_wild() -> _PackedTables | dict:
+    """Read :mod:`domain.rummy13.kept_wild_tables` (the first time a hand asks for one of
+    its tables: importing the solver does not), or {} if it is stale or missing."""
+    global _PACKED_WILD
+    _PACKED_WILD = _stored_packed("PACKED_WILD", "kept_wild_tables") or {}
+    return _PACKED_WILD
+
+
+def _wild_places(code: int) -> list[int]:
+    """The ``pure_at`` :func:`suit_table` keys a wild card's table of ``code`` by, one for
+    each rank the suit does not hold whose place makes a sequence of three with two of its
+    cards (Aces wild: either end or both)."""
+    found = []
+    for rank in range(1, ACE_HIGH):
+        if (code >> (NIBBLE * rank)) & 15:
+            continue  # a suit never holds a natural card of the wild rank
+        wild_at = 1 << (NIBBLE * rank)
+        if rank == 1:
+            wild_at |= ACE_HIGH_UNIT
+        held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
+        held |= (held & ACE_LOW_UNIT) << (NIBBLE * (ACE_HIGH - 1))
+        above, below = held >> NIBBLE, held << NIBBLE
+        wild_at &= above & (held >> 2 * NIBBLE) | below & (held << 2 * NIBBLE) | above & below
+        if wild_at:
+            found.append(wild_at)
+    return found
+
+
+def _packed_wild_tables() -> dict[int, bytes]:
+    """The same suits' tables as :func:`_packed_tables` beside a wild card of the suit, for
+    every place :func:`_wild_places` names: {code | pure_at << 64: (the table within 0
+    jokers, 1, ..., :data:`SMALL_BUDGET`), marshalled}.
+
+    Worked out, one was about four times a packed table's cost to unpack, and the joker-rich
+    hands ask for one in two; seven-card suits and larger are still worked out. Each is
+    worked out for its own budget from empty caches, and served only where the caches hold
+    what that work would find (:func:`_wild_table`), so the groupings shown are those
+    worked out. Entries equal across budgets are marshalled once.
+    """
+    found = {}
+    clear_caches()
+    try:
+        for size in range(ONE_COPY_SUIT, PACKED_SUIT + 1):
+            for code in _suit_codes(size, 2):
+                if code in _SMALL:
+                    continue  # its wild card's tables are kept with it (_SMALL_WILD)
+                for wild_at in _wild_places(code):
+                    tables = []
+                    shared: dict[tuple, tuple] = {}
+                    for budget in range(SMALL_BUDGET + 1):
+                        clear_caches()
+                        table = _wild_pure_entries(code, wild_at, budget)
+                        tables.append(tuple([shared.setdefault(entry, entry) for entry in table]))
+                    found[code | wild_at << 64] = marshal.dumps(tuple(tables), 4)
+    finally:
+        clear_caches()
     return found
 
 
@@ -730,24 +803,25 @@ def _ends(strings: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(ends)
 
 
-def _stored_packed() -> _PackedTables | None:
-    """The larger suits' tables :mod:`domain.rummy13.kept_tables` holds, if written from this
+def _stored_packed(name: str = "PACKED", module: str = "kept_tables") -> _PackedTables | None:
+    """The larger suits' tables :mod:`domain.rummy13.kept_tables` holds (or ``module``, as
+    ``name``: PACKED_WILD in kept_wild_tables for their wild card's), if written from this
     very source (else None: they are then worked out as a hand asks, as before)."""
     try:
-        from domain.rummy13 import kept_tables
+        kept = importlib.import_module(f"domain.rummy13.{module}")
     except ImportError:
         return None
-    if _fingerprint() != kept_tables.SOURCE:
+    if _fingerprint() != getattr(kept, "SOURCE", None):
         return None
-    index = getattr(kept_tables, "PACKED_INDEX", None)
-    text = getattr(kept_tables, "PACKED", None)
-    preset = getattr(kept_tables, "PACKED_PRESET", None)
+    index = getattr(kept, f"{name}_INDEX", None)
+    text = getattr(kept, name, None)
+    preset = getattr(kept, f"{name}_PRESET", None)
     if type(index) is not str or type(text) is not str or type(preset) is not str:
         return None
     try:
         codes, ends = _packed_index(index)
         preset_bytes = binascii.a2b_base64(preset)
-    except (ValueError, TypeError, EOFError, binascii.Error):
+    except (ValueError, TypeError, EOFError, zlib.error, binascii.Error):
         return None
     if not codes or len(codes) != len(ends) or len(text) != ends[-1]:
         return None
@@ -758,8 +832,10 @@ def _packed_index(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """PACKED_INDEX read: (the codes in order, where each one's tables end in PACKED).
 
     Kept as marshalled text rather than two tuples written out: parsing 33,000 numbers was
-    most of compiling kept_tables.py (where byte code is not kept, every import)."""
-    codes, ends = marshal.loads(binascii.a2b_base64(text))
+    most of compiling kept_tables.py (where byte code is not kept, every import). Deflated
+    too: the text parsed is a fifth as long (the wild cards' index, 39,000 larger numbers,
+    1.2 MB of base64 as it was)."""
+    codes, ends = marshal.loads(zlib.decompress(binascii.a2b_base64(text)))
     if type(codes) is not tuple or type(ends) is not tuple:
         raise TypeError("PACKED_INDEX holds no codes and ends")
     return codes, ends
@@ -791,15 +867,16 @@ def _stored_kept() -> tuple[dict, dict, dict] | None:
     return small, splits, wild
 
 
-def write_kept(path: str | None = None) -> str:
+def write_kept(path: str | None = None, wild_path: str | None = None) -> str:
     """Work out the tables kept for good and write them, as :mod:`domain.rummy13.kept_tables`
-    (or to ``path``); returns the path written."""
+    (or to ``path``) and :mod:`domain.rummy13.kept_wild_tables` (or to ``wild_path``);
+    returns the first path written."""
     import os
 
+    here = os.path.dirname(os.path.abspath(__file__))
+    target = path or os.path.join(here, "kept_tables.py")
     text = _pack(_build_kept())
     lines = [text[start : start + 88] for start in range(0, len(text), 88)]
-    codes, tables, preset = _packed_strings(_packed_tables())
-    target = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "kept_tables.py")
     with open(target, "w", encoding="ascii") as out:
         out.write(
             '"""The suit tables kept for good (domain.rummy13.suit_tables), worked out beforehand.\n\n'
@@ -818,23 +895,43 @@ def write_kept(path: str | None = None) -> str:
         out.write("DATA = (\n")
         out.writelines(f'    "{line}"\n' for line in lines)
         out.write(")\n")
-        index = binascii.b2a_base64(marshal.dumps((codes, _ends(tables)), 4), newline=False)
-        index_text = index.decode("ascii")
-        out.write("PACKED_INDEX = (\n")
-        out.writelines(
-            f'    "{index_text[start : start + 88]}"\n' for start in range(0, len(index_text), 88)
+        _write_packed(out, "PACKED", _packed_tables())
+    with open(wild_path or os.path.join(here, "kept_wild_tables.py"), "w", encoding="ascii") as out:
+        out.write(
+            '"""The larger suits\' tables beside a wild card (domain.rummy13.suit_tables), worked\n'
+            "out beforehand.\n\n"
+            "Generated by `python -m domain.rummy13.suit_tables`: do not edit. SOURCE as in\n"
+            "kept_tables.py; PACKED_WILD, PACKED_WILD_INDEX and PACKED_WILD_PRESET as its PACKED,\n"
+            "PACKED_INDEX and PACKED_PRESET, keyed by code | places << 64. Imported the first time\n"
+            "a hand asks for such a table, not with the solver: they are most of the file's size.\n"
+            '"""\n\n'
         )
-        out.write(")\n")
-        preset_text = binascii.b2a_base64(preset, newline=False).decode("ascii")
-        out.write("PACKED_PRESET = (\n")
-        out.writelines(
-            f'    "{preset_text[start : start + 88]}"\n' for start in range(0, len(preset_text), 88)
-        )
-        out.write(")\n")
-        out.write("PACKED = (\n")
-        out.writelines(f'    "{table}"\n' for table in tables)
-        out.write(")\n")
+        out.write(f'SOURCE = "{_fingerprint()}"\n')
+        _write_packed(out, "PACKED_WILD", _packed_wild_tables())
     return target
+
+
+def _write_packed(out, name: str, packed: dict[int, bytes]) -> None:
+    """Write ``packed`` (:func:`_packed_tables`' form) as ``name``, ``name``_INDEX and
+    ``name``_PRESET (:func:`_stored_packed` reads them)."""
+    codes, tables, preset = _packed_strings(packed)
+    index = marshal.dumps((codes, _ends(tables)), 4)
+    index = binascii.b2a_base64(zlib.compress(index, 9), newline=False)
+    index_text = index.decode("ascii")
+    out.write(f"{name}_INDEX = (\n")
+    out.writelines(
+        f'    "{index_text[start : start + 88]}"\n' for start in range(0, len(index_text), 88)
+    )
+    out.write(")\n")
+    preset_text = binascii.b2a_base64(preset, newline=False).decode("ascii")
+    out.write(f"{name}_PRESET = (\n")
+    out.writelines(
+        f'    "{preset_text[start : start + 88]}"\n' for start in range(0, len(preset_text), 88)
+    )
+    out.write(")\n")
+    out.write(f"{name} = (\n")
+    out.writelines(f'    "{table}"\n' for table in tables)
+    out.write(")\n")
 
 
 SMALL_SUIT = 3  # cards in a suit with tables kept for good, two copies at most
@@ -859,6 +956,9 @@ _SMALL: dict[int, tuple] = {}
 _SMALL_SPLITS: dict[int, tuple[int, tuple]] = {}
 _SMALL_WILD: dict[int, bytes] = {}
 _PACKED: _PackedTables | dict = {}  # read below, once the tables kept for good are
+# The same suits' tables beside a wild card, by code | pure_at << 64: None until a hand
+# first asks for one (_read_packed_wild).
+_PACKED_WILD: _PackedTables | dict | None = None
 # _SMALL_WILD's tables once asked for, unpacked, by the packed bytes (so that a test
 # replacing _SMALL_WILD is not served from here); kept for good like them.
 _WILD_UNPACKED: dict[bytes, tuple[int, tuple]] = {}
