@@ -852,13 +852,14 @@ class _StorePass:
                 chains[originator] = (version, chain)
                 leaves.append(leaf)
                 size += 1
-                seal, row = next(seals, None), next(rows, None)
                 if position & step == step:
                     pending += builder.extend(leaves, NODE_MIN_LEVEL)
                     leaves.clear()
                     if len(pending) >= _NODES_READ_AT:
                         self.check_nodes()
                         pending = self.pending_nodes
+                # The next pair read once this event is done with, as :meth:`run` does.
+                seal, row = next(seals, None), next(rows, None)
         finally:
             if leaves:
                 pending += builder.extend(leaves, NODE_MIN_LEVEL)
