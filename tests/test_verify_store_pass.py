@@ -84,3 +84,69 @@ def test_the_bar_counts_every_event_read(database_url, monkeypatch):
     assert desc == "verifying"
     assert bar.total == events == report.events
     assert bar.calls == events // 7 + 1
+
+
+def _one_by_one(self, seal, row, seals, rows, limit):
+    """``_StorePass.usual`` taking nothing: every event through ``sealed`` as before."""
+    return seal, row, 0
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    ["none", "state", "node", "chain", "node_and_state"],
+)
+def test_the_usual_events_taken_in_runs_give_the_same_report(
+    database_url, keys, monkeypatch, tamper
+):
+    """The store pass takes runs of usual events at once (``_StorePass.usual``): its report
+    is the one taking them one by one gives, finding for finding and in the same order,
+    with checkpoints met mid-run, stored nodes read back every few nodes (a finding there
+    lands between the deal check's) and the bar told every 7 events."""
+    from replays.integrity.evidence import make_checkpoint
+    from replays.simulation import Floor, Simulation, store_games
+    from replays.store.schema import migrate
+
+    migrate(database_url)
+    records = list(Simulation(Floor(seed=11, tables=2, players=8)).games(6))
+    store_games(records[:3], url=database_url, warn=lambda message: None)
+    make_checkpoint(database_url)  # a checkpoint the pass meets halfway
+    store_games(records[3:], url=database_url, warn=lambda message: None)
+    with engine_for(database_url).begin() as connection:
+        ids = [
+            i for (i,) in connection.execute(sa.text("SELECT id FROM ledger_events ORDER BY id"))
+        ]
+        if tamper in ("state", "node_and_state"):
+            event_id = ids[len(ids) // 3]
+            state = connection.execute(
+                sa.text("SELECT state FROM ledger_events WHERE id = :i"), {"i": event_id}
+            ).scalar_one()
+            connection.execute(
+                sa.text("UPDATE ledger_events SET state = :s WHERE id = :i"),
+                {"s": bytes(state).replace(b'"', b"'", 1), "i": event_id},
+            )
+        if tamper in ("node", "node_and_state"):
+            connection.execute(
+                sa.text('UPDATE integrity_nodes SET hash = :h WHERE level = 4 AND "index" = 1'),
+                {"h": bytes(32)},
+            )
+        if tamper == "chain":
+            connection.execute(
+                sa.text("UPDATE integrity_seals SET chain_hash = :h WHERE notification_id = :i"),
+                {"h": bytes(32), "i": ids[len(ids) // 2]},
+            )
+    monkeypatch.setattr(verifying, "_SHOWN_EVERY", 7)
+    monkeypatch.setattr(verifying, "_NODES_READ_AT", 2)
+    bars = []
+
+    def progress_bar(total, desc, enabled):
+        bars.append(_Bar())
+        return bars[-1]
+
+    monkeypatch.setattr(verifying, "progress_bar", progress_bar)
+    in_runs = verifying.verify_store(database_url, check_snapshots=False).to_dict()
+    runs_bar = bars[0]
+    monkeypatch.setattr(verifying._StorePass, "usual", _one_by_one)
+    one_by_one = verifying.verify_store(database_url, check_snapshots=False).to_dict()
+    assert in_runs == one_by_one
+    assert (runs_bar.total, runs_bar.calls) == (bars[-2].total, bars[-2].calls)
+    assert in_runs["ok"] is (tamper == "none")

@@ -762,7 +762,18 @@ class _StorePass:
         # than the bar shows.
         seal, row = next(seals, None), next(rows, None)
         sealed, unsealed, shown = self.sealed, self.unsealed, 0
+        usual = self.usual
         while seal is not None or row is not None:
+            if row is not None and seal is not None and row.notification_id == seal.notification_id:
+                # Most events: runs of them taken at once (:meth:`usual`); one it does not
+                # take goes through the general path below.
+                seal, row, taken = usual(seal, row, seals, rows, _SHOWN_EVERY - shown)
+                if taken:
+                    shown += taken
+                    if shown == _SHOWN_EVERY:
+                        bar.update(shown)
+                        shown = 0
+                    continue
             if row is not None and (seal is None or row.notification_id < seal.notification_id):
                 unsealed(row)
                 row = next(rows, None)
@@ -778,6 +789,85 @@ class _StorePass:
                 bar.update(shown)
                 shown = 0
         bar.update(shown)
+
+    def usual(
+        self,
+        seal: SealRow,
+        row: StoredRow,
+        seals: Iterator[SealRow],
+        rows: Iterator[StoredRow],
+        limit: int,
+    ) -> tuple[SealRow | None, StoredRow | None, int]:
+        """Take the usual events from ``seal`` and ``row`` on (at most ``limit``, the
+        events until the progress bar is told next), as :meth:`sealed` takes them, and
+        return the first pair it leaves to :meth:`sealed` (or :meth:`unsealed`) with how
+        many it took. Usual: the row is its seal's event, unaltered and readable; its
+        seal follows the one before in position, notification order and its game's chain,
+        and lies within the tree head; the tree's size after it is no checkpoint's and not
+        the head's (those sizes are checked by :meth:`sealed`). Nothing is found about such
+        an event, so what :meth:`sealed` does with it comes down to counting it, feeding
+        the deal check, carrying its game's chain and appending its leaf.
+
+        The leaves are appended a run at a time (:meth:`merkle.TreeBuilder.extend`: no
+        call per node), each run ending at the first leaf that completes a stored node
+        (every 16th), so the stored nodes are read back (:meth:`check_nodes`) after the
+        same leaf as when appended one by one: a finding there takes the same place in the
+        report, between the deal check's."""
+        report, builder, chains, feed = self.report, self.builder, self.chains, None
+        if self.checker is not None:
+            feed = self.checker.feed
+        head_size = self.head.size if self.head is not None else None
+        by_size, pending = self.by_size, self.pending_nodes
+        size, last_nid, taken, games = builder.size, self.last_nid, 0, 0
+        leaves: list[bytes] = []
+        step = (1 << NODE_MIN_LEVEL) - 1  # a leaf at a position p with p & step == step
+        try:
+            while taken < limit and row is not None and seal is not None:
+                position, notification_id, originator, version, name, sealed_leaf, chain = seal
+                if (
+                    row.notification_id != notification_id
+                    or row.defect is not None
+                    or row.originator != originator
+                    or row.version != version
+                    or position != size
+                    or (last_nid is not None and notification_id <= last_nid)
+                    or (head_size is not None and position >= head_size)
+                    or size + 1 in by_size
+                    or size + 1 == head_size
+                ):
+                    break
+                previous_version, previous_chain = chains.get(originator, _NO_CHAIN)
+                if version != previous_version + 1:
+                    break
+                leaf = row.leaf
+                if leaf != sealed_leaf or chain_hash(previous_chain, sealed_leaf) != chain:
+                    break
+                # Counted and noted before the deal check is fed, as :meth:`sealed` does.
+                taken += 1
+                last_nid = notification_id
+                if feed is not None:
+                    feed(row, name)
+                if previous_version == 0:
+                    games += 1
+                chains[originator] = (version, chain)
+                leaves.append(leaf)
+                size += 1
+                if position & step == step:
+                    pending += builder.extend(leaves, NODE_MIN_LEVEL)
+                    leaves.clear()
+                    if len(pending) >= _NODES_READ_AT:
+                        self.check_nodes()
+                        pending = self.pending_nodes
+                # The next pair read once this event is done with, as :meth:`run` does.
+                seal, row = next(seals, None), next(rows, None)
+        finally:
+            if leaves:
+                pending += builder.extend(leaves, NODE_MIN_LEVEL)
+            self.last_nid = last_nid
+            report.sealed += taken
+            report.events += taken
+            report.games += games
+        return seal, row, taken
 
     def unsealed(self, row: StoredRow) -> None:
         self.report.events += 1
@@ -866,7 +956,7 @@ class _StorePass:
             for node in completed:
                 if node[0] >= NODE_MIN_LEVEL:
                     pending.append(node)
-            if len(pending) >= 2000:
+            if len(pending) >= _NODES_READ_AT:
                 self.check_nodes()
         size = builder.size
         if size in self.by_size:
@@ -1109,6 +1199,7 @@ def _games_between(connection: sa.Connection, start: int, end: int) -> list[tupl
 
 _NO_CHAIN = (0, GENESIS)
 _SHOWN_EVERY = 512  # events the store pass reads between two updates of its progress bar
+_NODES_READ_AT = 2000  # recomputed stored nodes held before they are read back and compared
 
 _CHAIN_MESSAGE = (
     "the seal's chain value does not follow from the game's seals before it: the seal was altered"
