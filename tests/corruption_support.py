@@ -24,16 +24,25 @@ from replays.store.decoding import _kind, owned_tables
 # merely odd (a negative count) is "not wrong_kind": verify need not name it.
 TEXT, BLOB, HUGE, NEGATIVE, NAN, EMPTY = "zzz-not-this", b"\x00\xffblob", "1e999", -7, "NaN", ""
 UNKNOWN_TOPIC = "this:s"
+
+
+class NotUtf8(bytes):
+    """Bytes an insider stores as SQLite text (``CAST(x'ff' AS TEXT)``): SQLite keeps them,
+    and Python cannot read them back as text. PostgreSQL refuses such text: there they are
+    written as bytes are (their latin-1 text)."""
+
+
+NOT_UTF8 = NotUtf8(b"\xff\xfeno-utf8")
 WRONG = {
-    "int": (TEXT, BLOB, HUGE, NAN, EMPTY),
-    "bool": (TEXT, BLOB, NAN),
-    "text": (BLOB,),
-    "topic": (UNKNOWN_TOPIC, BLOB, EMPTY),
-    "bytes": (TEXT, EMPTY),
-    "datetime": (TEXT, BLOB, EMPTY, NAN),
-    "date": (TEXT, BLOB, HUGE),
-    "json": ("not json{", BLOB),
-    "uuid": (TEXT, BLOB),
+    "int": (TEXT, BLOB, HUGE, NOT_UTF8, NAN, EMPTY),
+    "bool": (TEXT, BLOB, NOT_UTF8, NAN),
+    "text": (BLOB, NOT_UTF8),
+    "topic": (UNKNOWN_TOPIC, NOT_UTF8, BLOB, EMPTY),
+    "bytes": (TEXT, NOT_UTF8, EMPTY),
+    "datetime": (TEXT, NOT_UTF8, BLOB, EMPTY, NAN),
+    "date": (TEXT, NOT_UTF8, BLOB, HUGE),
+    "json": ("not json{", NOT_UTF8, BLOB),
+    "uuid": (TEXT, NOT_UTF8, BLOB),
 }
 
 
@@ -178,8 +187,9 @@ def corrupt(connection: sa.Connection, case: Case, row: Any) -> tuple[Any, str |
             value = str(value)
     elif value == NAN:
         value = math.nan  # SQLite keeps a NaN as NULL: the closest an insider gets
+    stored = "CAST(:v AS TEXT)" if type(value) is NotUtf8 else ":v"
     connection.execute(
-        sa.text(f"UPDATE {table} SET {column} = :v WHERE {where}"), {"v": value, **params}
+        sa.text(f"UPDATE {table} SET {column} = {stored} WHERE {where}"), {"v": value, **params}
     )
     if original_type is not None and case.column in row:
         row[case.column] = value

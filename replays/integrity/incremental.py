@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,7 @@ from replays.integrity.store import (
     raw_id,
     read_snapshot,
 )
+from replays.store.db import text_as_stored, undecodable
 from replays.store.schema import EVENTS_TABLE, SNAPSHOTS_TABLE
 
 _DIGEST_FORMAT = b"rummy-ledger verify-state 1\0"
@@ -295,7 +297,20 @@ _READ_TABLES = (
 
 def _row_digests(connection: sa.Connection) -> dict[str, bytes]:
     """Each game's read rows as the driver returns them (on SQLite from its own cursor),
-    every column but the lines' ids, in a fixed order."""
+    every column but the lines' ids, in a fixed order. A stored text that is not UTF-8
+    fails SQLite's usual reading: then the rows are read again taking it as it is stored
+    (:func:`~replays.store.db.text_as_stored`; valid text reads the same, so every other
+    game's digest is too), and its game's digest differs from the kept one."""
+    try:
+        return _read_row_digests(connection)
+    except sqlite3.OperationalError as error:
+        if not undecodable(error):
+            raise
+    with text_as_stored(connection):
+        return _read_row_digests(connection)
+
+
+def _read_row_digests(connection: sa.Connection) -> dict[str, bytes]:
     found = _Digests()
     inspector = sa.inspect(connection)
     for table, order in _READ_TABLES:

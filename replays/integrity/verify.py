@@ -229,7 +229,11 @@ def _quarantine(connection: sa.Connection, report: Report, game_id: str | None =
     )
     if not corruption:
         return corruption
-    names = _chain_names(connection)
+    schema = "main"
+    if connection.dialect.name == "postgresql":
+        schema = connection.execute(sa.text("SELECT current_schema()")).scalar_one()
+    corruption.mask(connection, schema)
+    names = _chain_names(connection)  # read through the mask: no row holding a bad value
     for finding in corruption.findings:
         game = finding.game_id
         originator = finding.key.get("originator_id")
@@ -243,10 +247,6 @@ def _quarantine(connection: sa.Connection, report: Report, game_id: str | None =
         else:
             message = str(finding)
         report.add(UNREADABLE, message, game, event)
-    schema = "main"
-    if connection.dialect.name == "postgresql":
-        schema = connection.execute(sa.text("SELECT current_schema()")).scalar_one()
-    corruption.mask(connection, schema)
     return corruption
 
 

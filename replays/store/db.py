@@ -99,6 +99,52 @@ def _forget_engines_in_child() -> None:
 os.register_at_fork(after_in_child=_forget_engines_in_child)
 
 
+# SQL's name for :func:`valid_utf8`, registered on every SQLite connection.
+VALID_UTF8 = "rl_valid_utf8"
+
+
+def valid_utf8(value: bytes | None) -> bool:
+    """Whether ``value`` (a stored text's bytes) is UTF-8: SQL's ``rl_valid_utf8``, which
+    :func:`replays.store.decoding.find_corrupt` asks of SQLite's text values, since SQLite
+    keeps whatever bytes it is given as text and Python cannot read them back."""
+    if value is None:
+        return True
+    try:
+        bytes(value).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _surrogate_text(value: bytes) -> str:
+    return value.decode("utf-8", "surrogateescape")
+
+
+@contextmanager
+def text_as_stored(connection: sa.Connection) -> Iterator[None]:
+    """On SQLite, text read on ``connection`` meanwhile that is not UTF-8 comes back with each
+    bad byte as a lone surrogate (``'\\udcff'``; UTF-8 itself never decodes to one) instead of
+    failing the whole read: SQLite keeps whatever bytes an insider stores as text. Valid
+    text reads as usual. Dearer than the usual reading (a Python call a value, twice its
+    cost), so the readers that must see such a value use it: the search for corrupt
+    values, and a read that failed on one (:func:`undecodable`), run again."""
+    if connection.dialect.name != "sqlite":
+        yield
+        return
+    raw = connection.connection.driver_connection
+    usual = raw.text_factory
+    raw.text_factory = _surrogate_text
+    try:
+        yield
+    finally:
+        raw.text_factory = usual
+
+
+def undecodable(error: BaseException) -> bool:
+    """Whether ``error`` is SQLite's refusal to read stored text that is not UTF-8."""
+    return "Could not decode to UTF-8" in str(error)
+
+
 def _new_engine(url: str) -> sa.Engine:
     engine = sa.create_engine(url, future=True)
     if url.startswith("sqlite"):
@@ -109,6 +155,7 @@ def _new_engine(url: str) -> sa.Engine:
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.close()
+            dbapi_connection.create_function(VALID_UTF8, 1, valid_utf8, deterministic=True)
 
     return engine
 

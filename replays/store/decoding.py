@@ -46,6 +46,8 @@ from uuid import UUID
 
 import sqlalchemy as sa
 
+from replays.store.db import VALID_UTF8, text_as_stored
+
 SHORT = 40  # characters of a stored value's repr a finding quotes
 
 
@@ -496,6 +498,21 @@ _TEXT_FORMS = {
 _COUNTED = frozenset({"originator_version", "position", "size", "notification_id"})
 
 
+# The kinds SQLite keeps as text: a value of them may hold bytes that are not UTF-8.
+_TEXT_KINDS = frozenset({"text", "topic", "variant", "datetime", "date", "json", "uuid"})
+
+
+def _not_utf8(name: str) -> str:
+    """A condition true of a text value SQLite holds whose bytes are not UTF-8 (an insider's
+    ``CAST(x'ff' AS TEXT)``): Python cannot read it as text, and any read of its row would
+    fail. Only values with a byte above 127 (SQLite reads each as a character above 127, so
+    the GLOB finds them in C) are handed to Python to decode."""
+    return (
+        f"(typeof({name}) = 'text' AND {name} GLOB ('*[^' || char(1) || '-' || char(127) || ']*')"
+        f" AND NOT {VALID_UTF8}(CAST({name} AS BLOB)))"
+    )
+
+
 def _sqlite_bad(name: str, kind: str, nullable: bool, topics: str, cheap: bool = False):
     """A condition true of a stored value SQLite holds that is not of ``kind``: evaluated
     in C over the whole table, so the check costs little beside verification itself."""
@@ -532,8 +549,12 @@ def _sqlite_bad(name: str, kind: str, nullable: bool, topics: str, cheap: bool =
         "uuid": f"{text} OR length({name}) != 32 OR {name} GLOB '*[^0-9a-f]*'",
         "number": typed("integer", "real"),
     }.get(kind)
+    if kind == "any":
+        condition = "0"  # no kind to hold it to, but its text must still be readable
     if condition is None:
         return None
+    if kind in _TEXT_KINDS or kind == "any":
+        condition = f"{condition} OR {_not_utf8(name)}"
     if name.strip('"') in _COUNTED:
         condition = f"{condition} OR {name} < 0"
     # SQLite's date and JSON functions answer NULL as a malformed value: NULLs are judged
@@ -741,7 +762,10 @@ def find_corrupt(
         if where is not None and where[table.name][0]:
             query += f" AND ({where[table.name][0]})"
             params = where[table.name][1]
-        for raw in connection.execute(sa.text(query), dict(params)):
+        for raw in _read_leniently(connection, sa.text(query), dict(params)):
+            not_utf8 = {n for n, v in zip(names, raw[1:], strict=False) if _undecodable(v)}
+            if not_utf8:
+                raw = [_escaped(v) for v in raw]
             row = dict(zip(names, raw[1 : 1 + len(names)], strict=True))
             hits = raw[1 + len(names) :]
             bad = []
@@ -766,6 +790,8 @@ def find_corrupt(
             for column, kind, value in bad:
                 if value is None:
                     why = "NULL where a value is required"
+                elif column.name in not_utf8 and (kind in _TEXT_KINDS or kind == "any"):
+                    why = "not UTF-8 text"
                 elif kind == "topic" and isinstance(value, str):
                     found.findings.append(UnknownTopic(value, table.name, key, game))
                     continue
@@ -773,6 +799,29 @@ def find_corrupt(
                     why = f"not {_WHAT.get(kind, kind)}"
                 found.findings.append(CorruptValue(table.name, column.name, value, why, key, game))
     return found
+
+
+def _read_leniently(connection: sa.Connection, query, params: Mapping[str, Any]) -> list:
+    """``query``'s rows, text that is not UTF-8 included (:func:`text_as_stored`): the rows
+    :func:`find_corrupt` reads are those holding a bad value, which the usual reading cannot
+    return at all."""
+    with text_as_stored(connection):
+        return list(connection.execute(query, params))
+
+
+_BAD_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def _undecodable(value: Any) -> bool:
+    """Whether ``value`` is text read from bytes that are not UTF-8 (:func:`text_as_stored`)."""
+    return type(value) is str and _BAD_BYTE.search(value) is not None
+
+
+def _escaped(value: Any) -> Any:
+    """``value`` with each byte that was not UTF-8 written ``\\xff``: text any output takes."""
+    if not _undecodable(value):
+        return value
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 _WHAT = {
