@@ -222,6 +222,12 @@ def _games(ledger, game_ids: list[str]) -> list:
 
     wanted = [ledger.aggregate_id(game_id).bytes for game_id in game_ids]
     with ledger_engine(ledger).connect() as connection:
+        if connection.dialect.name == "postgresql":
+            # The events query (a chunk's games, each row tested against its game's latest
+            # snapshot) is planned above PostgreSQL's JIT threshold and compiled again for
+            # every chunk: 10-30 ms of compiling for a few ms of reading, half the reading
+            # processes' database CPU (0.88 -> 0.48 s a 2,000 games).
+            connection.execute(sa.text("SET LOCAL jit = off"))
         snapshots = _stored_events(connection, SNAPSHOTS_TABLE, wanted)
         # Only the events after each game's latest snapshot come over the wire.
         after = (
