@@ -228,11 +228,12 @@ def _games(ledger, game_ids: list[str]) -> list:
         snapshots = _stored_events(
             connection, query.bindparams(sa.bindparam("ids", expanding=True)), {"ids": ids}
         )
-        # Only the events after each game's latest snapshot, each game's a range of the
-        # (originator_id, originator_version) index. Each of a game's events tested against
-        # its latest snapshot in the database (a subquery a row) read all of them, a hundred
-        # a game, and was planned above PostgreSQL's JIT threshold: compiled again for every
-        # chunk, 10-30 ms for a few ms of reading.
+        # Only the events after each game's latest snapshot, each game's read as a range of
+        # the (originator_id, originator_version) index. Testing every event against its
+        # game's latest snapshot in the database (a subquery a row) read all of a game's
+        # hundred events, and the plan's cost passed PostgreSQL's JIT threshold: compiled
+        # again for every chunk, 10-30 ms for a few ms of reading (the reading processes'
+        # database CPU 0.9 -> 0.2 s a 2,000 games).
         values = {}
         for place, (originator, stored_id) in enumerate(zip(wanted, ids, strict=True)):
             values[f"id{place}"] = stored_id
