@@ -127,9 +127,9 @@ def classify_cards(
             break
         held |= bit
     else:
-        if not held & 1 and (wild_natural_is_pure or not held >> wild_rank_ & 1):
-            if _one_run(held):
-                return _verdict(cards, _PURE)
+        wild_fits = wild_natural_is_pure or not held >> wild_rank_ & 1
+        if not held & 1 and wild_fits and _one_run(held):
+            return _verdict(cards, _PURE)
     # Cards that can only stand as themselves; wild-rank cards may stand in for anything.
     fixed = []
     for card in cards:
@@ -377,7 +377,7 @@ def score_grouping(
         rank = card.rank
         if rank != wild_rank_:
             hand_score += points[rank]
-    reasons = _declaration_faults(verdicts, loose, len(pure), sequences)
+    reasons = _declaration_faults(verdicts, loose, len(pure), sequences, invalid)
     # HandEvaluation(...), built straight into its __dict__ (see _verdict).
     result = _new(HandEvaluation)
     fields = result.__dict__
@@ -393,12 +393,19 @@ def score_grouping(
 
 
 def _declaration_faults(
-    verdicts: Sequence[GroupVerdict], loose: Sequence[Card], pure: int, sequences: int
+    verdicts: Sequence[GroupVerdict],
+    loose: Sequence[Card],
+    pure: int,
+    sequences: int,
+    invalid: bool,
 ) -> tuple[str, ...]:
+    """Why the grouping is no valid declaration (none: it is one). ``invalid``: whether any
+    group is invalid (False spares looking through them for reasons)."""
     reasons = []
-    for number, verdict in enumerate(verdicts, 1):
-        if verdict.kind is None:
-            reasons.append(f"group {number} ({format_cards(verdict.cards)}): {verdict.reason}")
+    if invalid:
+        for number, verdict in enumerate(verdicts, 1):
+            if verdict.kind is None:
+                reasons.append(f"group {number} ({format_cards(verdict.cards)}): {verdict.reason}")
     if loose:
         reasons.append(f"{len(loose)} card(s) not in a group: {format_cards(loose)}")
     if not pure:
