@@ -132,10 +132,14 @@ def classify_cards(
             return _verdict(cards, _PURE)
     # Cards that can only stand as themselves; wild-rank cards may stand in for anything.
     fixed = []
+    suits = set()
+    ranks = set()
     for card in cards:
         rank = card.rank
         if rank != 0 and rank != wild_rank_:
             fixed.append(card)
+            suits.add(card.suit)
+            ranks.add(rank)
     if not fixed:
         if all(card.rank == 0 for card in cards):
             return _verdict(
@@ -147,11 +151,6 @@ def classify_cards(
         # more cards of one rank are never consecutive, so this is never pure.
         kind = _IMPURE if len(cards) <= MAX_SEQUENCE else _SET
         return _verdict(cards, kind)
-    suits = set()
-    ranks = set()
-    for card in fixed:
-        suits.add(card.suit)
-        ranks.add(card.rank)
     if len(suits) == 1:
         failure = _sequence_failure(fixed, len(cards))
         if failure is None:
