@@ -82,6 +82,13 @@ def test_wild_card_in_its_own_place_keeps_a_sequence_pure():
 def test_printed_joker_never_keeps_a_sequence_pure():
     assert kind("5H 6H JK", "2C") is IMPURE
     assert kind("5H JK 7H", "2C") is IMPURE
+    # classify decides purity in one pass over the cards: a printed joker first (no suit to
+    # compare with), a rank twice, or cards out of order must not fool it.
+    assert kind("JK 6H 7H", "2C") is IMPURE
+    assert kind("JK JK 7H", "2C") is IMPURE
+    assert kind("7H 5H 6H", "2C") is PURE
+    assert kind("KH AH QH", "2C") is PURE
+    assert reason("6H 5H 6H", "2C") == "6H appears twice in a sequence"
 
 
 @pytest.mark.parametrize(

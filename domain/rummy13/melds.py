@@ -115,12 +115,31 @@ def classify_cards(
     reading of a wild card in its place (the solver checks every group it lays this way)."""
     if len(cards) < MIN_GROUP:
         return _verdict(cards, None, f"needs at least {MIN_GROUP} cards, has {len(cards)}")
+    # Pure first, in one pass (the solver lays a pure sequence in every grouping it checks):
+    # one suit, no printed joker, no rank twice (bit r: rank r), the ranks one run. A
+    # printed joker has no suit, so it stops the pass unless it comes first; then a second
+    # printed joker (rank 0 twice) or a card with a suit stops it.
+    suit = cards[0].suit
+    held = 0
+    for card in cards:
+        bit = 1 << card.rank
+        if held & bit or card.suit != suit:
+            break
+        held |= bit
+    else:
+        wild_fits = wild_natural_is_pure or not held >> wild_rank_ & 1
+        if not held & 1 and wild_fits and _one_run(held):
+            return _verdict(cards, _PURE)
     # Cards that can only stand as themselves; wild-rank cards may stand in for anything.
     fixed = []
+    suits = set()
+    ranks = set()
     for card in cards:
         rank = card.rank
         if rank != 0 and rank != wild_rank_:
             fixed.append(card)
+            suits.add(card.suit)
+            ranks.add(rank)
     if not fixed:
         if all(card.rank == 0 for card in cards):
             return _verdict(
@@ -132,13 +151,6 @@ def classify_cards(
         # more cards of one rank are never consecutive, so this is never pure.
         kind = _IMPURE if len(cards) <= MAX_SEQUENCE else _SET
         return _verdict(cards, kind)
-    if _is_pure(cards, wild_rank_, wild_natural_is_pure):
-        return _verdict(cards, _PURE)
-    suits = set()
-    ranks = set()
-    for card in fixed:
-        suits.add(card.suit)
-        ranks.add(card.rank)
     if len(suits) == 1:
         failure = _sequence_failure(fixed, len(cards))
         if failure is None:
@@ -159,19 +171,9 @@ def classify_cards(
     )
 
 
-def _is_pure(cards: Sequence[Card], wild_rank_: int, wild_natural_is_pure: bool) -> bool:
-    suit = cards[0].suit
-    held = 0  # bit r: rank r
-    for card in cards:
-        rank = card.rank
-        if rank == 0 or card.suit != suit:
-            return False
-        if rank == wild_rank_ and not wild_natural_is_pure:
-            return False
-        bit = 1 << rank
-        if held & bit:
-            return False  # a rank twice
-        held |= bit
+def _one_run(held: int) -> bool:
+    """Whether the ranks of ``held`` (bit r: rank r, none twice) are consecutive, the Ace
+    low or high."""
     # Distinct ranks are consecutive when their bits are one run: adding the lowest bit
     # carries through all of them.
     if (held + (held & -held)) & held == 0:
@@ -374,7 +376,7 @@ def score_grouping(
         rank = card.rank
         if rank != wild_rank_:
             hand_score += points[rank]
-    reasons = _declaration_faults(verdicts, loose, len(pure), sequences)
+    reasons = _declaration_faults(verdicts, loose, len(pure), sequences, invalid)
     # HandEvaluation(...), built straight into its __dict__ (see _verdict).
     result = _new(HandEvaluation)
     fields = result.__dict__
@@ -390,12 +392,19 @@ def score_grouping(
 
 
 def _declaration_faults(
-    verdicts: Sequence[GroupVerdict], loose: Sequence[Card], pure: int, sequences: int
+    verdicts: Sequence[GroupVerdict],
+    loose: Sequence[Card],
+    pure: int,
+    sequences: int,
+    invalid: bool,
 ) -> tuple[str, ...]:
+    """Why the grouping is no valid declaration (none: it is one). ``invalid``: whether any
+    group is invalid (False spares looking through them for reasons)."""
     reasons = []
-    for number, verdict in enumerate(verdicts, 1):
-        if verdict.kind is None:
-            reasons.append(f"group {number} ({format_cards(verdict.cards)}): {verdict.reason}")
+    if invalid:
+        for number, verdict in enumerate(verdicts, 1):
+            if verdict.kind is None:
+                reasons.append(f"group {number} ({format_cards(verdict.cards)}): {verdict.reason}")
     if loose:
         reasons.append(f"{len(loose)} card(s) not in a group: {format_cards(loose)}")
     if not pure:

@@ -106,21 +106,19 @@ class _Hand:
         wilds = [0, 0, 0, 0]
         self.indices = indices = []
         self.copies = copies = [0] * 53  # by card index (the arrangement takes from them)
-        printed = total = 0
+        total = 0
         by_id = _FACTS
         for card in cards:
             index, rank, suit, unit, bit, points = by_id.get(id(card)) or _facts(card)
             indices.append(index)
+            copies[index] += 1  # printed jokers too: copies[_PRINTED] is their count
             if rank == wild_rank:
                 wilds[suit] += 1
-                copies[index] += 1
             elif rank:
                 codes[suit] += unit
                 present[suit] |= bit
                 total += points
-                copies[index] += 1
-            else:
-                printed += 1
+        printed = copies[_PRINTED]
         self.codes = codes
         if len(indices) < 15:  # a suit's cards: its code's digits (base 16), its code mod 15
             self.sizes = [codes[0] % 15, codes[1] % 15, codes[2] % 15, codes[3] % 15]
@@ -136,10 +134,9 @@ class _Hand:
         # More copies of a card than the decks hold, counting the wild indicator, which
         # comes from the same decks (check_hand then says which card).
         decks = profile.decks
-        # Of a card, printed jokers not counted yet. A card held more often than the decks
+        # Of a card other than the printed joker. A card held more often than the decks
         # hold repeats as often as there are decks: with fewer repeats, none is.
-        most = max(copies) if len(indices) - len(set(indices)) >= decks else 0
-        copies[_PRINTED] = printed
+        most = max(copies[:_PRINTED]) if len(indices) - len(set(indices)) >= decks else 0
         if wild.rank:
             most = max(most, copies[_SUIT_INDEX[wild.suit] * 13 + wild.rank - 1] + 1)
         else:
