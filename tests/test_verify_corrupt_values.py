@@ -95,3 +95,33 @@ def test_a_wrong_value_is_a_finding_and_the_edit_is_still_found(
     finally:
         with engine.begin() as connection:
             restore(connection, case, row, saved)
+
+
+def test_text_that_is_not_utf8_is_named_by_the_period_report(tmp_path):
+    """SQLite keeps any bytes as text, and its driver then fails the whole read: the period
+    report names the value, reports the period without its row and exits 1, no traceback.
+    SQLite only: PostgreSQL refuses such text in a UTF-8 database."""
+    from corruption_support import NOT_UTF8
+
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    victim = build_store(url)[0]
+    engine = engine_for(url)
+    case = Case("player_results", "player", NOT_UTF8, True)
+    with engine.begin() as connection:
+        row = target_row(connection, "player_results", victim)
+        saved = corrupt(connection, case, row)
+    try:
+        result = CliRunner().invoke(
+            main,
+            ["report", "--from", "2020-01-01", "--to", "2030-12-31"],
+            env={"RUMMY_LEDGER_DATABASE_URL": url},
+            catch_exceptions=False,
+        )
+    finally:
+        with engine.begin() as connection:
+            restore(connection, case, row, saved)
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert "unreadable: player_results" in result.output, result.output
+    assert "not UTF-8 text (its row is left out of this report)" in result.output
+    assert "Per player" in result.output  # the period is still reported

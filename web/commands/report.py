@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 
 import click
 
@@ -46,7 +47,7 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
 
     from replays.readmodels.period_verify import period_verified_ids
     from replays.readmodels.reports import PeriodFilter, ReportError, period_report
-    from replays.store.db import engine_for
+    from replays.store.db import engine_for, undecodable
     from replays.store.settings import reading_database_url
 
     url = reading_database_url(url)
@@ -54,11 +55,21 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
         period = PeriodFilter(date_from.date(), date_to.date(), table, player)
     except ReportError as error:
         raise click.UsageError(str(error)) from None
+    unreadable = []
     try:
         engine = engine_for(url)
-        with engine.connect() as connection:
-            report = period_report(connection, period)
-            game_ids = period_verified_ids(connection, period) if verify else None
+        try:
+            with engine.connect() as connection:
+                report = period_report(connection, period)
+                game_ids = period_verified_ids(connection, period) if verify else None
+        except Exception as error:
+            if not undecodable(error):
+                raise
+            # A stored text that is not UTF-8 (SQLite keeps whatever bytes it is given)
+            # fails the whole read: name it, and report the period without its row.
+            with engine.connect() as connection, _without_unreadable(connection) as unreadable:
+                report = period_report(connection, period)
+                game_ids = period_verified_ids(connection, period) if verify else None
         lag = _lag(engine)
         if game_ids is not None:
             from replays.readmodels.period_verify import verify_period
@@ -76,10 +87,33 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
             "run `rummy-ledger projections run` for up-to-date figures",
             err=True,
         )
+    for finding in unreadable:
+        click.echo(f"unreadable: {finding} (its row is left out of this report)", err=True)
     {"table": _print_table, "csv": _print_csv, "json": _print_json}[output](report)
     failed = report.verification is not None and not report.verification.verified
+    if unreadable:
+        sys.exit(1)  # findings: the figures above leave rows out
     if strict and (report.discrepancies or not report.reconciliation.balanced or failed):
         sys.exit(3)
+
+
+@contextmanager
+def _without_unreadable(connection):
+    """The read models' rows holding a value of the wrong kind hidden from ``connection``
+    (:meth:`~replays.store.decoding.Corruption.mask`) while the report reads; yields the
+    findings."""
+    from replays.readmodels.models import READ_MODEL_TABLES
+    from replays.store.decoding import find_corrupt
+
+    corruption = find_corrupt(connection, READ_MODEL_TABLES)
+    schema = "main"
+    if connection.dialect.name == "postgresql":
+        schema = connection.exec_driver_sql("SELECT current_schema()").scalar_one()
+    corruption.mask(connection, schema)
+    try:
+        yield list(corruption.findings)
+    finally:
+        corruption.unmask(connection)
 
 
 def _lag(engine) -> int:
