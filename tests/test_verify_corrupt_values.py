@@ -125,3 +125,25 @@ def test_text_that_is_not_utf8_is_named_by_the_period_report(tmp_path):
     assert "unreadable: player_results" in result.output, result.output
     assert "not UTF-8 text (its row is left out of this report)" in result.output
     assert "Per player" in result.output  # the period is still reported
+
+
+@pytest.mark.parametrize("value", ["zzz-not-this", "not-utf8"])
+def test_export_all_names_an_unreadable_event_without_a_traceback(tmp_path, value):
+    """`export --all` lists the games from their first events: one that no reading takes
+    (text for bytes, or text that is not UTF-8, which fails SQLite's whole read) is named
+    with its row, exit 1, no traceback. SQLite: PostgreSQL refuses the second."""
+    from corruption_support import NOT_UTF8
+
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    build_store(url)
+    case = Case("ledger_events", "state", NOT_UTF8 if value == "not-utf8" else value, True)
+    with engine_for(url).begin() as connection:
+        first = connection.execute(sa.text("SELECT min(rowid) FROM ledger_events")).scalar()
+        corrupt(connection, case, first)
+    result = CliRunner().invoke(
+        main, ["export", "--all"], env={"RUMMY_LEDGER_DATABASE_URL": url}, catch_exceptions=False
+    )
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert "cannot list the stored games: ledger_events id=1" in result.output, result.output
+    assert "state holds" in result.output and "not bytes" in result.output
