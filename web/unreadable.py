@@ -100,14 +100,6 @@ def _where(view_args: dict) -> dict | None:
     return where
 
 
-def _schema(connection) -> str:
-    if connection.dialect.name == "postgresql":
-        from sqlalchemy import text
-
-        return connection.execute(text("SELECT current_schema()")).scalar_one()
-    return "main"
-
-
 def _again(view: Callable, args, kwargs, error: Exception):
     from replays.store.db import engine_for
     from replays.store.decoding import find_corrupt
@@ -139,7 +131,7 @@ def _again(view: Callable, args, kwargs, error: Exception):
             "%s: %d unreadable stored value(s), first: %s", request.path, len(findings), findings[0]
         )
         g.unreadable = findings
-        corruption.mask(connection, _schema(connection))
+        corruption.mask(connection)
         g.masked_connection = connection
         try:
             return make_response(view(*args, **kwargs))

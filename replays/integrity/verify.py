@@ -229,10 +229,7 @@ def _quarantine(connection: sa.Connection, report: Report, game_id: str | None =
     )
     if not corruption:
         return corruption
-    schema = "main"
-    if connection.dialect.name == "postgresql":
-        schema = connection.execute(sa.text("SELECT current_schema()")).scalar_one()
-    corruption.mask(connection, schema)
+    corruption.mask(connection)
     names = _chain_names(connection)  # read through the mask: no row holding a bad value
     for finding in corruption.findings:
         game = finding.game_id

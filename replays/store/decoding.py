@@ -498,8 +498,9 @@ _TEXT_FORMS = {
 _COUNTED = frozenset({"originator_version", "position", "size", "notification_id"})
 
 
-# The kinds SQLite keeps as text: a value of them may hold bytes that are not UTF-8.
-_TEXT_KINDS = frozenset({"text", "topic", "variant", "datetime", "date", "json", "uuid"})
+# The kinds whose values SQLite keeps as text (and "any", of no kind): such a value may hold
+# bytes that are not UTF-8.
+_TEXT_KINDS = frozenset({"text", "topic", "variant", "datetime", "date", "json", "uuid", "any"})
 
 
 def _not_utf8(name: str) -> str:
@@ -548,12 +549,11 @@ def _sqlite_bad(name: str, kind: str, nullable: bool, topics: str, cheap: bool =
         "json": f"{text} OR NOT json_valid({name})",
         "uuid": f"{text} OR length({name}) != 32 OR {name} GLOB '*[^0-9a-f]*'",
         "number": typed("integer", "real"),
+        "any": "0",  # no kind to hold it to: only its text must be readable (below)
     }.get(kind)
-    if kind == "any":
-        condition = "0"  # no kind to hold it to, but its text must still be readable
     if condition is None:
         return None
-    if kind in _TEXT_KINDS or kind == "any":
+    if kind in _TEXT_KINDS:
         condition = f"{condition} OR {_not_utf8(name)}"
     if name.strip('"') in _COUNTED:
         condition = f"{condition} OR {name} < 0"
@@ -625,12 +625,15 @@ class Corruption:
     def __bool__(self) -> bool:
         return bool(self.findings or self.altered)
 
-    def mask(self, connection: sa.Connection, schema: str) -> None:
+    def mask(self, connection: sa.Connection) -> None:
         """Temporary views, each named as its table and shadowing it on this connection
         (both engines look in the temporary schema first): the table without the rows that
         hold a finding, a changed column cast back to its type. Whatever reads the store
         through this connection then reads only values of the right kind, and every check
         goes on (the rows left out are missing to them: they report that as well)."""
+        schema = "main"
+        if self.dialect == "postgresql":
+            schema = connection.exec_driver_sql("SELECT current_schema()").scalar_one()
         tables = {table.name: table for table in owned_tables()}
         ident = "rowid" if self.dialect == "sqlite" else "ctid"
         quote = connection.dialect.identifier_preparer.quote
@@ -762,7 +765,11 @@ def find_corrupt(
         if where is not None and where[table.name][0]:
             query += f" AND ({where[table.name][0]})"
             params = where[table.name][1]
-        for raw in _read_leniently(connection, sa.text(query), dict(params)):
+        # The rows read are those holding a bad value: text that is not UTF-8 among them,
+        # which the usual reading cannot return at all.
+        with text_as_stored(connection):
+            bad_rows = list(connection.execute(sa.text(query), dict(params)))
+        for raw in bad_rows:
             not_utf8 = {n for n, v in zip(names, raw[1:], strict=False) if _undecodable(v)}
             if not_utf8:
                 raw = [_escaped(v) for v in raw]
@@ -790,7 +797,7 @@ def find_corrupt(
             for column, kind, value in bad:
                 if value is None:
                     why = "NULL where a value is required"
-                elif column.name in not_utf8 and (kind in _TEXT_KINDS or kind == "any"):
+                elif column.name in not_utf8 and kind in _TEXT_KINDS:
                     why = "not UTF-8 text"
                 elif kind == "topic" and isinstance(value, str):
                     found.findings.append(UnknownTopic(value, table.name, key, game))
@@ -799,14 +806,6 @@ def find_corrupt(
                     why = f"not {_WHAT.get(kind, kind)}"
                 found.findings.append(CorruptValue(table.name, column.name, value, why, key, game))
     return found
-
-
-def _read_leniently(connection: sa.Connection, query, params: Mapping[str, Any]) -> list:
-    """``query``'s rows, text that is not UTF-8 included (:func:`text_as_stored`): the rows
-    :func:`find_corrupt` reads are those holding a bad value, which the usual reading cannot
-    return at all."""
-    with text_as_stored(connection):
-        return list(connection.execute(query, params))
 
 
 _BAD_BYTE = re.compile("[\udc80-\udcff]")

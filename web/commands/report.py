@@ -105,10 +105,7 @@ def _without_unreadable(connection):
     from replays.store.decoding import find_corrupt
 
     corruption = find_corrupt(connection, READ_MODEL_TABLES)
-    schema = "main"
-    if connection.dialect.name == "postgresql":
-        schema = connection.exec_driver_sql("SELECT current_schema()").scalar_one()
-    corruption.mask(connection, schema)
+    corruption.mask(connection)
     try:
         yield list(corruption.findings)
     finally:
