@@ -136,3 +136,25 @@ def test_a_remembered_moment_is_handed_back_only_as_fromisoformat_reads_its_text
     assert read == fresh and read.tzinfo is UTC and read.fold == 0
     assert read.isoformat() == fresh.isoformat()
     assert _TIME.validate_python(text).isoformat() == fresh.isoformat()
+
+
+def test_a_full_memo_forgets_its_older_half_and_keeps_the_recent_moments(monkeypatch) -> None:
+    """Past its size, the memo drops its oldest entries only: a batch's own moments, just
+    read, are still found when its rows are compared (verify), and every text stays
+    format_time's."""
+    from domain import timestamps
+
+    monkeypatch.setattr(timestamps, "_Z_TEXTS_MAX", 8)
+    timestamps._Z_TEXTS.clear()
+    timestamps._MOMENTS.clear()
+    texts = [f"2025-03-01T18:04:{second:02d}Z" for second in range(20)]
+    moments = [timestamps.utc_text(text, keep=True) for text in texts]
+    assert len(timestamps._Z_TEXTS) <= 8 and len(timestamps._MOMENTS) <= 8
+    assert list(timestamps._MOMENTS)[-4:] == texts[-4:]
+    assert all(
+        timestamps._Z_TEXTS[moment] == text
+        for moment, text in zip(moments[-4:], texts[-4:], strict=True)
+    )
+    assert [timestamps.utc_z_text(moment) for moment in moments] == texts
+    timestamps._Z_TEXTS.clear()
+    timestamps._MOMENTS.clear()
