@@ -35,6 +35,7 @@ def build() -> str:
             _compile()
     except (Exception, SystemExit) as error:  # mypyc exits on a type error
         last = (str(error).strip().splitlines() or [""])[-1]
+        last = last if len(last) <= 120 else f"{last[:120]}..."  # a compiler's command line
         reason = f"{type(error).__name__}: {last} (see {LOG.relative_to(ROOT)})"
         _write_record({"built": False, "reason": reason})
         return f"solver not compiled ({reason}); the pure Python solver runs"

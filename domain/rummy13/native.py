@@ -1,12 +1,12 @@
-"""The solver compiled with mypyc: what is compiled, how it is built, and when it runs.
+"""The solver compiled with mypyc: what is compiled, and when the build runs.
 
 :mod:`.solver` and :mod:`.suit_tables` are pure Python and stay the one source of truth.
-``python -m domain.rummy13.compile_solver`` (``make setup`` runs it) compiles them with mypyc, as
-black and mypy ship themselves, into C extension modules beside them: the same answers in
-about half the instructions. What is built is no part of the repository (.gitignore), and
-a machine without a compiler runs the pure source.
+:mod:`.compile_solver` (``make setup`` runs it) compiles them with mypyc, as black and mypy
+ship themselves, into C extension modules beside them: the same answers in a little over
+half the instructions. What is built is no part of the repository (.gitignore), and a
+machine without a compiler runs the pure source.
 
-The build (:mod:`.compile_solver`) records the CRC-32 and length of each source it compiled (:data:`RECORD`). When
+The build records the CRC-32 and length of each source it compiled (:data:`RECORD`). When
 the package is imported, :func:`install` puts a finder first on ``sys.meta_path`` that
 loads both modules compiled only if each source is still the one compiled, and neither
 otherwise (the compiled solver calls the compiled suit tables directly, so half of each
