@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The solver compiled with mypyc (domain/rummy13/native.py says when it runs). A build that
+# fails still writes this record (the pure Python solver then runs), so setup goes on.
+NATIVE := domain/rummy13/native_build.json
+SOLVER_SOURCES := domain/rummy13/solver.py domain/rummy13/suit_tables.py
 
 .PHONY: run test bench lint format setup clean
 
@@ -12,15 +16,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+$(NATIVE): $(STAMP) $(SOLVER_SOURCES)
+	RUMMY_LEDGER_PURE=1 $(BIN)/python -m domain.rummy13.compile_solver
 
-run: $(STAMP)
+setup: $(STAMP) $(NATIVE)
+
+run: $(STAMP) $(NATIVE)
 	$(BIN)/rummy-ledger demo
 
-test: $(STAMP)
+test: $(STAMP) $(NATIVE)
 	$(BIN)/python -m pytest -n 2 -q
 
-bench: $(STAMP)
+bench: $(STAMP) $(NATIVE)
 	$(BIN)/python -m bench
 
 lint: $(STAMP)
@@ -33,4 +40,4 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache .hypothesis build $(NATIVE) domain/rummy13/*.so

@@ -58,6 +58,7 @@ from oracle import (
     oracle,
 )
 
+from domain.rummy13 import native
 from domain.rummy13.solver import best_grouping, clear_caches, min_hand_score
 
 SEED = 20250301
@@ -196,6 +197,9 @@ def run(quick: bool = False) -> dict[str, Any]:
         "hands": {family: len(items) for family, items in dealt.items()},
         "seed": SEED,
         "clock": "CPU time of the thread per hand (time.thread_time_ns)",
+        # compiled with mypyc (domain/rummy13/native.py), or the pure source and why
+        "compiled_solver": native.compiled(),
+        "pure_because": native.refusal()[0],
         "load_average": {"start": round(load, 2), "end": round(os.getloadavg()[0], 2)},
         "runs": 1 if quick else RUNS,
         "means_of_runs": timing["means_of_runs"],

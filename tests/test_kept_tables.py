@@ -12,8 +12,12 @@ import marshal
 import random
 import zlib
 
-from domain.rummy13 import kept_tables, kept_wild_tables, suit_tables
-from domain.rummy13.suit_tables import (
+from domain.rummy13 import kept_tables, kept_wild_tables
+from domain.rummy13.native import pure_modules
+
+# The pure source, built or not: these tests replace its internals (domain/rummy13/native.py).
+suit_tables, _ = pure_modules()
+(
     MERGED,
     SMALL_BUDGET,
     _build_kept,
@@ -24,6 +28,17 @@ from domain.rummy13.suit_tables import (
     _stored_packed,
     suit_table,
     write_kept,
+) = (
+    suit_tables.MERGED,
+    suit_tables.SMALL_BUDGET,
+    suit_tables._build_kept,
+    suit_tables._packed_strings,
+    suit_tables._packed_tables,
+    suit_tables._packed_wild_tables,
+    suit_tables._stored_kept,
+    suit_tables._stored_packed,
+    suit_tables.suit_table,
+    suit_tables.write_kept,
 )
 
 

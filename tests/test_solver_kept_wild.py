@@ -13,8 +13,16 @@ import random
 
 from oracle import deal_in_class, deal_joker_rich
 
-from domain.rummy13 import suit_tables
-from domain.rummy13.solver import best_grouping, clear_caches, declaration, min_hand_score
+from domain.rummy13.native import pure_modules
+
+# The pure source, built or not: these tests replace its internals (domain/rummy13/native.py).
+suit_tables, solver = pure_modules()
+best_grouping, clear_caches, declaration, min_hand_score = (
+    solver.best_grouping,
+    solver.clear_caches,
+    solver.declaration,
+    solver.min_hand_score,
+)
 
 
 def _hands() -> list:

@@ -15,15 +15,18 @@ import random
 import pytest
 from oracle import JOKER_CLASSES, deal_in_class, deal_joker_rich
 
-from domain.rummy13 import solver, suit_tables
-from domain.rummy13.solver import (
-    _add_all,
-    _goal,
-    _Search,
-    best_grouping,
-    clear_caches,
-    declaration,
-    min_hand_score,
+from domain.rummy13.native import pure_modules
+
+# The pure source, built or not: these tests replace its internals (domain/rummy13/native.py).
+suit_tables, solver = pure_modules()
+_add_all, _goal, _Search, best_grouping, clear_caches, declaration, min_hand_score = (
+    solver._add_all,
+    solver._goal,
+    solver._Search,
+    solver.best_grouping,
+    solver.clear_caches,
+    solver.declaration,
+    solver.min_hand_score,
 )
 
 

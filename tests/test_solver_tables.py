@@ -16,15 +16,18 @@ import random
 
 import pytest
 
-from domain.rummy13 import suit_tables
-from domain.rummy13.suit_tables import (
-    COVERS,
-    NIBBLE,
-    ONE_COPY_SUIT,
-    SMALL_BUDGET,
-    SMALL_SUIT,
-    TWICE_SUIT,
-    suit_table,
+from domain.rummy13.native import pure_modules
+
+# The pure source, built or not: these tests replace its internals (domain/rummy13/native.py).
+suit_tables, _ = pure_modules()
+COVERS, NIBBLE, ONE_COPY_SUIT, SMALL_BUDGET, SMALL_SUIT, TWICE_SUIT, suit_table = (
+    suit_tables.COVERS,
+    suit_tables.NIBBLE,
+    suit_tables.ONE_COPY_SUIT,
+    suit_tables.SMALL_BUDGET,
+    suit_tables.SMALL_SUIT,
+    suit_tables.TWICE_SUIT,
+    suit_tables.suit_table,
 )
 
 

@@ -6,8 +6,17 @@ from __future__ import annotations
 import marshal
 import random
 
-from domain.rummy13 import suit_tables
-from domain.rummy13.suit_tables import ACE_LOW_UNIT, IMPURE_ONE, NIBBLE, PURE_ONE, suit_table
+from domain.rummy13.native import pure_modules
+
+# The pure source, built or not: these tests replace its internals (domain/rummy13/native.py).
+suit_tables, _ = pure_modules()
+ACE_LOW_UNIT, IMPURE_ONE, NIBBLE, PURE_ONE, suit_table = (
+    suit_tables.ACE_LOW_UNIT,
+    suit_tables.IMPURE_ONE,
+    suit_tables.NIBBLE,
+    suit_tables.PURE_ONE,
+    suit_tables.suit_table,
+)
 
 
 def test_a_wild_place_not_beside_the_cards_takes_the_kept_table():

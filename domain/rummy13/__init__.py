@@ -16,3 +16,7 @@ point value moves). What lives here:
 Shared with every family, one level up: cards, the verifiable shuffle, errors, money,
 game ids and the seat filter.
 """
+
+from domain.rummy13 import native
+
+native.install()  # before anything imports the solver: compiled or pure (see native)

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
+from typing import cast
 
 from domain.cards import RANKS, Card, format_cards, full_deck, wild_rank
 from domain.rummy13.profiles import RuleProfile, get_profile
@@ -100,12 +101,14 @@ def classify(
     Jokers are the printed ``JK`` and every card of the wild rank. A wild-rank card may also
     stand as itself; a printed joker never does, and every group needs one card that does.
     """
-    cards = tuple(cards)
-    if set(map(type, cards)) != _JUST_CARDS:  # texts among them (a type test per card in C)
-        cards = tuple(Card.parse(card) for card in cards)
+    given = tuple(cards)
+    if set(map(type, given)) == _JUST_CARDS:  # no texts among them (a type test per card in C)
+        parsed = cast("tuple[Card, ...]", given)
+    else:
+        parsed = tuple(Card.parse(card) for card in given)
     profile = get_profile(profile)
     wild_rank_ = wild_rank(wild if type(wild) is Card else Card.parse(wild))
-    return classify_cards(cards, wild_rank_, profile.wild_natural_is_pure)
+    return classify_cards(parsed, wild_rank_, profile.wild_natural_is_pure)
 
 
 def classify_cards(
@@ -163,7 +166,7 @@ def classify_cards(
         repeated = _first_repeat(fixed)
         times = "twice" if repeated[1] == 2 else f"{repeated[1]} times"
         return _verdict(cards, None, f"{repeated[0]} appears {times} in a set")
-    suit_text = ", ".join(sorted(suits, key="SHDC".index))
+    suit_text = ", ".join(suit for suit in "SHDC" if suit in suits)
     return _verdict(
         cards,
         None,
@@ -240,12 +243,13 @@ def _shortest_arc(ranks: Sequence[int]) -> tuple[int, int]:
     return best
 
 
-def _first_repeat(cards: Sequence[Card]) -> tuple[Card, int] | None:
+def _first_repeat(cards: Sequence[Card]) -> tuple[Card, int]:
+    """The first card of ``cards`` held more than once, and how often (callers know one is)."""
     counts = Counter(cards)
     for card in cards:
         if counts[card] > 1:
             return card, counts[card]
-    return None
+    raise AssertionError("no card repeats")
 
 
 _FACE_POINTS = tuple(Card(rank, "S").face_points if rank else 0 for rank in range(14))
@@ -324,13 +328,13 @@ def evaluate(
     ('two_sequences_with_pure', 53, 53, False)
     """
     profile = get_profile(profile)
-    wild = Card.parse(wild)
-    groups = [tuple(Card.parse(card) for card in group) for group in groups]
-    loose = tuple(Card.parse(card) for card in loose)
-    hand = [card for group in groups for card in group] + list(loose)
-    check_hand(hand, wild, profile)
-    verdicts = tuple(classify(group, wild, profile) for group in groups)
-    return score_grouping(verdicts, loose, wild, profile)
+    wild_card = Card.parse(wild)
+    parsed = [tuple(Card.parse(card) for card in group) for group in groups]
+    loose_cards = tuple(Card.parse(card) for card in loose)
+    hand = [card for group in parsed for card in group] + list(loose_cards)
+    check_hand(hand, wild_card, profile)
+    verdicts = tuple(classify(group, wild_card, profile) for group in parsed)
+    return score_grouping(verdicts, loose_cards, wild_card, profile)
 
 
 def score_grouping(

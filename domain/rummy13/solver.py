@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import combinations
+from typing import cast
 
 from domain.cards import ALL_CARDS, SUITS, Card, wild_rank
 from domain.rummy13 import suit_tables
@@ -52,6 +53,8 @@ from domain.rummy13.suit_tables import (
     NOTHING,
     PLACE_BITS,
     PLACE_POINTS,
+    Entry,
+    Table,
     suit_table,
     witness_sequences,
 )
@@ -104,7 +107,8 @@ class _Hand:
         codes = [0, 0, 0, 0]  # 4 bits of count per place (domain.rummy13.suit_tables)
         present = [0, 0, 0, 0]  # bit r: rank r held in that suit
         wilds = [0, 0, 0, 0]
-        self.indices = indices = []
+        indices: list[int] = []
+        self.indices = indices
         self.copies = copies = [0] * 53  # by card index (the arrangement takes from them)
         total = 0
         by_id = _FACTS
@@ -138,7 +142,7 @@ class _Hand:
         # hold repeats as often as there are decks: with fewer repeats, none is.
         most = max(copies[:_PRINTED]) if len(indices) - len(set(indices)) >= decks else 0
         if wild.rank:
-            most = max(most, copies[_SUIT_INDEX[wild.suit] * 13 + wild.rank - 1] + 1)
+            most = max(most, copies[(by_id.get(id(wild)) or _facts(wild))[0]] + 1)
         else:
             printed += 1
         self.crowded = most > decks or printed > decks * profile.jokers_per_deck
@@ -160,6 +164,7 @@ def _facts(card: Card) -> tuple[int, int, int, int, int, int]:
     rank = card.rank
     if rank == 0:
         return (_PRINTED, 0, -1, 0, 0, 0)
+    assert card.suit is not None  # every card but the printed joker has one
     suit = _SUIT_INDEX[card.suit]
     return (suit * 13 + rank - 1, rank, suit, 1 << (NIBBLE * rank), 1 << rank, PLACE_POINTS[rank])
 
@@ -236,8 +241,13 @@ def _best_pure(hand: _Hand) -> tuple[int, int, int, int]:
 
 # -- sets -------------------------------------------------------------------------------------
 
+Sets = tuple[tuple[int, ...], ...]  # sets of one rank, each as its suits
+# A way to lay sets of one rank: (copies taken per suit, jokers needed, the sets, the
+# (suit, copies) taken).
+SetChoice = tuple[tuple[int, ...], int, Sets, tuple[tuple[int, int], ...]]
 
-def _set_choices(available: tuple[int, ...], jokers: int) -> tuple[tuple, ...]:
+
+def _set_choices(available: tuple[int, ...], jokers: int) -> tuple[SetChoice, ...]:
     """Ways to lay sets of one rank given its copies per suit, within ``jokers``.
 
     Each way is (copies taken per suit, jokers needed, the sets as tuples of suits, the
@@ -262,10 +272,10 @@ def _set_choices(available: tuple[int, ...], jokers: int) -> tuple[tuple, ...]:
     return found
 
 
-def _list_set_choices(available: tuple[int, ...]) -> tuple:
-    choices: list[tuple[tuple[int, ...], int, tuple]] = []
+def _list_set_choices(available: tuple[int, ...]) -> tuple[SetChoice, ...]:
+    choices: list[tuple[tuple[int, ...], int, Sets]] = []
 
-    def extend(left: list[int], jokers: int, sets: tuple, largest: tuple) -> None:
+    def extend(left: list[int], jokers: int, sets: Sets, largest: tuple) -> None:
         taken = tuple(a - b for a, b in zip(available, left, strict=True))
         choices.append((taken, jokers, sets))
         suits = [suit for suit in range(4) if left[suit]]
@@ -280,7 +290,7 @@ def _list_set_choices(available: tuple[int, ...]) -> tuple:
 
     extend(list(available), 0, (), ())
     # Only which cards leave the suits, and for how many jokers, matters to the search.
-    fewest: dict[tuple[int, ...], tuple[tuple[int, ...], int, tuple]] = {}
+    fewest: dict[tuple[int, ...], tuple[tuple[int, ...], int, Sets]] = {}
     for choice in choices:
         if choice[0] not in fewest or choice[1] < fewest[choice[0]][1]:
             fewest[choice[0]] = choice
@@ -292,14 +302,16 @@ def _list_set_choices(available: tuple[int, ...]) -> tuple:
     )
 
 
-_SET_CHOICES: dict[tuple[int, ...], tuple] = {}  # copies per suit: every way (kept for good)
-_WITHIN: dict[tuple[tuple[int, ...], int], tuple] = {}  # (copies per suit, jokers): ways
+# copies per suit: every way (kept for good)
+_SET_CHOICES: dict[tuple[int, ...], tuple[SetChoice, ...]] = {}
+# (copies per suit, jokers): ways
+_WITHIN: dict[tuple[tuple[int, ...], int], tuple[SetChoice, ...]] = {}
 
 
 # -- the search -------------------------------------------------------------------------------
 
 
-def _two_sequences(hand: _Hand, below: int) -> tuple | None:
+def _two_sequences(hand: _Hand, below: int) -> Found | None:
     """The least loose points under ``below`` with two sequences, one pure, and its groups.
 
     Returns (loose points, the search that found them) or None; the search says which sets
@@ -325,13 +337,13 @@ def _two_sequences(hand: _Hand, below: int) -> tuple | None:
     return found
 
 
-def _joker_groups(most: int, jokers: int) -> tuple:
+def _joker_groups(most: int, jokers: int) -> Table:
     """The table of up to ``most`` joker-only groups (two are as many as progress counts)."""
     most = min(most, 2, jokers // JOKER_GROUP)
     return _JOKER_GROUPS[most] if most > 0 else EMPTY
 
 
-_JOKER_GROUPS = [
+_JOKER_GROUPS: list[Table] = [
     tuple(
         (JOKER_GROUP * count, (NOTHING, IMPURE_ONE, IMPURE_TWO)[count], 0, count)
         for count in range(most + 1)
@@ -340,7 +352,7 @@ _JOKER_GROUPS = [
 ]  # by the most groups (1 or 2)
 
 
-def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) -> tuple | None:
+def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: Table) -> Found | None:
     """:func:`_two_sequences` for one choice of where wild cards may keep a sequence pure.
 
     A depth-first search decides the sets rank by rank, each rank held in two suits or more:
@@ -353,7 +365,7 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
     two_suits = (p0 & p1) | (p0 & p2) | (p0 & p3) | (p1 & p2) | (p1 & p3) | (p2 & p3)
     codes = hand.codes
     jokers = hand.jokers
-    per_rank = []
+    per_rank: list[tuple[int, tuple[SetChoice, ...]]] = []
     within = _WITHIN  # the ways to lay sets already asked for (_set_choices)
     last_step = [-1, -1, -1, -1]  # the last step deciding a rank each suit holds
     while two_suits:
@@ -406,6 +418,13 @@ def _search(hand: _Hand, below: int, pure_at: list[int], joker_groups: tuple) ->
 class _Search:
     """The depth-first search over sets of :func:`_search`, and the best found so far."""
 
+    # Set by _search once the search is done: what behind() needs to rebuild its tables.
+    codes: list[int]
+    jokers: int
+    joker_groups: Table
+    # The last step's suits but the one joining the goal (decide); set by _search.
+    ahead: list[int]
+
     __slots__ = (
         "ahead",
         "caps",
@@ -421,7 +440,13 @@ class _Search:
         "sets",
     )
 
-    def __init__(self, hand: _Hand, pure_at: list[int], per_rank: list, below: int) -> None:
+    def __init__(
+        self,
+        hand: _Hand,
+        pure_at: list[int],
+        per_rank: list[tuple[int, tuple[SetChoice, ...]]],
+        below: int,
+    ) -> None:
         self.pure_at = pure_at
         self.per_rank = per_rank
         # More jokers than this never help a suit: a sequence with two stand-ins or more per
@@ -440,7 +465,7 @@ class _Search:
         # suit again and again, and so do other hands, and a dictionary's lookup is cheaper
         # than suit_table's. One memo serves every search asking with the same wild places
         # and budget (_ASKED), so a suit seen in an earlier hand costs no call at all.
-        self.memos: list[dict[int, tuple]] = [
+        self.memos: list[dict[int, Table]] = [
             _asked(pure_at[0], self.caps[0]),
             _asked(pure_at[1], self.caps[1]),
             _asked(pure_at[2], self.caps[2]),
@@ -448,10 +473,10 @@ class _Search:
         ]
         self.final: list[list[int]] = []  # the suits whose cards each step makes final
         self.loose = below  # the least loose points so far, and its sets
-        self.sets: list = []
-        self.picked: list = []
+        self.sets: list[tuple[int, SetChoice]] = []  # (shift, choice) per rank decided
+        self.picked: list[tuple[int, SetChoice]] = []
 
-    def behind(self) -> tuple[list, list, int]:
+    def behind(self) -> tuple[list[tuple[int, SetChoice]], list[Table], int]:
         """(the best's sets as (shift, choice), the tables it joined: the four suits' once
         those sets are laid, then the joker-only groups', the jokers left for them)."""
         codes = self.codes.copy()
@@ -465,14 +490,14 @@ class _Search:
         tables.append(self.joker_groups)
         return self.sets, tables, budget
 
-    def table(self, suit: int, code: int) -> tuple:
+    def table(self, suit: int, code: int) -> Table:
         memo = self.memos[suit]
         table = memo.get(code)
         if table is None:
             table = memo[code] = suit_table(code, self.pure_at[suit], self.caps[suit])
         return table
 
-    def decide(self, index: int, codes: list[int], budget: int, states: dict) -> None:
+    def decide(self, index: int, codes: list[int], budget: int, states: dict[int, int]) -> None:
         """Decide the sets of ``per_rank[index:]``: ``codes`` are the cards left in the suits,
         ``states`` the combination of the tables of the suits already final.
 
@@ -504,7 +529,7 @@ class _Search:
                 found = memos[suit].get(code) or table(suit, code)
                 # _add, written out: most calls join a table of one to three entries to
                 # one or two states, where the call itself is much of the cost.
-                joined = {}
+                joined: dict[int, int] = {}
                 least = below - found[0][2]  # states with as many loose points gain nothing
                 for slot, loose in merged.items():
                     if loose >= least:
@@ -526,8 +551,9 @@ class _Search:
             else:
                 if last:
                     code = left[end_suit]
-                    found = memos[end_suit].get(code)
-                    end = table(end_suit, code) if found is None else found
+                    end = memos[end_suit].get(code)
+                    if end is None:
+                        end = table(end_suit, code)
                     # _goal, written out (a call a choice of the last rank).
                     best = self.loose
                     for slot, loose in merged.items():
@@ -550,7 +576,11 @@ class _Search:
                 return  # nothing does better
 
 
-def _asked(pure_at: int, budget: int) -> dict[int, tuple]:
+# The two-sequence search's answer: (least loose points, the search that found them).
+Found = tuple[int, _Search]
+
+
+def _asked(pure_at: int, budget: int) -> dict[int, Table]:
     """The memo of suit tables asked for with ``pure_at`` and ``budget``: {code: table}."""
     key = pure_at << 8 | budget
     memo = _ASKED.get(key)
@@ -565,12 +595,14 @@ def _asked(pure_at: int, budget: int) -> dict[int, tuple]:
 
 # Memos of suit_table's answers by (wild places, budget), each {code: table}; bounded like
 # suit_tables' own caches (a full memo is simply emptied) and forgotten by clear_caches.
-_ASKED: dict[int, dict[int, tuple]] = {}
+_ASKED: dict[int, dict[int, Table]] = {}
 ASKED_LIMIT = 256
 ASKED_TABLES_LIMIT = 1_024
 
 
-def _add_all(states: dict[int, int], tables: list, budget: int, below: int) -> dict[int, int]:
+def _add_all(
+    states: dict[int, int], tables: list[Table], budget: int, below: int
+) -> dict[int, int]:
     """``states`` (jokers used << 3 | progress: least loose points) with ``tables`` joined.
 
     Combinations using more than ``budget`` jokers, or with ``below`` loose points or more,
@@ -583,16 +615,16 @@ def _add_all(states: dict[int, int], tables: list, budget: int, below: int) -> d
     return states
 
 
-def _add(states: dict[int, int], table: tuple, budget: int, below: int) -> dict[int, int]:
+def _add(states: dict[int, int], table: Table, budget: int, below: int) -> dict[int, int]:
     """:func:`_add_all` of one table (its entries come by loose points, least first)."""
     if len(table) == 1 and table[0][1] == NOTHING:  # every card loose: add the points
         more = table[0][2]
-        merged = {}
+        merged: dict[int, int] = {}
         for slot, loose in states.items():
             if loose + more < below:
                 merged[slot] = loose + more
         return merged
-    merged: dict[int, int] = {}
+    merged = {}
     least = below - table[0][2]  # states with as many loose points gain nothing
     for slot, loose in states.items():
         if loose >= least:
@@ -611,7 +643,7 @@ def _add(states: dict[int, int], table: tuple, budget: int, below: int) -> dict[
     return merged
 
 
-def _goal(states: dict[int, int], table: tuple, budget: int, below: int) -> int:
+def _goal(states: dict[int, int], table: Table, budget: int, below: int) -> int:
     """The least loose points under ``below`` of ``states`` with ``table`` joined, with two
     sequences, one pure, within budget (``below`` if none)."""
     best = below
@@ -628,7 +660,7 @@ def _goal(states: dict[int, int], table: tuple, budget: int, below: int) -> int:
     return best
 
 
-def _witness(tables: list, budget: int, loose: int) -> list:
+def _witness(tables: list[Table], budget: int, loose: int) -> list[Entry]:
     """An entry of each table that together make two sequences, one pure, with ``loose``
     loose points within ``budget`` (the search found they exist).
 
@@ -691,14 +723,15 @@ def _prepare(
 ) -> tuple[list[Card], Card, RuleProfile, _Hand]:
     profile = get_profile(profile)
     wild = wild if type(wild) is Card else Card.parse(wild)
+    held: list[Card]
     if set(map(type, cards)) == _JUST_CARDS:  # a type test per card in C
-        cards = list(cards)
+        held = cast("list[Card]", list(cards))
     else:
-        cards = [card if type(card) is Card else Card.parse(card) for card in cards]
-    hand = _Hand(cards, wild, profile)
-    if hand.crowded or len(cards) != profile.hand_size:
-        check_hand(cards, wild, profile)  # says what is wrong
-    return cards, wild, profile, hand
+        held = [card if type(card) is Card else Card.parse(card) for card in cards]
+    hand = _Hand(held, wild, profile)
+    if hand.crowded or len(held) != profile.hand_size:
+        check_hand(held, wild, profile)  # says what is wrong
+    return held, wild, profile, hand
 
 
 def min_hand_score(
@@ -780,7 +813,7 @@ def deadwood(
     return score, tuple(_loose_two_sequences(cards, hand, two))
 
 
-def _least(hand: _Hand, bound: int | None) -> tuple[int, tuple, tuple | None]:
+def _least(hand: _Hand, bound: int | None) -> tuple[int, tuple[int, int, int, int], Found | None]:
     """(the least score, the best pure sequence, the two-sequence search's answer or None)."""
     pure = _best_pure(hand)
     if pure[0] < 0:
@@ -834,7 +867,9 @@ def _evaluation(
 # -- building the arrangement ----------------------------------------------------------------
 
 
-def _arrange_pure(cards: list[Card], hand: _Hand, pure: tuple) -> tuple[list, list]:
+def _arrange_pure(
+    cards: list[Card], hand: _Hand, pure: tuple[int, int, int, int]
+) -> tuple[list[list[Card]], list[Card]]:
     _, suit, first, last = pure
     indices = hand.indices
     left = hand.copies.copy()
@@ -856,7 +891,7 @@ def _rest(cards: list[Card], indices: list[int], left: list[int]) -> list[Card]:
     return rest
 
 
-def _loose_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> list[Card]:
+def _loose_two_sequences(cards: list[Card], hand: _Hand, two: Found) -> list[Card]:
     """The loose cards of :func:`_arrange_two_sequences`' arrangement, the groups not built.
 
     The cards the sets and the sequences' witnesses take, and every joker: jokers go into
@@ -889,7 +924,9 @@ def _loose_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> list[Car
     return _rest(cards, hand.indices, left)
 
 
-def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[list, list]:
+def _arrange_two_sequences(
+    cards: list[Card], hand: _Hand, two: Found
+) -> tuple[list[list[Card]], list[Card]]:
     """The groups behind the search's answer: pure sequences, impure ones (joker-only groups
     among them), then sets, jokers in.
 
@@ -911,7 +948,8 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
                 group.append(ALL_CARDS[index])
             laid_sets.append(group)
     entries = _witness(tables, budget, loose)
-    sequences = []  # [suit, {place: card}, the places jokers fill]
+    # (suit, {place: card}, the places jokers fill)
+    sequences: list[tuple[int, dict[int, Card], list[int]]] = []
     leaning = True  # every sequence needs a joker so far
     for suit in 0, 1, 2, 3:
         witness = entries[suit][3]
@@ -926,16 +964,15 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
             missing = _missing(places)
             if not missing:
                 leaning = False
-            sequences.append([suit, by_place, missing])
+            sequences.append((suit, by_place, missing))
     if leaning:  # one may lean on a wild card for purity
-        for sequence in sequences:
-            suit, by_place, missing = sequence
+        for suit, by_place, missing in sequences:
             place = _wild_place(by_place, missing, hand.pure_at[suit])
             index = suit * 13 + wild_rank - 1
             if place and left[index]:
                 left[index] -= 1
                 by_place[place] = ALL_CARDS[index]
-                sequence[2] = ()
+                missing.clear()
                 break
     # Printed jokers first: a wild card may also stand as itself in a joker-only group.
     jokers = [_PRINTED] * left[_PRINTED]
@@ -949,9 +986,9 @@ def _arrange_two_sequences(cards: list[Card], hand: _Hand, two: tuple) -> tuple[
     jokers.reverse()  # taken from the end
     for index in jokers + own:
         left[index] -= 1
-    pure, impure = [], []
-    for sequence in sequences:
-        _, by_place, missing = sequence
+    pure: list[list[Card]] = []
+    impure: list[list[Card]] = []
+    for _, by_place, missing in sequences:
         for place in missing:
             by_place[place] = ALL_CARDS[jokers.pop()]
         group = [by_place[place] for place in sorted(by_place)]

@@ -33,9 +33,13 @@ from __future__ import annotations
 import binascii
 import importlib
 import marshal
+import os
 import zlib
 from bisect import bisect_right
 from operator import itemgetter
+from typing import Any
+
+from domain import rummy13
 
 ACE_HIGH = 14
 # Places in a suit run from 1 (Ace low) to 14 (Ace high); card points by place.
@@ -89,15 +93,20 @@ SPLIT_LONG = True
 _SECOND_COPY = PLACE_BITS * 14  # the bits of a place's count beyond the first copy
 _ACE_PLACES = 15 << NIBBLE | 15 << (NIBBLE * ACE_HIGH)  # an Ace's counts, low and high
 
-_SPLITS: dict[int, tuple[int, tuple]] = {}
-_TABLES: dict[int, tuple[int, tuple]] = {}
+# A table's entry: (jokers used, progress, loose points, witness). The witness is the
+# tuples described above, None for no sequence (the solver's table of joker-only groups
+# holds their count there instead).
+Entry = tuple[int, int, int, Any]
+Table = tuple[Entry, ...]
+_SPLITS: dict[int, tuple[int, Table]] = {}  # by key: (the most jokers, the table within)
+_TABLES: dict[int, tuple[int, Table]] = {}
 # Bounds on the caches; a full cache is simply emptied.
 SPLITS_LIMIT = 50_000
 TABLES_LIMIT = 25_000
-EMPTY = ((0, NOTHING, 0, None),)  # the table of no cards
+EMPTY: Table = ((0, NOTHING, 0, None),)  # the table of no cards
 
 
-def _split(code: int, pure_at: int, budget: int) -> tuple:
+def _split(code: int, pure_at: int, budget: int) -> Table:
     """The suit table of the cards in ``code`` (Aces already placed low or high).
 
     The lowest card is either loose or the lowest card standing as itself in a sequence;
@@ -134,6 +143,7 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
     rest = code - low_bit
     points = PLACE_POINTS[low]
     if not rest:  # one card: loose, or standing as itself beside two jokers
+        found: Table
         if budget >= 2:
             found = ((2, IMPURE_ONE, 0, (None, low)), (0, NOTHING, points, None))
             return _remember(key, budget, found)
@@ -173,8 +183,11 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
     count = len(higher)
     # One copy of each card, or a budget under two (so a sequence leaving a card out has
     # one stand-in): sequences leave out no card between their ends (ONE_COPY, ONE_STAND_IN).
-    ends = start_only = (ONE_COPY and not code & _SECOND_COPY) or (ONE_STAND_IN and budget < 2)
-    stack = [(0, low, 0, 0, 0, (low,), False)]
+    start_only = (ONE_COPY and not code & _SECOND_COPY) or (ONE_STAND_IN and budget < 2)
+    ends = count
+    stack: list[tuple[int, int, int, int, int, tuple[int, ...], bool]] = [
+        (0, low, 0, 0, 0, (low,), False)
+    ]
     while stack:
         start, last, fillers, gaps, units, places, left_out = stack.pop()
         if start_only:
@@ -205,10 +218,10 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
                 continue  # a longer one may still be laid
             if place - low == 1:  # two cards side by side: one more place at either end
                 cost = 1
-                pure = pure_at and pure_at & (low_bit >> NIBBLE | low_bit << (2 * NIBBLE))
+                pure = (pure_at & (low_bit >> NIBBLE | low_bit << (2 * NIBBLE))) != 0
             else:
                 cost = more
-                pure = cost == 0 or (cost == 1 and pure_at & missing)
+                pure = cost == 0 or (cost == 1 and (pure_at & missing) != 0)
             if cost > budget or cost >= per_card * len(sequence):
                 continue  # over budget, or beaten by splitting it (see WIDEST_GAP)
             if leaves_out and cost == 1 and ONE_STAND_IN:
@@ -227,7 +240,9 @@ def _split(code: int, pure_at: int, budget: int) -> tuple:
     return _remember(key, budget, _pareto(best))
 
 
-def _lay(best: dict, table: tuple, cost: int, kind: int, sequence: tuple, budget: int) -> None:
+def _lay(
+    best: dict, table: Table, cost: int, kind: int, sequence: tuple[int, ...], budget: int
+) -> None:
     """Put ``sequence`` (``cost`` jokers, progress ``kind``) beside each entry of ``table``."""
     row = MERGE[kind]
     for used, state, loose, witness in table:
@@ -239,7 +254,7 @@ def _lay(best: dict, table: tuple, cost: int, kind: int, sequence: tuple, budget
                 best[slot] = (loose, (witness, *sequence))
 
 
-def _remember(key: int, budget: int, found: tuple) -> tuple:
+def _remember(key: int, budget: int, found: Table) -> Table:
     if len(_SPLITS) >= SPLITS_LIMIT:
         _SPLITS.clear()
     _SPLITS[key] = (budget, found)
@@ -249,7 +264,7 @@ def _remember(key: int, budget: int, found: tuple) -> tuple:
 MERGED = "merged"  # a witness made of two witnesses: (MERGED, first, second)
 
 
-def _merge(first: tuple, second: tuple, budget: int) -> tuple:
+def _merge(first: Table, second: Table, budget: int) -> Table:
     """The table of two groups of cards that never share a sequence."""
     if len(second) == 1 and second[0][0] == 0 and second[0][1] == NOTHING:
         extra, witness = second[0][2], second[0][3]  # the second part can only stay loose
@@ -308,7 +323,7 @@ def witness_sequences(witness) -> list[tuple[int, ...]]:
     return found
 
 
-def _pareto(best: dict, witness_of=None) -> tuple:
+def _pareto(best: dict, witness_of=None) -> Table:
     """The entries of ``best`` (slot: (loose, witness)) that no other entry beats.
 
     An entry is beaten by one using no more jokers, covering its progress, with no more loose
@@ -339,7 +354,7 @@ def _pareto(best: dict, witness_of=None) -> tuple:
 _loose = itemgetter(2)
 
 
-def suit_table(code: int, pure_at: int, budget: int) -> tuple:
+def suit_table(code: int, pure_at: int, budget: int) -> Table:
     """The suit table of one suit's natural cards (Aces at place 1).
 
     ``pure_at`` marks the places where the suit holds a wild card (a sequence missing only
@@ -373,11 +388,11 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
                 return table
     cached = _TABLES.get(key)
     if cached is None or cached[0] < budget:
-        packed = None
+        kept = None
         if not pure_at and PACKED_SIZES[0] <= _cards(code) <= PACKED_SIZES[1]:
-            packed = _PACKED.get(code)
-        if packed is not None and budget < len(packed):
-            cached = (budget, packed[budget])
+            kept = _PACKED.get(code)
+        if kept is not None and budget < len(kept):
+            cached = (budget, kept[budget])
         elif pure_at:
             cached = (budget, _wild_table(code, pure_at, key, budget))
         else:
@@ -388,7 +403,7 @@ def suit_table(code: int, pure_at: int, budget: int) -> tuple:
     return cached[1]
 
 
-def _wild_table(code: int, pure_at: int, key: int, budget: int) -> tuple:
+def _wild_table(code: int, pure_at: int, key: int, budget: int) -> Table:
     """:func:`_wild_pure_entries` of ``code`` beside a wild card (``key``), from the tables
     kept for good (:func:`_packed_wild_tables`) when they are what it would work out here.
 
@@ -417,7 +432,7 @@ def _cards(code: int) -> int:
     return (code & PLACE_BITS).bit_count() + 2 * (code & PLACE_BITS << 1).bit_count()
 
 
-def _wild_pure_entries(code: int, pure_at: int, budget: int) -> tuple:
+def _wild_pure_entries(code: int, pure_at: int, budget: int) -> Table:
     """The table of ``code`` with a wild card of the suit at the places of ``pure_at``,
     from tables without one (those kept for good, mostly).
 
@@ -433,7 +448,7 @@ def _wild_pure_entries(code: int, pure_at: int, budget: int) -> tuple:
     plain = suit_table(code, 0, budget)
     if budget < 1:
         return plain
-    best: dict[int, tuple[int, object]] = {}
+    best: dict[int, tuple[int, object, tuple[int, ...] | None]] = {}
     held = (code | code >> 1 | code >> 2 | code >> 3) & PLACE_BITS
     held |= (held & ACE_LOW_UNIT) << (NIBBLE * (ACE_HIGH - 1))  # an Ace is held high too
     row = MERGE[PURE_ONE]
@@ -492,7 +507,7 @@ def _laid(found: tuple):
     return found[1] if laid is None else (found[1], *laid)
 
 
-def _suit_entries(code: int, pure_at: int, budget: int) -> tuple:
+def _suit_entries(code: int, pure_at: int, budget: int) -> Table:
     aces = (code >> NIBBLE) & 15
     if not aces:
         return _split(code, pure_at, budget) if code else EMPTY
@@ -742,9 +757,9 @@ class _PackedTables:
         self.ends = ends  # where each code's tables end in ``text``
         self.text = text
         self.preset = preset
-        self.inflated: dict[int, tuple] = {}  # by code, as asked for
+        self.inflated: dict[int, tuple[Table, ...]] = {}  # by code, as asked for
 
-    def get(self, code: int) -> tuple[tuple, ...] | None:
+    def get(self, code: int) -> tuple[Table, ...] | None:
         tables = self.inflated.get(code)
         if tables is None:
             codes = self.codes
@@ -842,9 +857,12 @@ def _packed_index(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 def _fingerprint() -> str | None:
-    """This file's CRC-32 and length: which source the stored tables were written from."""
+    """This file's CRC-32 and length: which source the stored tables were written from.
+
+    Found in the package's folder: when this module runs compiled (domain.rummy13.native)
+    its ``__file__`` names the built library, not always where that is."""
     try:
-        with open(__file__, "rb") as source:
+        with open(os.path.join(rummy13.__path__[0], "suit_tables.py"), "rb") as source:
             text = source.read()
     except OSError:
         return None
@@ -871,8 +889,6 @@ def write_kept(path: str | None = None, wild_path: str | None = None) -> str:
     """Work out the tables kept for good and write them, as :mod:`domain.rummy13.kept_tables`
     (or to ``path``) and :mod:`domain.rummy13.kept_wild_tables` (or to ``wild_path``);
     returns the first path written."""
-    import os
-
     here = os.path.dirname(os.path.abspath(__file__))
     target = path or os.path.join(here, "kept_tables.py")
     text = _pack(_build_kept())
@@ -952,8 +968,8 @@ KEEP_WILD = True
 # their tables kept for good too, within SMALL_BUDGET jokers (:func:`_packed_tables`).
 PACKED_SUIT = 6
 PACKED_SIZES = (ONE_COPY_SUIT, PACKED_SUIT)  # the cards of the suits kept packed
-_SMALL: dict[int, tuple] = {}
-_SMALL_SPLITS: dict[int, tuple[int, tuple]] = {}
+_SMALL: dict[int, tuple[Table | None, ...]] = {}
+_SMALL_SPLITS: dict[int, tuple[int, Table]] = {}
 _SMALL_WILD: dict[int, bytes] = {}
 _PACKED: _PackedTables | dict = {}  # read below, once the tables kept for good are
 # The same suits' tables beside a wild card, by code | pure_at << 64: None until a hand
@@ -961,7 +977,7 @@ _PACKED: _PackedTables | dict = {}  # read below, once the tables kept for good 
 _PACKED_WILD: _PackedTables | dict | None = None
 # _SMALL_WILD's tables once asked for, unpacked, by the packed bytes (so that a test
 # replacing _SMALL_WILD is not served from here); kept for good like them.
-_WILD_UNPACKED: dict[bytes, tuple[int, tuple]] = {}
+_WILD_UNPACKED: dict[bytes, tuple[int, Table]] = {}
 _small_suits()
 # Bytes of the preset dictionary the larger suits' tables are deflated against: 16 KiB took
 # them to about 0.8 MB in base64 at about 3 µs a suit to unpack (4 KiB: 1.0 MB, 4.8 µs;
