@@ -4,6 +4,8 @@ another game, on SQLite and on PostgreSQL (there after ``ALTER COLUMN ... TYPE t
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
@@ -97,33 +99,55 @@ def test_a_wrong_value_is_a_finding_and_the_edit_is_still_found(
             restore(connection, case, row, saved)
 
 
-def test_text_that_is_not_utf8_is_named_by_the_period_report(tmp_path):
-    """SQLite keeps any bytes as text, and its driver then fails the whole read: the period
-    report names the value, reports the period without its row and exits 1, no traceback.
-    SQLite only: PostgreSQL refuses such text in a UTF-8 database."""
-    from corruption_support import NOT_UTF8
+@pytest.mark.parametrize(
+    ("table", "column", "value", "why"),
+    [
+        ("player_results", "player", "not-utf8", "not UTF-8 text"),
+        # A BLOB in a text column: SQLite hands it back as bytes without failing the read,
+        # and the report printed b'...' as the table's id (its JSON output a traceback).
+        ("games", "table_id", "blob", "not text"),
+    ],
+)
+def test_a_text_column_of_the_wrong_kind_is_named_by_the_period_report(
+    tmp_path, table, column, value, why
+):
+    """SQLite keeps any bytes as text, and its driver then fails the whole read, or a BLOB,
+    which it reads back as bytes: the period report names the value, reports the period
+    without its row (in every format) and exits 0 (3 with --strict), no traceback.
+    SQLite only: PostgreSQL refuses such text in a UTF-8 database and reads a text column
+    as text."""
+    from corruption_support import BLOB, NOT_UTF8
 
     url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
     victim = build_store(url)[0]
     engine = engine_for(url)
-    case = Case("player_results", "player", NOT_UTF8, True)
+    case = Case(table, column, NOT_UTF8 if value == "not-utf8" else BLOB, True)
     with engine.begin() as connection:
-        row = target_row(connection, "player_results", victim)
+        row = target_row(connection, table, victim)
         saved = corrupt(connection, case, row)
     report = ["report", "--from", "2020-01-01", "--to", "2030-12-31"]
     env = {"RUMMY_LEDGER_DATABASE_URL": url}
     try:
         result = CliRunner().invoke(main, report, env=env, catch_exceptions=False)
         strict = CliRunner().invoke(main, [*report, "--strict"], env=env, catch_exceptions=False)
+        as_json = CliRunner().invoke(
+            main, [*report, "--format", "json", "--no-verify"], env=env, catch_exceptions=False
+        )
     finally:
         with engine.begin() as connection:
             restore(connection, case, row, saved)
     assert result.exit_code == 0, result.output  # as for any finding: --strict says 3
     assert strict.exit_code == 3, strict.output
     assert "Traceback" not in result.output
-    assert "unreadable: player_results" in result.output, result.output
-    assert "not UTF-8 text (its row is left out of this report)" in result.output
+    assert f"unreadable: {table}" in result.output, result.output
+    assert f"{column} holds" in result.output, result.output
+    assert f"{why} (its row is left out of this report)" in result.output
     assert "Per player" in result.output  # the period is still reported
+    assert "b'" not in result.stdout  # no stored bytes printed as if they were a value
+    assert as_json.exit_code == 0, as_json.output
+    assert f"unreadable: {table}" in as_json.stderr, as_json.output
+    figures = json.loads(as_json.stdout)
+    assert figures["totals"]["games"] >= 1
 
 
 @pytest.mark.parametrize("value", ["zzz-not-this", "not-utf8"])

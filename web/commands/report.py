@@ -46,7 +46,7 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
     from dataclasses import replace
 
     from replays.readmodels.period_verify import period_verified_ids
-    from replays.readmodels.reports import PeriodFilter, ReportError, period_report
+    from replays.readmodels.reports import PeriodFilter, ReportError, StoredBytes, period_report
     from replays.store.db import engine_for, undecodable
     from replays.store.settings import reading_database_url
 
@@ -63,10 +63,11 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
                 report = period_report(connection, period)
                 game_ids = period_verified_ids(connection, period) if verify else None
         except Exception as error:
-            if not undecodable(error):
+            if not (undecodable(error) or isinstance(error, StoredBytes)):
                 raise
             # A stored text that is not UTF-8 (SQLite keeps whatever bytes it is given)
-            # fails the whole read: name it, and report the period without its row.
+            # fails the whole read, and a BLOB in a text column fails the report: name
+            # it, and report the period without its row.
             with engine.connect() as connection, _without_unreadable(connection) as unreadable:
                 report = period_report(connection, period)
                 game_ids = period_verified_ids(connection, period) if verify else None
