@@ -170,3 +170,31 @@ def test_export_all_names_an_unreadable_event_without_a_traceback(tmp_path, valu
     assert "Traceback" not in result.output
     assert "cannot list the stored games: ledger_events id=1" in result.output, result.output
     assert "state holds" in result.output and "not bytes" in result.output
+
+
+def test_an_inclusion_proof_names_an_unreadable_seal_without_a_traceback(store, tmp_path):
+    """`proof inclusion` reads the game's seals and the tree: a value of the wrong kind in
+    them ended in a traceback. It names the value, points to `verify`, exits 1."""
+    url, victim, _ = store
+    env = {"RUMMY_LEDGER_DATABASE_URL": url, "RUMMY_LEDGER_KEY_DIR": str(tmp_path / "keys")}
+    runner = CliRunner()
+    assert runner.invoke(main, ["keys", "init"], env=env).exit_code == 0
+    checkpoint = tmp_path / "checkpoint.json"
+    made = runner.invoke(main, ["checkpoint", "--out", str(checkpoint)], env=env)
+    assert made.exit_code == 0, made.output
+    engine = engine_for(url)
+    case = Case("integrity_seals", "originator_id", "zzz-not-this", True)
+    with engine.begin() as connection:
+        row = target_row(connection, "integrity_seals", victim)
+        saved = corrupt(connection, case, row)
+    try:
+        result = runner.invoke(
+            main, ["proof", "inclusion", victim, "--checkpoint", str(checkpoint)], env=env
+        )
+    finally:
+        with engine.begin() as connection:
+            restore(connection, case, row, saved)
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "integrity_seals" in result.output and "originator_id holds" in result.output
+    assert "rummy-ledger verify" in result.output
