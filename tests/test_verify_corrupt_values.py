@@ -198,3 +198,25 @@ def test_an_inclusion_proof_names_an_unreadable_seal_without_a_traceback(store, 
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert "integrity_seals" in result.output and "originator_id holds" in result.output
     assert "rummy-ledger verify" in result.output
+
+
+def test_a_consistency_proof_names_a_checkpoint_value_read_back_as_bytes(tmp_path):
+    """A BLOB in the stored checkpoint's key id: SQLite reads it back as bytes without
+    failing, and writing the proof ended in a TypeError traceback. SQLite only: on
+    PostgreSQL a text column reads back as text."""
+    from corruption_support import BLOB
+
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    build_store(url)
+    env = {"RUMMY_LEDGER_DATABASE_URL": url, "RUMMY_LEDGER_KEY_DIR": str(tmp_path / "keys")}
+    runner = CliRunner()
+    assert runner.invoke(main, ["keys", "init"], env=env).exit_code == 0
+    checkpoint = tmp_path / "checkpoint.json"
+    assert runner.invoke(main, ["checkpoint", "--out", str(checkpoint)], env=env).exit_code == 0
+    with engine_for(url).begin() as connection:
+        connection.execute(sa.text("UPDATE integrity_checkpoints SET key_id = :v"), {"v": BLOB})
+    result = runner.invoke(main, ["proof", "consistency", str(checkpoint)], env=env)
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "cannot prove: integrity_checkpoints" in result.output
+    assert "key_id holds" in result.output, result.output

@@ -21,7 +21,9 @@ def command() -> None:
 
 
 def _write(document: dict, out: str | None, summary: str) -> None:
-    text = json.dumps(document, indent=2) + "\n"
+    # Inside _run: a stored value read back as bytes (a BLOB in a text column on SQLite)
+    # reaches the document without failing the read, and is named here.
+    text = _run(lambda: json.dumps(document, indent=2)) + "\n"
     if out:
         with open(out, "w") as handle:
             handle.write(text)
