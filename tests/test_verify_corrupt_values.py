@@ -220,3 +220,26 @@ def test_a_consistency_proof_names_a_checkpoint_value_read_back_as_bytes(tmp_pat
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert "cannot prove: integrity_checkpoints" in result.output
     assert "key_id holds" in result.output, result.output
+
+
+@pytest.mark.parametrize("value", ["", "x"])
+def test_audit_names_an_unreadable_event_of_its_game_without_a_traceback(store, value):
+    """An event of the game whose version is not a number: `audit` ended in an
+    AssertionError traceback from the event store's replay. It names the value, points
+    to `verify --game`, exits 1."""
+    url, victim, _ = store
+    engine = engine_for(url)
+    case = Case("ledger_events", "originator_version", value, True)
+    with engine.begin() as connection:
+        row = target_row(connection, "ledger_events", victim)
+        saved = corrupt(connection, case, row)
+    try:
+        result = CliRunner().invoke(main, ["audit", victim], env={"RUMMY_LEDGER_DATABASE_URL": url})
+    finally:
+        with engine.begin() as connection:
+            restore(connection, case, row, saved)
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert f"game {victim} cannot be rebuilt from its stored events" in result.output
+    assert "originator_version holds" in result.output, result.output
+    assert f"rummy-ledger verify --game {victim}" in result.output
