@@ -78,3 +78,46 @@ def test_tokens_cli_without_a_table_says_to_migrate(sqlite_url):
     result = CliRunner().invoke(main, ["tokens", "create", "acme"])
     assert result.exit_code == 1
     assert "db upgrade" in result.output
+
+
+def _corrupt_token(url: str, token_id: str, column: str, value: str) -> None:
+    """An insider's value of the wrong kind in one token's row (on PostgreSQL after the
+    column is changed to text, as tests/corruption_support.py does)."""
+    from corruption_support import Case, corrupt
+
+    with engine_for(url).begin() as connection:
+        if connection.dialect.name == "sqlite":
+            row = connection.execute(
+                sa.text("SELECT rowid FROM api_tokens WHERE token_id = :t"), {"t": token_id}
+            ).scalar_one()
+        else:
+            row = {"token_id": token_id}
+        corrupt(connection, Case("api_tokens", column, value, True), row)
+
+
+@pytest.mark.parametrize(("column", "value"), [("revoked_at", ""), ("created_at", "zzz")])
+def test_a_token_row_holding_a_wrong_value_is_refused_named_and_leaves_the_rest(
+    token_db, column, value
+):
+    """The API answered 500 to that token and `tokens list` ended in a traceback: the token
+    is refused with a 401 that says why (fail closed: its revocation cannot be read), the
+    other tokens still work, and the listing names the row and lists the rest (exit 1)."""
+    from web import create_app
+
+    bad, good = tokens.create_token("acme"), tokens.create_token("other")
+    _corrupt_token(token_db, bad.token_id, column, value)
+    client = create_app({"DATABASE_URL": token_db, "TESTING": True}).test_client()
+
+    def get(token: str):
+        return client.get("/api/v1/games/NOPE-1", headers={"Authorization": f"Bearer {token}"})
+
+    refused = get(bad.token)
+    assert refused.status_code == 401, refused.get_data(as_text=True)
+    assert "stored row cannot be read" in refused.get_json()["error"]
+    assert get(good.token).status_code == 404  # the other token still reaches the API
+    listed = CliRunner().invoke(main, ["tokens", "list"])
+    assert listed.exit_code == 1, listed.output
+    assert "Traceback" not in listed.output
+    assert good.token_id in listed.stdout and bad.token_id not in listed.stdout
+    assert f"unreadable: api_tokens token_id='{bad.token_id}'" in listed.stderr, listed.output
+    assert f"{column} holds '{value}'" in listed.stderr, listed.output

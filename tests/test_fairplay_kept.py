@@ -110,6 +110,37 @@ def test_the_month_review_is_kept_and_refreshed_as_games_are_counted(database_ur
         assert review.to_dict() == projection.work_out(session, *MARCH).to_dict()
 
 
+@pytest.mark.parametrize(("column", "value"), [("made_at", "zzz"), ("body", "not json{")])
+def test_a_kept_review_that_cannot_be_read_is_worked_out_again(database_url, column, value):
+    """The kept review is a copy of what the counted rows give: one holding a value of the
+    wrong kind (an insider's write) ended `rummy-ledger fairplay` in a traceback. It is
+    worked out again from the counted rows: the same review."""
+    from click.testing import CliRunner
+    from corruption_support import Case, corrupt
+
+    from replays.store.db import engine_for
+    from web.cli import main
+
+    ledger = _store(database_url, records()[:30])
+    assert projection.catch_up(ledger, database_url) == 30
+    args = ["fairplay", "--from", MARCH[0], "--to", MARCH[1], "--json", "--url", database_url]
+    before = CliRunner().invoke(main, args)
+    assert before.exit_code == 0, before.output
+    engine = engine_for(database_url)
+    with engine.begin() as connection:
+        key = connection.execute(sa.select(FairplayReview.start, FairplayReview.end)).one()
+        if connection.dialect.name == "sqlite":
+            row = connection.execute(sa.text("SELECT rowid FROM fairplay_reviews")).scalar_one()
+        else:
+            row = {"start": key.start, "end": key.end, "table_id": "", "fdr": projection.FDR}
+        corrupt(connection, Case("fairplay_reviews", column, value, True), row)
+    after = CliRunner().invoke(main, args)
+    assert after.exit_code == 0, after.output
+    assert json.loads(after.stdout) == json.loads(before.stdout)
+    with Session(engine) as session:
+        assert projection.kept_review(session, *MARCH) is None  # unreadable: not used
+
+
 def test_month_period_is_the_calendar_month():
     assert projection.month_period("2024-02") == ("2024-02-01", "2024-02-29")
     assert projection.month_period("2025-12") == ("2025-12-01", "2025-12-31")

@@ -4,6 +4,8 @@ another game, on SQLite and on PostgreSQL (there after ``ALTER COLUMN ... TYPE t
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
@@ -97,33 +99,55 @@ def test_a_wrong_value_is_a_finding_and_the_edit_is_still_found(
             restore(connection, case, row, saved)
 
 
-def test_text_that_is_not_utf8_is_named_by_the_period_report(tmp_path):
-    """SQLite keeps any bytes as text, and its driver then fails the whole read: the period
-    report names the value, reports the period without its row and exits 1, no traceback.
-    SQLite only: PostgreSQL refuses such text in a UTF-8 database."""
-    from corruption_support import NOT_UTF8
+@pytest.mark.parametrize(
+    ("table", "column", "value", "why"),
+    [
+        ("player_results", "player", "not-utf8", "not UTF-8 text"),
+        # A BLOB in a text column: SQLite hands it back as bytes without failing the read,
+        # and the report printed b'...' as the table's id (its JSON output a traceback).
+        ("games", "table_id", "blob", "not text"),
+    ],
+)
+def test_a_text_column_of_the_wrong_kind_is_named_by_the_period_report(
+    tmp_path, table, column, value, why
+):
+    """SQLite keeps any bytes as text, and its driver then fails the whole read, or a BLOB,
+    which it reads back as bytes: the period report names the value, reports the period
+    without its row (in every format) and exits 0 (3 with --strict), no traceback.
+    SQLite only: PostgreSQL refuses such text in a UTF-8 database and reads a text column
+    as text."""
+    from corruption_support import BLOB, NOT_UTF8
 
     url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
     victim = build_store(url)[0]
     engine = engine_for(url)
-    case = Case("player_results", "player", NOT_UTF8, True)
+    case = Case(table, column, NOT_UTF8 if value == "not-utf8" else BLOB, True)
     with engine.begin() as connection:
-        row = target_row(connection, "player_results", victim)
+        row = target_row(connection, table, victim)
         saved = corrupt(connection, case, row)
     report = ["report", "--from", "2020-01-01", "--to", "2030-12-31"]
     env = {"RUMMY_LEDGER_DATABASE_URL": url}
     try:
         result = CliRunner().invoke(main, report, env=env, catch_exceptions=False)
         strict = CliRunner().invoke(main, [*report, "--strict"], env=env, catch_exceptions=False)
+        as_json = CliRunner().invoke(
+            main, [*report, "--format", "json", "--no-verify"], env=env, catch_exceptions=False
+        )
     finally:
         with engine.begin() as connection:
             restore(connection, case, row, saved)
     assert result.exit_code == 0, result.output  # as for any finding: --strict says 3
     assert strict.exit_code == 3, strict.output
     assert "Traceback" not in result.output
-    assert "unreadable: player_results" in result.output, result.output
-    assert "not UTF-8 text (its row is left out of this report)" in result.output
+    assert f"unreadable: {table}" in result.output, result.output
+    assert f"{column} holds" in result.output, result.output
+    assert f"{why} (its row is left out of this report)" in result.output
     assert "Per player" in result.output  # the period is still reported
+    assert "b'" not in result.stdout  # no stored bytes printed as if they were a value
+    assert as_json.exit_code == 0, as_json.output
+    assert f"unreadable: {table}" in as_json.stderr, as_json.output
+    figures = json.loads(as_json.stdout)
+    assert figures["totals"]["games"] >= 1
 
 
 @pytest.mark.parametrize("value", ["zzz-not-this", "not-utf8"])
@@ -146,3 +170,76 @@ def test_export_all_names_an_unreadable_event_without_a_traceback(tmp_path, valu
     assert "Traceback" not in result.output
     assert "cannot list the stored games: ledger_events id=1" in result.output, result.output
     assert "state holds" in result.output and "not bytes" in result.output
+
+
+def test_an_inclusion_proof_names_an_unreadable_seal_without_a_traceback(store, tmp_path):
+    """`proof inclusion` reads the game's seals and the tree: a value of the wrong kind in
+    them ended in a traceback. It names the value, points to `verify`, exits 1."""
+    url, victim, _ = store
+    env = {"RUMMY_LEDGER_DATABASE_URL": url, "RUMMY_LEDGER_KEY_DIR": str(tmp_path / "keys")}
+    runner = CliRunner()
+    assert runner.invoke(main, ["keys", "init"], env=env).exit_code == 0
+    checkpoint = tmp_path / "checkpoint.json"
+    made = runner.invoke(main, ["checkpoint", "--out", str(checkpoint)], env=env)
+    assert made.exit_code == 0, made.output
+    engine = engine_for(url)
+    case = Case("integrity_seals", "originator_id", "zzz-not-this", True)
+    with engine.begin() as connection:
+        row = target_row(connection, "integrity_seals", victim)
+        saved = corrupt(connection, case, row)
+    try:
+        result = runner.invoke(
+            main, ["proof", "inclusion", victim, "--checkpoint", str(checkpoint)], env=env
+        )
+    finally:
+        with engine.begin() as connection:
+            restore(connection, case, row, saved)
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "integrity_seals" in result.output and "originator_id holds" in result.output
+    assert "rummy-ledger verify" in result.output
+
+
+def test_a_consistency_proof_names_a_checkpoint_value_read_back_as_bytes(tmp_path):
+    """A BLOB in the stored checkpoint's key id: SQLite reads it back as bytes without
+    failing, and writing the proof ended in a TypeError traceback. SQLite only: on
+    PostgreSQL a text column reads back as text."""
+    from corruption_support import BLOB
+
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    build_store(url)
+    env = {"RUMMY_LEDGER_DATABASE_URL": url, "RUMMY_LEDGER_KEY_DIR": str(tmp_path / "keys")}
+    runner = CliRunner()
+    assert runner.invoke(main, ["keys", "init"], env=env).exit_code == 0
+    checkpoint = tmp_path / "checkpoint.json"
+    assert runner.invoke(main, ["checkpoint", "--out", str(checkpoint)], env=env).exit_code == 0
+    with engine_for(url).begin() as connection:
+        connection.execute(sa.text("UPDATE integrity_checkpoints SET key_id = :v"), {"v": BLOB})
+    result = runner.invoke(main, ["proof", "consistency", str(checkpoint)], env=env)
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "cannot prove: integrity_checkpoints" in result.output
+    assert "key_id holds" in result.output, result.output
+
+
+@pytest.mark.parametrize("value", ["", "x"])
+def test_audit_names_an_unreadable_event_of_its_game_without_a_traceback(store, value):
+    """An event of the game whose version is not a number: `audit` ended in an
+    AssertionError traceback from the event store's replay. It names the value, points
+    to `verify --game`, exits 1."""
+    url, victim, _ = store
+    engine = engine_for(url)
+    case = Case("ledger_events", "originator_version", value, True)
+    with engine.begin() as connection:
+        row = target_row(connection, "ledger_events", victim)
+        saved = corrupt(connection, case, row)
+    try:
+        result = CliRunner().invoke(main, ["audit", victim], env={"RUMMY_LEDGER_DATABASE_URL": url})
+    finally:
+        with engine.begin() as connection:
+            restore(connection, case, row, saved)
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert f"game {victim} cannot be rebuilt from its stored events" in result.output
+    assert "originator_version holds" in result.output, result.output
+    assert f"rummy-ledger verify --game {victim}" in result.output

@@ -28,7 +28,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
-from typing import Any
 
 from flask import Flask, current_app, g, make_response, render_template, request
 from werkzeug.exceptions import HTTPException
@@ -123,9 +122,7 @@ def _again(view: Callable, args, kwargs, error: Exception):
             return make_response(
                 render_template("errors/unreadable.html", findings=[broken], path=request.path)
             )
-        findings = list(corruption.findings) or [
-            _altered(name, columns) for name, columns in corruption.altered.items()
-        ]
+        findings = corruption.named()
         note(findings)
         current_app.logger.warning(
             "%s: %d unreadable stored value(s), first: %s", request.path, len(findings), findings[0]
@@ -185,13 +182,6 @@ def _failed_verification(error: Exception) -> Finding | None:
     current_app.logger.warning("%s cannot be drawn: %s (%r)", request.path, badge.text, error)
     detail = f": {badge.detail}" if badge.detail else ""
     return Finding(f"game {game_id}: {badge.text}{detail}", game_id)
-
-
-def _altered(table: str, columns: dict) -> Any:
-    from replays.store.decoding import CorruptValue
-
-    column = ", ".join(sorted(columns))
-    return CorruptValue(table, column, "(column type changed)", "not of the column's type")
 
 
 def guard(view: Callable) -> Callable:

@@ -14,13 +14,15 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from replays.store.db import Base, session_factory
+from replays.store.db import Base, engine_for, session_factory
+from replays.store.decoding import without_unreadable
 
 TOKEN_PREFIX = "rlk"
 OPERATOR_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$")
@@ -28,6 +30,15 @@ OPERATOR_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$")
 
 class TokenError(ValueError):
     """A bad operator name or an unknown token id."""
+
+
+class UnreadableToken(TokenError):
+    """The token's stored row holds a value of the wrong kind (an insider's write): the
+    token is refused, since whether it was revoked cannot be read, and the row is named."""
+
+    def __init__(self, findings: list) -> None:
+        self.findings = findings
+        super().__init__(f"the token's stored row cannot be read: {findings[0]}")
 
 
 class ApiToken(Base):
@@ -87,11 +98,13 @@ def authenticate(token: str | None, *, url: str | None = None) -> TokenInfo | No
     """The active token matching ``token``, or None (unknown, malformed or revoked)."""
     if not token or not token.startswith(TOKEN_PREFIX + "_") or len(token) > 200:
         return None
-    with session_factory(url)() as session:
-        row = session.scalar(sa.select(ApiToken).where(ApiToken.token_hash == token_hash(token)))
-        if row is None or row.revoked_at is not None:
-            return None
-        return _info(row)
+    digest = token_hash(token)
+    where = {ApiToken.__tablename__: ("token_hash = :digest", {"digest": digest})}
+    listing = _readable(sa.select(ApiToken).where(ApiToken.token_hash == digest), url, where)
+    if listing.unreadable and not listing.tokens:
+        raise UnreadableToken(listing.unreadable)
+    info = listing.tokens[0] if listing.tokens else None
+    return info if info is not None and info.active else None
 
 
 def revoke_token(token_id: str, *, url: str | None = None) -> TokenInfo:
@@ -119,15 +132,54 @@ def revoke_operator(operator: str, *, url: str | None = None) -> list[TokenInfo]
         return [_info(row) for row in rows]
 
 
-def list_tokens(*, url: str | None = None, operator: str | None = None) -> list[TokenInfo]:
+@dataclass(frozen=True)
+class TokenListing:
+    """The tokens that could be read, and a finding for each row left out because it holds
+    a value of the wrong kind (:func:`replays.store.decoding.find_corrupt`)."""
+
+    tokens: list[TokenInfo]
+    unreadable: list
+
+    def __iter__(self) -> Iterator[TokenInfo]:
+        return iter(self.tokens)
+
+
+def list_tokens(*, url: str | None = None, operator: str | None = None) -> TokenListing:
     query = sa.select(ApiToken).order_by(ApiToken.created_at, ApiToken.token_id)
     if operator is not None:
         query = query.where(ApiToken.operator == operator)
-    with session_factory(url)() as session:
-        return [_info(row) for row in session.scalars(query)]
+
+    return _readable(query, url)
+
+
+def _readable(query: sa.Select, url: str | None, where: dict | None = None) -> TokenListing:
+    """The tokens ``query`` selects. Only when reading them fails are the token rows
+    (``where``: those the query could have read) looked at for values of the wrong kind;
+    the query is then read again without the rows holding one, which are named."""
+
+    def read(connection: sa.Connection) -> list[TokenInfo]:
+        with Session(bind=connection) as session:
+            return [_info(row) for row in session.scalars(query)]
+
+    with engine_for(url).connect() as connection:
+        try:
+            return TokenListing(read(connection), [])
+        except Exception:
+            connection.rollback()
+            with without_unreadable(connection, [ApiToken.__table__], where) as found:
+                if not found:
+                    raise  # not the rows' values: a bug or the database itself
+                return TokenListing(read(connection), found)
 
 
 def _info(row: ApiToken) -> TokenInfo:
+    """The row as read, refused when a value is not of its column's kind: on PostgreSQL a
+    column an insider changed to text reads back as whatever text it holds."""
+    texts, times = (row.token_id, row.operator), (row.created_at, row.revoked_at)
+    if not all(isinstance(v, str) for v in texts) or not (
+        isinstance(times[0], datetime) and isinstance(times[1], datetime | None)
+    ):
+        raise ValueError(f"api_tokens row {row.token_id!r} holds a value of the wrong kind")
     return TokenInfo(
         token_id=row.token_id,
         operator=row.operator,

@@ -49,7 +49,7 @@ from replays.fairplay.tables import (
 )
 from replays.readmodels.models import GameRow
 from replays.store.collector import bulk_work
-from replays.store.db import engine_for
+from replays.store.db import engine_for, undecodable
 
 BATCH = 500  # games counted per transaction (whole days: a batch ends where a day does)
 CHUNK = 20  # games a worker walks per message (and reads per query)
@@ -806,21 +806,37 @@ def work_out(session, start: str, end: str, table: str | None = None, fdr: float
 
 
 def kept_review(session, start: str, end: str, table: str | None = None, fdr: float = FDR):
-    """``(review, made_at)`` kept for the period, or None when none is kept or the one kept
-    no longer counts every game of the period (games were counted since)."""
+    """``(review, made_at)`` kept for the period, or None when none is kept, the one kept
+    no longer counts every game of the period (games were counted since) or it cannot be
+    read (a value of the wrong kind: logged, and the review is worked out again)."""
     r = FairplayReview
-    row = (
-        session.connection()
-        .execute(
-            sa.select(r.games, r.made_at, r.body).where(
-                r.start == start, r.end == end, r.table_id == (table or ""), r.fdr == fdr
+    try:
+        row = (
+            session.connection()
+            .execute(
+                sa.select(r.games, r.made_at, r.body).where(
+                    r.start == start, r.end == end, r.table_id == (table or ""), r.fdr == fdr
+                )
             )
+            .first()
         )
-        .first()
-    )
-    if row is None or row.games != period_games(session, start, end, table):
+        if row is None or row.games != period_games(session, start, end, table):
+            return None
+        if not isinstance(row.made_at, datetime):  # a column changed to text reads as text
+            raise ValueError(f"made_at holds {row.made_at!r}")
+        return review_from_json(row.body), row.made_at
+    except (ValueError, TypeError, KeyError, AttributeError, sa.exc.DBAPIError) as error:
+        if isinstance(error, sa.exc.DBAPIError) and not undecodable(error):
+            raise  # the database itself, not the kept row's values
+        # A copy of what the counted rows give, holding a value of the wrong kind (an
+        # insider's write): worked out again from them rather than stopping the review.
+        logging.getLogger(__name__).warning(
+            "fair play: the kept review of %s..%s cannot be read (%r): worked out again",
+            start,
+            end,
+            error,
+        )
         return None
-    return review_from_json(row.body), row.made_at
 
 
 def keep_review(session, result, made_at: datetime | None = None) -> datetime:

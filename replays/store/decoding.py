@@ -39,6 +39,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -679,6 +680,36 @@ class Corruption:
 
     def __iter__(self):
         return iter(self.findings)
+
+    def named(self) -> list[CorruptValue]:
+        """The findings, or when there are none, one per table whose columns' type an
+        insider changed (every value of them still of the right kind), naming the columns."""
+        return self.findings or [
+            CorruptValue(
+                table,
+                ", ".join(sorted(columns)),
+                "(column type changed)",
+                "not of the column's type",
+            )
+            for table, columns in self.altered.items()
+        ]
+
+
+@contextmanager
+def without_unreadable(
+    connection: sa.Connection,
+    tables: Iterable[sa.Table],
+    where: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
+) -> Iterator[list[CorruptValue]]:
+    """The rows of ``tables`` holding a value of the wrong kind hidden from ``connection``
+    (:meth:`Corruption.mask`) while the block reads through it; yields what was found
+    (:meth:`Corruption.named`), empty when nothing was."""
+    corruption = find_corrupt(connection, tables, where=where)
+    corruption.mask(connection)
+    try:
+        yield corruption.named()
+    finally:
+        corruption.unmask(connection)
 
 
 def find_corrupt(

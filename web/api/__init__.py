@@ -91,7 +91,15 @@ def _authenticate():
         return _error(401, "an operator token is required: Authorization: Bearer <token>")
     from replays.access import tokens
 
-    info = tokens.authenticate(token.strip(), url=current_app.config["DATABASE_URL"])
+    try:
+        info = tokens.authenticate(token.strip(), url=current_app.config["DATABASE_URL"])
+    except tokens.UnreadableToken as error:
+        current_app.logger.warning("API token refused: %s", error)
+        return _error(
+            401,
+            "the token's stored row cannot be read (a value of the wrong kind in the "
+            "token table): it is refused; ask the site's admin for a new token",
+        )
     if info is None:
         return _error(401, "the token is not valid (unknown or revoked)")
     g.operator = info.operator

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from web.commands.store import open_ledger
+from web.commands.store import open_ledger, unreadable
 
 DISCREPANCIES_EXIT = 2
 
@@ -19,7 +19,7 @@ def command(game_id: str, as_json: bool) -> None:
     recorded settlement and the operator's reported figures.
 
     Exit status: 0 when everything agrees, 2 when any discrepancy is listed, 1 for an
-    unknown game or a game without a winner yet.
+    unknown game, a game without a winner yet or one whose stored events cannot be read.
     """
     from replays.records.audit import NothingToAudit, audit
     from replays.store.application import GameNotFound
@@ -29,6 +29,11 @@ def command(game_id: str, as_json: bool) -> None:
         report = audit(ledger, game_id)
     except (GameNotFound, NothingToAudit) as error:
         raise click.ClickException(str(error)) from None
+    except Exception as error:  # its stored events cannot be read or replayed: say which
+        raise click.ClickException(
+            f"game {game_id} cannot be rebuilt from its stored events: {unreadable(error)}; "
+            f"`rummy-ledger verify --game {game_id}` says more"
+        ) from None
     click.echo(json.dumps(report.to_dict()) if as_json else report.for_people())
     if not report.clean:
         raise SystemExit(DISCREPANCIES_EXIT)

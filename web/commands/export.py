@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from replays.records.importer import progress_wanted
-from web.commands.store import open_ledger
+from web.commands.store import open_ledger, unreadable
 
 
 @click.command("export")
@@ -33,7 +33,7 @@ def command(game_ids: tuple[str, ...], everything: bool, output) -> None:
         ids = list(ledger.iter_game_ids()) if everything else list(game_ids)
     except Exception as error:  # a stored event no reading takes: say which, no traceback
         raise click.ClickException(
-            f"cannot list the stored games: {_unreadable(error)}; `rummy-ledger verify` "
+            f"cannot list the stored games: {unreadable(error)}; `rummy-ledger verify` "
             "names every altered or unreadable row"
         ) from None
     if progress_wanted() and output.name != "<stdout>":
@@ -49,28 +49,9 @@ def command(game_ids: tuple[str, ...], everything: bool, output) -> None:
         except Exception as error:  # its stored events cannot be read or replayed
             missing.append(
                 f"game {game_id} cannot be rebuilt from its stored events: "
-                f"{_unreadable(error)}; `rummy-ledger verify --game {game_id}` says more"
+                f"{unreadable(error)}; `rummy-ledger verify --game {game_id}` says more"
             )
     for message in missing:
         click.echo(f"error: {message}", err=True)
     if missing:
         raise SystemExit(1)
-
-
-def _unreadable(error: Exception) -> str:
-    """What made a read of the stored events fail: the first values of the wrong kind in
-    the event tables (:func:`replays.store.decoding.find_corrupt`), else the error itself."""
-    from replays.store.db import engine_for
-    from replays.store.decoding import find_corrupt, owned_tables, shorten
-    from replays.store.schema import EVENTS_TABLE, SNAPSHOTS_TABLE
-
-    tables = [t for t in owned_tables() if t.name in (EVENTS_TABLE, SNAPSHOTS_TABLE)]
-    try:
-        with engine_for().connect() as connection:
-            findings = list(find_corrupt(connection, tables))
-    except Exception:
-        findings = []
-    if findings:
-        more = f" (and {len(findings) - 3} more)" if len(findings) > 3 else ""
-        return "; ".join(str(finding) for finding in findings[:3]) + more
-    return f"{error.__class__.__name__}: {shorten(str(error))}"

@@ -10,6 +10,9 @@ import sqlalchemy as sa
 
 from replays.integrity import evidence as integrity
 from replays.integrity import signing
+from replays.store.db import undecodable
+from replays.store.decoding import owned_tables
+from web.commands.store import unreadable
 
 
 @click.group("proof")
@@ -18,7 +21,9 @@ def command() -> None:
 
 
 def _write(document: dict, out: str | None, summary: str) -> None:
-    text = json.dumps(document, indent=2) + "\n"
+    # Inside _run: a stored value read back as bytes (a BLOB in a text column on SQLite)
+    # reaches the document without failing the read, and is named here.
+    text = _run(lambda: json.dumps(document, indent=2)) + "\n"
     if out:
         with open(out, "w") as handle:
             handle.write(text)
@@ -33,7 +38,19 @@ def _run(work):
     except (integrity.IntegrityError, signing.SigningError) as error:
         raise click.ClickException(str(error)) from None
     except sa.exc.DBAPIError as error:
-        raise click.ClickException(f"cannot read the ledger database: {error.orig}") from None
+        if not undecodable(error):
+            raise click.ClickException(f"cannot read the ledger database: {error.orig}") from None
+        raise _cannot_prove(error) from None
+    except Exception as error:  # a stored value of the wrong kind in the tree or the events
+        raise _cannot_prove(error) from None
+
+
+def _cannot_prove(error: Exception) -> click.ClickException:
+    tree = tuple(t.name for t in owned_tables() if t.name.startswith("integrity_"))
+    reason = unreadable(error, tree)
+    return click.ClickException(
+        f"cannot prove: {reason}; `rummy-ledger verify` names every altered or unreadable row"
+    )
 
 
 @command.command("inclusion")

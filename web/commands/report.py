@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import contextmanager
 
 import click
 
@@ -45,9 +44,11 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
     whether the period's games verify."""
     from dataclasses import replace
 
+    from replays.readmodels.models import READ_MODEL_TABLES
     from replays.readmodels.period_verify import period_verified_ids
-    from replays.readmodels.reports import PeriodFilter, ReportError, period_report
+    from replays.readmodels.reports import PeriodFilter, ReportError, StoredBytes, period_report
     from replays.store.db import engine_for, undecodable
+    from replays.store.decoding import without_unreadable
     from replays.store.settings import reading_database_url
 
     url = reading_database_url(url)
@@ -63,11 +64,15 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
                 report = period_report(connection, period)
                 game_ids = period_verified_ids(connection, period) if verify else None
         except Exception as error:
-            if not undecodable(error):
+            if not (undecodable(error) or isinstance(error, StoredBytes)):
                 raise
             # A stored text that is not UTF-8 (SQLite keeps whatever bytes it is given)
-            # fails the whole read: name it, and report the period without its row.
-            with engine.connect() as connection, _without_unreadable(connection) as unreadable:
+            # fails the whole read, and a BLOB in a text column fails the report: name
+            # it, and report the period without its row.
+            with (
+                engine.connect() as connection,
+                without_unreadable(connection, READ_MODEL_TABLES) as unreadable,
+            ):
                 report = period_report(connection, period)
                 game_ids = period_verified_ids(connection, period) if verify else None
         lag = _lag(engine)
@@ -94,22 +99,6 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
     failed = failed or bool(unreadable)  # the figures above leave rows out
     if strict and (report.discrepancies or not report.reconciliation.balanced or failed):
         sys.exit(3)
-
-
-@contextmanager
-def _without_unreadable(connection):
-    """The read models' rows holding a value of the wrong kind hidden from ``connection``
-    (:meth:`~replays.store.decoding.Corruption.mask`) while the report reads; yields the
-    findings."""
-    from replays.readmodels.models import READ_MODEL_TABLES
-    from replays.store.decoding import find_corrupt
-
-    corruption = find_corrupt(connection, READ_MODEL_TABLES)
-    corruption.mask(connection)
-    try:
-        yield list(corruption.findings)
-    finally:
-        corruption.unmask(connection)
 
 
 def _lag(engine) -> int:

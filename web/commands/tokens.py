@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 import sqlalchemy as sa
 
@@ -53,12 +55,20 @@ def revoke(token_id: str | None, operator: str | None) -> None:
 @command.command("list")
 @click.option("--operator", help="Only this operator's tokens.")
 def list_(operator: str | None) -> None:
-    """List tokens: id, operator, created, revoked."""
-    for info in _storage_errors(lambda: tokens.list_tokens(operator=operator)):
+    """List tokens: id, operator, created, revoked.
+
+    A token whose stored row holds a value of the wrong kind is named on standard error
+    and left out; the exit status is then 1."""
+    listing = _storage_errors(lambda: tokens.list_tokens(operator=operator))
+    for info in listing:
         state = f"revoked {info.revoked_at:%Y-%m-%d %H:%M}" if info.revoked_at else "active"
         click.echo(
             f"{info.token_id}  {info.operator:<20} created {info.created_at:%Y-%m-%d %H:%M}  {state}"
         )
+    for finding in listing.unreadable:
+        click.echo(f"unreadable: {finding} (its row is left out of this list)", err=True)
+    if listing.unreadable:
+        sys.exit(1)
 
 
 @command.command("owner")
