@@ -48,7 +48,6 @@ from replays.fairplay.tables import (
     FairplayReview,
     FairplayTableDay,
 )
-from replays.readmodels.models import GameRow
 from replays.store.collector import bulk_work
 from replays.store.db import engine_for, undecodable
 
@@ -58,15 +57,10 @@ CHUNK = 20  # games a worker walks per message (and reads per query)
 
 def pending(session: Session, limit: int | None = None) -> list[str]:
     """Ended games not yet counted, oldest first."""
-    query = (
-        sa.select(GameRow.game_id)
-        .outerjoin(FairplayGame, FairplayGame.game_id == GameRow.game_id)
-        .where(GameRow.ended_at.is_not(None), FairplayGame.game_id.is_(None))
-        .order_by(GameRow.started_at, GameRow.game_id)
-    )
+    query = tracking.uncounted()
     if limit is not None:
         query = query.limit(limit)
-    return list(session.scalars(query))
+    return [game_id for game_id, _, _ in session.execute(query)]
 
 
 def _pending_days(session: Session, skipped) -> list[tuple[str, str]]:

@@ -72,7 +72,10 @@ def reach(connection: sa.Connection) -> int:
 
 
 def keep_position(connection: sa.Connection, reached: int) -> None:
-    """Keep ``reached`` (:func:`reach`, read before the games were) as the position."""
+    """Keep ``reached`` (:func:`reach`, read before the games were) as the position; nothing
+    is written when it is kept already (a catch-up with nothing new writes nothing)."""
+    if position(connection) == reached:
+        return
     connection.execute(sa.delete(POSITIONS).where(POSITIONS.c.name == NAME))
     connection.execute(
         sa.insert(POSITIONS),
