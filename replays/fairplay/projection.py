@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
+from replays.fairplay import tracking
 from replays.fairplay.summary import (
     EVIDENCE_KEPT,
     Evidence,
@@ -47,7 +48,6 @@ from replays.fairplay.tables import (
     FairplayReview,
     FairplayTableDay,
 )
-from replays.readmodels.models import GameRow
 from replays.store.collector import bulk_work
 from replays.store.db import engine_for, undecodable
 
@@ -57,30 +57,28 @@ CHUNK = 20  # games a worker walks per message (and reads per query)
 
 def pending(session: Session, limit: int | None = None) -> list[str]:
     """Ended games not yet counted, oldest first."""
-    query = (
-        sa.select(GameRow.game_id)
-        .outerjoin(FairplayGame, FairplayGame.game_id == GameRow.game_id)
-        .where(GameRow.ended_at.is_not(None), FairplayGame.game_id.is_(None))
-        .order_by(GameRow.started_at, GameRow.game_id)
-    )
+    query = tracking.uncounted()
     if limit is not None:
         query = query.limit(limit)
-    return list(session.scalars(query))
+    return [game_id for game_id, _, _ in session.execute(query)]
 
 
-def _pending_days(session: Session) -> list[tuple[str, str]]:
+def _pending_days(session: Session, skipped) -> list[tuple[str, str]]:
     """Every ended game not yet counted, oldest first, with its start day: read once for the
-    whole catch-up (one anti-join, not one a batch)."""
-    query = (
-        sa.select(GameRow.game_id, GameRow.started_at)
-        .outerjoin(FairplayGame, FairplayGame.game_id == GameRow.game_id)
-        .where(GameRow.ended_at.is_not(None), FairplayGame.game_id.is_(None))
-        .order_by(GameRow.started_at, GameRow.game_id)
-    )
-    return [
-        (game_id, started.date().isoformat() if started is not None else "")
-        for game_id, started in session.execute(query)
-    ]
+    whole catch-up (one anti-join, not one a batch). A game counted before whose
+    ``fairplay_games`` row is gone (:func:`.tracking.counted_before`) is not among them:
+    its finding goes to ``skipped``."""
+    connection = session.connection()
+    games = connection.execute(tracking.uncounted()).all()
+    again = tracking.counted_before(connection, [(game, origin) for game, origin, _ in games])
+    pending = []
+    for game_id, _, started in games:
+        day = started.date().isoformat() if started is not None else ""
+        if game_id in again:
+            skipped(tracking.CountedBefore(game_id, day))
+        else:
+            pending.append((game_id, day))
+    return pending
 
 
 def _batches(games: list[tuple[str, str]]):
@@ -112,19 +110,29 @@ def catch_up(
     the new games fall in gets its review worked out and stored (:func:`store_reviews`),
     unless ``reviews`` is false.
 
+    The catch-up then keeps its position (:mod:`.tracking`): an ended game counted by now
+    whose ``fairplay_games`` row later goes missing is reported to ``skipped``
+    (:class:`~.tracking.CountedBefore`), not counted again.
+
     A game the walk cannot follow does not stop the catch-up: its finding (game id, move,
     what) goes to ``skipped`` (by default a warning in the log), the game is recorded as
     counted with nothing in it, and is not in the number returned."""
     engine = engine_for(url)
     with Session(engine) as session:
-        games = _pending_days(session)
-    if not games:
-        return 0
-    # The collector runs less often while games are counted (the forked workers inherit
-    # it): it scanned the batches' millions of young objects again and again, 17 % of a
-    # 1,000-game catch-up's CPU.
-    with bulk_work():
-        return _count(ledger, engine, games, progress, jobs, reviews, skipped)
+        # Read before the games are: every game ended by then is counted by the end.
+        reached = tracking.reach(session.connection())
+        games = _pending_days(session, skipped or _warn)
+    if games:
+        # The collector runs less often while games are counted (the forked workers
+        # inherit it): it scanned the batches' millions of young objects again and again,
+        # 17 % of a 1,000-game catch-up's CPU.
+        with bulk_work():
+            done = _count(ledger, engine, games, progress, jobs, reviews, skipped)
+    else:
+        done = 0
+    with engine.begin() as connection:
+        tracking.keep_position(connection, reached)
+    return done
 
 
 def _count(ledger, engine, games, progress, jobs, reviews, skipped) -> int:
@@ -948,6 +956,7 @@ def rebuild(ledger, url: str | None = None, **kwargs) -> int:
             FairplayReview,
         ):
             session.execute(sa.delete(model))
+        tracking.forget(session.connection())
     return catch_up(ledger, url, **kwargs)
 
 

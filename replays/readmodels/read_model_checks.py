@@ -942,10 +942,14 @@ def finish_store_check(
     connection, ledger, report: Report, seen: set[str], position, events, held=None
 ):
     """What the whole-store check does once every game was replayed: rows of games with
-    no events (``held``: :func:`games_with_rows`, when read already), and the dispute
-    adjustment lines."""
+    no events (``held``: :func:`games_with_rows`, when read already), the dispute
+    adjustment lines, and the games fair play counted (:func:`replays.fairplay.tracking.check`:
+    a missing or extra ``fairplay_games`` row, two queries)."""
+    from replays.fairplay import tracking
+
     _orphans(connection, report, seen, held)
     check_adjustments(connection, ledger, report, position, events)
+    tracking.check(connection, report, events)
 
 
 def replay_games(

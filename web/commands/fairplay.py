@@ -55,12 +55,16 @@ def command(date_from, date_to, table, as_json, as_csv, fdr, records, rebuild, j
     start, end = date_from.date().isoformat(), date_to.date().isoformat()
     if end < start:
         raise click.UsageError(f"--to {end} is before --from {start}")
+    doubts: list[str] = []
     if records:
         result = review(_summarise_file(records), start, end, table=table, fdr=fdr)
     else:
-        result = _kept(url, start, end, table, rebuild, fdr, jobs)
+        result = _kept(url, start, end, table, rebuild, fdr, jobs, doubts)
     if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=1))
+        data = result.to_dict()
+        if doubts:
+            data["doubts"] = doubts
+        click.echo(json.dumps(data, indent=1))
     elif as_csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(["signal", "players", "p", "q", "games", "statistic", "evidence"])
@@ -80,6 +84,8 @@ def command(date_from, date_to, table, as_json, as_csv, fdr, records, rebuild, j
     else:
         for line in text_lines(result):
             click.echo(line)
+        for doubt in doubts:
+            click.echo(f"! figures may be wrong: {doubt}")
 
 
 def text_lines(result) -> list[str]:
@@ -126,12 +132,16 @@ def _summarise_file(path: str):
             ) from None
 
 
-def _kept(url, start, end, table, rebuild, fdr, jobs=1):
+def _kept(url, start, end, table, rebuild, fdr, jobs, doubts):
+    """The review of the period from the kept statistics, counted up first. A game of the
+    period counted before whose ``fairplay_games`` row is gone (``CountedBefore``) goes into
+    ``doubts`` (a list): the period's figures may not be what its games add up to."""
     import os
 
     from sqlalchemy.orm import Session
 
     from replays.fairplay import projection
+    from replays.fairplay.tracking import CountedBefore
     from replays.store.db import engine_for
     from web.commands.store import open_ledger
 
@@ -146,6 +156,8 @@ def _kept(url, start, end, table, rebuild, fdr, jobs=1):
 
     def skipped(finding) -> None:
         click.echo(f"fairplay: skipped {finding} (not counted)", err=True)
+        if isinstance(finding, CountedBefore) and start <= finding.day <= end:
+            doubts.append(str(finding))
 
     if rebuild:
         projection.rebuild(ledger, url, progress=step, jobs=jobs, skipped=skipped)
