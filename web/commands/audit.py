@@ -34,6 +34,10 @@ def command(game_id: str, as_json: bool) -> None:
             f"game {game_id} cannot be rebuilt from its stored events: {unreadable(error)}; "
             f"`rummy-ledger verify --game {game_id}` says more"
         ) from None
+    finally:
+        # Now, not when the failed replay's traceback is collected: on SQLite its open
+        # read would hold off the next writer ("database is locked").
+        ledger.close()
     click.echo(json.dumps(report.to_dict()) if as_json else report.for_people())
     if not report.clean:
         raise SystemExit(DISCREPANCIES_EXIT)
