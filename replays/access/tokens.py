@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from replays.store.db import Base, engine_for, session_factory
-from replays.store.decoding import without_unreadable
+from replays.store.decoding import read_around_unreadable
 
 TOKEN_PREFIX = "rlk"
 OPERATOR_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$")
@@ -153,23 +153,15 @@ def list_tokens(*, url: str | None = None, operator: str | None = None) -> Token
 
 
 def _readable(query: sa.Select, url: str | None, where: dict | None = None) -> TokenListing:
-    """The tokens ``query`` selects. Only when reading them fails are the token rows
-    (``where``: those the query could have read) looked at for values of the wrong kind;
-    the query is then read again without the rows holding one, which are named."""
+    """The tokens ``query`` selects, without (and naming) the token rows holding a value of
+    the wrong kind (``where``: those the query could have read)."""
 
     def read(connection: sa.Connection) -> list[TokenInfo]:
         with Session(bind=connection) as session:
             return [_info(row) for row in session.scalars(query)]
 
     with engine_for(url).connect() as connection:
-        try:
-            return TokenListing(read(connection), [])
-        except Exception:
-            connection.rollback()
-            with without_unreadable(connection, [ApiToken.__table__], where) as found:
-                if not found:
-                    raise  # not the rows' values: a bug or the database itself
-                return TokenListing(read(connection), found)
+        return TokenListing(*read_around_unreadable(connection, read, [ApiToken.__table__], where))
 
 
 def _info(row: ApiToken) -> TokenInfo:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import date, datetime
 from decimal import Decimal
@@ -712,6 +712,27 @@ def without_unreadable(
         corruption.unmask(connection)
 
 
+def read_around_unreadable(
+    connection: sa.Connection,
+    read: Callable[[sa.Connection], Any],
+    tables: Iterable[sa.Table],
+    where: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
+) -> tuple[Any, list[CorruptValue]]:
+    """``read(connection)`` and the findings it was read without: the usual read first, and
+    only when it fails are ``tables`` (``where``: the rows it could have read) looked at for
+    values of the wrong kind, the rows holding one hidden (:func:`without_unreadable`) and
+    the read done again. The error is raised again when nothing of the wrong kind is found:
+    a bug or the database itself."""
+    try:
+        return read(connection), []
+    except Exception:
+        connection.rollback()
+        with without_unreadable(connection, tables, where) as found:
+            if not found:
+                raise
+            return read(connection), found
+
+
 def find_corrupt(
     connection: sa.Connection,
     tables: Iterable[sa.Table] | None = None,
@@ -880,6 +901,7 @@ __all__ = [
     "find_corrupt",
     "known_topics",
     "owned_tables",
+    "read_around_unreadable",
     "row_key",
     "scan_store",
     "scan_table",
