@@ -107,17 +107,40 @@ def authenticate(token: str | None, *, url: str | None = None) -> TokenInfo | No
     return info if info is not None and info.active else None
 
 
-def revoke_token(token_id: str, *, url: str | None = None) -> TokenInfo:
-    """Revoke one token by its id (or its full text); revoking twice is harmless."""
+@dataclass(frozen=True)
+class Revocation:
+    """A revoked token: its id, its operator (None when its stored row cannot be read) and
+    the findings that row held before it was revoked."""
+
+    token_id: str
+    operator: str | None
+    unreadable: list
+
+
+def revoke_token(token_id: str, *, url: str | None = None) -> Revocation:
+    """Revoke one token by its id (or its full text); revoking twice is harmless.
+
+    A token whose stored row holds a value of the wrong kind is revoked all the same: the
+    write sets one column of a row found by its key, so it cannot reach another token, and a
+    revoke is what makes a token refused (an unreadable ``revoked_at`` is replaced by the
+    time of this revoke, which reads back). The findings come back with it."""
     if token_id.startswith(TOKEN_PREFIX + "_"):
         token_id = token_id.split("_")[1]
-    with session_factory(url).begin() as session:
-        row = session.get(ApiToken, token_id)
-        if row is None:
-            raise TokenError(f"no token with id {token_id!r}")
-        if row.revoked_at is None:
-            row.revoked_at = datetime.now(UTC)
-        return _info(row)
+    table = ApiToken.__table__
+    where = {table.name: ("token_id = :token_id", {"token_id": token_id})}
+    listing = _readable(sa.select(ApiToken).where(ApiToken.token_id == token_id), url, where)
+    if not listing.tokens and not listing.unreadable:
+        raise TokenError(f"no token with id {token_id!r}")
+    unreadable_revocation = any(f.column == "revoked_at" for f in listing.unreadable)
+    still_active = sa.true() if unreadable_revocation else table.c.revoked_at.is_(None)
+    with engine_for(url).begin() as connection:
+        connection.execute(
+            sa.update(table)
+            .where(table.c.token_id == token_id, still_active)
+            .values(revoked_at=datetime.now(UTC))
+        )
+    operator = listing.tokens[0].operator if listing.tokens else None
+    return Revocation(token_id, operator, listing.unreadable)
 
 
 def revoke_operator(operator: str, *, url: str | None = None) -> list[TokenInfo]:
