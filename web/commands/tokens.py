@@ -85,11 +85,14 @@ def owner(game_id: str, operator: str | None) -> None:
 
     Games created through the API belong to the operator whose token created it; imported
     games belong to no operator (no token reaches them) until handed to one."""
-    from replays.access.ownership import hand_over, owner_of
+    from replays.access.ownership import UnreadableOwner, hand_over, owner_of
     from replays.store.application import GameNotFound
 
     if operator is None:
-        found = _storage_errors(lambda: owner_of(game_id))
+        try:
+            found = _storage_errors(lambda: owner_of(game_id))
+        except UnreadableOwner as error:
+            raise click.ClickException(str(error)) from None
         click.echo(f"{game_id}: {found or 'no operator (not reachable through the API)'}")
         return
     try:
