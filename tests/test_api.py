@@ -17,6 +17,7 @@ from openapi_spec_validator import validate
 from replays.access import tokens
 from replays.records.settle import settle_lines
 from replays.store.application import Ledger
+from replays.store.db import engine_for
 
 DATA = Path(__file__).parent / "data"
 
@@ -288,3 +289,41 @@ def test_junk_moves_get_a_documented_error_never_a_500(sqlite_url):
         assert response.status_code in (201, 400, 409, 422)
 
     post()
+
+
+# -- stored rows that cannot be read -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "value"),
+    [
+        ("game_owners", "operator", "not utf-8"),
+        ("game_owners", "operator", "blob"),
+        ("ledger_events", "originator_version", ""),
+    ],
+)
+def test_a_game_whose_stored_rows_cannot_be_read_is_a_named_409_and_reaches_no_other_operator(
+    api, app, table, column, value
+):
+    """GET answered 500: a 409 naming the table and column (never the stored value of an
+    owner row, which may be another operator's name); fail closed on ownership. SQLite
+    only for the owner: PostgreSQL holds such bytes as text, an owner of another name."""
+    from corruption_support import BLOB, NOT_UTF8, Case, corrupt, target_row
+
+    url = app.config["DATABASE_URL"]
+    if table == "game_owners" and not url.startswith("sqlite"):
+        pytest.skip("PostgreSQL holds the bytes as text: another operator's name, a 404")
+    stored = {"not utf-8": NOT_UTF8, "blob": BLOB}.get(value, value)
+    assert api.start(header_of(records()["T7-000123"])).status_code == 201
+    with engine_for(url).begin() as connection:
+        corrupt(connection, Case(table, column, stored, True), target_row(connection, table, None))
+
+    answer = api.get("T7-000123")
+    assert answer.status_code == 409, answer.get_data(as_text=True)
+    error = answer.get_json()["error"]
+    assert error.startswith("game T7-000123") and f"{column}" in error, error
+    other = Api(app.test_client(), tokens.create_token("other-operator").token).get("T7-000123")
+    if table == "game_owners":  # whose game it is cannot be read: no operator's, and unnamed
+        assert other.status_code == 409 and "acme-games" not in other.get_data(as_text=True)
+    else:
+        assert other.status_code == 404

@@ -121,3 +121,22 @@ def test_a_token_row_holding_a_wrong_value_is_refused_named_and_leaves_the_rest(
     assert good.token_id in listed.stdout and bad.token_id not in listed.stdout
     assert f"unreadable: api_tokens token_id='{bad.token_id}'" in listed.stderr, listed.output
     assert f"{column} holds '{value}'" in listed.stderr, listed.output
+
+
+def test_a_token_whose_revocation_cannot_be_read_is_revoked_all_the_same(token_db):
+    """`tokens revoke` ended in a traceback on a token whose revoked_at held '': the token is
+    revoked (its revocation reads back), the value named on stderr, and no other token is
+    touched."""
+    bad, good = tokens.create_token("acme"), tokens.create_token("acme")
+    _corrupt_token(token_db, bad.token_id, "revoked_at", "")
+    result = CliRunner().invoke(main, ["tokens", "revoke", bad.token_id])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    assert f"revoked token {bad.token_id}" in result.stdout
+    assert f"unreadable: api_tokens token_id='{bad.token_id}': revoked_at holds ''" in (
+        result.stderr
+    )
+    assert tokens.authenticate(bad.token) is None
+    assert tokens.authenticate(good.token) is not None
+    revoked = {t.token_id: t.active for t in tokens.list_tokens()}
+    assert revoked == {bad.token_id: False, good.token_id: True}

@@ -632,6 +632,13 @@ def login():
         except SQLAlchemyError:
             current_app.logger.exception("sign-in failed on the database")
             abort(503, NO_ACCOUNTS)
+        except accounts.UnreadableAccount:
+            # Logged by authenticate; fail closed: the account's row cannot be read.
+            error = (
+                "Not signed in: this account's stored row cannot be read (a value of the "
+                "wrong kind in the accounts table); ask the site's admin."
+            )
+            return render_template("auth/login.html", form=form, error=error), 401
         except accounts.LoginThrottled as throttled:
             error = f"Not signed in: {throttled}."
             response = current_app.make_response(

@@ -34,6 +34,7 @@ Account(id=1, username='ana', role='auditor', player_id=None, active=True, ...)
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 from dataclasses import dataclass
@@ -41,10 +42,13 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
 import sqlalchemy as sa
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, Session, mapped_column
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from replays.store.db import Base, one_statement, session_factory
+from replays.store.db import Base, engine_for, one_statement, session_factory
+from replays.store.decoding import read_around_unreadable
+
+log = logging.getLogger(__name__)
 
 PLAYER, AUDITOR, DISPUTE_OFFICER, ADMIN = "player", "auditor", "dispute_officer", "admin"
 ROLES = (PLAYER, AUDITOR, DISPUTE_OFFICER, ADMIN)
@@ -81,6 +85,16 @@ class AccountError(ValueError):
         self.reason = reason
         self.field = field
         super().__init__(f"{field}: {reason}" if field else reason)
+
+
+class UnreadableAccount(AccountError):
+    """The account's stored row holds a value of the wrong kind (an insider's write): a
+    sign-in to it is refused, since whether it is active, and whose it is, cannot be read;
+    the row is named."""
+
+    def __init__(self, findings: list) -> None:
+        self.findings = findings
+        super().__init__(f"the account's stored row cannot be read: {findings[0]}")
 
 
 class LoginThrottled(Exception):
@@ -254,10 +268,21 @@ def add_user(
 
 
 def get_user(user_id: int, *, url: str | None = None) -> Account | None:
+    """The account ``user_id``; None when there is none, or (fail closed: its session
+    ends) when its stored row holds a value of the wrong kind, which is logged."""
+    query = sa.select(UserRow.__table__).where(UserRow.id == user_id)
+
+    def read(connection: sa.Connection) -> Account | None:
+        row = connection.execute(query).first()
+        return None if row is None else _account(row)
+
+    where = {UserRow.__tablename__: ("id = :user_id", {"user_id": user_id})}
     # Asked on every signed-in request, on the primary: one statement, no transaction.
     with one_statement(url) as connection:
-        row = connection.execute(sa.select(UserRow.__table__).where(UserRow.id == user_id)).first()
-    return None if row is None else _account(row)
+        account, unreadable = read_around_unreadable(connection, read, [UserRow.__table__], where)
+    if unreadable:
+        log.warning("account %s: %s", user_id, unreadable[0])
+    return account
 
 
 def find_user(username: str, *, url: str | None = None) -> Account | None:
@@ -270,12 +295,27 @@ def find_user(username: str, *, url: str | None = None) -> Account | None:
         return None if row is None else _account(row)
 
 
-def list_users(*, url: str | None = None, role: str | None = None) -> list[Account]:
+class AccountListing(list):
+    """The accounts that could be read (a list of them), and in ``unreadable`` a finding for
+    each row left out because it holds a value of the wrong kind
+    (:func:`replays.store.decoding.find_corrupt`)."""
+
+    def __init__(self, accounts: list[Account], unreadable: list) -> None:
+        super().__init__(accounts)
+        self.unreadable = unreadable
+
+
+def list_users(*, url: str | None = None, role: str | None = None) -> AccountListing:
     query = sa.select(UserRow).order_by(UserRow.username)
     if role is not None:
         query = query.where(UserRow.role == role)
-    with session_factory(url)() as session:
-        return [_account(row) for row in session.scalars(query)]
+
+    def read(connection: sa.Connection) -> list[Account]:
+        with Session(bind=connection) as session:
+            return [_account(row) for row in session.scalars(query)]
+
+    with engine_for(url).connect() as connection:
+        return AccountListing(*read_around_unreadable(connection, read, [UserRow.__table__]))
 
 
 def _change(username: str, url: str | None, change) -> Account:
@@ -391,10 +431,7 @@ def authenticate(
         refused = _take_place(session, typed, address, now)
     if refused is not None:
         raise refused  # after the commit: refused attempts still count
-    with factory() as session:
-        row = session.scalar(sa.select(UserRow).where(UserRow.username == typed)) if typed else None
-        stored_hash = None if row is None else row.password_hash
-        active = row is not None and row.active
+    stored_hash, active = _sign_in_row(typed, url) if typed else (None, False)
     password_text = password if isinstance(password, str) else ""
     if stored_hash is None:
         check_password_hash(_dummy_hash(), password_text)
@@ -409,6 +446,34 @@ def authenticate(
         row = session.scalar(sa.select(UserRow).where(UserRow.username == typed))
         row.last_login_at = now
         return _account(row)
+
+
+def _sign_in_row(username: str, url: str | None) -> tuple[str | None, bool]:
+    """The stored password hash of ``username`` (None: no such account) and whether the
+    account is active. Fail closed: a row holding a value of the wrong kind is
+    :class:`UnreadableAccount`, never a sign-in, and is logged (a column whose type an
+    insider changed is read cast back to its type, as every reader of the store does)."""
+    query = sa.select(UserRow).where(UserRow.username == username)
+
+    def read(connection: sa.Connection) -> tuple[str, bool] | None:
+        with Session(bind=connection) as session:
+            row = session.scalar(query)
+            if row is None:
+                return None
+            account = _account(row)
+            if not isinstance(row.password_hash, str):
+                raise ValueError(f"users row {row.id!r}: password_hash is not text")
+            return row.password_hash, account.active
+
+    where = {UserRow.__tablename__: ("username = :username", {"username": username})}
+    with engine_for(url).connect() as connection:
+        found, unreadable = read_around_unreadable(connection, read, [UserRow.__table__], where)
+    if unreadable and found is None:
+        log.warning("sign-in to %r refused: %s", username, unreadable[0])
+        raise UnreadableAccount(unreadable)
+    if unreadable:  # a column's type changed; the row itself reads back as its type
+        log.warning("sign-in to %r: %s", username, unreadable[0])
+    return found or (None, False)
 
 
 USER_SCOPE, ADDRESS_SCOPE = "user", "address"
@@ -483,7 +548,25 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+_KINDS = (
+    ("username", str),
+    ("role", str),
+    ("player_id", str | None),
+    ("active", bool),
+    ("created_at", datetime),
+    ("disabled_at", datetime | None),
+    ("last_login_at", datetime | None),
+    ("session_key", str),
+)
+
+
 def _account(row: UserRow) -> Account:
+    """The row as an account, refused (``ValueError``) when a value is not of its column's
+    kind: SQLite reads a BLOB back as bytes, and on PostgreSQL a column an insider changed
+    to text reads back as whatever text it holds."""
+    for name, kind in _KINDS:
+        if not isinstance(getattr(row, name), kind):
+            raise ValueError(f"users row {row.id!r} holds a value of the wrong kind in {name}")
     return Account(
         id=row.id,
         username=row.username,

@@ -24,7 +24,8 @@ from eventsourcing.persistence import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
 from replays.store.application import GameExists
-from replays.store.db import Base, session_factory
+from replays.store.db import Base, engine_for, session_factory
+from replays.store.decoding import read_around_unreadable
 
 
 class GameOwner(Base):
@@ -56,10 +57,35 @@ def save_owned_game(ledger, game, operator: str) -> None:
         raise GameExists(f"game {game.game_id} is already recorded", game.game_id) from None
 
 
+class UnreadableOwner(ValueError):
+    """The game's owner row holds a value of the wrong kind (an insider's write): whose game
+    it is cannot be read, so no operator reaches it (fail closed); the row is named."""
+
+    def __init__(self, game_id: str, findings: list) -> None:
+        self.game_id = game_id
+        self.findings = findings
+        super().__init__(f"the owner of game {game_id} cannot be read: {findings[0]}")
+
+
 def owner_of(game_id: str, *, url: str | None = None) -> str | None:
-    """The operator owning ``game_id``, or None (imported, or no such game)."""
-    with session_factory(url)() as session:
-        return session.scalar(sa.select(GameOwner.operator).where(GameOwner.game_id == game_id))
+    """The operator owning ``game_id``, or None (imported, or no such game);
+    :class:`UnreadableOwner` when its owner row cannot be read."""
+    query = sa.select(GameOwner.operator).where(GameOwner.game_id == game_id)
+
+    def read(connection: sa.Connection) -> str | None:
+        operator = connection.execute(query).scalar()
+        if not isinstance(operator, str | None):  # SQLite reads a BLOB back as bytes
+            raise ValueError(f"game_owners {game_id!r}: operator is not text")
+        return operator
+
+    where = {GameOwner.__tablename__: ("game_id = :game_id", {"game_id": game_id})}
+    with engine_for(url).connect() as connection:
+        operator, unreadable = read_around_unreadable(
+            connection, read, [GameOwner.__table__], where
+        )
+    if unreadable and operator is None:
+        raise UnreadableOwner(game_id, unreadable)
+    return operator
 
 
 def hand_over(game_id: str, operator: str, *, url: str | None = None) -> str | None:

@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from replays.store.db import Base, engine_for, session_factory
-from replays.store.decoding import without_unreadable
+from replays.store.decoding import read_around_unreadable
 
 TOKEN_PREFIX = "rlk"
 OPERATOR_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$")
@@ -107,17 +107,40 @@ def authenticate(token: str | None, *, url: str | None = None) -> TokenInfo | No
     return info if info is not None and info.active else None
 
 
-def revoke_token(token_id: str, *, url: str | None = None) -> TokenInfo:
-    """Revoke one token by its id (or its full text); revoking twice is harmless."""
+@dataclass(frozen=True)
+class Revocation:
+    """A revoked token: its id, its operator (None when its stored row cannot be read) and
+    the findings that row held before it was revoked."""
+
+    token_id: str
+    operator: str | None
+    unreadable: list
+
+
+def revoke_token(token_id: str, *, url: str | None = None) -> Revocation:
+    """Revoke one token by its id (or its full text); revoking twice is harmless.
+
+    A token whose stored row holds a value of the wrong kind is revoked all the same: the
+    write sets one column of a row found by its key, so it cannot reach another token, and a
+    revoke is what makes a token refused (an unreadable ``revoked_at`` is replaced by the
+    time of this revoke, which reads back). The findings come back with it."""
     if token_id.startswith(TOKEN_PREFIX + "_"):
         token_id = token_id.split("_")[1]
-    with session_factory(url).begin() as session:
-        row = session.get(ApiToken, token_id)
-        if row is None:
-            raise TokenError(f"no token with id {token_id!r}")
-        if row.revoked_at is None:
-            row.revoked_at = datetime.now(UTC)
-        return _info(row)
+    table = ApiToken.__table__
+    where = {table.name: ("token_id = :token_id", {"token_id": token_id})}
+    listing = _readable(sa.select(ApiToken).where(ApiToken.token_id == token_id), url, where)
+    if not listing.tokens and not listing.unreadable:
+        raise TokenError(f"no token with id {token_id!r}")
+    unreadable_revocation = any(f.column == "revoked_at" for f in listing.unreadable)
+    still_active = sa.true() if unreadable_revocation else table.c.revoked_at.is_(None)
+    with engine_for(url).begin() as connection:
+        connection.execute(
+            sa.update(table)
+            .where(table.c.token_id == token_id, still_active)
+            .values(revoked_at=datetime.now(UTC))
+        )
+    operator = listing.tokens[0].operator if listing.tokens else None
+    return Revocation(token_id, operator, listing.unreadable)
 
 
 def revoke_operator(operator: str, *, url: str | None = None) -> list[TokenInfo]:
@@ -153,23 +176,15 @@ def list_tokens(*, url: str | None = None, operator: str | None = None) -> Token
 
 
 def _readable(query: sa.Select, url: str | None, where: dict | None = None) -> TokenListing:
-    """The tokens ``query`` selects. Only when reading them fails are the token rows
-    (``where``: those the query could have read) looked at for values of the wrong kind;
-    the query is then read again without the rows holding one, which are named."""
+    """The tokens ``query`` selects, without (and naming) the token rows holding a value of
+    the wrong kind (``where``: those the query could have read)."""
 
     def read(connection: sa.Connection) -> list[TokenInfo]:
         with Session(bind=connection) as session:
             return [_info(row) for row in session.scalars(query)]
 
     with engine_for(url).connect() as connection:
-        try:
-            return TokenListing(read(connection), [])
-        except Exception:
-            connection.rollback()
-            with without_unreadable(connection, [ApiToken.__table__], where) as found:
-                if not found:
-                    raise  # not the rows' values: a bug or the database itself
-                return TokenListing(read(connection), found)
+        return TokenListing(*read_around_unreadable(connection, read, [ApiToken.__table__], where))
 
 
 def _info(row: ApiToken) -> TokenInfo:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import date, datetime
 from decimal import Decimal
@@ -47,7 +47,7 @@ from uuid import UUID
 
 import sqlalchemy as sa
 
-from replays.store.db import VALID_UTF8, text_as_stored
+from replays.store.db import VALID_UTF8, engine_for, text_as_stored
 
 SHORT = 40  # characters of a stored value's repr a finding quotes
 
@@ -712,6 +712,65 @@ def without_unreadable(
         corruption.unmask(connection)
 
 
+def read_around_unreadable(
+    connection: sa.Connection,
+    read: Callable[[sa.Connection], Any],
+    tables: Iterable[sa.Table],
+    where: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
+) -> tuple[Any, list[CorruptValue]]:
+    """``read(connection)`` and the findings it was read without: the usual read first, and
+    only when it fails are ``tables`` (``where``: the rows it could have read) looked at for
+    values of the wrong kind, the rows holding one hidden (:func:`without_unreadable`) and
+    the read done again. The error is raised again when nothing of the wrong kind is found:
+    a bug or the database itself."""
+    try:
+        return read(connection), []
+    except Exception:
+        connection.rollback()
+        with without_unreadable(connection, tables, where) as found:
+            if not found:
+                raise
+            return read(connection), found
+
+
+def unreadable_findings(
+    tables: Iterable[str] = (), url: str | None = None, originator: UUID | None = None
+) -> list[CorruptValue]:
+    """The values of the wrong kind in the stored events and snapshots (and ``tables``) on
+    ``url`` (:func:`find_corrupt`); none when they cannot be looked at. ``originator``: only
+    that game's events and snapshots are looked at (an operator is told of their own game's
+    rows alone)."""
+    from replays.store.schema import EVENTS_TABLE, SNAPSHOTS_TABLE
+
+    names = {EVENTS_TABLE, SNAPSHOTS_TABLE, *tables}
+    wanted = [t for t in owned_tables() if t.name in names]
+    try:
+        with engine_for(url).connect() as connection:
+            where = None
+            if originator is not None:
+                key = originator.bytes if connection.dialect.name == "sqlite" else originator
+                one_game = ("originator_id = :originator", {"originator": key})
+                where = {EVENTS_TABLE: one_game, SNAPSHOTS_TABLE: one_game}
+            return list(find_corrupt(connection, wanted, where=where))
+    except Exception:
+        return []
+
+
+def in_one_line(findings: list[CorruptValue]) -> str:
+    """The first three findings, for a message that is never a traceback."""
+    more = f" (and {len(findings) - 3} more)" if len(findings) > 3 else ""
+    return "; ".join(str(finding) for finding in findings[:3]) + more
+
+
+def unreadable_summary(error: Exception, tables: Iterable[str] = ()) -> str:
+    """What made a read of the stored events (and of ``tables``) fail, in one line: the
+    first values of the wrong kind in them, else the error itself."""
+    findings = unreadable_findings(tables)
+    return (
+        in_one_line(findings) if findings else f"{error.__class__.__name__}: {shorten(str(error))}"
+    )
+
+
 def find_corrupt(
     connection: sa.Connection,
     tables: Iterable[sa.Table] | None = None,
@@ -878,10 +937,14 @@ __all__ = [
     "decode_value",
     "event_class",
     "find_corrupt",
+    "in_one_line",
     "known_topics",
     "owned_tables",
+    "read_around_unreadable",
     "row_key",
     "scan_store",
     "scan_table",
     "shorten",
+    "unreadable_findings",
+    "unreadable_summary",
 ]

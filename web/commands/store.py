@@ -30,21 +30,8 @@ def open_ledger(url: str | None = None, *, migrate: bool = True):
 
 
 def unreadable(error: Exception, tables: tuple[str, ...] = ()) -> str:
-    """What made a command's read of the stored events (and of ``tables``) fail: the first
-    values of the wrong kind in them (:func:`replays.store.decoding.find_corrupt`), else
-    the error itself, in one line for a message that is never a traceback."""
-    from replays.store.db import engine_for
-    from replays.store.decoding import find_corrupt, owned_tables, shorten
-    from replays.store.schema import EVENTS_TABLE, SNAPSHOTS_TABLE
+    """What made a command's read of the stored events (and of ``tables``) fail, in one
+    line (:func:`replays.store.decoding.unreadable_summary` on the command's database)."""
+    from replays.store.decoding import unreadable_summary
 
-    names = {EVENTS_TABLE, SNAPSHOTS_TABLE, *tables}
-    wanted = [t for t in owned_tables() if t.name in names]
-    try:
-        with engine_for().connect() as connection:
-            findings = list(find_corrupt(connection, wanted))
-    except Exception:
-        findings = []
-    if findings:
-        more = f" (and {len(findings) - 3} more)" if len(findings) > 3 else ""
-        return "; ".join(str(finding) for finding in findings[:3]) + more
-    return f"{error.__class__.__name__}: {shorten(str(error))}"
+    return unreadable_summary(error, tables)

@@ -41,15 +41,21 @@ def create(operator: str) -> None:
 @click.argument("token_id", required=False)
 @click.option("--operator", help="Revoke every active token of this operator instead.")
 def revoke(token_id: str | None, operator: str | None) -> None:
-    """Revoke TOKEN_ID (or all tokens of --operator); requests with it get 401."""
+    """Revoke TOKEN_ID (or all tokens of --operator); requests with it get 401.
+
+    A token whose stored row holds a value of the wrong kind is revoked all the same, and
+    the value is named on standard error."""
     if (token_id is None) == (operator is None):
         raise click.UsageError("give a TOKEN_ID or --operator, not both and not neither")
     if operator is not None:
         revoked = _storage_errors(lambda: tokens.revoke_operator(operator))
         click.echo(f"revoked {len(revoked)} token(s) of {operator}")
         return
-    info = _storage_errors(lambda: tokens.revoke_token(token_id))
-    click.echo(f"revoked token {info.token_id} of {info.operator}")
+    revoked = _storage_errors(lambda: tokens.revoke_token(token_id))
+    for finding in revoked.unreadable:
+        click.echo(f"unreadable: {finding} (the token is revoked all the same)", err=True)
+    of = f" of {revoked.operator}" if revoked.operator is not None else ""
+    click.echo(f"revoked token {revoked.token_id}{of}")
 
 
 @command.command("list")
@@ -79,11 +85,14 @@ def owner(game_id: str, operator: str | None) -> None:
 
     Games created through the API belong to the operator whose token created it; imported
     games belong to no operator (no token reaches them) until handed to one."""
-    from replays.access.ownership import hand_over, owner_of
+    from replays.access.ownership import UnreadableOwner, hand_over, owner_of
     from replays.store.application import GameNotFound
 
     if operator is None:
-        found = _storage_errors(lambda: owner_of(game_id))
+        try:
+            found = _storage_errors(lambda: owner_of(game_id))
+        except UnreadableOwner as error:
+            raise click.ClickException(str(error)) from None
         click.echo(f"{game_id}: {found or 'no operator (not reachable through the API)'}")
         return
     try:

@@ -74,8 +74,12 @@ def add(name: str, role: str, player_id: str | None, password_stdin: bool) -> No
 @click.option("--role", type=click.Choice(accounts.ROLES), help="Only accounts of this role.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 def list_(role: str | None, as_json: bool) -> None:
-    """List accounts: name, role, player, created, active or disabled."""
-    for account in _storage_errors(lambda: accounts.list_users(role=role)):
+    """List accounts: name, role, player, created, active or disabled.
+
+    An account whose stored row holds a value of the wrong kind is named on standard error
+    and left out; the exit status is then 1."""
+    listing = _storage_errors(lambda: accounts.list_users(role=role))
+    for account in listing:
         if as_json:
             click.echo(
                 json.dumps(
@@ -94,6 +98,10 @@ def list_(role: str | None, as_json: bool) -> None:
             f"{account.username:<24} {account.role:<16} {account.player_id or '-':<12} "
             f"created {account.created_at:%Y-%m-%d %H:%M}  {state}"
         )
+    for finding in listing.unreadable:
+        click.echo(f"unreadable: {finding} (its row is left out of this list)", err=True)
+    if listing.unreadable:
+        sys.exit(1)
 
 
 @command.command("disable")

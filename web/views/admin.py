@@ -13,6 +13,7 @@ from flask import (
     abort,
     current_app,
     flash,
+    g,
     redirect,
     render_template,
     request,
@@ -27,6 +28,7 @@ from replays.access import access_log, accounts
 from replays.access.accounts import ADMIN, ROLES
 from web.auth import current_account, role_required
 from web.ledger import read_session
+from web.unreadable import note
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 PER_PAGE = 50
@@ -105,9 +107,14 @@ class AccountActionForm(FlaskForm):
 
 
 def _users_page(form: AddUserForm, status: int = 200):
+    listing = accounts.list_users(url=current_app.config["DATABASE_URL"])
+    if listing.unreadable:
+        # Named above the table (layout's notice), as any page drawn without a row is.
+        g.unreadable = listing.unreadable
+        note(listing.unreadable)
     return render_template(
         "admin/users.html",
-        users=accounts.list_users(url=current_app.config["DATABASE_URL"]),
+        users=listing,
         form=form,
         action_form=AccountActionForm(formdata=None),
     ), status
