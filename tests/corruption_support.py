@@ -196,6 +196,22 @@ def corrupt(connection: sa.Connection, case: Case, row: Any) -> tuple[Any, str |
     return old, original_type
 
 
+def corrupt_one(url: str, table: str, key: tuple[str, Any], column: str, value: Any) -> None:
+    """An insider's value of the wrong kind in ``column`` of the one row of ``table`` whose
+    ``key`` column holds ``key``'s value (on PostgreSQL after the column is changed to text,
+    as :func:`corrupt` does); left so, for a test that reads it."""
+    key_column, key_value = key
+    with engine_for(url).begin() as connection:
+        if connection.dialect.name == "sqlite":
+            row = connection.execute(
+                sa.text(f"SELECT rowid FROM {table} WHERE {key_column} = :key"),
+                {"key": key_value},
+            ).scalar_one()
+        else:
+            row = {key_column: key_value}
+        corrupt(connection, Case(table, column, value, True), row)
+
+
 def restore(connection: sa.Connection, case: Case, row: Any, saved: tuple[Any, str | None]):
     old, original_type = saved
     quote = connection.dialect.identifier_preparer.quote

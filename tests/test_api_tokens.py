@@ -81,18 +81,9 @@ def test_tokens_cli_without_a_table_says_to_migrate(sqlite_url):
 
 
 def _corrupt_token(url: str, token_id: str, column: str, value: str) -> None:
-    """An insider's value of the wrong kind in one token's row (on PostgreSQL after the
-    column is changed to text, as tests/corruption_support.py does)."""
-    from corruption_support import Case, corrupt
+    from corruption_support import corrupt_one
 
-    with engine_for(url).begin() as connection:
-        if connection.dialect.name == "sqlite":
-            row = connection.execute(
-                sa.text("SELECT rowid FROM api_tokens WHERE token_id = :t"), {"t": token_id}
-            ).scalar_one()
-        else:
-            row = {"token_id": token_id}
-        corrupt(connection, Case("api_tokens", column, value, True), row)
+    corrupt_one(url, "api_tokens", ("token_id", token_id), column, value)
 
 
 @pytest.mark.parametrize(("column", "value"), [("revoked_at", ""), ("created_at", "zzz")])
