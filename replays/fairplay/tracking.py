@@ -121,11 +121,11 @@ def uncounted() -> sa.Select:
     )
 
 
-def check(connection: sa.Connection, report, events: str = EVENTS_TABLE) -> None:
-    """``verify``'s findings on ``fairplay_games``: a row of a game that is not an ended game
-    (counted from nothing), and an ended game counted before whose row is missing."""
+def check(connection: sa.Connection, report, kind: str, events: str = EVENTS_TABLE) -> None:
+    """``verify``'s findings on ``fairplay_games``, of ``kind`` (the read-model check's): a
+    row of a game that is not an ended game (counted from nothing), and an ended game
+    counted before whose row is missing."""
     from replays.integrity.store import has_table
-    from replays.readmodels.read_model_checks import READ_MODEL
 
     if not has_table(connection, FairplayGame.__tablename__):
         return
@@ -138,7 +138,7 @@ def check(connection: sa.Connection, report, events: str = EVENTS_TABLE) -> None
     )
     for (game_id,) in connection.execute(extra):
         report.add(
-            READ_MODEL,
+            kind,
             "fairplay_games: a game is counted for fair play that is not an ended game",
             game_id,
         )
@@ -146,7 +146,7 @@ def check(connection: sa.Connection, report, events: str = EVENTS_TABLE) -> None
     missing = [(game_id, originator) for game_id, originator, _ in connection.execute(uncounted())]
     for game_id in sorted(counted_before(connection, missing, events)):
         report.add(
-            READ_MODEL,
+            kind,
             f"fairplay_games: no row for an ended game the fair-play catch-up counted (no event "
             f"after its position {kept}): its figures are in the day rows, and a catch-up does "
             "not count it again; `rummy-ledger fairplay --rebuild` counts every game anew",

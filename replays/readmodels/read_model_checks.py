@@ -949,7 +949,7 @@ def finish_store_check(
 
     _orphans(connection, report, seen, held)
     check_adjustments(connection, ledger, report, position, events)
-    tracking.check(connection, report, events)
+    tracking.check(connection, report, READ_MODEL, events)
 
 
 def replay_games(
