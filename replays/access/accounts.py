@@ -46,7 +46,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from replays.store.db import Base, engine_for, one_statement, session_factory
-from replays.store.decoding import read_around_unreadable
+from replays.store.decoding import Readable, read_around_unreadable
 
 log = logging.getLogger(__name__)
 
@@ -295,17 +295,7 @@ def find_user(username: str, *, url: str | None = None) -> Account | None:
         return None if row is None else _account(row)
 
 
-class AccountListing(list):
-    """The accounts that could be read (a list of them), and in ``unreadable`` a finding for
-    each row left out because it holds a value of the wrong kind
-    (:func:`replays.store.decoding.find_corrupt`)."""
-
-    def __init__(self, accounts: list[Account], unreadable: list) -> None:
-        super().__init__(accounts)
-        self.unreadable = unreadable
-
-
-def list_users(*, url: str | None = None, role: str | None = None) -> AccountListing:
+def list_users(*, url: str | None = None, role: str | None = None) -> Readable:
     query = sa.select(UserRow).order_by(UserRow.username)
     if role is not None:
         query = query.where(UserRow.role == role)
@@ -315,7 +305,7 @@ def list_users(*, url: str | None = None, role: str | None = None) -> AccountLis
             return [_account(row) for row in session.scalars(query)]
 
     with engine_for(url).connect() as connection:
-        return AccountListing(*read_around_unreadable(connection, read, [UserRow.__table__]))
+        return Readable(*read_around_unreadable(connection, read, [UserRow.__table__]))
 
 
 def _change(username: str, url: str | None, change) -> Account:

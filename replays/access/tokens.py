@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -22,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from replays.store.db import Base, engine_for, session_factory
-from replays.store.decoding import read_around_unreadable
+from replays.store.decoding import Readable, read_around_unreadable
 
 TOKEN_PREFIX = "rlk"
 OPERATOR_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$")
@@ -101,9 +100,9 @@ def authenticate(token: str | None, *, url: str | None = None) -> TokenInfo | No
     digest = token_hash(token)
     where = {ApiToken.__tablename__: ("token_hash = :digest", {"digest": digest})}
     listing = _readable(sa.select(ApiToken).where(ApiToken.token_hash == digest), url, where)
-    if listing.unreadable and not listing.tokens:
+    if listing.unreadable and not listing:
         raise UnreadableToken(listing.unreadable)
-    info = listing.tokens[0] if listing.tokens else None
+    info = listing[0] if listing else None
     return info if info is not None and info.active else None
 
 
@@ -129,7 +128,7 @@ def revoke_token(token_id: str, *, url: str | None = None) -> Revocation:
     table = ApiToken.__table__
     where = {table.name: ("token_id = :token_id", {"token_id": token_id})}
     listing = _readable(sa.select(ApiToken).where(ApiToken.token_id == token_id), url, where)
-    if not listing.tokens and not listing.unreadable:
+    if not listing and not listing.unreadable:
         raise TokenError(f"no token with id {token_id!r}")
     unreadable_revocation = any(f.column == "revoked_at" for f in listing.unreadable)
     still_active = sa.true() if unreadable_revocation else table.c.revoked_at.is_(None)
@@ -139,7 +138,7 @@ def revoke_token(token_id: str, *, url: str | None = None) -> Revocation:
             .where(table.c.token_id == token_id, still_active)
             .values(revoked_at=datetime.now(UTC))
         )
-    operator = listing.tokens[0].operator if listing.tokens else None
+    operator = listing[0].operator if listing else None
     return Revocation(token_id, operator, listing.unreadable)
 
 
@@ -155,19 +154,7 @@ def revoke_operator(operator: str, *, url: str | None = None) -> list[TokenInfo]
         return [_info(row) for row in rows]
 
 
-@dataclass(frozen=True)
-class TokenListing:
-    """The tokens that could be read, and a finding for each row left out because it holds
-    a value of the wrong kind (:func:`replays.store.decoding.find_corrupt`)."""
-
-    tokens: list[TokenInfo]
-    unreadable: list
-
-    def __iter__(self) -> Iterator[TokenInfo]:
-        return iter(self.tokens)
-
-
-def list_tokens(*, url: str | None = None, operator: str | None = None) -> TokenListing:
+def list_tokens(*, url: str | None = None, operator: str | None = None) -> Readable:
     query = sa.select(ApiToken).order_by(ApiToken.created_at, ApiToken.token_id)
     if operator is not None:
         query = query.where(ApiToken.operator == operator)
@@ -175,7 +162,7 @@ def list_tokens(*, url: str | None = None, operator: str | None = None) -> Token
     return _readable(query, url)
 
 
-def _readable(query: sa.Select, url: str | None, where: dict | None = None) -> TokenListing:
+def _readable(query: sa.Select, url: str | None, where: dict | None = None) -> Readable:
     """The tokens ``query`` selects, without (and naming) the token rows holding a value of
     the wrong kind (``where``: those the query could have read)."""
 
@@ -184,7 +171,7 @@ def _readable(query: sa.Select, url: str | None, where: dict | None = None) -> T
             return [_info(row) for row in session.scalars(query)]
 
     with engine_for(url).connect() as connection:
-        return TokenListing(*read_around_unreadable(connection, read, [ApiToken.__table__], where))
+        return Readable(*read_around_unreadable(connection, read, [ApiToken.__table__], where))
 
 
 def _info(row: ApiToken) -> TokenInfo:

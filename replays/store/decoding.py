@@ -733,6 +733,15 @@ def read_around_unreadable(
             return read(connection), found
 
 
+class Readable(list):
+    """The rows that could be read (a list of them), and in ``unreadable`` a finding for each
+    row left out because it holds a value of the wrong kind (:func:`find_corrupt`)."""
+
+    def __init__(self, rows: list, unreadable: list[CorruptValue]) -> None:
+        super().__init__(rows)
+        self.unreadable = unreadable
+
+
 def unreadable_findings(
     tables: Iterable[str] = (), url: str | None = None, originator: UUID | None = None
 ) -> list[CorruptValue]:
@@ -929,6 +938,7 @@ _WHAT = {
 __all__ = [
     "CorruptValue",
     "Corruption",
+    "Readable",
     "RowDecoder",
     "UnknownTopic",
     "Unreadable",

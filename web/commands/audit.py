@@ -6,7 +6,8 @@ import json
 
 import click
 
-from web.commands.store import open_ledger, unreadable
+from replays.store.decoding import unreadable_summary
+from web.commands.store import open_ledger
 
 DISCREPANCIES_EXIT = 2
 
@@ -31,7 +32,7 @@ def command(game_id: str, as_json: bool) -> None:
         raise click.ClickException(str(error)) from None
     except Exception as error:  # its stored events cannot be read or replayed: say which
         raise click.ClickException(
-            f"game {game_id} cannot be rebuilt from its stored events: {unreadable(error)}; "
+            f"game {game_id} cannot be rebuilt from its stored events: {unreadable_summary(error)}; "
             f"`rummy-ledger verify --game {game_id}` says more"
         ) from None
     finally:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from replays.records.importer import progress_wanted
-from web.commands.store import open_ledger, unreadable
+from replays.store.decoding import unreadable_summary
+from web.commands.store import open_ledger
 
 
 @click.command("export")
@@ -33,7 +34,7 @@ def command(game_ids: tuple[str, ...], everything: bool, output) -> None:
         ids = list(ledger.iter_game_ids()) if everything else list(game_ids)
     except Exception as error:  # a stored event no reading takes: say which, no traceback
         raise click.ClickException(
-            f"cannot list the stored games: {unreadable(error)}; `rummy-ledger verify` "
+            f"cannot list the stored games: {unreadable_summary(error)}; `rummy-ledger verify` "
             "names every altered or unreadable row"
         ) from None
     if progress_wanted() and output.name != "<stdout>":
@@ -49,7 +50,7 @@ def command(game_ids: tuple[str, ...], everything: bool, output) -> None:
         except Exception as error:  # its stored events cannot be read or replayed
             missing.append(
                 f"game {game_id} cannot be rebuilt from its stored events: "
-                f"{unreadable(error)}; `rummy-ledger verify --game {game_id}` says more"
+                f"{unreadable_summary(error)}; `rummy-ledger verify --game {game_id}` says more"
             )
     for message in missing:
         click.echo(f"error: {message}", err=True)

@@ -11,8 +11,7 @@ import sqlalchemy as sa
 from replays.integrity import evidence as integrity
 from replays.integrity import signing
 from replays.store.db import undecodable
-from replays.store.decoding import owned_tables
-from web.commands.store import unreadable
+from replays.store.decoding import owned_tables, unreadable_summary
 
 
 @click.group("proof")
@@ -47,7 +46,7 @@ def _run(work):
 
 def _cannot_prove(error: Exception) -> click.ClickException:
     tree = tuple(t.name for t in owned_tables() if t.name.startswith("integrity_"))
-    reason = unreadable(error, tree)
+    reason = unreadable_summary(error, tree)
     return click.ClickException(
         f"cannot prove: {reason}; `rummy-ledger verify` names every altered or unreadable row"
     )

@@ -27,11 +27,3 @@ def open_ledger(url: str | None = None, *, migrate: bool = True):
 
         safe = make_url(url).render_as_string(hide_password=True)
         raise click.ClickException(f"cannot open the ledger at {safe}: {error}") from None
-
-
-def unreadable(error: Exception, tables: tuple[str, ...] = ()) -> str:
-    """What made a command's read of the stored events (and of ``tables``) fail, in one
-    line (:func:`replays.store.decoding.unreadable_summary` on the command's database)."""
-    from replays.store.decoding import unreadable_summary
-
-    return unreadable_summary(error, tables)
