@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -145,8 +146,50 @@ def undecodable(error: BaseException) -> bool:
     return "Could not decode to UTF-8" in str(error)
 
 
+class _SQLiteConnection(sqlite3.Connection):
+    """A SQLite connection that knows its open cursors (weakly), so that it can end their
+    reads when it goes back to its pool (:func:`end_reads_on_return`)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.cursors: weakref.WeakSet[sqlite3.Cursor] = weakref.WeakSet()
+
+    def cursor(self, *args, **kwargs) -> sqlite3.Cursor:
+        cursor = super().cursor(*args, **kwargs)
+        self.cursors.add(cursor)
+        return cursor
+
+
+def end_reads_on_return(engine: sa.Engine) -> None:
+    """On SQLite, close every cursor a connection still has open when it goes back to
+    ``engine``'s pool.
+
+    A read that failed part-way (a stored value its column's type cannot decode, raised
+    while the rows are iterated) leaves its cursor mid-statement, referenced by the
+    exception's traceback until the garbage collector frees it. Python's ``sqlite3``
+    (3.11 on) no longer resets statements on rollback, so the pooled connection kept that
+    statement's read open: in WAL mode every later user of the connection saw the
+    database as it was then (a corrupt value just written, not found; a verify's figures
+    from the past), and its next write failed with "database is locked". Closing the
+    cursors ends the read; a cursor used after its connection went back is a bug anyway.
+    Costs a weak reference a cursor. Other engines keep no read open outside a
+    transaction, and the pool's rollback ends those."""
+    if engine.dialect.name != "sqlite":
+        return
+
+    @sa.event.listens_for(engine, "do_connect")
+    def _tracking(_dialect, _record, _cargs, cparams):
+        cparams.setdefault("factory", _SQLiteConnection)
+
+    @sa.event.listens_for(engine, "reset")
+    def _end_reads(dbapi_connection, _record, _reset_state):
+        for cursor in list(getattr(dbapi_connection, "cursors", ())):
+            cursor.close()
+
+
 def _new_engine(url: str) -> sa.Engine:
     engine = sa.create_engine(url, future=True)
+    end_reads_on_return(engine)
     if url.startswith("sqlite"):
 
         @sa.event.listens_for(engine, "connect")

@@ -29,6 +29,7 @@ from eventsourcing_sqlalchemy.recorders import (
 from sqlalchemy.orm import Session
 
 from replays.integrity.append import SaveSeals, SealingError, columns_of, missing_tables_error
+from replays.store.db import end_reads_on_return
 
 
 class _CoreSelect:
@@ -376,4 +377,10 @@ class LedgerFactory(SQLAlchemyFactory):
     """``PERSISTENCE_MODULE=replays.store.recorders:LedgerFactory``."""
 
     aggregate_recorder_class = LedgerAggregateRecorder
+
+    def __init__(self, env) -> None:
+        super().__init__(env)
+        if self.datastore.engine is not None:
+            end_reads_on_return(self.datastore.engine)
+
     application_recorder_class = LedgerApplicationRecorder
