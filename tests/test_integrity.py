@@ -15,6 +15,7 @@ import uuid
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
+from sql_support import sql
 
 from domain.rummy13.table import TableConfig
 from domain.shuffle import commitment, deal_from_seeds
@@ -110,11 +111,6 @@ def forget_seals(url: str) -> None:
 
 
 # -- tampering like an insider ---------------------------------------------------------------
-def sql(url, statement, **params):
-    with engine_for(url).begin() as connection:
-        return connection.execute(sa.text(statement), params)
-
-
 def row_id(url, game_id, version):
     return sql(
         url,

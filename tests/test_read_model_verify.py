@@ -12,17 +12,13 @@ from decimal import Decimal
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
+from sql_support import sql
 
 from replays.integrity.evidence import make_checkpoint, verify_store
 from replays.integrity.report import Report
 from replays.integrity.verify import verify_read_models
 from replays.store.db import engine_for
 from web.cli import main
-
-
-def sql(url, statement, **params):
-    with engine_for(url).begin() as connection:
-        return connection.execute(sa.text(statement), params)
 
 
 def run(*args):

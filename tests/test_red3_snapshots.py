@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sqlalchemy as sa
+from sql_support import sql
 
 from domain import variants
 from domain.red3.bot import play, setup_table
@@ -10,7 +10,6 @@ from domain.red3.records import parse_red3_record
 from domain.simulation.floor import Floor
 from replays.integrity.evidence import create_tables, make_checkpoint, verify_store
 from replays.store.application import Ledger
-from replays.store.db import engine_for
 from replays.store.timeline import game_of, state_at_step, store_record
 from tests.red3_factory import random_record
 
@@ -19,11 +18,6 @@ LIBRARY = ("_id", "_version", "_pending_events")
 
 def _attributes(match) -> dict:
     return {k: v for k, v in vars(match).items() if k not in LIBRARY}
-
-
-def _sql(url, statement, **params):
-    with engine_for(url).begin() as connection:
-        return connection.execute(sa.text(statement), params)
 
 
 def _oid(url, game_id):
@@ -46,7 +40,7 @@ def test_a_long_match_is_snapshotted_at_its_latest_version_and_loads_the_same(da
     ledger = Ledger(database_url)
     store_record(ledger, parse_red3_record(record))
 
-    rows = _sql(
+    rows = sql(
         database_url,
         "SELECT originator_version FROM ledger_snapshots WHERE originator_id = :o",
         o=_oid(database_url, "R3-LONG"),
@@ -71,7 +65,7 @@ def test_a_short_match_under_the_interval_has_no_snapshot(database_url):
     match = parse_red3_record(record).build()
     ledger = Ledger(database_url)
     store_record(ledger, parse_red3_record(record))
-    count = _sql(database_url, "SELECT count(*) FROM ledger_snapshots").scalar_one()
+    count = sql(database_url, "SELECT count(*) FROM ledger_snapshots").scalar_one()
     assert count == (1 if match.version >= 20 else 0)
 
 
@@ -90,7 +84,7 @@ def test_verify_checks_red3_snapshots_and_finds_an_altered_one(database_url, tmp
     assert "1 snapshot(s) checked against their events" in report.notes
 
     oid = _oid(database_url, "R3-LONG")
-    state = _sql(
+    state = sql(
         database_url, "SELECT state FROM ledger_snapshots WHERE originator_id = :o", o=oid
     ).scalar_one()
     player = match.players[0]
@@ -100,7 +94,7 @@ def test_verify_checks_red3_snapshots_and_finds_an_altered_one(database_url, tmp
         1,
     )
     assert forged != bytes(state)
-    _sql(
+    sql(
         database_url,
         "UPDATE ledger_snapshots SET state = :s WHERE originator_id = :o",
         s=forged,

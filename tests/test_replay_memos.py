@@ -15,6 +15,7 @@ from decimal import Decimal
 
 import pytest
 import sqlalchemy as sa
+from sql_support import sql
 
 from domain.simulation.floor import Floor
 from replays.integrity import replay_memos
@@ -26,11 +27,6 @@ from replays.readmodels import read_model_checks
 from replays.simulation import Simulation, store_games
 from replays.store.db import engine_for
 from replays.store.schema import migrate
-
-
-def sql(url, statement, **params):
-    with engine_for(url).begin() as connection:
-        return connection.execute(sa.text(statement), params)
 
 
 def stored_games(url: str) -> list[str]:

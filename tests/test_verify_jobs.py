@@ -15,17 +15,13 @@ import orjson
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
+from sql_support import sql
 
 from replays.integrity.evidence import verify_store
 from replays.readmodels.verify_jobs import _split, spans
 from replays.store.application import Ledger
 from replays.store.db import engine_for
 from web.cli import main
-
-
-def sql(url, statement, **params):
-    with engine_for(url).begin() as connection:
-        return connection.execute(sa.text(statement), params)
 
 
 def _id(url, game_id):

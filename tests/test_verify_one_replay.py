@@ -8,17 +8,11 @@ from __future__ import annotations
 
 import orjson
 import pytest
-import sqlalchemy as sa
+from sql_support import sql
 
 from replays.integrity.evidence import verify_store
 from replays.readmodels.projections import NAME
 from replays.store.application import Ledger
-from replays.store.db import engine_for
-
-
-def sql(url, statement, **params):
-    with engine_for(url).begin() as connection:
-        return connection.execute(sa.text(statement), params)
 
 
 @pytest.fixture
