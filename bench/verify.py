@@ -30,6 +30,12 @@ Run: ``python -m bench verify`` (1,000 games; ``--quick``: 100), or for the clos
 figures ``python -m bench.verify --games 10000 [--db PATH]`` (``--db`` keeps the built
 store and reuses it on the next run).
 
+Instructions: ``python -m bench.verify --floor --db PATH`` runs floor 2 (the hashes, every
+event replayed, every settlement audited) once on a kept store and prints its events; under
+``PYTHONHASHSEED=0 valgrind --tool=callgrind``, beside ``rummy-ledger verify`` on the same
+store, and both again on an empty migrated store (the imports, subtracted), it gives each
+one's instructions per event.
+
 The ``--since`` stage (``python -m bench.verify --since --games 2000``, issue 33) measures
 the auditor's day: on a store of N games verified once by ``verify --since`` (its first,
 full run, which writes the state), 300 new games are imported, and then one pass each of
@@ -76,72 +82,91 @@ def _load() -> float:
     return round(os.getloadavg()[0], 2)
 
 
-def measure(url: str) -> dict[str, Any]:
-    """One pass of each, in this process, on the store at ``url``."""
-    from replays.integrity import evidence as integrity
+_QUERY = "SELECT id, originator_id, originator_version, topic, state FROM ledger_events"
+
+
+def read_and_hash(db: sa.Engine) -> int:
+    """The baseline: every event SELECTed in notification order, its leaf, its game's chain
+    and the Merkle tree hashed. Returns the events read."""
     from replays.integrity import merkle
     from replays.integrity.canonical import GENESIS, chain_hash, event_leaf
     from replays.integrity.store import raw_id
 
+    chains: dict[bytes, bytes] = {}
+    tree = merkle.TreeBuilder()
+    count = 0
+    with db.connect() as connection:
+        for _, originator, version, topic, state in connection.execute(
+            sa.text(_QUERY + " ORDER BY id")
+        ):
+            originator = raw_id(originator)
+            leaf = event_leaf(originator, version, topic, state)
+            chains[originator] = chain_hash(chains.get(originator, GENESIS), leaf)
+            tree.append(leaf)
+            count += 1
+    tree.root()
+    return count
+
+
+def bare_replay(url: str, db: sa.Engine, audit: bool) -> int:
+    """Every game read by aggregate and its events decoded and applied, as verify's
+    replay does, and nothing else (no rows built, nothing compared); with ``audit``,
+    each finished game's settlement recomputed and audited too. Added to the hashes,
+    the least any verify that replays every game must do in this code."""
+    from domain import variants
+    from replays.integrity.replaying import replayer_for
+    from replays.readmodels.read_model_checks import (
+        _events_by_aggregate,
+        ledger_for,
+        projection_position,
+    )
+    from replays.store.schema import EVENTS_TABLE
+
+    replayer = replayer_for(ledger_for(url).mapper)
+    count = 0
+    with db.connect() as connection:
+        position = projection_position(connection)
+        for prefix in variants.topic_prefixes():
+            for rows in _events_by_aggregate(connection, position, EVENTS_TABLE, prefix):
+                game, originator_id = None, rows[0].originator_id
+                for row in rows:
+                    event = replayer.event(originator_id, row.version, row.topic, row.state)
+                    game = replayer.apply(event, game)
+                count += len(rows)
+                variant = variants.for_topic(rows[0].topic)
+                if audit and variant is not None and variant.is_over(game):
+                    variant.audit_columns(game, ())
+    return count
+
+
+def floor(url: str) -> int:
+    """Floor 2 once (the hashes, then every event replayed and every settlement audited),
+    for an instruction count (``python -m bench.verify --floor --db FILE`` under callgrind,
+    beside ``rummy-ledger verify`` on the same store; run both on an empty migrated store
+    too and subtract, for the imports). Returns the events replayed."""
+    from replays.integrity import evidence as integrity
+
     db = integrity.engine(url)
-    query = "SELECT id, originator_id, originator_version, topic, state FROM ledger_events"
+    read_and_hash(db)
+    return bare_replay(url, db, True)
+
+
+def measure(url: str) -> dict[str, Any]:
+    """One pass of each, in this process, on the store at ``url``."""
+    from replays.integrity import evidence as integrity
+
+    db = integrity.engine(url)
 
     def raw_read() -> int:
         with db.connect() as connection:
-            return sum(1 for _ in connection.execute(sa.text(query + " ORDER BY id")))
-
-    def read_and_hash() -> int:
-        chains: dict[bytes, bytes] = {}
-        tree = merkle.TreeBuilder()
-        count = 0
-        with db.connect() as connection:
-            for _, originator, version, topic, state in connection.execute(
-                sa.text(query + " ORDER BY id")
-            ):
-                originator = raw_id(originator)
-                leaf = event_leaf(originator, version, topic, state)
-                chains[originator] = chain_hash(chains.get(originator, GENESIS), leaf)
-                tree.append(leaf)
-                count += 1
-        tree.root()
-        return count
-
-    def bare_replay(audit: bool) -> int:
-        """Every game read by aggregate and its events decoded and applied, as verify's
-        replay does, and nothing else (no rows built, nothing compared); with ``audit``,
-        each finished game's settlement recomputed and audited too. Added to the hashes,
-        the least any verify that replays every game must do in this code."""
-        from domain import variants
-        from replays.integrity.replaying import replayer_for
-        from replays.readmodels.read_model_checks import (
-            _events_by_aggregate,
-            ledger_for,
-            projection_position,
-        )
-        from replays.store.schema import EVENTS_TABLE
-
-        replayer = replayer_for(ledger_for(url).mapper)
-        count = 0
-        with db.connect() as connection:
-            position = projection_position(connection)
-            for prefix in variants.topic_prefixes():
-                for rows in _events_by_aggregate(connection, position, EVENTS_TABLE, prefix):
-                    game, originator_id = None, rows[0].originator_id
-                    for row in rows:
-                        event = replayer.event(originator_id, row.version, row.topic, row.state)
-                        game = replayer.apply(event, game)
-                    count += len(rows)
-                    variant = variants.for_topic(rows[0].topic)
-                    if audit and variant is not None and variant.is_over(game):
-                        variant.audit_columns(game, ())
-        return count
+            return sum(1 for _ in connection.execute(sa.text(_QUERY + " ORDER BY id")))
 
     load_before = _load()
     raw_s, events = _timed(raw_read)
-    hashed_s, hashed = _timed(read_and_hash)
+    hashed_s, hashed = _timed(lambda: read_and_hash(db))
     assert hashed == events
-    replay_s, replayed = _timed(lambda: bare_replay(False))
-    audited_s, _ = _timed(lambda: bare_replay(True))
+    replay_s, replayed = _timed(lambda: bare_replay(url, db, False))
+    audited_s, _ = _timed(lambda: bare_replay(url, db, True))
     passes = {
         "verify_events_only": {"check_snapshots": False, "check_read_models": False},
         "verify_events_and_snapshots": {"check_read_models": False},
@@ -289,7 +314,7 @@ def measure_since(url: str, games: int, folder: Path) -> dict[str, Any]:
     full_s, full = _timed(lambda: integrity.verify_store(url))
     if not full.ok:
         raise RuntimeError(f"verify found problems: {full.problems[:3]}")
-    hashed_s, events = _timed(lambda: _read_and_hash(url))
+    hashed_s, events = _timed(lambda: read_and_hash(integrity.engine(url)))
     return {
         "games": games,
         "new_games": NEW_GAMES,
@@ -309,31 +334,6 @@ def measure_since(url: str, games: int, folder: Path) -> dict[str, Any]:
         "full_over_since": round(full_s / since_s, 2),
         "select_and_hashes_over_since": round(hashed_s / since_s, 2),
     }
-
-
-def _read_and_hash(url: str) -> int:
-    """A SELECT of every event plus every leaf, chain and tree hash (the baseline of
-    :func:`measure`)."""
-    from replays.integrity import evidence as integrity
-    from replays.integrity import merkle
-    from replays.integrity.canonical import GENESIS, chain_hash, event_leaf
-    from replays.integrity.store import raw_id
-
-    query = "SELECT id, originator_id, originator_version, topic, state FROM ledger_events"
-    chains: dict[bytes, bytes] = {}
-    tree = merkle.TreeBuilder()
-    count = 0
-    with integrity.engine(url).connect() as connection:
-        for _, originator, version, topic, state in connection.execute(
-            sa.text(query + " ORDER BY id")
-        ):
-            originator = raw_id(originator)
-            leaf = event_leaf(originator, version, topic, state)
-            chains[originator] = chain_hash(chains.get(originator, GENESIS), leaf)
-            tree.append(leaf)
-            count += 1
-    tree.root()
-    return count
 
 
 def run_since(games: int, db: str | None) -> dict[str, Any]:
@@ -371,7 +371,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the verify --since stage (bench/results/verify_since.json)",
     )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="floor 2 alone, once, on the --db store (for callgrind); prints the events",
+    )
     args = parser.parse_args(argv)
+    if args.floor:
+        if not args.db:
+            parser.error("--floor needs --db (a store built by an earlier run)")
+        print(floor(f"sqlite:///{args.db}"))
+        return 0
     if args.since:
         import json
 
