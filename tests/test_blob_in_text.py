@@ -128,9 +128,12 @@ def _outputs(client, url: str, table: str, shown: dict) -> dict[str, tuple]:
     return out
 
 
-# A finding's quote of the stored value: ``column holds b'\x00\xffblob'``, as HTML, JSON or
-# plain text writes it (a game's integrity badge may still quote an earlier case's).
-FINDING = re.compile(r"\w+ holds b(?:'|&#39;)(?:\\{1,2})x00(?:\\{1,2})xffblob(?:'|&#39;)")
+# A finding's quote of the stored value, as HTML, JSON or plain text writes it: a page's
+# (``column holds b'\x00\xffblob'``) or verification's (``table.column: stored b'…'``, in a
+# game's badge or the report's verification lines; a badge may still quote an earlier case).
+FINDING = re.compile(
+    r"(?:\w+ holds|\w+(?:\[[^]]*\])?\.\w+: stored) b(?:'|&#39;)(?:\\{1,2})x00(?:\\{1,2})xffblob(?:'|&#39;)"
+)
 
 
 def _without_findings(text: str) -> str:
@@ -180,7 +183,7 @@ def test_a_blob_in_any_shown_text_column_is_named_and_the_rest_still_shown(site)
             if shows:
                 at = shows.start()
                 failures.append(f"{case}: {where} shows the bytes: {rest[at - 80 : at + 30]!r}")
-            if f"{column} holds" in text and table in text:
+            if re.search(rf"{table}\b[^:]*: {column} holds|{table}(\[[^]]*\])?\.{column}:", text):
                 named.add((table, column))
             lost = [m for m in markers if m in before[1] and m not in text and m not in own]
             if lost:
