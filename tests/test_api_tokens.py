@@ -131,3 +131,26 @@ def test_a_token_whose_revocation_cannot_be_read_is_revoked_all_the_same(token_d
     assert tokens.authenticate(good.token) is not None
     revoked = {t.token_id: t.active for t in tokens.list_tokens()}
     assert revoked == {bad.token_id: False, good.token_id: True}
+
+
+def test_revoking_an_operators_tokens_revokes_one_whose_creation_cannot_be_read(token_db):
+    """`tokens revoke --operator` read every token of the operator through its row: one
+    whose created_at held 'zzz' ended the command in a traceback with nothing revoked. All
+    the operator's tokens are revoked, the value named on stderr; no other operator's."""
+    bad, good = tokens.create_token("acme"), tokens.create_token("acme")
+    other = tokens.create_token("other")
+    _corrupt_token(token_db, bad.token_id, "created_at", "zzz")
+    result = CliRunner().invoke(main, ["tokens", "revoke", "--operator", "acme"])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    assert "revoked 2 token(s) of acme" in result.stdout
+    assert f"unreadable: api_tokens token_id='{bad.token_id}': created_at holds 'zzz'" in (
+        result.stderr
+    )
+    with engine_for(token_db).connect() as connection:
+        active = connection.execute(
+            sa.text("SELECT token_id FROM api_tokens WHERE revoked_at IS NULL")
+        ).scalars()
+        assert set(active) == {other.token_id}
+    assert tokens.authenticate(good.token) is None
+    assert tokens.authenticate(other.token) is not None

@@ -93,8 +93,9 @@ def _where(view_args: dict) -> dict | None:
             # A game's events are keyed by its aggregate id, which a bad row may have lost:
             # the whole store's are looked at (on this failing path only).
             where[table.name] = ("", {})
-        elif game_id is None and ("game_id" in table.c or "player_id" in table.c):
-            # The list, a player's history: any game's rows may be the one it met.
+        elif game_id is None and table.name not in EVENT_TABLES:
+            # The list, a player's history: any game's rows may be the one it met; the
+            # staff's pages (fair play's days, accounts) read tables of no game.
             where[table.name] = ("", {})
     return where
 

@@ -24,7 +24,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from replays.store.db import Base, engine_for, one_statement
+from replays.store.db import Base, StoredText, engine_for, one_statement
 
 BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 CSV_COLUMNS = ("id", "at", "username", "role", "game_id", "move", "view", "page", "remote_addr")
@@ -48,14 +48,14 @@ class AccessLogRow(Base):
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
-    username: Mapped[str] = mapped_column(sa.String(64))
-    role: Mapped[str] = mapped_column(sa.String(16))
-    game_id: Mapped[str] = mapped_column(sa.String(64))
+    username: Mapped[str] = mapped_column(StoredText(64))
+    role: Mapped[str] = mapped_column(StoredText(16))
+    game_id: Mapped[str] = mapped_column(StoredText(64))
     move: Mapped[int | None] = mapped_column(sa.Integer)
     # full, seat:<player>, audit, audit.json, audit.csv, case
-    view: Mapped[str] = mapped_column(sa.String(80))
-    page: Mapped[str] = mapped_column(sa.String(64))
-    remote_addr: Mapped[str | None] = mapped_column(sa.String(64))
+    view: Mapped[str] = mapped_column(StoredText(80))
+    page: Mapped[str] = mapped_column(StoredText(64))
+    remote_addr: Mapped[str | None] = mapped_column(StoredText(64))
 
     __table_args__ = (
         sa.Index("ix_access_log_at", "at"),

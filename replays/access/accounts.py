@@ -45,7 +45,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, Session, mapped_column
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from replays.store.db import Base, engine_for, one_statement, session_factory
+from replays.store.db import Base, StoredText, engine_for, one_statement, session_factory
 from replays.store.decoding import Readable, read_around_unreadable
 
 log = logging.getLogger(__name__)
@@ -109,11 +109,11 @@ class UserRow(Base):
     __tablename__ = "users"
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    username: Mapped[str] = mapped_column(sa.String(64), unique=True)
-    role: Mapped[str] = mapped_column(sa.String(16))
-    player_id: Mapped[str | None] = mapped_column(sa.String(64))
-    password_hash: Mapped[str] = mapped_column(sa.String(255))
-    session_key: Mapped[str] = mapped_column(sa.String(32))
+    username: Mapped[str] = mapped_column(StoredText(64), unique=True)
+    role: Mapped[str] = mapped_column(StoredText(16))
+    player_id: Mapped[str | None] = mapped_column(StoredText(64))
+    password_hash: Mapped[str] = mapped_column(StoredText(255))
+    session_key: Mapped[str] = mapped_column(StoredText(32))
     active: Mapped[bool] = mapped_column(sa.Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
     disabled_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
@@ -128,8 +128,8 @@ class LoginAttemptRow(Base):
     __tablename__ = "login_attempts"
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    username: Mapped[str] = mapped_column(sa.String(64))
-    remote_addr: Mapped[str] = mapped_column(sa.String(64))
+    username: Mapped[str] = mapped_column(StoredText(64))
+    remote_addr: Mapped[str] = mapped_column(StoredText(64))
     at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
     succeeded: Mapped[bool] = mapped_column(sa.Boolean)
 
@@ -146,9 +146,9 @@ class LoginThrottleRow(Base):
 
     __tablename__ = "login_throttle"
 
-    scope: Mapped[str] = mapped_column(sa.String(8), primary_key=True)
-    username: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    remote_addr: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    scope: Mapped[str] = mapped_column(StoredText(8), primary_key=True)
+    username: Mapped[str] = mapped_column(StoredText(64), primary_key=True)
+    remote_addr: Mapped[str] = mapped_column(StoredText(64), primary_key=True)
     attempts: Mapped[int] = mapped_column(sa.Integer)
     window_start: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
 

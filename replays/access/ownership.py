@@ -24,15 +24,15 @@ from eventsourcing.persistence import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
 from replays.store.application import GameExists
-from replays.store.db import Base, engine_for, session_factory
+from replays.store.db import Base, StoredText, engine_for, session_factory
 from replays.store.decoding import read_around_unreadable
 
 
 class GameOwner(Base):
     __tablename__ = "game_owners"
 
-    game_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    operator: Mapped[str] = mapped_column(sa.String(64), index=True)
+    game_id: Mapped[str] = mapped_column(StoredText(64), primary_key=True)
+    operator: Mapped[str] = mapped_column(StoredText(64), index=True)
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
 
 

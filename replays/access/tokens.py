@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from replays.store.db import Base, engine_for, session_factory
+from replays.store.db import Base, StoredText, engine_for, session_factory
 from replays.store.decoding import Readable, read_around_unreadable
 
 TOKEN_PREFIX = "rlk"
@@ -43,9 +43,9 @@ class UnreadableToken(TokenError):
 class ApiToken(Base):
     __tablename__ = "api_tokens"
 
-    token_id: Mapped[str] = mapped_column(sa.String(16), primary_key=True)
-    operator: Mapped[str] = mapped_column(sa.String(64), index=True)
-    token_hash: Mapped[str] = mapped_column(sa.String(64), unique=True)
+    token_id: Mapped[str] = mapped_column(StoredText(16), primary_key=True)
+    operator: Mapped[str] = mapped_column(StoredText(64), index=True)
+    token_hash: Mapped[str] = mapped_column(StoredText(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
     revoked_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
 
@@ -142,16 +142,37 @@ def revoke_token(token_id: str, *, url: str | None = None) -> Revocation:
     return Revocation(token_id, operator, listing.unreadable)
 
 
-def revoke_operator(operator: str, *, url: str | None = None) -> list[TokenInfo]:
-    """Revoke every active token of ``operator``; returns those revoked."""
-    now = datetime.now(UTC)
-    with session_factory(url).begin() as session:
-        rows = session.scalars(
-            sa.select(ApiToken).where(ApiToken.operator == operator, ApiToken.revoked_at.is_(None))
-        ).all()
-        for row in rows:
-            row.revoked_at = now
-        return [_info(row) for row in rows]
+@dataclass(frozen=True)
+class OperatorRevocation:
+    """How many tokens of an operator were revoked, and the findings their rows held."""
+
+    count: int
+    unreadable: list
+
+
+def revoke_operator(operator: str, *, url: str | None = None) -> OperatorRevocation:
+    """Revoke every active token of ``operator``. A token whose stored row holds a value of
+    the wrong kind is revoked all the same, as :func:`revoke_token` does, and named."""
+    table = ApiToken.__table__
+    where = {table.name: ("operator = :operator", {"operator": operator})}
+    listing = _readable(
+        sa.select(ApiToken).where(ApiToken.operator == operator, ApiToken.revoked_at.is_(None)),
+        url,
+        where,
+    )
+    unreadable_revocations = [
+        f.key.get("token_id") for f in listing.unreadable if f.column == "revoked_at"
+    ]
+    with engine_for(url).begin() as connection:
+        revoked = connection.execute(
+            sa.update(table)
+            .where(
+                table.c.operator == operator,
+                table.c.revoked_at.is_(None) | table.c.token_id.in_(unreadable_revocations),
+            )
+            .values(revoked_at=datetime.now(UTC))
+        )
+    return OperatorRevocation(revoked.rowcount, listing.unreadable)
 
 
 def list_tokens(*, url: str | None = None, operator: str | None = None) -> Readable:

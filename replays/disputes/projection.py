@@ -25,7 +25,7 @@ from domain.dispute import OPEN, DisputeCase, adjustment_entries
 from domain.rummy13.settlement import account_of
 from domain.timestamps import parse_time
 from replays.readmodels.models import LedgerEntryRow, Money
-from replays.store.db import Base
+from replays.store.db import Base, StoredLongText, StoredText
 
 DISPUTE_TOPICS = DisputeCase.TOPIC + "."
 ADJUSTMENT_KIND = "adjustment"
@@ -37,26 +37,26 @@ class DisputeCaseRow(Base):
 
     __tablename__ = "dispute_cases"
 
-    case_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    originator_id: Mapped[str] = mapped_column(sa.String(36), unique=True)
-    game_id: Mapped[str] = mapped_column(sa.String(64))
+    case_id: Mapped[str] = mapped_column(StoredText(64), primary_key=True)
+    originator_id: Mapped[str] = mapped_column(StoredText(36), unique=True)
+    game_id: Mapped[str] = mapped_column(StoredText(64))
     move: Mapped[int] = mapped_column(sa.Integer)
-    status: Mapped[str] = mapped_column(sa.String(8))
-    opened_by: Mapped[str] = mapped_column(sa.String(64))
-    opener_role: Mapped[str] = mapped_column(sa.String(16))
+    status: Mapped[str] = mapped_column(StoredText(8))
+    opened_by: Mapped[str] = mapped_column(StoredText(64))
+    opener_role: Mapped[str] = mapped_column(StoredText(16))
     opened_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
-    description: Mapped[str] = mapped_column(sa.Text)
-    currency: Mapped[str] = mapped_column(sa.String(8))
+    description: Mapped[str] = mapped_column(StoredLongText)
+    currency: Mapped[str] = mapped_column(StoredText(8))
     notes: Mapped[int] = mapped_column(sa.Integer, default=0)
     evidence: Mapped[int] = mapped_column(sa.Integer, default=0)
     version: Mapped[int] = mapped_column(sa.Integer)
     updated_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
     closed_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
-    closed_by: Mapped[str | None] = mapped_column(sa.String(64))
-    decision: Mapped[str | None] = mapped_column(sa.String(16))
+    closed_by: Mapped[str | None] = mapped_column(StoredText(64))
+    decision: Mapped[str | None] = mapped_column(StoredText(16))
     amount: Mapped[Decimal | None] = mapped_column(Money)
-    credited: Mapped[str | None] = mapped_column(sa.String(64))
-    debited: Mapped[str | None] = mapped_column(sa.String(64))
+    credited: Mapped[str | None] = mapped_column(StoredText(64))
+    debited: Mapped[str | None] = mapped_column(StoredText(64))
 
     __table_args__ = (
         sa.Index("ix_dispute_cases_status_opened_at", "status", "opened_at"),

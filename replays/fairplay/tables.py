@@ -39,7 +39,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
 from replays.fairplay.summary import BREAKS, EXIT_BANDS, TIMED_KINDS
-from replays.store.db import Base
+from replays.store.db import Base, StoredLongText, StoredText
 
 BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
@@ -56,17 +56,17 @@ AGREED_COLUMNS = tuple(f"agreed_{links}" for links in range(BREAKS))
 class FairplayGame(Base):
     __tablename__ = "fairplay_games"
 
-    game_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    day: Mapped[str] = mapped_column(sa.String(10), index=True)
-    table_id: Mapped[str] = mapped_column(sa.String(64))
+    game_id: Mapped[str] = mapped_column(StoredText(64), primary_key=True)
+    day: Mapped[str] = mapped_column(StoredText(10), index=True)
+    table_id: Mapped[str] = mapped_column(StoredText(64))
 
 
 class FairplayPlayerDay(Base):
     __tablename__ = "fairplay_player_days"
 
-    day: Mapped[str] = mapped_column(sa.String(10), primary_key=True)
-    table_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    player: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    day: Mapped[str] = mapped_column(StoredText(10), primary_key=True)
+    table_id: Mapped[str] = mapped_column(StoredText(64), primary_key=True)
+    player: Mapped[str] = mapped_column(StoredText(64), primary_key=True)
     games: Mapped[int] = mapped_column(sa.Integer, default=0)
     choices: Mapped[int] = mapped_column(sa.Integer, default=0)
     choice_sum: Mapped[float] = mapped_column(sa.Float, default=0.0)
@@ -106,10 +106,10 @@ class _PairSums:
     """A pair's sums on a day at a table: the columns of ``fairplay_pair_days`` and of the
     month's noted copy of its rows (``fairplay_noted_pair_days``), in the same order."""
 
-    day: Mapped[str] = mapped_column(sa.String(10), primary_key=True)
-    table_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    first: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    second: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    day: Mapped[str] = mapped_column(StoredText(10), primary_key=True)
+    table_id: Mapped[str] = mapped_column(StoredText(64), primary_key=True)
+    first: Mapped[str] = mapped_column(StoredText(64), primary_key=True)
+    second: Mapped[str] = mapped_column(StoredText(64), primary_key=True)
     faced: Mapped[int] = mapped_column(sa.Integer, default=0)
     useful: Mapped[int] = mapped_column(sa.Integer, default=0)
     gain: Mapped[int] = mapped_column(sa.Integer, default=0)
@@ -133,9 +133,9 @@ class FairplayPartnerDay(Base):
     # Beside ``fairplay_player_days``, not in it: the player rows are kept as counted before.
     __tablename__ = "fairplay_partner_days"
 
-    day: Mapped[str] = mapped_column(sa.String(10), primary_key=True)
-    table_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    player: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    day: Mapped[str] = mapped_column(StoredText(10), primary_key=True)
+    table_id: Mapped[str] = mapped_column(StoredText(64), primary_key=True)
+    player: Mapped[str] = mapped_column(StoredText(64), primary_key=True)
     # The player row's games and takes again: a period's sums by player and table read
     # these narrow rows, not the wide ones.
     games: Mapped[int] = mapped_column(sa.Integer, default=0)
@@ -155,15 +155,15 @@ class FairplayNotedPairDay(_PairSums, Base):
 class FairplayNotedMonth(Base):
     __tablename__ = "fairplay_noted_months"
 
-    month: Mapped[str] = mapped_column(sa.String(7), primary_key=True)
+    month: Mapped[str] = mapped_column(StoredText(7), primary_key=True)
     games: Mapped[int] = mapped_column(sa.Integer)  # the month's games counted when noted
 
 
 class FairplayTableDay(Base):
     __tablename__ = "fairplay_table_days"
 
-    day: Mapped[str] = mapped_column(sa.String(10), primary_key=True)
-    table_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    day: Mapped[str] = mapped_column(StoredText(10), primary_key=True)
+    table_id: Mapped[str] = mapped_column(StoredText(64), primary_key=True)
     games: Mapped[int] = mapped_column(sa.Integer, default=0)
     faced: Mapped[int] = mapped_column(sa.Integer, default=0, server_default="0")
     useful: Mapped[int] = mapped_column(sa.Integer, default=0, server_default="0")
@@ -179,27 +179,27 @@ class FairplayEvidence(Base):
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    day: Mapped[str] = mapped_column(sa.String(10))
-    table_id: Mapped[str] = mapped_column(sa.String(64))
-    signal: Mapped[str] = mapped_column(sa.String(16))
-    first: Mapped[str] = mapped_column(sa.String(64))
-    second: Mapped[str] = mapped_column(sa.String(64))
-    game_id: Mapped[str] = mapped_column(sa.String(64))
+    day: Mapped[str] = mapped_column(StoredText(10))
+    table_id: Mapped[str] = mapped_column(StoredText(64))
+    signal: Mapped[str] = mapped_column(StoredText(16))
+    first: Mapped[str] = mapped_column(StoredText(64))
+    second: Mapped[str] = mapped_column(StoredText(64))
+    game_id: Mapped[str] = mapped_column(StoredText(64))
     step: Mapped[int] = mapped_column(sa.Integer)
     weight: Mapped[float] = mapped_column(sa.Float)
-    note: Mapped[str] = mapped_column(sa.String(200))
+    note: Mapped[str] = mapped_column(StoredText(200))
 
 
 class FairplayReview(Base):
     __tablename__ = "fairplay_reviews"
 
-    start: Mapped[str] = mapped_column(sa.String(10), primary_key=True)
-    end: Mapped[str] = mapped_column(sa.String(10), primary_key=True)
-    table_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)  # "" for all
+    start: Mapped[str] = mapped_column(StoredText(10), primary_key=True)
+    end: Mapped[str] = mapped_column(StoredText(10), primary_key=True)
+    table_id: Mapped[str] = mapped_column(StoredText(64), primary_key=True)  # "" for all
     fdr: Mapped[float] = mapped_column(sa.Float, primary_key=True)
     games: Mapped[int] = mapped_column(sa.Integer)  # the period's games it counted
     made_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
-    body: Mapped[str] = mapped_column(sa.Text)  # the review, flags and evidence, as JSON
+    body: Mapped[str] = mapped_column(StoredLongText)  # the review, flags and evidence, as JSON
 
 
 def _spelled_out() -> None:

@@ -29,7 +29,7 @@ from uuid import UUID
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
-from replays.store.db import Base
+from replays.store.db import Base, StoredLongText, StoredText
 
 NODE_MIN_LEVEL = 4  # subtrees of 16+ leaves are stored; smaller ones are recomputed
 
@@ -41,7 +41,7 @@ class Seal(Base):
     notification_id: Mapped[int] = mapped_column(sa.BigInteger, unique=True)
     originator_id: Mapped[UUID] = mapped_column(sa.Uuid)
     originator_version: Mapped[int] = mapped_column(sa.BigInteger)
-    game_id: Mapped[str] = mapped_column(sa.String(200), index=True)
+    game_id: Mapped[str] = mapped_column(StoredText(200), index=True)
     leaf_hash: Mapped[bytes] = mapped_column(sa.LargeBinary(32))
     chain_hash: Mapped[bytes] = mapped_column(sa.LargeBinary(32))
 
@@ -54,7 +54,7 @@ class GameChainHead(Base):
     __tablename__ = "integrity_games"
 
     originator_id: Mapped[UUID] = mapped_column(sa.Uuid, primary_key=True)
-    game_id: Mapped[str] = mapped_column(sa.String(200), index=True)
+    game_id: Mapped[str] = mapped_column(StoredText(200), index=True)
     version: Mapped[int] = mapped_column(sa.BigInteger)
     chain_hash: Mapped[bytes] = mapped_column(sa.LargeBinary(32))
     last_position: Mapped[int] = mapped_column(sa.BigInteger)
@@ -89,10 +89,10 @@ class CheckpointRow(Base):
         sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=True
     )
     size: Mapped[int] = mapped_column(sa.BigInteger, index=True)
-    root: Mapped[str] = mapped_column(sa.String(64))
-    time: Mapped[str] = mapped_column(sa.String(20))
-    key_id: Mapped[str] = mapped_column(sa.String(16))
-    signature: Mapped[str] = mapped_column(sa.String(128))
+    root: Mapped[str] = mapped_column(StoredText(64))
+    time: Mapped[str] = mapped_column(StoredText(20))
+    key_id: Mapped[str] = mapped_column(StoredText(16))
+    signature: Mapped[str] = mapped_column(StoredText(128))
 
 
 class ReplayMemo(Base):
@@ -102,10 +102,10 @@ class ReplayMemo(Base):
 
     __tablename__ = "integrity_replay_memos"
 
-    game_id: Mapped[str] = mapped_column(sa.String(200), primary_key=True)
+    game_id: Mapped[str] = mapped_column(StoredText(200), primary_key=True)
     digest: Mapped[bytes] = mapped_column(sa.LargeBinary(32))
     rows_digest: Mapped[bytes | None] = mapped_column(sa.LargeBinary(32), nullable=True)
-    notes: Mapped[str] = mapped_column(sa.Text)
+    notes: Mapped[str] = mapped_column(StoredLongText)
     body: Mapped[bytes] = mapped_column(sa.LargeBinary)
     mac: Mapped[bytes] = mapped_column(sa.LargeBinary(32))
     made_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))

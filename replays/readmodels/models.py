@@ -31,7 +31,7 @@ from decimal import Decimal
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
-from replays.store.db import Base
+from replays.store.db import Base, StoredLongText, StoredText
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY.
 BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
@@ -92,15 +92,15 @@ class GameRow(Base):
 
     __tablename__ = "games"
 
-    game_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    originator_id: Mapped[str] = mapped_column(sa.String(36), unique=True)
-    variant: Mapped[str] = mapped_column(sa.String(16))
-    rules: Mapped[str] = mapped_column(sa.String(32))
-    table_id: Mapped[str | None] = mapped_column(sa.String(64))
-    currency: Mapped[str] = mapped_column(sa.String(8))
+    game_id: Mapped[str] = mapped_column(StoredText(64), primary_key=True)
+    originator_id: Mapped[str] = mapped_column(StoredText(36), unique=True)
+    variant: Mapped[str] = mapped_column(StoredText(16))
+    rules: Mapped[str] = mapped_column(StoredText(32))
+    table_id: Mapped[str | None] = mapped_column(StoredText(64))
+    currency: Mapped[str] = mapped_column(StoredText(8))
     players: Mapped[list] = mapped_column(sa.JSON)
     player_count: Mapped[int] = mapped_column(sa.Integer)
-    dealer: Mapped[str | None] = mapped_column(sa.String(64))
+    dealer: Mapped[str | None] = mapped_column(StoredText(64))
     started_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
     ended_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
     # The UTC date of ended_at: reports group and filter on it with one index.
@@ -108,20 +108,20 @@ class GameRow(Base):
     point_value: Mapped[Decimal] = mapped_column(Rate)
     final_point_value: Mapped[Decimal | None] = mapped_column(Rate)
     fee_percent: Mapped[Decimal] = mapped_column(Rate)
-    status: Mapped[str] = mapped_column(sa.String(16))
+    status: Mapped[str] = mapped_column(StoredText(16))
     round: Mapped[int] = mapped_column(sa.Integer, default=0)
     moves_count: Mapped[int] = mapped_column(sa.Integer, default=0)
     version: Mapped[int] = mapped_column(sa.Integer)
-    winner: Mapped[str | None] = mapped_column(sa.String(64))
+    winner: Mapped[str | None] = mapped_column(StoredText(64))
     gross: Mapped[Decimal | None] = mapped_column(Money)
     fee: Mapped[Decimal | None] = mapped_column(Money)
     net_to_winner: Mapped[Decimal | None] = mapped_column(Money)
     # sha256 of the recorded settlement's canonical JSON, and of the one recomputed from
     # the game's facts during projection; they differ only when the record is wrong.
-    settlement_hash: Mapped[str | None] = mapped_column(sa.String(64))
-    recomputed_hash: Mapped[str | None] = mapped_column(sa.String(64))
+    settlement_hash: Mapped[str | None] = mapped_column(StoredText(64))
+    recomputed_hash: Mapped[str | None] = mapped_column(StoredText(64))
     discrepancy: Mapped[bool] = mapped_column(sa.Boolean, default=False)
-    discrepancy_note: Mapped[str | None] = mapped_column(sa.Text)
+    discrepancy_note: Mapped[str | None] = mapped_column(StoredLongText)
 
     __table_args__ = (
         sa.Index("ix_games_ended_on", "ended_on"),
@@ -139,16 +139,16 @@ class PlayerResultRow(Base):
     game_id: Mapped[str] = mapped_column(
         sa.ForeignKey("games.game_id", ondelete="CASCADE"), primary_key=True
     )
-    player: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    player: Mapped[str] = mapped_column(StoredText(64), primary_key=True)
     seat: Mapped[int] = mapped_column(sa.Integer)
-    result: Mapped[str] = mapped_column(sa.String(16))
+    result: Mapped[str] = mapped_column(StoredText(16))
     points: Mapped[int] = mapped_column(sa.Integer)
     point_value: Mapped[Decimal] = mapped_column(Rate)
     amount: Mapped[Decimal] = mapped_column(Money)
     hand_score: Mapped[int | None] = mapped_column(sa.Integer)
     # What the best grouping of the same 13 cards would have cost (auditors compare).
     min_score: Mapped[int | None] = mapped_column(sa.Integer)
-    scoring_case: Mapped[str | None] = mapped_column(sa.String(40))
+    scoring_case: Mapped[str | None] = mapped_column(StoredText(40))
     ended_at_round: Mapped[int | None] = mapped_column(sa.Integer)
 
     __table_args__ = (sa.Index("ix_player_results_player", "player", "game_id"),)
@@ -169,10 +169,10 @@ class MoveRow(Base):
     )
     move_index: Mapped[int] = mapped_column(sa.Integer, primary_key=True)
     version: Mapped[int] = mapped_column(sa.Integer)
-    player: Mapped[str | None] = mapped_column(sa.String(64))
-    move_type: Mapped[str] = mapped_column(sa.String(16))
-    card: Mapped[str | None] = mapped_column(sa.String(4))
-    source: Mapped[str | None] = mapped_column(sa.String(8))
+    player: Mapped[str | None] = mapped_column(StoredText(64))
+    move_type: Mapped[str] = mapped_column(StoredText(16))
+    card: Mapped[str | None] = mapped_column(StoredText(4))
+    source: Mapped[str | None] = mapped_column(StoredText(8))
     groups: Mapped[list | None] = mapped_column(sa.JSON(none_as_null=True))
     round: Mapped[int] = mapped_column(sa.Integer)
     point_value: Mapped[Decimal] = mapped_column(Rate)
@@ -188,14 +188,14 @@ class LedgerEntryRow(Base):
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     game_id: Mapped[str] = mapped_column(sa.ForeignKey("games.game_id", ondelete="CASCADE"))
-    dispute_id: Mapped[str | None] = mapped_column(sa.String(64))
-    kind: Mapped[str] = mapped_column(sa.String(16))
+    dispute_id: Mapped[str | None] = mapped_column(StoredText(64))
+    kind: Mapped[str] = mapped_column(StoredText(16))
     line: Mapped[int] = mapped_column(sa.Integer)
-    account: Mapped[str] = mapped_column(sa.String(80))
-    player: Mapped[str | None] = mapped_column(sa.String(64))
+    account: Mapped[str] = mapped_column(StoredText(80))
+    player: Mapped[str | None] = mapped_column(StoredText(64))
     debit: Mapped[Decimal] = mapped_column(Money, default=Decimal("0.00"))
     credit: Mapped[Decimal] = mapped_column(Money, default=Decimal("0.00"))
-    currency: Mapped[str] = mapped_column(sa.String(8))
+    currency: Mapped[str] = mapped_column(StoredText(8))
     posted_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
     posted_on: Mapped[date | None] = mapped_column(sa.Date)
 
@@ -212,7 +212,7 @@ class ProjectionPosition(Base):
 
     __tablename__ = "projection_positions"
 
-    name: Mapped[str] = mapped_column(sa.String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(StoredText(32), primary_key=True)
     position: Mapped[int] = mapped_column(sa.BigInteger, default=0)
     events_applied: Mapped[int] = mapped_column(sa.BigInteger, default=0)
     updated_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
@@ -227,13 +227,13 @@ class ProjectionFailure(Base):
 
     __tablename__ = "projection_failures"
 
-    projection: Mapped[str] = mapped_column(sa.String(48), primary_key=True)
-    originator_id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    projection: Mapped[str] = mapped_column(StoredText(48), primary_key=True)
+    originator_id: Mapped[str] = mapped_column(StoredText(36), primary_key=True)
     notification_id: Mapped[int] = mapped_column(sa.BigInteger)
-    game_id: Mapped[str | None] = mapped_column(sa.String(200))
-    event_type: Mapped[str] = mapped_column(sa.String(200))
+    game_id: Mapped[str | None] = mapped_column(StoredText(200))
+    event_type: Mapped[str] = mapped_column(StoredText(200))
     event_version: Mapped[int] = mapped_column(sa.BigInteger)
-    error: Mapped[str] = mapped_column(sa.Text)
+    error: Mapped[str] = mapped_column(StoredLongText)
     first_seen: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
     last_attempt: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
     attempts: Mapped[int] = mapped_column(sa.Integer, default=1)

@@ -38,6 +38,7 @@ from replays.integrity.snapshot_checks import report_mismatch, snapshot_mismatch
 from replays.integrity.store import StoredRow, _stored, has_table, id_param, plain_rows
 from replays.readmodels.bulk import stored_forms
 from replays.readmodels.projections import ENTRIES, GAMES, MOVES, NAME, RESULTS
+from replays.store.db import as_stored
 from replays.store.schema import DISPUTE_EVENTS, SNAPSHOTS_TABLE
 
 READ_MODEL = "read_model"
@@ -568,10 +569,11 @@ def _columns_of(table: sa.Table, dialect) -> tuple:
     processors = []
     binders: dict[str, Any] = {}
     for index, column in enumerate(columns):
-        process = column.type.dialect_impl(dialect).result_processor(dialect, None)
+        kind = as_stored(column.type)
+        process = kind.dialect_impl(dialect).result_processor(dialect, None)
         if process is not None:
-            processors.append((index, process, not isinstance(column.type, sa.JSON)))
-        binders[column.name] = _stored_form(column.type, dialect)
+            processors.append((index, process, not isinstance(kind, sa.JSON)))
+        binders[column.name] = _stored_form(kind, dialect)
     found = by_table[table] = (names, places, tuple(processors), binders)
     return found
 

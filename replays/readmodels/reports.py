@@ -29,6 +29,7 @@ from domain import variants
 from domain.rummy13.settlement import FEE_ACCOUNT
 from domain.variants.base import SETTLEMENT_KIND
 from replays.readmodels.models import SETTLED, GameRow, LedgerEntryRow, Money, PlayerResultRow
+from replays.store.db import StoredBytes
 
 ZERO = Decimal("0.00")
 ADJUSTMENT_KIND = "adjustment"  # dispute decisions (replays.disputes.projection)
@@ -36,14 +37,6 @@ ADJUSTMENT_KIND = "adjustment"  # dispute decisions (replays.disputes.projection
 
 class ReportError(ValueError):
     """A report request that cannot be answered as asked (the message says which part)."""
-
-
-class StoredBytes(ValueError):
-    """A value the report writes as text (a table, a player, a game id) was read back as
-    bytes: SQLite's answer for a BLOB an insider stored in a text column, where every other
-    value of the wrong kind fails the read itself. The report fails the same way, so that
-    its callers find the row, name it and report the period without it
-    (web/unreadable.py, ``rummy-ledger report``), rather than print the bytes as a value."""
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,49 @@ class Base(DeclarativeBase):
     metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
 
 
+class StoredBytes(ValueError):
+    """A value read as text (a table, a player, a game id) came back as bytes: SQLite's
+    answer for a BLOB an insider stored in a text column, where every other value of the
+    wrong kind fails the read itself. The read fails the same way, so that its callers
+    find the row, name it and go on without it, rather than print the bytes as a value."""
+
+
+def _text_not_bytes(value):
+    if value.__class__ is bytes:
+        raise StoredBytes(f"a text column holds bytes: {value[:16]!r}")
+    return value
+
+
+class StoredText(sa.types.TypeDecorator):
+    """Text of a table we own (``sa.String``'s DDL): on SQLite, a BLOB an insider stores in it
+    fails the read, as every other value of the wrong kind does, instead of coming back as
+    ``bytes`` that a page, the API or a command would print (``b'\\x00\\xff'``) as the
+    value. The failed read is what the fallbacks act on (web/unreadable.py's ``guard``,
+    :func:`replays.store.decoding.read_around_unreadable`): they find the row
+    (``typeof(col) NOT IN ('null', 'text')``), name it and draw the rest. PostgreSQL's text
+    columns hold text only: no processor there, nothing added to a read."""
+
+    impl = sa.String
+    cache_ok = True
+
+    def result_processor(self, dialect, coltype):
+        return _text_not_bytes if dialect.name == "sqlite" else None
+
+
+class StoredLongText(StoredText):
+    """:class:`StoredText` of unbounded length (``sa.Text``'s DDL)."""
+
+    impl = sa.Text
+
+
+def as_stored(kind: sa.types.TypeEngine) -> sa.types.TypeEngine:
+    """The type a reader that takes values as stored reads ``kind``'s column with: a
+    :class:`StoredText`'s plain text type (no processor), so that ``verify``'s read-model
+    check keeps comparing texts in their stored form, at no cost; it names a BLOB there as
+    a value that differs from the events', and its scan as one of the wrong kind."""
+    return kind.impl_instance if isinstance(kind, StoredText) else kind
+
+
 def engine_for(url: str | None = None) -> sa.Engine:
     """One engine per database URL per process (SQLite gets foreign keys and WAL).
 

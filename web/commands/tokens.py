@@ -49,7 +49,9 @@ def revoke(token_id: str | None, operator: str | None) -> None:
         raise click.UsageError("give a TOKEN_ID or --operator, not both and not neither")
     if operator is not None:
         revoked = _storage_errors(lambda: tokens.revoke_operator(operator))
-        click.echo(f"revoked {len(revoked)} token(s) of {operator}")
+        for finding in revoked.unreadable:
+            click.echo(f"unreadable: {finding} (the token is revoked all the same)", err=True)
+        click.echo(f"revoked {revoked.count} token(s) of {operator}")
         return
     revoked = _storage_errors(lambda: tokens.revoke_token(token_id))
     for finding in revoked.unreadable:
