@@ -11,6 +11,26 @@ audit, the player's history and any dispute case on the game. On every page that
 
 - each net shown for a player (``data-net``) is the ledger's: that player's credits minus
   debits for the game, read here with plain SQL;
+- every other money figure carries its exact value (``data-money``) and its kind
+  (``data-money-kind``; a player's also ``data-player``, a ledger line's ``data-account``),
+  checked against the game's ``ledger_entries`` (dispute adjustments aside unless named):
+  ``credit``/``debit`` a player's credits/debits (a prize, a split share, a points loser's
+  amount), ``gross`` all the debits (a game's gross, a match's prize pool), ``fee`` the
+  operator's fee account's credits, ``net_pool`` gross − fee, ``entry_fee`` each player's
+  first entry (its ``settlement`` debit), ``rejoin_fee`` one of the player's other debits,
+  ``point_value`` the player's in ``player_results``, ``ledger_debit``/``ledger_credit``
+  summed per account over the page against that account's lines, ``ledger_debits``/
+  ``ledger_credits`` the game's totals, ``adjustment`` a line of the case (``data-case``); a
+  split's working: ``split_first`` + ``split_equal`` is the player's ``credit``,
+  ``split_rest`` the sum of the equal parts, each equal part ``split_equal_base`` or a paisa
+  more, each first part a whole number of ``split_drop_worth``. ``reported`` (the operator's),
+  ``stated`` (a figure a discrepancy quotes) and ``recomputed`` (the audit's line beside a
+  ledger line that differs) are not the ledger's and are only required to be marked;
+- no player's money goes unmarked: the site writes money, and nothing else, with exactly
+  two decimals (``money`` in web/templates/_macros.html, ``money_text``), so a figure of that
+  shape in the visible text of a row (``tr``, ``li``, ``p``) that names a player of the store,
+  outside every element carrying ``data-net`` or ``data-money``, is a player's money the
+  checks above cannot see;
 - each hand drawn face up in play has its analysis beside it when the variant analyses
   hands (``Variant.analyses_hands``), and a variant that does not says so and draws none;
 - no card is written as letters ("9C"): the site writes suit symbols;
@@ -226,6 +246,182 @@ def check_nets(app, path: str, html: str, game_id: str, player: str | None, prob
             )
 
 
+# Money as the site writes it (web/templates/_macros.html ``money``, domain.money.money_text).
+MONEY_FIGURE = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*\.\d{2}(?![\w])")
+MARKED = re.compile(r'<(\w+)\b[^>]*\bdata-(?:net|money)="[^"]*"[^>]*>.*?</\1>', re.S)
+MONEY_MARK = re.compile(r'<\w+\b[^>]*\bdata-money="[^"]*"[^>]*>')
+PLAYER_ROW = re.compile(r"<(tr|li|p)\b.*?</\1>", re.S)
+NOT_THE_LEDGERS = ("reported", "stated", "recomputed")
+PAISA = Decimal("0.01")
+
+
+def every_player(app) -> frozenset[str]:
+    return frozenset(
+        player for (player,) in rows(app, "SELECT DISTINCT player FROM player_results")
+    )
+
+
+def check_money_marked(app, path: str, html: str, problems: list[str]) -> None:
+    """No money figure in a row naming a player outside a ``data-net``/``data-money`` mark."""
+    players = every_player(app)
+    for row in PLAYER_ROW.finditer(html):
+        text = re.sub(r"\s+", " ", visible_text(MARKED.sub(" ", row.group(0)))).strip()
+        figures = MONEY_FIGURE.findall(text)
+        if not figures:
+            continue
+        named = [
+            p
+            for p in re.findall(r"[\w:.-]+", text)
+            if p.rpartition(":")[2].rpartition(".")[2] in players
+        ]
+        if named:
+            problems.append(
+                f"{path}: unmarked money {', '.join(figures)} in a row naming {named[0]}: {text[:120]}"
+            )
+
+
+def attribute(tag: str, name: str) -> str | None:
+    found = re.search(rf'\b{name}="([^"]*)"', tag)
+    return found.group(1) if found else None
+
+
+def row_game(html: str, at: int, game_id: str) -> str:
+    """The game of the table row around ``at`` (a games list), else the page's."""
+    opened = html.rfind("<tr", 0, at)
+    if opened > html.rfind("</tr>", 0, at):
+        in_row = attribute(html[opened : html.find(">", opened)], "data-game")
+        if in_row:
+            return in_row
+    return game_id
+
+
+def ledger_lines(app, game_id: str) -> list[tuple]:
+    """The game's lines: (account, player, kind, debit, credit, dispute) in rupees."""
+    found = rows(
+        app,
+        "SELECT account, player, kind, debit, credit, dispute_id FROM ledger_entries "
+        "WHERE game_id = :g",
+        g=game_id,
+    )
+    return [
+        (a, p, k, Decimal(int(d)) / 100, Decimal(int(c)) / 100, x) for a, p, k, d, c, x in found
+    ]
+
+
+def expected_money(app, lines, kind: str, player, game_id: str, tag: str):
+    """The ledger's figure for a mark of ``kind``, or a set of allowed ones."""
+    from domain.money import FEE_ACCOUNT, SETTLEMENT_KIND
+    from replays.readmodels.reports import ADJUSTMENT_KIND
+
+    posted = [line for line in lines if line[2] != ADJUSTMENT_KIND]
+    if kind in ("credit", "debit"):
+        column = 4 if kind == "credit" else 3
+        return sum((line[column] for line in posted if line[1] == player), Decimal("0.00"))
+    if kind == "gross":
+        return sum((line[3] for line in posted), Decimal("0.00"))
+    if kind == "fee":
+        return sum((line[4] for line in posted if line[0] == FEE_ACCOUNT), Decimal("0.00"))
+    if kind == "net_pool":
+        return expected_money(app, lines, "gross", None, game_id, tag) - expected_money(
+            app, lines, "fee", None, game_id, tag
+        )
+    if kind == "entry_fee":
+        return {line[3] for line in posted if line[1] and line[2] == SETTLEMENT_KIND and line[3]}
+    if kind == "rejoin_fee":
+        return {line[3] for line in posted if line[1] == player and line[2] != SETTLEMENT_KIND}
+    if kind == "ledger_debits":
+        return sum((line[3] for line in lines), Decimal("0.00"))
+    if kind == "ledger_credits":
+        return sum((line[4] for line in lines), Decimal("0.00"))
+    if kind == "adjustment":
+        case = attribute(tag, "data-case")
+        return {amount for line in lines if line[5] == case for amount in line[3:5] if amount}
+    if kind == "point_value":
+        found = rows(
+            app,
+            "SELECT point_value FROM player_results WHERE game_id = :g AND player = :p",
+            g=game_id,
+            p=player,
+        )
+        # A rate column holds millionths of a rupee (replays/readmodels/models.py, Fixed(6)).
+        return Decimal(int(found[0][0])) / 1_000_000 if found else None
+    raise KeyError(kind)
+
+
+def check_money(app, path: str, html: str, game_id: str, problems: list[str]) -> None:
+    """Every ``data-money`` on the page against the ledger, by its kind (the docstring)."""
+    books: dict[str, list] = {}
+    per_account: dict[tuple, Decimal] = {}
+    split: dict[str, dict[str, set]] = {}
+    for mark in MONEY_MARK.finditer(html):
+        tag = mark.group(0)
+        kind, player = attribute(tag, "data-money-kind"), attribute(tag, "data-player")
+        try:
+            shown = Decimal(attribute(tag, "data-money"))
+        except ArithmeticError:
+            problems.append(f"{path}: a {kind} figure marked {tag} is not a number")
+            continue
+        game = row_game(html, mark.start(), game_id)
+        lines = books.setdefault(game, ledger_lines(app, game))
+        whose = f"{player}'s " if player else ""
+        if kind in NOT_THE_LEDGERS:
+            continue
+        if kind in ("ledger_debit", "ledger_credit"):
+            key = (game, attribute(tag, "data-account"), kind)
+            per_account[key] = per_account.get(key, Decimal("0.00")) + shown
+            continue
+        if kind and kind.startswith("split_"):
+            split.setdefault(kind, {}).setdefault(player, set()).add(shown)
+            continue
+        try:
+            wanted = expected_money(app, lines, kind, player, game, tag)
+        except KeyError:
+            problems.append(f"{path}: money of an unknown kind {kind!r}: {tag}")
+            continue
+        if shown not in wanted if isinstance(wanted, set) else shown != wanted:
+            problems.append(
+                f"{path}: {whose}{kind} in {game} shows {shown}, the ledger says {wanted}"
+            )
+    for (game, account, kind), shown in per_account.items():
+        column = 3 if kind == "ledger_debit" else 4
+        wanted = sum((line[column] for line in books[game] if line[0] == account), Decimal("0.00"))
+        if shown != wanted:
+            problems.append(
+                f"{path}: {account}'s {kind} lines in {game} show {shown}, the ledger says {wanted}"
+            )
+    if split:
+        check_split(path, split, books.get(game_id) or ledger_lines(app, game_id), problems)
+
+
+def check_split(path: str, split: dict, lines: list, problems: list[str]) -> None:
+    """A split's working (the first and equal parts, the rest, the base, a drop's worth)
+    against each sharer's credit in the ledger."""
+    from replays.readmodels.reports import ADJUSTMENT_KIND
+
+    firsts, equals = split.get("split_first", {}), split.get("split_equal", {})
+    for player in sorted(set(firsts) | set(equals)):
+        first, equal = firsts.get(player, {Decimal(0)}), equals.get(player, {Decimal(0)})
+        credit = sum(
+            (line[4] for line in lines if line[1] == player and line[2] != ADJUSTMENT_KIND),
+            Decimal("0.00"),
+        )
+        if len(first) != 1 or len(equal) != 1 or min(first) + min(equal) != credit:
+            problems.append(
+                f"{path}: {player}'s split shows first {sorted(first)} + equal {sorted(equal)}, "
+                f"the ledger credits {credit}"
+            )
+    parts = [min(values) for values in equals.values()]
+    for rest in split.get("split_rest", {}).get(None, ()):
+        if parts and rest != sum(parts):
+            problems.append(f"{path}: the split's rest {rest} is not its equal parts {parts}")
+    for base in split.get("split_equal_base", {}).get(None, ()):
+        if any(part - base not in (0, PAISA) for part in parts):
+            problems.append(f"{path}: the equal parts {parts} are not {base} or a paisa more")
+    for worth in split.get("split_drop_worth", {}).get(None, ()):
+        if any(min(values) % worth for values in firsts.values()):
+            problems.append(f"{path}: a split's first part is not whole drops of {worth}")
+
+
 def check_replay(path, html, variant, viewer: str | None, steps, move: int, problems) -> None:
     sections = seat_sections(html)
     if not variant.analyses_hands:
@@ -375,6 +571,8 @@ def keeps_the_contract(site, name: str, role: str) -> None:
         check_links(client, path, html, problems)
         check_cards_written(path, html, problems)
         check_nets(site, path, html, game_id, me, problems)
+        check_money(site, path, html, game_id, problems)
+        check_money_marked(site, path, html, problems)
         if "/replay" in path:
             query = dict(parse_qsl(urlsplit(path).query))
             viewer = query.get("seat") if role in (PLAYER_IN, PLAYER_OUT) else None
@@ -399,3 +597,75 @@ def keeps_the_contract(site, name: str, role: str) -> None:
     if role in (AUDITOR, ADMIN):
         assert any(p.endswith("/audit") for p in opened), f"{role} opened no audit"
     assert not problems, "\n".join(problems)
+
+
+# -- the money checks can fail ----------------------------------------------------------------
+
+
+def money_variants() -> list[str]:
+    return [variant.name for variant in variants.all_variants() if variant.has_money]
+
+
+def a_tampered_payout_is_reported(site, name: str) -> None:
+    """One rupee more on the ledger line paying a player of the game: the pages still show
+    the settlement's figure, so the contract names the player, the game and both amounts."""
+    game_id, _ = chosen_game(site, name)
+    (line, player, credit), *_ = rows(
+        site,
+        "SELECT id, player, credit FROM ledger_entries WHERE game_id = :g "
+        "AND player IS NOT NULL AND credit > 0 ORDER BY id",
+        g=game_id,
+    )
+    from replays.store.db import engine_for
+
+    def set_credit(paise: int) -> None:
+        with engine_for(site.config["DATABASE_URL"]).begin() as connection:
+            connection.execute(
+                sa.text("UPDATE ledger_entries SET credit = :c WHERE id = :i"),
+                {"c": paise, "i": line},
+            )
+
+    set_credit(int(credit) + 100)
+    try:
+        with pytest.raises(AssertionError) as failed:
+            keeps_the_contract(site, name, AUDITOR)
+    finally:
+        set_credit(int(credit))
+    shown, tampered = Decimal(int(credit)).scaleb(-2), Decimal(int(credit) + 100).scaleb(-2)
+    wanted = f"{player}'s credit in {game_id} shows {shown}, the ledger says {tampered}"
+    assert wanted in str(failed.value), f"{name}: no {wanted!r} in:\n{failed.value}"
+
+
+def unmarked_money_is_reported(site, name: str) -> None:
+    """The game's summary as served keeps the rule; with the attributes of one player's
+    payout taken away (the figure left as a person sees it) the check names it."""
+    game_id, _ = chosen_game(site, name)
+    path, response = fetch(client_for(site, AUDITOR, None), f"/games/{game_id}")
+    html = response.get_data(as_text=True)
+    problems: list[str] = []
+    check_money_marked(site, path, html, problems)
+    assert problems == []
+    mark = re.search(r' data-money="([^"]*)" data-money-kind="credit" data-player="([^"]+)"', html)
+    assert mark, f"{path} shows no player's payout"
+    check_money_marked(site, path, html[: mark.start()] + html[mark.end() :], problems)
+    figure, player = format(Decimal(mark.group(1)), ",.2f"), mark.group(2)
+    assert [p for p in problems if f"unmarked money {figure} in a row naming " in p], problems
+    assert [p for p in problems if player in p], problems
+
+
+# Each money check can fail: a ledger line that no longer matches the page, and a player's
+# money shown without its mark.
+BREAKS = (a_tampered_payout_is_reported, unmarked_money_is_reported)
+
+
+@pytest.mark.parametrize("broken", BREAKS, ids=lambda check: check.__name__)
+@pytest.mark.parametrize("name", money_variants())
+def test_the_money_checks_can_fail(site, name, broken):
+    broken(site, name)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("broken", BREAKS, ids=lambda check: check.__name__)
+@pytest.mark.parametrize("name", money_variants())
+def test_the_money_checks_can_fail_on_postgresql(postgres_site, name, broken):
+    broken(postgres_site, name)

@@ -49,6 +49,8 @@ class FigureRow:
     reported: str | None = None
     recorded_marks: list[str] = field(default_factory=list)
     reported_marks: list[str] = field(default_factory=list)
+    # A money figure's kind and player for the page's ``data-money`` marks (the page contract).
+    money: tuple[str, str | None] | None = None
 
     @property
     def differs(self) -> bool:
@@ -75,11 +77,13 @@ def figure_rows(
     found: Iterable[Discrepancy],
     *,
     placed: Callable[[Discrepancy], bool] = lambda d: False,
+    money: Callable[[str], tuple[str, str | None] | None] = lambda name: None,
 ) -> list[FigureRow]:
     """A row per flat figure (``computed``'s keys first, then any only reported), each cell
     marked with the discrepancies of its field: a recorded discrepancy on the whole of a
     figure (``payouts``) marks each of its rows. A discrepancy the page marks elsewhere
-    (``placed``) is left out; any other that no row answers to gets a row of its own."""
+    (``placed``) is left out; any other that no row answers to gets a row of its own.
+    ``money`` names a money figure's kind and player by its name (None: not money)."""
     found = list(found)
     rows: dict[str, FigureRow] = {}
     for name in [*computed, *(k for k in (reported or {}) if k not in computed)]:
@@ -107,4 +111,6 @@ def figure_rows(
             (row.recorded_marks if d.source == RECORDED else row.reported_marks).append(d.field)
             if d.source == REPORTED and row.reported is None:
                 row.reported = figure_text(d.reported)
+    for name, row in rows.items():
+        row.money = money(name)
     return list(rows.values())

@@ -20,6 +20,7 @@ import json
 from decimal import ROUND_DOWN, Decimal
 
 from flask import Response, abort, redirect, render_template, url_for
+from markupsafe import Markup
 
 from domain.money import money_text
 from domain.pooldeals.match import Match
@@ -117,7 +118,7 @@ def score_rows(state: MatchTableState, players) -> list[dict]:
     return rows
 
 
-def rejoin_lines(state: MatchTableState, match: Match) -> list[str]:
+def rejoin_lines(state: MatchTableState, match: Match) -> list[Markup]:
     """Each rejoin with its arithmetic: the highest score among the players still in (a
     rejoin made just before counts for the next) + 1, and the entry fee paid again."""
     config = match.config
@@ -130,10 +131,23 @@ def rejoin_lines(state: MatchTableState, match: Match) -> list[str]:
         for entry in rejoins.get(number, ()):
             highest = max(remaining.values())
             scores = ", ".join(f"{p} {v}" for p, v in remaining.items())
+            # The fee carries its value for the page contract (tests/test_page_contract.py).
             lines.append(
-                f"Before deal {number}: {entry['player']} rejoins at {highest} + 1 = "
-                f"{entry['score']} (the highest score still in: {scores}) and pays the "
-                f"entry fee {money_text(config.entry_fee)} {config.currency} again"
+                Markup(
+                    "Before deal {}: {} rejoins at {} + 1 = {} (the highest score still in: {})"
+                    ' and pays the entry fee <span data-money="{}" data-money-kind="rejoin_fee"'
+                    ' data-player="{}">{}</span> {} again'
+                ).format(
+                    number,
+                    entry["player"],
+                    highest,
+                    entry["score"],
+                    scores,
+                    config.entry_fee,
+                    entry["player"],
+                    money_text(config.entry_fee),
+                    config.currency,
+                )
             )
             remaining[entry["player"]] = entry["score"]
             remaining = {p: remaining[p] for p in config.players if p in remaining}
@@ -410,6 +424,24 @@ def _figures(outcome, column: str) -> dict:
     return flat | flatten({"rejoins": rejoined}, ("rejoins",))
 
 
+# A match's money figures by name, as the page contract's kinds (tests/test_page_contract.py):
+# a payout or split share is what the ledger credits the player.
+MONEY_FIGURES = {
+    "prize_pool": "gross",
+    "fee": "fee",
+    "net_pool": "net_pool",
+    "payouts": "credit",
+    "split": "credit",
+}
+
+
+def money_figure(name: str) -> tuple[str, str | None] | None:
+    """``payouts.p1`` as ``("credit", "p1")``, ``fee`` as ``("fee", None)``; None if not money."""
+    figure, _, player = name.partition(".")
+    kind = MONEY_FIGURES.get(figure)
+    return None if kind is None else (kind, player or None)
+
+
 def audit_figures(report) -> list:
     column = _column(report)
     reported = report.reported
@@ -419,6 +451,7 @@ def audit_figures(report) -> list:
         None if reported is None else flatten(reported, tuple(reported)),
         report.discrepancies,
         placed=lambda d: d.field.startswith("deal ") and d.field[5:6].isdigit(),
+        money=money_figure,
     )
 
 
@@ -483,6 +516,7 @@ def audit_page(game_id: str) -> str:
         column=_column(report),
         split=split_view(state, match),
         rejoin_lines=rejoin_lines(state, match),
+        money_figure=money_figure,
     )
 
 
