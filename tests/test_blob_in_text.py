@@ -194,3 +194,21 @@ def test_a_blob_in_any_shown_text_column_is_named_and_the_rest_still_shown(site)
     # there. Fair play's pages show sums over its tables (a period, its flags).
     unnamed = [(t, c) for t, c in _text_columns() if t in LISTED and (t, c) not in named | refused]
     assert not unnamed, " ".join(f"{t}.{c}" for t, c in sorted(unnamed))
+
+
+def test_every_column_type_of_ours_can_be_cached():
+    """SQLAlchemy caches a statement's compiled form only when each TypeDecorator class in it
+    says ``cache_ok`` itself (the flag is not inherited): without it every query naming the
+    column is compiled again, with an SAWarning (StoredLongText lacked it once)."""
+    import replays.store.db  # noqa: F401  (the decorators register as subclasses on import)
+    from replays.store.decoding import owned_tables
+
+    decorators = {
+        type(column.type)
+        for table in owned_tables()
+        for column in table.c
+        if isinstance(column.type, sa.types.TypeDecorator)
+    }
+    assert decorators, "no column of ours has a decorated type"
+    uncached = sorted(k.__name__ for k in decorators if k.__dict__.get("cache_ok") is not True)
+    assert uncached == []

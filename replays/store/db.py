@@ -87,6 +87,7 @@ class StoredLongText(StoredText):
     """:class:`StoredText` of unbounded length (``sa.Text``'s DDL)."""
 
     impl = sa.Text
+    cache_ok = True  # SQLAlchemy reads it from each class itself, never inherited
 
 
 def as_stored(kind: sa.types.TypeEngine) -> sa.types.TypeEngine:
