@@ -18,7 +18,7 @@ Decimal('12345.60')
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import date
 from decimal import Decimal
 
@@ -29,7 +29,6 @@ from domain import variants
 from domain.rummy13.settlement import FEE_ACCOUNT
 from domain.variants.base import SETTLEMENT_KIND
 from replays.readmodels.models import SETTLED, GameRow, LedgerEntryRow, Money, PlayerResultRow
-from replays.store.db import StoredBytes
 
 ZERO = Decimal("0.00")
 ADJUSTMENT_KIND = "adjustment"  # dispute decisions (replays.disputes.projection)
@@ -362,44 +361,18 @@ def period_report(session: Session | sa.Connection, f: PeriodFilter) -> PeriodRe
     ]
     discrepancies += unbalanced + ledger_differs
     discrepancies.sort(key=lambda d: (d.ended_on or date.min, d.game_id, d.kind))
-    return _read_as_text(
-        PeriodReport(
-            f,
-            totals,
-            by_table,
-            by_day,
-            by_player,
-            discrepancies,
-            reconciliation,
-            adjustments=_adjustments(session, in_period),
-            points_only=points_only(session, f),
-            by_kind=by_kind,
-        )
+    return PeriodReport(
+        f,
+        totals,
+        by_table,
+        by_day,
+        by_player,
+        discrepancies,
+        reconciliation,
+        adjustments=_adjustments(session, in_period),
+        points_only=points_only(session, f),
+        by_kind=by_kind,
     )
-
-
-def _read_as_text(report: PeriodReport) -> PeriodReport:
-    """``report``, once no value in it is bytes (:class:`StoredBytes`). Its lines are a few
-    per table, day and player: walking them costs nothing beside the queries."""
-    for value in _leaves(report):
-        if isinstance(value, bytes):
-            raise StoredBytes(f"a read-model value the report writes as text is bytes: {value!r}")
-    return report
-
-
-def _leaves(value):
-    if is_dataclass(value):
-        for part in fields(value):
-            yield from _leaves(getattr(value, part.name))
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _leaves(item)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from _leaves(item)
-    else:
-        yield value
 
 
 def _by_kind(session, in_period) -> list[KindLine]:

@@ -46,8 +46,8 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
 
     from replays.readmodels.models import READ_MODEL_TABLES
     from replays.readmodels.period_verify import period_verified_ids
-    from replays.readmodels.reports import PeriodFilter, ReportError, StoredBytes, period_report
-    from replays.store.db import engine_for, undecodable
+    from replays.readmodels.reports import PeriodFilter, ReportError, period_report
+    from replays.store.db import StoredBytes, engine_for, undecodable
     from replays.store.decoding import without_unreadable
     from replays.store.settings import reading_database_url
 
@@ -67,7 +67,7 @@ def command(date_from, date_to, table, player, output, strict, verify, url) -> N
             if not (undecodable(error) or isinstance(error, StoredBytes)):
                 raise
             # A stored text that is not UTF-8 (SQLite keeps whatever bytes it is given)
-            # fails the whole read, and a BLOB in a text column fails the report: name
+            # fails the whole read, and a BLOB in a text column fails its read (StoredText): name
             # it, and report the period without its row.
             with (
                 engine.connect() as connection,
