@@ -43,6 +43,20 @@ def test_staff_see_the_flags_with_evidence_links(app, role):
     assert officer_forms == (len(keys) if role == DISPUTE_OFFICER else 0)
 
 
+@pytest.mark.parametrize("root", ["", "/ledger"])
+def test_evidence_links_are_written_as_url_for_writes_them(app, root):
+    # The page makes its evidence links from one url_for call: the same text, whatever the
+    # game id holds and under an application mounted below a path.
+    from flask import url_for
+
+    from web.views.fairplay import _replay_link
+
+    with app.test_request_context(base_url=f"http://localhost{root}"):
+        link = _replay_link()
+        for game_id in ("g-0001", "game game", "über/é?#%", "game"):
+            assert link(game_id, 12) == url_for("replays.replay", game_id=game_id, move=12)
+
+
 def test_players_get_403_and_no_link(app):
     client = signed_in(app, PLAYER, player="p0001")
     assert client.get(f"/fairplay?from={FROM}&to={TO}").status_code == 403

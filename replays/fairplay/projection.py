@@ -48,7 +48,7 @@ from replays.fairplay.tables import (
     FairplayReview,
     FairplayTableDay,
 )
-from replays.store.collector import bulk_work
+from replays.store.collector import bulk_work, collector_paused
 from replays.store.db import engine_for, undecodable
 
 BATCH = 500  # games counted per transaction (whole days: a batch ends where a day does)
@@ -567,7 +567,13 @@ def _rows_aside(engine, query) -> list[tuple]:
         # the float sums up in another order (a flag's p in other last digits) than the
         # first looks did.
         connection.execute(sa.text("SET LOCAL plan_cache_mode = force_custom_plan"))
-        return _fetched(connection.execute(query))
+        # The sums in binary: their text was parsed back into numbers, hundreds of thousands
+        # of them (a twentieth of a first look's instructions). The same values: a float8's
+        # text is the shortest that reads back as the same double.
+        compiled = query.compile(connection)
+        with connection.connection.driver_connection.cursor(binary=True) as cursor:
+            cursor.execute(str(compiled), compiled.params)
+            return cursor.fetchall()
 
 
 def _fetched(result) -> list[tuple]:
@@ -810,10 +816,10 @@ def work_out(session, start: str, end: str, table: str | None = None, fdr: float
     evidence of its flags."""
     from replays.fairplay.signals import review
 
-    # A period's pairs are hundreds of thousands of young objects: with the collector's
-    # usual thresholds its passes over them were a third of a custom period's first look
-    # on the page (the catch-up's monthly reviews already ran under ``bulk_work``).
-    with bulk_work():
+    # A period's pairs are hundreds of thousands of objects alive until the review is made,
+    # then freed at once: even ``bulk_work``'s rarer passes walked them (a tenth of a custom
+    # period's first look on the page), so the collector makes none meanwhile.
+    with collector_paused():
         result = review(load_period(session, start, end, table), start, end, table=table, fdr=fdr)
         fill_evidence(session, result, table)
     return result

@@ -112,11 +112,15 @@ class Flag:
         """A stable name for this flag in a period: signal and players."""
         return f"{self.signal}:{'+'.join(self.players)}"
 
+    @property
+    def label(self) -> str:
+        return SIGNALS[self.signal]
+
     def to_dict(self) -> dict:
         return {
             "key": self.key,
             "signal": self.signal,
-            "label": SIGNALS[self.signal],
+            "label": self.label,
             "players": list(self.players),
             "observed": round(self.observed, 3),
             "expected": round(self.expected, 3),
