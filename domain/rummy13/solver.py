@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import combinations
-from typing import cast
+from typing import Final, cast
 
 from domain.cards import ALL_CARDS, SUITS, Card, wild_rank
 from domain.rummy13 import suit_tables
@@ -70,7 +70,7 @@ __all__ = [
 
 _SUIT_INDEX = {suit: index for index, suit in enumerate(SUITS)}
 _JUST_CARDS = {Card}
-_PRINTED = 52  # the printed joker's card index
+_PRINTED: Final = 52  # the printed joker's card index
 # The places (a suit-table place mask) where a card of the wild rank stands as itself: an
 # Ace at either end.
 _WILD_PLACES = (
@@ -80,7 +80,7 @@ _WILD_PLACES = (
 )
 # A group whose only card standing as itself is a wild card (``7C JK JK``) takes three
 # jokers and covers no points.
-JOKER_GROUP = 3
+JOKER_GROUP: Final = 3
 
 
 class _Hand:
@@ -218,7 +218,7 @@ def _best_run(mask: int, zero_place: int) -> tuple[int, int, int]:
 
 
 # The points of places 1 to p, for each p (a run's points are a difference of two).
-_RUN_POINTS = tuple(sum(PLACE_POINTS[1 : place + 1]) for place in range(ACE_HIGH + 1))
+_RUN_POINTS: Final = tuple(sum(PLACE_POINTS[1 : place + 1]) for place in range(ACE_HIGH + 1))
 
 
 def _best_pure(hand: _Hand) -> tuple[int, int, int, int]:

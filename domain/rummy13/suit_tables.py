@@ -37,27 +37,33 @@ import os
 import zlib
 from bisect import bisect_right
 from operator import itemgetter
-from typing import Any
+from typing import Any, Final
 
 from domain import rummy13
 
-ACE_HIGH = 14
+# The geometry's numbers are Final: the compiled search reads them as constants, not as
+# module attributes looked up at every use.
+ACE_HIGH: Final = 14
 # Places in a suit run from 1 (Ace low) to 14 (Ace high); card points by place.
-PLACE_POINTS = (0, 10, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10, 10)
+PLACE_POINTS: Final = (0, 10, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10, 10)
 # A suit's cards are one int, 4 bits of count per place: place p at bit 4p.
-NIBBLE = 4
-ACE_LOW_UNIT = 1 << NIBBLE
-ACE_HIGH_UNIT = 1 << (NIBBLE * ACE_HIGH)
-PLACE_BITS = sum(1 << (NIBBLE * place) for place in range(ACE_HIGH + 1))
+NIBBLE: Final = 4
+ACE_LOW_UNIT: Final = 1 << NIBBLE
+ACE_HIGH_UNIT: Final = 1 << (NIBBLE * ACE_HIGH)
+PLACE_BITS: Final = sum(1 << (NIBBLE * place) for place in range(ACE_HIGH + 1))
 # Progress towards a declaration, (pure sequences, sequences) capped at (1, 2), as 0..5, in
 # an order that puts a progress before every progress it covers (see _pareto).
 STATES = ((1, 2), (1, 1), (0, 2), (0, 1), (1, 0), (0, 0))
-GOAL, PURE_ONE, IMPURE_TWO, IMPURE_ONE, _, NOTHING = range(6)
-MERGE = tuple(
+GOAL: Final = 0  # the places of STATES' progresses
+PURE_ONE: Final = 1
+IMPURE_TWO: Final = 2
+IMPURE_ONE: Final = 3
+NOTHING: Final = 5
+MERGE: Final = tuple(
     tuple(STATES.index((min(1, a[0] + b[0]), min(2, a[1] + b[1]))) for b in STATES) for a in STATES
 )
 COVERS = tuple(tuple(a[0] >= b[0] and a[1] >= b[1] for b in STATES) for a in STATES)
-UNREACHED = 1 << 30
+UNREACHED: Final = 1 << 30
 _COVERED = tuple(tuple(b for b in range(6) if COVERS[a][b]) for a in range(6))
 # Splitting a sequence at a run of 4 or more stand-ins never costs more jokers (each part
 # needs at most 2 to reach 3 cards) and gives one more sequence; nor does splitting one with
@@ -66,7 +72,7 @@ _COVERED = tuple(tuple(b for b in range(6) if COVERS[a][b]) for a in range(6))
 WIDEST_GAP = 3
 STAND_INS_PER_CARD = 2
 # A sequence spans at most 13 places (Ace low to King, or 2 to Ace high).
-LONGEST = 13
+LONGEST: Final = 13
 # In a suit holding one copy of each card, no sequence needs to leave out a card between its
 # ends: a card left out and loose does better in place of its joker, and two sequences that
 # cross do no worse as a lower and a higher one. Checked for every such suit against the
@@ -90,8 +96,8 @@ ONE_STAND_IN = True
 # search does not lay it (SPLIT_LONG; checked against the search that does).
 SPLIT_AT = 6
 SPLIT_LONG = True
-_SECOND_COPY = PLACE_BITS * 14  # the bits of a place's count beyond the first copy
-_ACE_PLACES = 15 << NIBBLE | 15 << (NIBBLE * ACE_HIGH)  # an Ace's counts, low and high
+_SECOND_COPY: Final = PLACE_BITS * 14  # the bits of a place's count beyond the first copy
+_ACE_PLACES: Final = 15 << NIBBLE | 15 << (NIBBLE * ACE_HIGH)  # an Ace's counts, low and high
 
 # A table's entry: (jokers used, progress, loose points, witness). The witness is the
 # tuples described above, None for no sequence (the solver's table of joker-only groups
@@ -103,7 +109,7 @@ _TABLES: dict[int, tuple[int, Table]] = {}
 # Bounds on the caches; a full cache is simply emptied.
 SPLITS_LIMIT = 50_000
 TABLES_LIMIT = 25_000
-EMPTY: Table = ((0, NOTHING, 0, None),)  # the table of no cards
+EMPTY: Final[Table] = ((0, NOTHING, 0, None),)  # the table of no cards
 
 
 def _split(code: int, pure_at: int, budget: int) -> Table:
