@@ -12,7 +12,7 @@ ends in PACKED. A suit's are unpacked as hands ask for them, and not used at all
 that file has changed.
 """
 
-SOURCE = "173755bb-47539"
+SOURCE = "eee4d82f-47835"
 DATA = (
     "eNqkfXugbVP1/95rrb332s9zruORi+s4cjzi4saNiM293vIqSpG8u+hhCJVkF+WqCJUeElHJq7yKCD98UUkqr0RE"
     "oYsokkL5nTXmHmOOedYc63GuP+4ZxvyMOT9jrTnHXHvOMde6KDxuSWXqv7Wra1cviqA6JS6pTf2D0i5LRpOikIsg"
