@@ -7,7 +7,7 @@ import pytest
 
 from replays.integrity import evidence as integrity
 from replays.store import collector
-from replays.store.collector import BULK_THRESHOLD, frozen_heap
+from replays.store.collector import BULK_THRESHOLD, collector_paused, frozen_heap
 
 
 def test_frozen_inside_and_unfrozen_after_even_on_an_error():
@@ -47,3 +47,24 @@ def test_verify_runs_with_the_bulk_settings_and_puts_them_back(sqlite_url, monke
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
     assert collector._frozen_depth == 0
+
+
+def test_no_collector_pass_inside_and_the_collector_back_after_even_on_an_error():
+    assert gc.isenabled()
+    with pytest.raises(ValueError), collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():  # nested: the outer block turns it back on
+            pass
+        assert not gc.isenabled()
+        raise ValueError("stop")
+    assert gc.isenabled()
+
+
+def test_a_process_that_turned_the_collector_off_keeps_it_off():
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -569,8 +569,9 @@ def _rows_aside(engine, query) -> list[tuple]:
         connection.execute(sa.text("SET LOCAL plan_cache_mode = force_custom_plan"))
         # The sums in binary: their text was parsed back into numbers, hundreds of thousands
         # of them (a twentieth of a first look's instructions). The same values: a float8's
-        # text is the shortest that reads back as the same double.
-        compiled = query.compile(connection)
+        # text is the shortest that reads back as the same double. Compiled with any IN
+        # list's values in place, as SQLAlchemy's own execute would expand them.
+        compiled = query.compile(connection, compile_kwargs={"render_postcompile": True})
         with connection.connection.driver_connection.cursor(binary=True) as cursor:
             cursor.execute(str(compiled), compiled.params)
             return cursor.fetchall()
