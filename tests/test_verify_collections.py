@@ -46,7 +46,7 @@ def test_verify_runs_with_the_bulk_settings_and_puts_them_back(sqlite_url, monke
     assert seen == [(max(before[0], BULK_THRESHOLD), True)]
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
-    assert collector._frozen_depth == 0
+    assert collector.frozen_heap.depth == 0
 
 
 def test_no_collector_pass_inside_and_the_collector_back_after_even_on_an_error():
@@ -68,3 +68,15 @@ def test_a_process_that_turned_the_collector_off_keeps_it_off():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_rarer_young_passes_inside_and_the_process_thresholds_back_after_even_on_an_error():
+    before = gc.get_threshold()
+    with pytest.raises(ValueError), collector.bulk_work():
+        assert gc.get_threshold()[0] == max(before[0], BULK_THRESHOLD)
+        with collector.bulk_work():  # nested: the outer block puts them back
+            pass
+        assert gc.get_threshold()[0] == max(before[0], BULK_THRESHOLD)
+        raise ValueError("stop")
+    assert gc.get_threshold() == before
+    assert collector.bulk_work.depth == 0

@@ -23,79 +23,65 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 BULK_THRESHOLD = 50_000
-_lock = threading.Lock()
-_depth = 0
-_saved: tuple[int, int, int] | None = None
 
 
-@contextmanager
-def bulk_work() -> Iterator[None]:
-    """Raise the young generation's threshold for the block (nested blocks share it; the
-    outermost restores the process's own thresholds)."""
-    global _depth, _saved
-    with _lock:
-        if _depth == 0:
-            _saved = gc.get_threshold()
-            first, *rest = _saved
-            gc.set_threshold(max(first, BULK_THRESHOLD), *rest)
-        _depth += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0 and _saved is not None:
-                gc.set_threshold(*_saved)
+class _Switch:
+    """A process-wide setting of the collector, shared by nested blocks and threads: the
+    outermost block turns it on (``turn_on`` returns how to undo what it changed, or
+    ``None`` when it changed nothing) and puts the process's own setting back at its end,
+    even on an error."""
+
+    _lock = threading.Lock()  # one for every switch: they all change the one collector
+
+    def __init__(self, turn_on: Callable[[], Callable[[], None] | None]) -> None:
+        self._turn_on = turn_on
+        self._undo: Callable[[], None] | None = None
+        self.depth = 0
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self.depth == 0:
+                self._undo = self._turn_on()
+            self.depth += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.depth -= 1
+                if self.depth == 0 and self._undo is not None:
+                    self._undo()
+                    self._undo = None
 
 
-_frozen_depth = 0
-_froze = False
+def _rarer_young_passes() -> Callable[[], None]:
+    saved = gc.get_threshold()
+    first, *rest = saved
+    gc.set_threshold(max(first, BULK_THRESHOLD), *rest)
+    return lambda: gc.set_threshold(*saved)
 
 
-@contextmanager
-def frozen_heap() -> Iterator[None]:
-    """Leave what is alive at the block's start out of the collector's passes
-    (``gc.freeze``) until the outermost block ends; a process that froze objects of its
-    own keeps them as they are (nothing is frozen or unfrozen for it here)."""
-    global _frozen_depth, _froze
-    with _lock:
-        if _frozen_depth == 0:
-            _froze = gc.get_freeze_count() == 0
-            if _froze:
-                gc.freeze()
-        _frozen_depth += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _frozen_depth -= 1
-            if _frozen_depth == 0 and _froze:
-                gc.unfreeze()
-                _froze = False
+def _freeze() -> Callable[[], None] | None:
+    if gc.get_freeze_count():
+        return None  # the process froze objects of its own: leave them as they are
+    gc.freeze()
+    return gc.unfreeze
 
 
-_paused_depth = 0
-_was_enabled = False
+def _disable() -> Callable[[], None] | None:
+    if not gc.isenabled():
+        return None  # the process turned the collector off itself: keep it off
+    gc.disable()
+    return gc.enable
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """No collector pass in the block (nested blocks share it; the outermost turns the
-    collector back on if it was on)."""
-    global _paused_depth, _was_enabled
-    with _lock:
-        if _paused_depth == 0:
-            _was_enabled = gc.isenabled()
-            gc.disable()
-        _paused_depth += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _paused_depth -= 1
-            if _paused_depth == 0 and _was_enabled:
-                gc.enable()
+#: Raise the young generation's threshold for the block.
+bulk_work = _Switch(_rarer_young_passes)
+#: Leave what is alive at the block's start out of the collector's passes (``gc.freeze``).
+frozen_heap = _Switch(_freeze)
+#: No collector pass in the block.
+collector_paused = _Switch(_disable)
