@@ -215,6 +215,19 @@ def normal_sf(z: float) -> float:
     return 0.5 * math.erfc(z / math.sqrt(2))
 
 
+# ``math.lgamma(i + 1)`` (the log of i!) for the counts a period's pairs reach: the binomial
+# tails below read their terms' log factorials here, the same floats, not asking lgamma twice
+# a term for each of thousands of pairs. A fixed table, never grown (threads share it).
+_LOG_FACTORIALS = tuple(math.lgamma(i + 1) for i in range(512))
+
+
+def _log_factorials(n: int) -> tuple[float, ...]:
+    """``math.lgamma(i + 1)`` for every ``i <= n``, by index."""
+    if n < len(_LOG_FACTORIALS):
+        return _LOG_FACTORIALS
+    return tuple(math.lgamma(i + 1) for i in range(n + 1))
+
+
 def binomial_sf(k: int, n: int, p: float) -> float:
     """P(X >= k) for X ~ Binomial(n, p).
 
@@ -227,12 +240,11 @@ def binomial_sf(k: int, n: int, p: float) -> float:
         return 0.0
     if p >= 1:
         return 1.0
-    log_p, log_q, log_all = math.log(p), math.log1p(-p), math.lgamma(n + 1)
+    factorials = _log_factorials(n)
+    log_p, log_q, log_all = math.log(p), math.log1p(-p), factorials[n]
     total = 0.0
     for i in range(k, n + 1):
-        total += math.exp(
-            log_all - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * log_p + (n - i) * log_q
-        )
+        total += math.exp(log_all - factorials[i] - factorials[n - i] + i * log_p + (n - i) * log_q)
     return min(1.0, total)
 
 
@@ -247,12 +259,12 @@ def binomial_sf_given_floor(k: int, floor: int, n: int, p: float) -> float:
     """
     if p <= 0 or p >= 1:
         return given_floor(binomial_sf(k, n, p), binomial_sf(floor, n, p))
-    log_p, log_q, log_all = math.log(p), math.log1p(-p), math.lgamma(n + 1)
+    factorials = _log_factorials(n)
+    log_p, log_q, log_all = math.log(p), math.log1p(-p), factorials[n]
+    exp = math.exp
     tail = floor_tail = 0.0
     for i in range(floor, n + 1):
-        term = math.exp(
-            log_all - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * log_p + (n - i) * log_q
-        )
+        term = exp(log_all - factorials[i] - factorials[n - i] + i * log_p + (n - i) * log_q)
         floor_tail += term
         if i >= k:
             tail += term
@@ -310,7 +322,7 @@ def benjamini_hochberg(p_values: list[float]) -> list[float]:
     [0.04, 0.053, 0.053, 0.5]
     """
     m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
+    order = sorted(range(m), key=p_values.__getitem__)
     q = [1.0] * m
     running = 1.0
     for rank in range(m, 0, -1):
