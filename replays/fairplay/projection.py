@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
+from sys import intern
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -469,18 +470,38 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
         players_rows = _aside(_rows_aside, session.get_bind(), players_query)
         pairs_rows = _aside(_rows_aside, session.get_bind(), pairs_query)
 
-    at_table: dict[tuple[str, str], tuple[int, int, int]] = {}
+    # Each table's games, discards faced and useful takes in the period, from its day rows
+    # (a few hundred): the games the review counts, and each table's rate of useful takes,
+    # known before the rows by player and table arrive, so that those are read once. The
+    # rates are the same integers as those rows add up to (see ``_pair_sums``), so the bases
+    # are the floats ``Period.add_bases`` makes of them, added in the same order.
+    query = sa.select(td.table_id, *map(sa.func.sum, (td.games, td.faced, td.useful)))
+    rates: dict[str, tuple[int, int]] = {}
+    for where_, games, faced, useful in run(where(td, query.group_by(td.table_id))).all():
+        where_ = intern(where_)
+        period.table_games[where_] = int(games)
+        if faced:
+            rates[where_] = (int(useful), int(faced))
     partners: dict[str, int] = {}
     # Each player's pairs added up over the tables, added to the player rows once those
     # arrive (integers: the same sums in any order).
     pair_sums: dict[str, list[int]] = {}
     at_tables = period.at_tables
+    picker_base, feeder_base = period.picker_base, period.feeder_base
     # Sums of integer columns come back as ints from both engines: no conversions (this
-    # loop runs once per player and table).
+    # loop runs once per player and table). The ids in the rows are strings of their own,
+    # row by row: interned, each player's and each table's id is one string, hashed once
+    # and found by identity in every dict here and in the review's (a month's tens of
+    # thousands of lookups compared their texts).
     rows = at_table_rows.result() if postgresql else _fetched(run(at_table_query))
-    for player, where_, games, faced, useful, seated, fed, given, strong, drops in rows:
+    for player, where_, games, faced, _useful, seated, fed, given, strong, drops in rows:
+        player, where_ = intern(player), intern(where_)
         at_tables[player][where_] = games
-        at_table[(player, where_)] = (faced, useful, fed)
+        rate = rates.get(where_)
+        if rate is not None:
+            took, n = rate
+            picker_base[player] += faced * took / n
+            feeder_base[player] += fed * took / n
         own = pair_sums.get(player)
         if own is None:
             pair_sums[player] = [seated, fed, given, strong, drops]
@@ -491,7 +512,6 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
             own[3] += strong
             own[4] += drops
         partners[where_] = partners.get(where_, 0) + seated
-    period.add_bases(at_table)
     kinds = len(TIMING_COLUMNS)
     exits = 6 + 3 * kinds
     discards = exits + len(EXIT_COLUMNS)
@@ -499,7 +519,7 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     players = period.players
     for player, *sums in players_rows.result() if postgresql else _fetched(run(players_query)):
         cells = sums[6:exits]
-        players[player] = PlayerDay(
+        players[intern(player)] = PlayerDay(
             int(sums[0]),
             int(sums[1]),
             float(sums[2]),
@@ -524,18 +544,16 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     for where_, seated in partners.items():
         if seated:
             period.table_pairs[where_] = seated // 2  # each pair counted by both
-    query = sa.select(td.table_id, sa.func.sum(td.games)).group_by(td.table_id)
-    for where_, games in run(where(td, query)).all():
-        period.table_games[where_] = int(games)
     # The driver's rows as they are, all at once: iterating the result fetched them one at a
     # time, and even ``.all()`` made a Row of each that the loop below only unpacks. Sums of
     # integer columns come back as ints from both engines: no conversions.
     rows = pairs_rows.result() if postgresql else _fetched(run(pairs_query))
     pairs, feed_base = period.pairs, period.feed_base
     for first, second, faced, useful, gain, together, strong, drops, base, *exits in rows:
-        pairs[(first, second)] = PairDay(faced, useful, gain, together, exits, strong, drops)
+        pair = (intern(first), intern(second))
+        pairs[pair] = PairDay(faced, useful, gain, together, exits, strong, drops)
         if faced:
-            feed_base[(first, second)] = float(base or 0.0)
+            feed_base[pair] = float(base or 0.0)
     return period
 
 
