@@ -176,11 +176,25 @@ _READ_MODEL_TABLES = frozenset({"moves", "games", "player_results", "ledger_entr
 _ROW_KEYS = frozenset({"game_id", "dispute_id", "kind", "line", "player", "move_index"})
 
 
-class _Scope:
-    """Which tables the scan before the pass covers (``full``: every one, every check)."""
+# Read-model tables whose every game id the read-model step reads as text at its end
+# (replays.readmodels.read_model_checks.games_with_rows: a DISTINCT of the column).
+_GAME_IDS_READ = ("moves", "games", "player_results")
 
-    def __init__(self, full: bool, read_models: bool = True, snapshots: bool = True) -> None:
+
+class _Scope:
+    """Which tables the scan before the pass covers (``full``: every one, every check).
+    ``events``: the events table of a whole-store pass whose read-model step runs (None
+    when it does not), which reads some columns in full (:meth:`decoded_later`)."""
+
+    def __init__(
+        self,
+        full: bool,
+        read_models: bool = True,
+        snapshots: bool = True,
+        events: str | None = None,
+    ) -> None:
         self.full, self.read_models, self.snapshots = full, read_models, snapshots
+        self.events = events if read_models and not full else None
 
     def tables(self) -> list[sa.Table]:
         from replays.store.decoding import owned_tables
@@ -213,6 +227,18 @@ class _Scope:
             if table.name in _READ_MODEL_TABLES
         }
 
+    def decoded_later(self, connection: sa.Connection) -> dict[str, set[str]] | None:
+        """The columns whose UTF-8 test the scan leaves to the read-model step: the game
+        ids of :data:`_GAME_IDS_READ`, every one of which the step reads as text (on
+        SQLite, a read that fails on text that is not UTF-8, and the careful pass then
+        finds and names it as the scan would have). None where the step will not run
+        (no events table, no read-model tables)."""
+        if self.events is None or connection.dialect.name != "sqlite":
+            return None
+        if not has_table(connection, self.events) or not _has_read_models(connection):
+            return None
+        return {name: {"game_id"} for name in _GAME_IDS_READ}
+
 
 def _quarantine(connection: sa.Connection, report: Report, game_id: str | None = None, scope=None):
     """Every value of the wrong kind in the store (one game's rows, with ``game_id``) is a
@@ -225,7 +251,12 @@ def _quarantine(connection: sa.Connection, report: Report, game_id: str | None =
     if game_id is not None:
         where = _game_rows_where(connection, game_id)
     corruption = find_corrupt(
-        connection, scope.tables(), where=where, cheap=scope.cheap(), only=scope.only()
+        connection,
+        scope.tables(),
+        where=where,
+        cheap=scope.cheap(),
+        only=scope.only(),
+        decoded_later=None if game_id is not None else scope.decoded_later(connection),
     )
     if not corruption:
         return corruption
@@ -312,12 +343,13 @@ def _stopped(report: Report, error: BaseException) -> None:
     )
 
 
-def _resilient(run, read_models: bool = True, snapshots: bool = True):
+def _resilient(run, read_models: bool = True, snapshots: bool = True, events: str | None = None):
     """Run ``run(scope)`` with the fast scan; if a stored value stops it, run it again with
     every table scanned and every malformed row hidden (:func:`_quarantine`), and if even
-    that stops, report how far it got. Missing tables and unknown games stay errors."""
+    that stops, report how far it got. Missing tables and unknown games stay errors.
+    ``events``: a whole-store pass's events table, when its read-model step runs."""
     try:
-        return run(_Scope(False, read_models, snapshots), None)
+        return run(_Scope(False, read_models, snapshots, events), None)
     except IntegrityError:
         raise
     except Exception:  # a stored value the fast path could not read: the careful pass
@@ -396,7 +428,7 @@ def verify_store(
         return report
 
     with bulk_work(), frozen_heap():
-        return _resilient(run, check_read_models, check_snapshots)
+        return _resilient(run, check_read_models, check_snapshots, events)
 
 
 def _verify_store(
@@ -573,7 +605,7 @@ def verify_read_models(
     if game_id is not None:
         return _resilient(run, True, False)
     with bulk_work(), frozen_heap():
-        return _resilient(run, True, False)
+        return _resilient(run, True, False, events)
 
 
 def _verify_read_models(connection, url, report, game_id, progress, events) -> None:

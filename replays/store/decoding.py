@@ -515,9 +515,20 @@ def _not_utf8(name: str) -> str:
     )
 
 
-def _sqlite_bad(name: str, kind: str, nullable: bool, topics: str, cheap: bool = False):
+def _sqlite_bad(
+    name: str,
+    kind: str,
+    nullable: bool,
+    topics: str,
+    cheap: bool = False,
+    decoded_later: bool = False,
+):
     """A condition true of a stored value SQLite holds that is not of ``kind``: evaluated
-    in C over the whole table, so the check costs little beside verification itself."""
+    in C over the whole table, so the check costs little beside verification itself.
+
+    ``decoded_later``: every value of the column is read as text later by the caller, a
+    read that fails on text that is not UTF-8 (the caller then scans again without it), so
+    that test is left out here."""
     null = "" if nullable else f" OR {name} IS NULL"
 
     def typed(*kinds: str) -> str:
@@ -554,7 +565,15 @@ def _sqlite_bad(name: str, kind: str, nullable: bool, topics: str, cheap: bool =
     }.get(kind)
     if condition is None:
         return None
-    if kind in _TEXT_KINDS:
+    # The UTF-8 test hands each value to a GLOB (a pattern walk per character): it is left
+    # out where the condition is already true of any text with a byte above 127 (a value
+    # outside a list of ASCII names, or one with a character that is not a hex digit).
+    ascii_only = (
+        (kind == "topic" and topics.isascii())
+        or (kind == "variant" and _variant_list().isascii())
+        or (kind == "uuid" and not cheap)
+    )
+    if kind in _TEXT_KINDS and not ascii_only and not decoded_later:
         condition = f"{condition} OR {_not_utf8(name)}"
     if name.strip('"') in _COUNTED:
         condition = f"{condition} OR {name} < 0"
@@ -786,13 +805,16 @@ def find_corrupt(
     where: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
     cheap: frozenset[str] = frozenset(),
     only: Mapping[str, Iterable[str]] | None = None,
+    decoded_later: Mapping[str, Iterable[str]] | None = None,
 ) -> Corruption:
     """Every value of the owned tables that is not of its column's kind (NULLs where none is
     allowed, unknown topics), found by SQL conditions evaluated in the database, so a clean
     store costs one pass of C over each table. ``where``: per table name, a plain SQL
     condition and its parameters limiting the rows (one game's), or the table is skipped
     when ``where`` is given and names it not. ``cheap``: tables checked only for the kind
-    SQLite keeps; ``only``: per table, the only columns checked."""
+    SQLite keeps; ``only``: per table, the only columns checked; ``decoded_later``: per
+    table, the columns whose every value the caller reads as text afterwards (on SQLite,
+    a read that fails on text that is not UTF-8), not tested for UTF-8 here."""
     dialect = connection.dialect
     name = dialect.name
     quote = dialect.identifier_preparer.quote
@@ -835,7 +857,12 @@ def find_corrupt(
             column_name = quote(column.name)
             if name == "sqlite":
                 condition = _sqlite_bad(
-                    column_name, kind, column.nullable, topics, table.name in cheap
+                    column_name,
+                    kind,
+                    column.nullable,
+                    topics,
+                    table.name in cheap,
+                    decoded_later is not None and column.name in decoded_later.get(table.name, ()),
                 )
             else:
                 condition = _pg_bad(
