@@ -69,7 +69,6 @@ __all__ = [
 ]
 
 _SUIT_INDEX = {suit: index for index, suit in enumerate(SUITS)}
-_JUST_CARDS = {Card}
 _PRINTED: Final = 52  # the printed joker's card index
 # The places (a suit-table place mask) where a card of the wild rank stands as itself: an
 # Ace at either end.
@@ -750,7 +749,9 @@ def _prepare(
         profile = get_profile(profile)
     wild = wild if type(wild) is Card else Card.parse(wild)
     held: list[Card]
-    if set(map(type, cards)) == _JUST_CARDS:  # a type test per card in C
+    # A type test per card, compiled (a set of the cards' types cost 3,600 instructions a
+    # hand, a seventh of the breakdown). No cards at all: [] either way.
+    if all(type(card) is Card for card in cards):
         held = cast("list[Card]", list(cards))
     else:
         held = [card if type(card) is Card else Card.parse(card) for card in cards]
