@@ -474,7 +474,7 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     # (a few hundred): the games the review counts, and each table's rate of useful takes,
     # known before the rows by player and table arrive, so that those are read once. The
     # rates are the same integers as those rows add up to (see ``_pair_sums``), so the bases
-    # are the floats ``Period.add_bases`` makes of them, added in the same order.
+    # are the floats ``Period.add_bases`` makes of them from the same rows.
     query = sa.select(td.table_id, *map(sa.func.sum, (td.games, td.faced, td.useful)))
     rates: dict[str, tuple[int, int]] = {}
     for where_, games, faced, useful in run(where(td, query.group_by(td.table_id))).all():
@@ -487,7 +487,8 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     # arrive (integers: the same sums in any order).
     pair_sums: dict[str, list[int]] = {}
     at_tables = period.at_tables
-    picker_base, feeder_base = period.picker_base, period.feeder_base
+    # (player, table, faced, fed) for the bases, weighed once the loop is done.
+    weighed: list[tuple[str, str, int, int]] = []
     # Sums of integer columns come back as ints from both engines: no conversions (this
     # loop runs once per player and table). The ids in the rows are strings of their own,
     # row by row: interned, each player's and each table's id is one string, hashed once
@@ -497,11 +498,7 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     for player, where_, games, faced, _useful, seated, fed, given, strong, drops in rows:
         player, where_ = intern(player), intern(where_)
         at_tables[player][where_] = games
-        rate = rates.get(where_)
-        if rate is not None:
-            took, n = rate
-            picker_base[player] += faced * took / n
-            feeder_base[player] += fed * took / n
+        weighed.append((player, where_, faced, fed))
         own = pair_sums.get(player)
         if own is None:
             pair_sums[player] = [seated, fed, given, strong, drops]
@@ -512,6 +509,7 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
             own[3] += strong
             own[4] += drops
         partners[where_] = partners.get(where_, 0) + seated
+    period.add_bases(weighed, rates)
     kinds = len(TIMING_COLUMNS)
     exits = 6 + 3 * kinds
     discards = exits + len(EXIT_COLUMNS)

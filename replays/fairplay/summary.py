@@ -26,6 +26,7 @@ a new day costs only that day's games. The projection keeps these rows in read-m
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from replays.fairplay.facts import MOST_LINKS, TIMED_KINDS, GameFacts
@@ -383,25 +384,21 @@ class Period:
     feeder_base: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     evidence: dict[tuple[str, str, str], list[Evidence]] | None = None
 
-    def add_bases(self, at_table: dict[tuple[str, str], tuple[int, int, int]]) -> None:
-        """``picker_base`` and ``feeder_base`` from each player's discards faced as the picker,
-        their useful takes and their discards faced as the feeder at each table
-        (``at_table[(player, table)]``): each discard weighted by its table's rate of useful
-        takes in the period, as ``feed_base`` weighs a pair's."""
-        faced: dict[str, int] = defaultdict(int)
-        useful: dict[str, int] = defaultdict(int)
-        for (_, where), (picked, took, _) in at_table.items():
-            faced[where] += picked
-            useful[where] += took
-        # Each table's (useful, faced) looked up once a row, the same products and quotients
-        # added in the same order (a month has tens of thousands of players at tables).
-        rates = {where: (useful[where], n) for where, n in faced.items() if n}
+    def add_bases(
+        self, rows: Iterable[tuple[str, str, int, int]], rates: dict[str, tuple[int, int]]
+    ) -> None:
+        """``picker_base`` and ``feeder_base`` from ``rows`` of (player, table, discards
+        faced as the picker, discards faced as the feeder): each discard weighted by its
+        table's rate of useful takes in the period, ``rates[table]`` = (useful takes,
+        discards faced), as ``feed_base`` weighs a pair's. Both ways of adding a period up
+        (:func:`_period`, :func:`replays.fairplay.projection.load_period`) call this, so
+        the same floats are added in the same order."""
         picker_base, feeder_base = self.picker_base, self.feeder_base
-        for (player, where), (picked, _, fed) in at_table.items():
+        for player, where, faced, fed in rows:
             rate = rates.get(where)
             if rate is not None:
                 took, n = rate
-                picker_base[player] += picked * took / n
+                picker_base[player] += faced * took / n
                 feeder_base[player] += fed * took / n
 
 
@@ -421,7 +418,17 @@ def _period(summary: Summary, start: str, end: str, table: str | None) -> Period
             table_useful[where] += row.useful
             faced, useful, fed = at_table.get((player, where), (0, 0, 0))
             at_table[(player, where)] = (faced + row.faced, useful + row.useful, fed + row.fed)
-    period.add_bases(at_table)
+    # Each table's rate from the same rows (the pairs' sums by player and table).
+    faced_at: dict[str, int] = defaultdict(int)
+    useful_at: dict[str, int] = defaultdict(int)
+    for (_, where), (picked, took, _) in at_table.items():
+        faced_at[where] += picked
+        useful_at[where] += took
+    rates = {where: (useful_at[where], n) for where, n in faced_at.items() if n}
+    period.add_bases(
+        ((player, where, picked, fed) for (player, where), (picked, _, fed) in at_table.items()),
+        rates,
+    )
     for (day, where, first, second), row in summary.pairs.items():
         if within(day, where):
             period.pairs[(first, second)].add(row)
