@@ -463,7 +463,7 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     # and found by identity in every dict here and in the review's (a month's tens of
     # thousands of lookups compared their texts).
     rows = at_table_rows.result() if postgresql else _fetched(run(at_table_query, values))
-    for player, where_, games, faced, _useful, seated, fed, given, strong, drops in rows:
+    for player, where_, games, faced, seated, fed, given, strong, drops in rows:
         player, where_ = intern(player), intern(where_)
         at_tables[player][where_] = games
         weighed.append((player, where_, faced, fed))
@@ -549,14 +549,12 @@ def _period_queries(noted: bool, one_table: bool) -> tuple:
 
     pd, td, nd = FairplayPlayerDay, FairplayTableDay, FairplayPartnerDay
     # What each player's pairs add up to, at each table (the feeding test's bases weigh each
-    # table's discards by its own rate; the seating test counts each table's pairs).
-    columns = (nd.games, nd.faced, nd.useful, nd.partners, nd.fed, nd.given, nd.strong)
+    # table's discards by its own rate; the seating test counts each table's pairs). Not
+    # their useful takes: the rates are the tables' own (``tables_query``).
+    columns = (nd.games, nd.faced, nd.partners, nd.fed, nd.given, nd.strong, nd.strong_drops)
     at_table_query = where(
-        nd,
-        sa.select(nd.player, nd.table_id, *map(sa.func.sum, (*columns, nd.strong_drops))).group_by(
-            nd.player, nd.table_id
-        ),
-    )
+        nd, sa.select(nd.player, nd.table_id, *map(sa.func.sum, columns))
+    ).group_by(nd.player, nd.table_id)
     timing = [getattr(pd, c) for kind in TIMING_COLUMNS.values() for c in kind]
     players_query = where(
         pd,
