@@ -462,6 +462,31 @@ def test_a_line_sent_on_a_lost_connection_fails_and_the_next_gets_a_new_one(post
     assert log_rows(postgres_url) == [("ann", "auditor", "G1", 3, "full", "p")]
 
 
+def test_views_shown_together_are_lines_in_their_order(database_url):
+    """``record_views`` (the fair-play page's flags): a line for each view, in the order
+    given, each field cut as ``record_access`` cuts it, all at one moment; none for none."""
+    migrate(database_url)
+    at = datetime(2025, 3, 2, 10, 30, 15, 123456, tzinfo=UTC)
+    who = dict(username="a" * 70, role="dispute_officer_x", page="fairplay.index", at=at)
+    access_log.record_views(database_url, [], remote_addr="10.0.0.1", **who)
+    assert log_rows(database_url) == []
+    views = [(f"G{n:03d}", n if n % 3 else None, f"fairplay:seating:p{n}") for n in range(40)]
+    views[7] = ("g" * 70, 5, "fairplay:" + "v" * 90)
+    views[9] = ("", None, "fairplay:timing:p9")
+    access_log.record_views(database_url, views, remote_addr="", **who)
+    rows = log_rows(database_url)
+    assert rows == [
+        ("a" * 64, "dispute_officer_", game_id[:64], move, view[:80], "fairplay.index")
+        for game_id, move, view in views
+    ]
+    with engine_for(database_url).connect() as connection:
+        kept = connection.execute(
+            sa.select(access_log.TABLE.c.at, access_log.TABLE.c.remote_addr).distinct()
+        ).all()
+    stamps = [s.astimezone(UTC) if s.tzinfo else s.replace(tzinfo=UTC) for s, _ in kept]
+    assert stamps == [at] and [addr for _, addr in kept] == [None]
+
+
 def test_the_access_log_is_append_only_in_the_database(database_url):
     migrate(database_url)
     access_log.record_access(

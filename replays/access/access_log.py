@@ -147,6 +147,77 @@ def send_access(
         return SentLine(error=error)
 
 
+def record_views(
+    url: str | None,
+    views: list[tuple[str, int | None, str]],
+    *,
+    username: str,
+    role: str,
+    page: str,
+    remote_addr: str | None,
+    at: datetime,
+) -> None:
+    """Append a line for each ``(game_id, move, view)`` of ``views``, in that order, all
+    by one account at one moment from one page, committed together: the fair-play page's
+    flags shown (dozens a month). On PostgreSQL one INSERT of the lines as arrays: a line
+    a statement, even pipelined, was twice the time."""
+    if not views:
+        return
+    shared = {
+        "at": at,
+        "username": username[:64],
+        "role": role[:16],
+        "page": page[:64],
+        "remote_addr": (remote_addr or "")[:64] or None,
+    }
+    engine = engine_for(url)
+    with engine.begin() as connection:
+        if engine.dialect.name == "postgresql":
+            game_ids, moves, names = zip(*views, strict=True)
+            values = {
+                **shared,
+                "game_ids": [game_id[:64] for game_id in game_ids],
+                "moves": list(moves),
+                "views": [view[:80] for view in names],
+            }
+            connection.execute(_views_statement(), values)
+        else:
+            rows = [
+                {**shared, "game_id": game_id[:64], "move": move, "view": view[:80]}
+                for game_id, move, view in views
+            ]
+            connection.execute(TABLE.insert(), rows)
+
+
+_VIEWS: list[sa.Insert] = []
+
+
+def _views_statement() -> sa.Insert:
+    """:func:`record_views`' INSERT on PostgreSQL: the lines' own values as three arrays
+    read in order (``WITH ORDINALITY``: the ids follow ``views``' order), built once."""
+    if not _VIEWS:
+        from sqlalchemy.dialects.postgresql import ARRAY
+
+        lines = (
+            sa.func.unnest(
+                sa.bindparam("game_ids", type_=ARRAY(sa.String)),
+                sa.bindparam("moves", type_=ARRAY(sa.Integer)),
+                sa.bindparam("views", type_=ARRAY(sa.String)),
+            )
+            .table_valued("game_id", "move", "view", with_ordinality="n")
+            .render_derived(name="line")
+        )
+        shared = ("at", "username", "role", "page", "remote_addr")
+        row = sa.select(
+            *(sa.bindparam(name, type_=TABLE.c[name].type).label(name) for name in shared),
+            lines.c.game_id,
+            lines.c.move,
+            lines.c.view,
+        ).order_by(lines.c.n)
+        _VIEWS.append(TABLE.insert().from_select([*shared, "game_id", "move", "view"], row))
+    return _VIEWS[0]
+
+
 class SentLine:
     """A line sent by :func:`send_access`: :meth:`result` waits for its commit."""
 

@@ -421,44 +421,11 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     # Plain Core rows off the connection: the ORM's row handling would cost more than the sums.
     run = session.connection().execute
     postgresql = session.connection().dialect.name == "postgresql"
-
-    def where(model, query):
-        query = query.where(model.day >= start, model.day <= end)
-        return query if table is None else query.where(model.table_id == table)
-
-    pd, td, nd = FairplayPlayerDay, FairplayTableDay, FairplayPartnerDay
-    # What each player's pairs add up to, at each table (the feeding test's bases weigh each
-    # table's discards by its own rate; the seating test counts each table's pairs).
-    columns = (nd.games, nd.faced, nd.useful, nd.partners, nd.fed, nd.given, nd.strong)
-    at_table_query = where(
-        nd,
-        sa.select(nd.player, nd.table_id, *map(sa.func.sum, (*columns, nd.strong_drops))).group_by(
-            nd.player, nd.table_id
-        ),
+    noted = _noted(session, start, end)
+    at_table_query, players_query, pairs_query, tables_query = _period_queries(
+        noted, table is not None
     )
-    pairs_query = _period_pairs(where, start, end, _noted(session, start, end))
-    timing = [getattr(pd, c) for kind in TIMING_COLUMNS.values() for c in kind]
-    players_query = where(
-        pd,
-        sa.select(
-            pd.player,
-            *(
-                sa.func.sum(column)
-                for column in (
-                    pd.games,
-                    pd.choices,
-                    pd.choice_sum,
-                    pd.choice_var,
-                    pd.faced,
-                    pd.useful,
-                    *timing,
-                    *(getattr(pd, c) for c in EXIT_COLUMNS),
-                    *(getattr(pd, c) for c in DISCARD_COLUMNS),
-                    *(getattr(pd, c) for c in AGREED_COLUMNS),
-                )
-            ),
-        ).group_by(pd.player),
-    )
+    values = {"start": start, "end": end, **({"table": table} if table is not None else {})}
     if postgresql:
         # The three big sums each on a connection of its own, all at once: this thread adds
         # up the players at each table (the first to arrive) while the database still sums
@@ -466,18 +433,19 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
         # plan split the players' rows between its workers by chance, so their float sums
         # (choice and move-time columns) came out in a different order, and a flag's p and
         # q in different last digits, from one look at the same period to the next.
-        at_table_rows = _aside(_rows_aside, session.get_bind(), at_table_query)
-        players_rows = _aside(_rows_aside, session.get_bind(), players_query)
-        pairs_rows = _aside(_rows_aside, session.get_bind(), pairs_query)
+        engine = session.get_bind()
+        at_table_rows, players_rows, pairs_rows = (
+            _aside(_rows_aside, engine, sql, {**constants, **values})
+            for sql, constants in _period_sql(engine.dialect, noted, table is not None)
+        )
 
     # Each table's games, discards faced and useful takes in the period, from its day rows
     # (a few hundred): the games the review counts, and each table's rate of useful takes,
     # known before the rows by player and table arrive, so that those are read once. The
     # rates are the same integers as those rows add up to (see ``_pair_sums``), so the bases
     # are the floats ``Period.add_bases`` makes of them from the same rows.
-    query = sa.select(td.table_id, *map(sa.func.sum, (td.games, td.faced, td.useful)))
     rates: dict[str, tuple[int, int]] = {}
-    for where_, games, faced, useful in run(where(td, query.group_by(td.table_id))).all():
+    for where_, games, faced, useful in run(tables_query, values).all():
         where_ = intern(where_)
         period.table_games[where_] = int(games)
         if faced:
@@ -494,8 +462,8 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     # row by row: interned, each player's and each table's id is one string, hashed once
     # and found by identity in every dict here and in the review's (a month's tens of
     # thousands of lookups compared their texts).
-    rows = at_table_rows.result() if postgresql else _fetched(run(at_table_query))
-    for player, where_, games, faced, _useful, seated, fed, given, strong, drops in rows:
+    rows = at_table_rows.result() if postgresql else _fetched(run(at_table_query, values))
+    for player, where_, games, faced, seated, fed, given, strong, drops in rows:
         player, where_ = intern(player), intern(where_)
         at_tables[player][where_] = games
         weighed.append((player, where_, faced, fed))
@@ -515,7 +483,9 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     discards = exits + len(EXIT_COLUMNS)
     agreed = discards + len(DISCARD_COLUMNS)
     players = period.players
-    for player, *sums in players_rows.result() if postgresql else _fetched(run(players_query)):
+    for player, *sums in (
+        players_rows.result() if postgresql else _fetched(run(players_query, values))
+    ):
         cells = sums[6:exits]
         players[intern(player)] = PlayerDay(
             int(sums[0]),
@@ -545,7 +515,7 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     # The driver's rows as they are, all at once: iterating the result fetched them one at a
     # time, and even ``.all()`` made a Row of each that the loop below only unpacks. Sums of
     # integer columns come back as ints from both engines: no conversions.
-    rows = pairs_rows.result() if postgresql else _fetched(run(pairs_query))
+    rows = pairs_rows.result() if postgresql else _fetched(run(pairs_query, values))
     pairs, feed_base = period.pairs, period.feed_base
     for first, second, faced, useful, gain, together, strong, drops, base, *exits in rows:
         pair = (intern(first), intern(second))
@@ -553,6 +523,78 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
         if faced:
             feed_base[pair] = float(base or 0.0)
     return period
+
+
+# The period's queries by their shape (a month's noted pairs or every pair's sums; one table
+# or all), the days and the table as parameters (``start``, ``end``, ``table``), and their
+# SQL as PostgreSQL's driver takes it: built and compiled once a process, not for every look
+# (compiling them was a few milliseconds of a first look each time).
+_PERIOD_QUERIES: dict[tuple[bool, bool], tuple] = {}
+_PERIOD_SQL: dict[tuple, tuple[tuple[str, dict], ...]] = {}
+
+
+def _period_queries(noted: bool, one_table: bool) -> tuple:
+    """``load_period``'s queries for a period of that shape: the sums by player and table,
+    by player, by pair, and by table."""
+    shape = (noted, one_table)
+    queries = _PERIOD_QUERIES.get(shape)
+    if queries is not None:
+        return queries
+    start, end = sa.bindparam("start", type_=sa.String), sa.bindparam("end", type_=sa.String)
+    table = sa.bindparam("table", type_=sa.String)
+
+    def where(model, query):
+        query = query.where(model.day >= start, model.day <= end)
+        return query.where(model.table_id == table) if one_table else query
+
+    pd, td, nd = FairplayPlayerDay, FairplayTableDay, FairplayPartnerDay
+    # What each player's pairs add up to, at each table (the feeding test's bases weigh each
+    # table's discards by its own rate; the seating test counts each table's pairs). Not
+    # their useful takes: the rates are the tables' own (``tables_query``).
+    columns = (nd.games, nd.faced, nd.partners, nd.fed, nd.given, nd.strong, nd.strong_drops)
+    at_table_query = where(
+        nd, sa.select(nd.player, nd.table_id, *map(sa.func.sum, columns))
+    ).group_by(nd.player, nd.table_id)
+    timing = [getattr(pd, c) for kind in TIMING_COLUMNS.values() for c in kind]
+    players_query = where(
+        pd,
+        sa.select(
+            pd.player,
+            *(
+                sa.func.sum(column)
+                for column in (
+                    pd.games,
+                    pd.choices,
+                    pd.choice_sum,
+                    pd.choice_var,
+                    pd.faced,
+                    pd.useful,
+                    *timing,
+                    *(getattr(pd, c) for c in EXIT_COLUMNS),
+                    *(getattr(pd, c) for c in DISCARD_COLUMNS),
+                    *(getattr(pd, c) for c in AGREED_COLUMNS),
+                )
+            ),
+        ).group_by(pd.player),
+    )
+    tables_query = where(
+        td, sa.select(td.table_id, *map(sa.func.sum, (td.games, td.faced, td.useful)))
+    ).group_by(td.table_id)
+    queries = (at_table_query, players_query, _period_pairs(where, noted), tables_query)
+    _PERIOD_QUERIES[shape] = queries
+    return queries
+
+
+def _period_sql(dialect, noted: bool, one_table: bool) -> tuple[tuple[str, dict], ...]:
+    """The SQL for ``dialect`` of the sums by player and table, by player, and by pair of a
+    period of that shape (``_period_queries``'), compiled once: each with the values of its
+    constants (the period's own are given with each look)."""
+    key = (dialect.name, dialect.driver, dialect.server_version_info, noted, one_table)
+    sql = _PERIOD_SQL.get(key)
+    if sql is None:
+        compiled = [query.compile(dialect=dialect) for query in _period_queries(noted, one_table)]
+        sql = _PERIOD_SQL[key] = tuple((str(c), c.params) for c in compiled[:3])
+    return sql
 
 
 WORK_MEM = "64MB"
@@ -568,9 +610,9 @@ def _aside(work, *args) -> Future:
         executor.shutdown(wait=False)  # the thread ends once ``work`` is done
 
 
-def _rows_aside(engine, query) -> list[tuple]:
-    """``query``'s rows (a period's sums by player, by player and table, or by pair) read on
-    a connection of its own (PostgreSQL)."""
+def _rows_aside(engine, sql: str, values: dict) -> list[tuple]:
+    """The rows of ``sql`` (a period's sums by player, by player and table, or by pair, from
+    :func:`_compiled`) for ``values`` read on a connection of its own (PostgreSQL)."""
     with engine.connect() as connection:
         connection.execute(sa.text(f"SET LOCAL work_mem = '{WORK_MEM}'"))
         # Nearly every pair is its own group: parallel workers each hashed their share of
@@ -585,11 +627,9 @@ def _rows_aside(engine, query) -> list[tuple]:
         connection.execute(sa.text("SET LOCAL plan_cache_mode = force_custom_plan"))
         # The sums in binary: their text was parsed back into numbers, hundreds of thousands
         # of them (a twentieth of a first look's instructions). The same values: a float8's
-        # text is the shortest that reads back as the same double. Compiled with any IN
-        # list's values in place, as SQLAlchemy's own execute would expand them.
-        compiled = query.compile(connection, compile_kwargs={"render_postcompile": True})
+        # text is the shortest that reads back as the same double.
         with connection.connection.driver_connection.cursor(binary=True) as cursor:
-            cursor.execute(str(compiled), compiled.params)
+            cursor.execute(sql, values)
             return cursor.fetchall()
 
 
@@ -652,7 +692,7 @@ def _noted(session, start: str, end: str) -> bool:
     return noted is not None and noted == period_games(session, *month_period(start[:7]))
 
 
-def _period_pairs(where, start: str, end: str, noted: bool):
+def _period_pairs(where, noted: bool):
     """The period's pairs that a signal may test, and their reverses (a flag shows the
     pair's games together, kept on the pair in name order)."""
     if noted:

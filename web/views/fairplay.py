@@ -192,27 +192,24 @@ def _log_flags(account, flags) -> None:
     """Every flag shown is a line in the access log (what staff see is on the record)."""
     from datetime import UTC, datetime
 
-    from replays.access.access_log import TABLE
+    from replays.access.access_log import record_views
 
     if not flags:
         return
     # One short transaction for all the lines (as record_access writes one): a month can
     # show dozens of flags, and a round trip each would be most of the page's time.
-    at = datetime.now(UTC)
-    rows = []
+    views = []
     for flag in flags:
         first = flag.evidence[0] if flag.evidence else None
-        rows.append(
-            {
-                "at": at,
-                "username": account.username[:64],
-                "role": account.role[:16],
-                "game_id": (first.game_id if first else "")[:64],
-                "move": first.step if first else None,
-                "view": f"fairplay:{flag.key}"[:80],
-                "page": "fairplay.index",
-                "remote_addr": (request.remote_addr or "")[:64] or None,
-            }
+        views.append(
+            (first.game_id if first else "", first.step if first else None, f"fairplay:{flag.key}")
         )
-    with engine_for(current_app.config["DATABASE_URL"]).begin() as connection:
-        connection.execute(TABLE.insert(), rows)
+    record_views(
+        current_app.config["DATABASE_URL"],
+        views,
+        username=account.username,
+        role=account.role,
+        page="fairplay.index",
+        remote_addr=request.remote_addr,
+        at=datetime.now(UTC),
+    )
