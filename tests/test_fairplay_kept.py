@@ -63,9 +63,14 @@ def _rows(url: str) -> dict[str, list[tuple]]:
     return kept
 
 
-def test_workers_count_the_rows_one_process_counts(database_url):
+def test_workers_count_the_rows_one_process_counts(database_url, monkeypatch):
+    from domain.rummy13 import suit_tables
+
     ledger = _store(database_url, records()[:70])
+    monkeypatch.setattr(suit_tables, "_PACKED_WILD", None)  # not read yet in this process
     assert projection.catch_up(ledger, database_url, jobs=2) == 70
+    # Read by this process before its workers forked (once, not once a worker).
+    assert suit_tables._PACKED_WILD is not None
     in_workers = _rows(database_url)
     assert in_workers["fairplay_games"] and in_workers["fairplay_pair_days"]
     assert projection.rebuild(ledger, database_url) == 70
