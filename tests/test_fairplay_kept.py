@@ -190,7 +190,7 @@ def test_a_game_the_walk_cannot_follow_is_a_finding_and_the_rest_are_counted(
     ledger = _store(database_url, chosen)
     assert projection.catch_up(ledger, database_url) == 30
     whole = _rows(database_url)
-    follow = walk._follow
+    follow = walk._walk
 
     def stumbling(facts, part, *rest):
         if facts.game_id == victim:
@@ -200,7 +200,7 @@ def test_a_game_the_walk_cannot_follow_is_a_finding_and_the_rest_are_counted(
             part = {**part, "moves": [pick, pick]}
         return follow(facts, part, *rest)
 
-    monkeypatch.setattr(walk, "_follow", stumbling)
+    monkeypatch.setattr(walk, "_walk", stumbling)
     for jobs in (1, 2):
         findings = []
         assert projection.rebuild(ledger, database_url, jobs=jobs, skipped=findings.append) == 29
@@ -212,7 +212,7 @@ def test_a_game_the_walk_cannot_follow_is_a_finding_and_the_rest_are_counted(
         assert kept["fairplay_player_days"] != whole["fairplay_player_days"]
         assert projection.catch_up(ledger, database_url, jobs=jobs, skipped=findings.append) == 0
         assert len(findings) == 1
-    monkeypatch.setattr(walk, "_follow", follow)
+    monkeypatch.setattr(walk, "_walk", follow)
     assert projection.rebuild(ledger, database_url) == 30
     assert _rows(database_url) == whole
 
