@@ -63,9 +63,14 @@ def _rows(url: str) -> dict[str, list[tuple]]:
     return kept
 
 
-def test_workers_count_the_rows_one_process_counts(database_url):
+def test_workers_count_the_rows_one_process_counts(database_url, monkeypatch):
+    from domain.rummy13 import suit_tables
+
     ledger = _store(database_url, records()[:70])
+    monkeypatch.setattr(suit_tables, "_PACKED_WILD", None)  # not read yet in this process
     assert projection.catch_up(ledger, database_url, jobs=2) == 70
+    # Read by this process before its workers forked (once, not once a worker).
+    assert suit_tables._PACKED_WILD is not None
     in_workers = _rows(database_url)
     assert in_workers["fairplay_games"] and in_workers["fairplay_pair_days"]
     assert projection.rebuild(ledger, database_url) == 70
@@ -185,7 +190,7 @@ def test_a_game_the_walk_cannot_follow_is_a_finding_and_the_rest_are_counted(
     ledger = _store(database_url, chosen)
     assert projection.catch_up(ledger, database_url) == 30
     whole = _rows(database_url)
-    follow = walk._follow
+    follow = walk._walk
 
     def stumbling(facts, part, *rest):
         if facts.game_id == victim:
@@ -195,7 +200,7 @@ def test_a_game_the_walk_cannot_follow_is_a_finding_and_the_rest_are_counted(
             part = {**part, "moves": [pick, pick]}
         return follow(facts, part, *rest)
 
-    monkeypatch.setattr(walk, "_follow", stumbling)
+    monkeypatch.setattr(walk, "_walk", stumbling)
     for jobs in (1, 2):
         findings = []
         assert projection.rebuild(ledger, database_url, jobs=jobs, skipped=findings.append) == 29
@@ -207,7 +212,7 @@ def test_a_game_the_walk_cannot_follow_is_a_finding_and_the_rest_are_counted(
         assert kept["fairplay_player_days"] != whole["fairplay_player_days"]
         assert projection.catch_up(ledger, database_url, jobs=jobs, skipped=findings.append) == 0
         assert len(findings) == 1
-    monkeypatch.setattr(walk, "_follow", follow)
+    monkeypatch.setattr(walk, "_walk", follow)
     assert projection.rebuild(ledger, database_url) == 30
     assert _rows(database_url) == whole
 

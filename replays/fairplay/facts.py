@@ -44,20 +44,6 @@ TIMED_KINDS = ("pick", "discard", "drop", "declare")
 # A card's worth to a hand, as the hidden-card signal reads it: its links, three at most; a
 # joker counts three.
 MOST_LINKS = 3
-_SUIT_PLACE = {suit: place for place, suit in enumerate(SUITS)}
-_INDEX = {card: card.index for card in ALL_CARDS}
-_NEAR = {
-    rank: tuple(
-        r
-        for r in sorted(
-            {rank - 2, rank - 1, rank + 1, rank + 2}
-            | ({12, 13} if rank == 1 else set())
-            | ({1} if rank in (12, 13) else set())
-        )
-        if 1 <= r <= 13
-    )
-    for rank in range(1, 14)
-}
 
 
 class Unreadable(ValueError):
@@ -300,107 +286,108 @@ class _Solver:
 
 
 def _walk(facts, part, seating, solver, deck, step0, started) -> None:
-    where: list = [step0, None]  # the move being walked: (its step, the move)
+    step, move = step0, None  # the move being walked (the deal's own step: none yet)
     try:
-        _follow(facts, part, seating, solver, deck, step0, started, where)
-    except Exception as error:  # any way a record leaves the rules the walk follows
-        raise _unreadable(facts, where[0], where[1], error) from error
-
-
-def _follow(facts, part, seating, solver, deck, step0, started, where) -> None:
-    deal = part["deal"]
-    wild = Card.parse(deal["wild"])
-    hands = {p: list(map(Card.parse, cards)) for p, cards in deal["hands"].items()}
-    order = [p for p in seating if p in hands] or list(hands)
-    stock = list(map(Card.parse, reversed(deal["stock"])))  # pop() is the top
-    solver.clear()
-    for player in order:
-        solver.counted(player, hands[player], wild)  # the dealt hand's score and grouping
-    dealt = Deal({p: solver.score(p, hands[p], wild) for p in order}, {})
-    facts.deals.append(dealt)
-    pile = [Card.parse(deal["open"])]
-    fed_by: str | None = None
-    out: set[str] = set()
-    pending: tuple[Feed, int] | None = None  # an open pick waiting for its discard
-    last = _seconds(started)
-    wide = solver.wide.hand_size
-    moves = part["moves"]
-    for index, move in enumerate(moves):
-        kind, player = move.get("type"), move.get("player")
-        step = step0 + index + 1
-        where[0], where[1] = step, move
-        now = _seconds(move.get("at"))
-        if kind in TIMED_KINDS and now is not None and last is not None and player:
-            facts.intervals.append((player, kind, now - last, step))
-        if now is not None:
-            last = now
-        if kind == "pick":
-            hand = hands[player]
-            top = pile[-1] if pile else None
-            top_joker = top is not None and top.is_joker(wild)
-            may_take = top is not None and not (top_joker and fed_by not in (None, player))
-            from_open = move.get("from") == "open"
-            if may_take and stock and not top_joker and links(top, hand, wild, 1):
-                # An open card that links with the hand: a choice (one that links with
-                # nothing is left by everyone, so its choice says nothing).
-                loose = solver.counted(player, hand, wild)
-                _choice(facts, player, hand, loose, top, stock[-1], wild, deck, from_open, step)
-            if may_take and stock and fed_by not in (None, player):
-                feed = Feed(fed_by, player, from_open, 0, step)
-                facts.feeds.append(feed)
+        deal = part["deal"]
+        wild = Card.parse(deal["wild"])
+        joker = wild_rank(wild)
+        hands = {p: list(map(Card.parse, cards)) for p, cards in deal["hands"].items()}
+        order = [p for p in seating if p in hands] or list(hands)
+        stock = list(map(Card.parse, reversed(deal["stock"])))  # pop() is the top
+        solver.clear()
+        for player in order:
+            solver.counted(player, hands[player], wild)  # the dealt hand's score and grouping
+        dealt = Deal({p: solver.score(p, hands[p], wild) for p in order}, {})
+        facts.deals.append(dealt)
+        pile = [Card.parse(deal["open"])]
+        fed_by: str | None = None
+        out: set[str] = set()
+        pending: tuple[Feed, int] | None = None  # an open pick waiting for its discard
+        last = _seconds(started)
+        wide = solver.wide.hand_size
+        intervals, feeds, exits = facts.intervals, facts.feeds, facts.exits
+        score = solver.score
+        for following, current in enumerate(part["moves"], step0 + 1):
+            kind, player = current.get("type"), current.get("player")
+            step, move = following, current  # (a move that is no mapping: named by the last)
+            now = _seconds(move.get("at"))
+            if now is not None:
+                if kind in TIMED_KINDS and last is not None and player:
+                    intervals.append((player, kind, now - last, step))
+                last = now
+            if kind == "pick":
+                hand = hands[player]
+                top = pile[-1] if pile else None
+                top_joker = top is not None and top.rank in (0, joker)
+                from_open = move.get("from") == "open"
+                if top is not None and stock and not (top_joker and fed_by not in (None, player)):
+                    if not top_joker and links(top, hand, wild, 1):
+                        # An open card that links with the hand: a choice (one that links
+                        # with nothing is left by everyone, so its choice says nothing).
+                        loose = solver.counted(player, hand, wild)
+                        _choice(
+                            facts, player, hand, loose, top, stock[-1], wild, deck, from_open, step
+                        )
+                    if fed_by not in (None, player):
+                        feed = Feed(fed_by, player, from_open, 0, step)
+                        feeds.append(feed)
+                        if from_open:
+                            pending = (feed, score(player, hand, wild))
+                card = Card.parse(move["card"])
                 if from_open:
-                    pending = (feed, solver.score(player, hand, wild))
-            card = Card.parse(move["card"])
-            if from_open:
-                if not pile:
-                    raise _Off("an open pick from an empty pile")
-                pile.pop()
-                fed_by = None  # the card beneath was discarded earlier, by whoever
-            elif stock:
-                stock.pop()
-            hand.append(card)
-        elif kind == "discard":
-            hand = hands[player]
-            card = Card.parse(move["card"])
-            place = _place(hand, card)
-            if place >= 0:
-                if len(hand) == wide:
-                    weighed = solver.discard(player, hand, card, wild)
-                    if weighed is not None:
-                        weighed.step = step
-                        facts.discards.append(weighed)
-                del hand[place]
-            pile.append(card)
-            fed_by = player
-            pending = _settle(pending, player, hand, wild, solver)
-        elif kind == "declare":
-            hand = hands[player]
-            card = Card.parse(move["finish"])
-            place = _place(hand, card)
-            if place >= 0:
-                del hand[place]
-            pending = _settle(pending, player, hand, wild, solver)
-            if not _valid(move, wild, solver.profile):
-                # A wrong show, judged as domain/ judges it (not by a later declaration:
-                # a deal may end on the others' drops after a wrong show). Its finish card
-                # goes to the open pile like a discard.
-                others = tuple(p for p in order if p not in out and p != player)
-                score = solver.score(player, hand, wild)
-                facts.exits.append(Exit(player, "wrong_show", score, others, step))
-                out.add(player)
+                    if not pile:
+                        raise _Off("an open pick from an empty pile")
+                    pile.pop()
+                    fed_by = None  # the card beneath was discarded earlier, by whoever
+                elif stock:
+                    stock.pop()
+                hand.append(card)
+            elif kind == "discard":
+                hand = hands[player]
+                card = Card.parse(move["card"])
+                place = _place(hand, card)
+                if place >= 0:
+                    if len(hand) == wide:
+                        weighed = solver.discard(player, hand, card, wild)
+                        if weighed is not None:
+                            weighed.step = step
+                            facts.discards.append(weighed)
+                    del hand[place]
                 pile.append(card)
                 fed_by = player
-        elif kind == "drop":
-            others = tuple(p for p in order if p not in out and p != player)
-            dealt.drops.setdefault(player, (step, others))
-            hand = hands[player]
-            if len(hand) == 13:
-                score = solver.score(player, hand, wild)
-                facts.exits.append(Exit(player, "drop", score, others, step))
-            out.add(player)
-        elif kind == "reshuffle":
-            stock = list(map(Card.parse, reversed(move.get("stock", []))))
-            pile = pile[-1:]
+                if pending is not None:
+                    pending = _settle(pending, player, hand, wild, solver)
+            elif kind == "declare":
+                hand = hands[player]
+                card = Card.parse(move["finish"])
+                place = _place(hand, card)
+                if place >= 0:
+                    del hand[place]
+                if pending is not None:
+                    pending = _settle(pending, player, hand, wild, solver)
+                if not _valid(move, wild, solver.profile):
+                    # A wrong show, judged as domain/ judges it (not by a later declaration:
+                    # a deal may end on the others' drops after a wrong show). Its finish
+                    # card goes to the open pile like a discard.
+                    others = tuple(p for p in order if p not in out and p != player)
+                    exits.append(
+                        Exit(player, "wrong_show", score(player, hand, wild), others, step)
+                    )
+                    out.add(player)
+                    pile.append(card)
+                    fed_by = player
+            elif kind == "drop":
+                others = tuple(p for p in order if p not in out and p != player)
+                dealt.drops.setdefault(player, (step, others))
+                hand = hands[player]
+                if len(hand) == 13:
+                    exits.append(Exit(player, "drop", score(player, hand, wild), others, step))
+                out.add(player)
+            elif kind == "reshuffle":
+                stock = list(map(Card.parse, reversed(move.get("stock", []))))
+                pile = pile[-1:]
+    except Exception as error:  # any way a record leaves the rules the walk follows
+        raise _unreadable(facts, step, move, error) from error
 
 
 def _place(cards, card: Card) -> int:
@@ -444,51 +431,51 @@ def _choice(facts, player, hand, loose, top, hidden, wild, deck, from_open, step
     choice, blind to the hidden card, scores 0 on average whatever the player's skill.
     """
     joker = wild_rank(wild)
-    masks = [0, 0, 0, 0]  # loose ranks by suit: bit r for rank r, bit 14 the Ace above the King
+    # Loose ranks, suit by suit in lanes of 16 bits (bit r of its lane for rank r, bit 14
+    # the Ace above the King): each lane's reading at once, none spilling into the next
+    # (bits 0 and 15 of a lane never hold a rank, and what a shift moves there is masked).
+    loose_ranks = 0
     highest = 0
     for card in loose:
         rank = card.rank
         if rank and rank != joker:
-            masks[_SUIT_PLACE[card.suit]] |= _RANK_BITS[rank]
+            loose_ranks |= _RANK_BITS[rank] << _LANE[card.suit]
             if _POINTS[rank] > highest:
                 highest = _POINTS[rank]
-    common = _LOWER[highest] | (1 << joker)
-    m0, m1, m2, m3 = masks
-    # Per suit, the ranks loose in two other suits at least (a set's third card).
-    twice = (
-        (m1 & m2) | (m1 & m3) | (m2 & m3),
-        (m0 & m2) | (m0 & m3) | (m2 & m3),
-        (m0 & m1) | (m0 & m3) | (m1 & m3),
-        (m0 & m1) | (m0 & m2) | (m1 & m2),
-    )
-    useful = []
-    for mask, sets in zip(masks, twice, strict=True):
-        runs = (
-            ((mask << 2) & (mask << 1)) | ((mask << 1) & (mask >> 1)) | ((mask >> 1) & (mask >> 2))
-        )
-        if runs & _ACE_HIGH:
-            runs |= 1 << 1
-        useful.append((runs | sets | common) & _RANKS)
+    m = loose_ranks
+    # Each lane turned onto the three others: a rank loose in two other suits at least
+    # makes a set's third card.
+    r1 = (m << 16 | m >> 48) & _LANES
+    r2 = (m << 32 | m >> 32) & _LANES
+    r3 = (m << 48 | m >> 16) & _LANES
+    runs = ((m << 2) & (m << 1)) | ((m << 1) & (m >> 1)) | ((m >> 1) & (m >> 2))
+    runs |= (runs >> 13) & _ACE_LOW  # a run's Ace above the King is also the Ace below
+    common = (_LOWER[highest] | (1 << joker)) * _EACH_LANE
+    useful = (runs | (r1 & r2) | (r1 & r3) | (r2 & r3) | common) & _ALL_RANKS
 
     # What this player cannot see: the packs less hand, open card and wild indicator.
     packs, jokers = deck[0], deck[-1]
     total = 52 * packs + jokers - len(hand) - 2
-    u0, u1, u2, u3 = useful
-    hits = packs * (u0.bit_count() + u1.bit_count() + u2.bit_count() + u3.bit_count()) + jokers
+    hits = packs * useful.bit_count() + jokers
     for card in (*hand, top, wild):
         rank = card.rank
-        if not rank or useful[_SUIT_PLACE[card.suit]] >> rank & 1:
+        if not rank or useful >> (_LANE[card.suit] + rank) & 1:
             hits -= 1
     if not total or hits in (0, total):
         return  # every unseen card alike: the choice cannot tell what was seen
     share = hits / total
     rank = hidden.rank
-    surprise = (not rank or bool(useful[_SUIT_PLACE[hidden.suit]] >> rank & 1)) - share
+    surprise = (not rank or bool(useful >> (_LANE[hidden.suit] + rank) & 1)) - share
     facts.choices.append(OpenChoice(player, not from_open, surprise, share * (1 - share), step))
 
 
 _ACE_HIGH = 1 << 14
 _RANKS = sum(1 << rank for rank in range(1, 14))
+_LANE = {suit: 16 * place for place, suit in enumerate(SUITS)}  # a suit's lane of rank bits
+_EACH_LANE = sum(1 << lane for lane in _LANE.values())  # a lane's bits times this: in each
+_LANES = 0xFFFF * _EACH_LANE
+_ALL_RANKS = _RANKS * _EACH_LANE
+_ACE_LOW = 2 * _EACH_LANE  # bit 1 of each lane
 _RANK_BITS = [0] + [(1 << rank) | (_ACE_HIGH if rank == 1 else 0) for rank in range(1, 14)]
 _POINTS = [0] + [10 if rank in (1, 10, 11, 12, 13) else rank for rank in range(1, 14)]
 # The ranks worth fewer points than each highest loose card (0..10 points).

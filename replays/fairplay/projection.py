@@ -339,8 +339,11 @@ def _walked_in_processes(ledger, batches: list[list[str]], jobs: int):
     on connections of their own (``replays.store.db`` forgets the parent's in a child)."""
     import multiprocessing
 
+    from domain.rummy13.solver import load_kept_tables
+
     global _WORKER_LEDGER
     _WORKER_LEDGER = ledger  # inherited by the forked workers
+    load_kept_tables()  # read once here, shared by the workers, not read by each
     chunks = [batch[i : i + CHUNK] for batch in batches for i in range(0, len(batch), CHUNK)]
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
         results = pool.imap(_walk_chunk, chunks)
