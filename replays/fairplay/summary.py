@@ -409,25 +409,18 @@ def _period(summary: Summary, start: str, end: str, table: str | None) -> Period
     period = Period(start, end, table, evidence=defaultdict(list))
     table_faced: dict[str, int] = defaultdict(int)
     table_useful: dict[str, int] = defaultdict(int)
-    at_table: dict[tuple[str, str], tuple[int, int, int]] = {}
+    at_table: dict[tuple[str, str], tuple[int, int]] = {}
     for (day, where, player), row in summary.players.items():
         if within(day, where):
             period.players[player].add(row)
             period.at_tables[player][where] += row.games
             table_faced[where] += row.faced
             table_useful[where] += row.useful
-            faced, useful, fed = at_table.get((player, where), (0, 0, 0))
-            at_table[(player, where)] = (faced + row.faced, useful + row.useful, fed + row.fed)
-    # Each table's rate from the same rows (the pairs' sums by player and table).
-    faced_at: dict[str, int] = defaultdict(int)
-    useful_at: dict[str, int] = defaultdict(int)
-    for (_, where), (picked, took, _) in at_table.items():
-        faced_at[where] += picked
-        useful_at[where] += took
-    rates = {where: (useful_at[where], n) for where, n in faced_at.items() if n}
+            faced, fed = at_table.get((player, where), (0, 0))
+            at_table[(player, where)] = (faced + row.faced, fed + row.fed)
+    rates = {where: (table_useful[where], n) for where, n in table_faced.items() if n}
     period.add_bases(
-        ((player, where, picked, fed) for (player, where), (picked, _, fed) in at_table.items()),
-        rates,
+        ((player, where, faced, fed) for (player, where), (faced, fed) in at_table.items()), rates
     )
     for (day, where, first, second), row in summary.pairs.items():
         if within(day, where):
