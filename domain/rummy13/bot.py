@@ -102,7 +102,8 @@ def links(card: Card, others: list[Card], wild: Card, most: int = 0) -> int:
     for other in others:
         if other.suit == suit:
             other_rank = other.rank
-            if other_rank in (rank, joker_rank, 0):
+            # One comparison after another, not a tuple built a card (SIM109 would build one).
+            if other_rank == rank or other_rank == joker_rank or not other_rank:  # noqa: SIM109
                 continue  # another copy of the card, or a joker
             gap = abs(rank - other_rank)
             if gap > 2 and 1 in (rank, other_rank):  # the Ace also sits above the King
