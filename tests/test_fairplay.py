@@ -322,6 +322,88 @@ def test_a_game_the_walk_cannot_follow_is_named_by_game_and_move():
     )
 
 
+def test_the_walks_card_reading_gives_card_parse_s_cards_or_its_error():
+    """The walk reads a record's cards by one lookup of their canonical text; anything else
+    (other spellings, bad text, not text) is Card.parse's to read or refuse, word for word,
+    and a stock is read from its top (its last card) as before."""
+    from domain.cards import ALL_CARDS, Card
+    from replays.fairplay.facts import _card, _cards
+
+    def outcome(read, *args, **kwargs):
+        try:
+            return read(*args, **kwargs)
+        except Exception as error:  # the walk names any error by its type and text
+            return f"{type(error).__name__}: {error}"
+
+    def parse_all(texts):
+        return list(map(Card.parse, texts))
+
+    def parse_stock(texts):
+        return list(map(Card.parse, reversed(texts)))
+
+    texts = [str(card) for card in ALL_CARDS]
+    assert _cards(texts) == parse_all(texts)
+    assert all(a is b for a, b in zip(_cards(texts), parse_all(texts), strict=True))
+    assert _cards(texts, top_last=True) == parse_stock(texts)
+    odd = [["AS", "10h", " kd "], ["AS", "XX", "1Z"], ["AS", 7, "KD"], "AS KD", None, 5, {"AS": 1}]
+    for value in odd:
+        assert outcome(_cards, value) == outcome(parse_all, value), value
+        assert outcome(_cards, value, top_last=True) == outcome(parse_stock, value), value
+    for value in ["AS", "jk", "10h", "XX", None, 7, ["AS"], Card.parse("9C")]:
+        assert outcome(_card, value) == outcome(Card.parse, value), value
+
+
+def test_links_count_as_the_rules_read_them():
+    """``links``, checked against the rule read directly (the same rank in another suit, or
+    the same suit within two places, the Ace also above the King; jokers link with none)
+    for every card against random hands, with and without a limit."""
+    from domain.cards import ALL_CARDS, wild_rank
+    from domain.rummy13.bot import links
+
+    def linked(card, other, joker):
+        if card.rank in (0, joker) or other.rank in (0, joker):
+            return False
+        if other.rank == card.rank:
+            return other.suit != card.suit
+        if other.suit != card.suit:
+            return False
+        low, high = sorted((card.rank, other.rank))
+        return high - low <= 2 or (low == 1 and 14 - high <= 2)
+
+    rng = random.Random(5)
+    deck = list(ALL_CARDS) * 2
+    for _ in range(3000):
+        hand = rng.sample(deck, rng.randint(0, 15))
+        card, wild = rng.choice(deck), rng.choice(deck)
+        joker = wild_rank(wild)
+        every = sum(linked(card, other, joker) for other in hand)
+        assert links(card, hand, wild) == every
+        for most in (1, 2, 3):
+            assert links(card, hand, wild, most) == min(every, most)
+
+
+def test_a_stored_games_players_are_one_object_each_in_its_timings():
+    """Equal texts in a record's moves (a stored game's moves each hold their own copies)
+    come out of the walk as one object each, so the facts pickle them once."""
+    from pathlib import Path
+
+    from replays.fairplay.facts import game_facts
+
+    path = Path(__file__).parent / "data" / "fairplay_wrong_show.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    copied = json.loads(path.read_text(encoding="utf-8"))
+    for deal in copied["deals"]:
+        for move in deal["moves"]:
+            for key in ("player", "type"):
+                if key in move:
+                    move[key] = "".join(list(move[key]))  # an equal text, not the same object
+    facts, again = game_facts(record), game_facts(copied)
+    assert again.packed() == facts.packed()
+    intervals = again.intervals
+    assert len({id(player) for player, *_ in intervals}) == len({p for p, *_ in intervals})
+    assert len({id(kind) for _, kind, *_ in intervals}) == len({k for _, k, *_ in intervals})
+
+
 def _tested(records) -> list:
     """Every test of a review, flagged or not (FDR 1: all of them are returned)."""
     return review(summarise(records), *WHOLE, fdr=1.0).flags

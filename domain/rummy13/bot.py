@@ -97,20 +97,20 @@ def links(card: Card, others: list[Card], wild: Card, most: int = 0) -> int:
     if rank in (0, joker_rank):
         return 0
     count = 0
+    # The suit first: most cards share neither suit nor rank, and are passed after one
+    # test. A printed joker has no suit and rank 0, so it is passed the same way.
     for other in others:
-        other_rank = other.rank
-        if other_rank in (0, joker_rank):
-            continue
-        if other_rank == rank:
-            if other.suit == suit:
-                continue
-        elif other.suit == suit:
+        if other.suit == suit:
+            other_rank = other.rank
+            # One comparison after another, not a tuple built a card (SIM109 would build one).
+            if other_rank == rank or other_rank == joker_rank or not other_rank:  # noqa: SIM109
+                continue  # another copy of the card, or a joker
             gap = abs(rank - other_rank)
             if gap > 2 and 1 in (rank, other_rank):  # the Ace also sits above the King
                 gap = 14 - max(rank, other_rank)
             if gap > 2:
                 continue
-        else:
+        elif other.rank != rank:
             continue
         count += 1
         if count == most:

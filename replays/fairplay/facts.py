@@ -174,9 +174,14 @@ def game_facts(record: dict) -> GameFacts | None:
     packs = full_deck(int(table.get("decks", 2)), int(table.get("jokers_per_deck", 1)))
     deck = [packs.get(card, 0) for card in ALL_CARDS]
     solver = _Solver(profile)
+    # The first of equal texts for them all, for the game: a stored game's moves each hold
+    # their own copies of the players' ids and the moves' kinds, and the facts pickle each
+    # object once (and the process adding them up makes each once), not once a move.
+    players: dict[str, str] = {}
+    kinds: dict[str, str] = {}
     for step, part in parts:
         started = part.get("at") or record.get("started_at")
-        _walk(facts, part, seating, solver, deck, step, started)
+        _walk(facts, part, seating, solver, deck, step, started, players, kinds)
     return facts
 
 
@@ -238,7 +243,9 @@ class _Solver:
         self.known[player] = grouped
         return grouped
 
-    def discard(self, player: str, hand: list[Card], card: Card, wild: Card) -> Discard:
+    def discard(
+        self, player: str, hand: list[Card], card: Card, wild: Card, place: int | None = None
+    ) -> Discard:
         """``card`` discarded from the 14 of ``hand``, against the solver's choice.
 
         The 14 cards' best grouping says what each of its loose (counted) cards leaves when
@@ -246,7 +253,8 @@ class _Solver:
         The solver's choice is the loose card of most points (the least score left); a
         discard agrees when it leaves no more than that. A grouped card can leave as little
         only when the hand regroups, a rare case asked of the solver only when it is the
-        card discarded. One grouping a discard; it also groups the 13 cards kept."""
+        card discarded. One grouping a discard; it also groups the 13 cards kept.
+        ``place``: where ``card`` is in ``hand``, when the caller knows."""
         joker = wild_rank(wild)
         # The 14 cards are the 13 held before the pick and the card picked: with that card
         # loose they score the 13's least score and its points, a bound the search starts
@@ -272,9 +280,13 @@ class _Solver:
         # What the solver's choice breaks up: its links with the other 13 cards (a card, or
         # another copy of it, links with none of its own).
         breaks = links(choice, hand, wild, MOST_LINKS)
-        place = _place(hand, card)
+        if place is None:
+            place = _place(hand, card)
         kept = (*hand[:place], *hand[place + 1 :])
-        at = _place(counted, card)
+        # The counted cards are the hand's own objects, and the walk's cards are interned
+        # (Card.parse's): a card not found by identity is not there, and _place's second pass,
+        # by value, would only look again (a third of the discards are of a grouped card).
+        at = _held(counted, card)
         if at >= 0:
             left = whole - (0 if card.rank == joker else _POINTS[card.rank])
             self.known[player] = (kept, left, (*counted[:at], *counted[at + 1 :]))
@@ -285,21 +297,21 @@ class _Solver:
         return Discard(player, left <= best, breaks, max(0, left - best), 0, str(card))
 
 
-def _walk(facts, part, seating, solver, deck, step0, started) -> None:
+def _walk(facts, part, seating, solver, deck, step0, started, players, kinds) -> None:
     step, move = step0, None  # the move being walked (the deal's own step: none yet)
     try:
         deal = part["deal"]
-        wild = Card.parse(deal["wild"])
+        wild = _card(deal["wild"])
         joker = wild_rank(wild)
-        hands = {p: list(map(Card.parse, cards)) for p, cards in deal["hands"].items()}
+        hands = {p: _cards(cards) for p, cards in deal["hands"].items()}
         order = [p for p in seating if p in hands] or list(hands)
-        stock = list(map(Card.parse, reversed(deal["stock"])))  # pop() is the top
+        stock = _cards(deal["stock"], top_last=True)  # pop() is the top
         solver.clear()
         for player in order:
             solver.counted(player, hands[player], wild)  # the dealt hand's score and grouping
         dealt = Deal({p: solver.score(p, hands[p], wild) for p in order}, {})
         facts.deals.append(dealt)
-        pile = [Card.parse(deal["open"])]
+        pile = [_card(deal["open"])]
         fed_by: str | None = None
         out: set[str] = set()
         pending: tuple[Feed, int] | None = None  # an open pick waiting for its discard
@@ -313,7 +325,8 @@ def _walk(facts, part, seating, solver, deck, step0, started) -> None:
             now = _seconds(move.get("at"))
             if now is not None:
                 if kind in TIMED_KINDS and last is not None and player:
-                    intervals.append((player, kind, now - last, step))
+                    player = players.setdefault(player, player)
+                    intervals.append((player, kinds.setdefault(kind, kind), now - last, step))
                 last = now
             if kind == "pick":
                 hand = hands[player]
@@ -333,7 +346,7 @@ def _walk(facts, part, seating, solver, deck, step0, started) -> None:
                         feeds.append(feed)
                         if from_open:
                             pending = (feed, score(player, hand, wild))
-                card = Card.parse(move["card"])
+                card = _card(move["card"])
                 if from_open:
                     if not pile:
                         raise _Off("an open pick from an empty pile")
@@ -344,11 +357,11 @@ def _walk(facts, part, seating, solver, deck, step0, started) -> None:
                 hand.append(card)
             elif kind == "discard":
                 hand = hands[player]
-                card = Card.parse(move["card"])
+                card = _card(move["card"])
                 place = _place(hand, card)
                 if place >= 0:
                     if len(hand) == wide:
-                        weighed = solver.discard(player, hand, card, wild)
+                        weighed = solver.discard(player, hand, card, wild, place)
                         if weighed is not None:
                             weighed.step = step
                             facts.discards.append(weighed)
@@ -359,7 +372,7 @@ def _walk(facts, part, seating, solver, deck, step0, started) -> None:
                     pending = _settle(pending, player, hand, wild, solver)
             elif kind == "declare":
                 hand = hands[player]
-                card = Card.parse(move["finish"])
+                card = _card(move["finish"])
                 place = _place(hand, card)
                 if place >= 0:
                     del hand[place]
@@ -384,10 +397,33 @@ def _walk(facts, part, seating, solver, deck, step0, started) -> None:
                     exits.append(Exit(player, "drop", score(player, hand, wild), others, step))
                 out.add(player)
             elif kind == "reshuffle":
-                stock = list(map(Card.parse, reversed(move.get("stock", []))))
+                stock = _cards(move.get("stock", []), top_last=True)
                 pile = pile[-1:]
     except Exception as error:  # any way a record leaves the rules the walk follows
         raise _unreadable(facts, step, move, error) from error
+
+
+# The 53 cards by their canonical text, the text records hold: what Card.parse looks up
+# first, here a subscript with no Python call of its own (some 600 cards a game).
+_BY_TEXT = {str(card): card for card in ALL_CARDS}
+
+
+def _card(text) -> Card:
+    """``Card.parse(text)``, the same card or the same error."""
+    try:
+        return _BY_TEXT[text]
+    except (KeyError, TypeError):  # not canonical text, or not text: as Card.parse reads it
+        return Card.parse(text)
+
+
+def _cards(texts, *, top_last: bool = False) -> list[Card]:
+    """``list(map(Card.parse, texts))``, reversed first with ``top_last`` (a stock as
+    recorded, top first, as a list whose pop() is the top): the same cards or the same
+    error, Card.parse reading again from the start what a lookup does not find."""
+    try:
+        return [_BY_TEXT[text] for text in (reversed(texts) if top_last else texts)]
+    except (KeyError, TypeError):
+        return list(map(Card.parse, reversed(texts) if top_last else texts))
 
 
 def _place(cards, card: Card) -> int:
@@ -403,6 +439,14 @@ def _place(cards, card: Card) -> int:
     rank, suit = card.rank, card.suit
     for place, held in enumerate(cards):
         if held.rank == rank and held.suit == suit:
+            return place
+    return -1
+
+
+def _held(cards, card: Card) -> int:
+    """Where ``card`` itself (not an equal card) is in ``cards``, -1 when it is not."""
+    for place, held in enumerate(cards):
+        if held is card:
             return place
     return -1
 
