@@ -213,8 +213,11 @@ class Review:
 
 
 # -- distributions ---------------------------------------------------------------------------
+_SQRT2 = math.sqrt(2)  # the same float ``math.sqrt(2)`` gives, not asked a test at a time
+
+
 def normal_sf(z: float) -> float:
-    return 0.5 * math.erfc(z / math.sqrt(2))
+    return 0.5 * math.erfc(z / _SQRT2)
 
 
 # ``math.lgamma(i + 1)`` (the log of i!) for the counts a period's pairs reach: the binomial
@@ -479,6 +482,9 @@ def _seating(pairs, at_tables, table_pairs) -> list[Tested]:
         for where, seated in table_pairs.items()
         if totals[where] ** 2 > squares[where]
     }
+    # Every table a player sat at, with 0.0 where none was seated: read by subscript in the
+    # loop below, not ``scale.get(where, 0.0)`` (tens of thousands of tables shared).
+    scale = {where: scale.get(where, 0.0) for where in totals}
     tests = []
     for (first, second), row in pairs.items():
         if first > second or row.together < MIN_TOGETHER:
@@ -490,7 +496,7 @@ def _seating(pairs, at_tables, table_pairs) -> list[Tested]:
         for where, games in at_tables[first].items():
             other = theirs.get(where)
             if other:
-                expected += games * other * scale.get(where, 0.0)
+                expected += games * other * scale[where]
         floor_tail = poisson_sf(MIN_TOGETHER, expected)
         # Most pairs tested are at the floor: their tail is the floor's, not worked out again.
         tail = floor_tail if row.together == MIN_TOGETHER else poisson_sf(row.together, expected)
