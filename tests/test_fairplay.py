@@ -75,6 +75,26 @@ def test_tails_and_benjamini_hochberg_against_direct_sums():
     assert centre == pytest.approx(2.0, abs=0.2) and spread == pytest.approx(3.0, abs=0.25)
 
 
+def test_adjusted_p_values_and_clamped_tails_are_exactly_the_min_based_floats():
+    """The review writes ``min(...)`` as comparisons on its hot paths: the same floats,
+    ties included (a kept review must read back byte for byte the same)."""
+    rng = random.Random(11)
+    p = [rng.choice((0.0, 1e-9, 0.01, 0.5, 1.0)) if rng.random() < 0.3 else rng.random()]
+    p += [rng.choice(p) if rng.random() < 0.3 else rng.random() ** 3 for _ in range(3000)]
+    order = sorted(range(len(p)), key=p.__getitem__)
+    expected, running = [1.0] * len(p), 1.0
+    for rank in range(len(p), 0, -1):
+        running = min(running, p[order[rank - 1]] * len(p) / rank)
+        expected[order[rank - 1]] = running
+    assert benjamini_hochberg(p) == expected
+    for tail, floor_tail in ((0.2, 0.1), (0.05, 0.1), (0.3, 0.3), (0.0, 0.4)):
+        assert given_floor(tail, floor_tail) == min(1.0, tail / floor_tail)
+    for k, floor, n, rate in ((4, 2, 9, 0.3), (2, 2, 40, 0.9), (30, 2, 30, 0.99)):
+        assert binomial_sf_given_floor(k, floor, n, rate) == given_floor(
+            min(1.0, binomial_sf(k, n, rate)), min(1.0, binomial_sf(floor, n, rate))
+        )
+
+
 # -- the simulator's cheats --------------------------------------------------------------------
 
 

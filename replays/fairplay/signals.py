@@ -213,8 +213,11 @@ class Review:
 
 
 # -- distributions ---------------------------------------------------------------------------
+_SQRT2 = math.sqrt(2)  # the same float ``math.sqrt(2)`` gives, not asked a test at a time
+
+
 def normal_sf(z: float) -> float:
-    return 0.5 * math.erfc(z / math.sqrt(2))
+    return 0.5 * math.erfc(z / _SQRT2)
 
 
 # ``math.lgamma(i + 1)`` (the log of i!) for the counts a period's pairs reach: the binomial
@@ -247,7 +250,7 @@ def binomial_sf(k: int, n: int, p: float) -> float:
     total = 0.0
     for i in range(k, n + 1):
         total += math.exp(log_all - factorials[i] - factorials[n - i] + i * log_p + (n - i) * log_q)
-    return min(1.0, total)
+    return total if total < 1.0 else 1.0
 
 
 def binomial_sf_given_floor(k: int, floor: int, n: int, p: float) -> float:
@@ -270,7 +273,8 @@ def binomial_sf_given_floor(k: int, floor: int, n: int, p: float) -> float:
         floor_tail += term
         if i >= k:
             tail += term
-    return given_floor(min(1.0, tail), min(1.0, floor_tail))
+    # ``min(1.0, x)`` without the call (thousands of pairs): the same float.
+    return given_floor(tail if tail < 1.0 else 1.0, floor_tail if floor_tail < 1.0 else 1.0)
 
 
 def poisson_sf(k: int, mean: float) -> float:
@@ -301,7 +305,8 @@ def given_floor(tail: float, floor_tail: float) -> float:
     """
     if floor_tail <= 0:
         return tail
-    return min(1.0, tail / floor_tail)
+    ratio = tail / floor_tail
+    return ratio if ratio < 1.0 else 1.0
 
 
 def empirical_null(scores: list[float], floor: float | None = 1.0) -> tuple[float, float]:
@@ -311,7 +316,7 @@ def empirical_null(scores: list[float], floor: float | None = 1.0) -> tuple[floa
         return 0.0, 1.0 if floor is None else max(1.0, floor)
     ordered = sorted(scores)
     middle = ordered[len(ordered) // 2]
-    spread = 1.4826 * sorted(abs(s - middle) for s in ordered)[len(ordered) // 2]
+    spread = 1.4826 * sorted([abs(s - middle) for s in ordered])[len(ordered) // 2]
     if floor is not None:
         spread = max(spread, floor)
     return middle, spread or 1.0
@@ -327,9 +332,13 @@ def benjamini_hochberg(p_values: list[float]) -> list[float]:
     order = sorted(range(m), key=p_values.__getitem__)
     q = [1.0] * m
     running = 1.0
+    # ``running = min(running, ...)`` without the call (a month tests thousands): the same
+    # floats, the earlier kept on a tie as ``min`` keeps it.
     for rank in range(m, 0, -1):
         i = order[rank - 1]
-        running = min(running, p_values[i] * m / rank)
+        adjusted = p_values[i] * m / rank
+        if adjusted < running:
+            running = adjusted
         q[i] = running
     return q
 
@@ -395,7 +404,8 @@ def _feeding(period: Period) -> list[Tested]:
             picker_base[picker] - own + SHRINK
         )
         gives = (players[feeder].given - row.useful + SHRINK) / (feeder_base[feeder] - own + SHRINK)
-        rate = min(0.95, own * takes * gives / row.faced)
+        rate = own * takes * gives / row.faced
+        rate = rate if rate < 0.95 else 0.95  # min(0.95, rate), without the call
         p = binomial_sf_given_floor(row.useful, MIN_USEFUL, row.faced, rate)
         tests.append(Tested((p, _feeding_flag, (feeder, picker, row, rate, pairs))))
     return tests
@@ -436,7 +446,8 @@ def _folding(period: Period) -> list[Tested]:
         ratio = (players[first].strong_drops - row.strong_drops + SHRINK) / (
             (players[first].strong - row.strong) * rate + SHRINK
         )
-        expected = min(0.95, rate * ratio)
+        expected = rate * ratio
+        expected = expected if expected < 0.95 else 0.95  # min(0.95, ...), without the call
         p = binomial_sf_given_floor(row.strong_drops, MIN_DROPS, row.strong, expected)
         tests.append(Tested((p, _folding_flag, (first, second, row, expected, pairs))))
     return tests
@@ -471,6 +482,9 @@ def _seating(pairs, at_tables, table_pairs) -> list[Tested]:
         for where, seated in table_pairs.items()
         if totals[where] ** 2 > squares[where]
     }
+    # Every table a player sat at, with 0.0 where none was seated: read by subscript in the
+    # loop below, not ``scale.get(where, 0.0)`` (tens of thousands of tables shared).
+    scale = {where: scale.get(where, 0.0) for where in totals}
     tests = []
     for (first, second), row in pairs.items():
         if first > second or row.together < MIN_TOGETHER:
@@ -482,7 +496,7 @@ def _seating(pairs, at_tables, table_pairs) -> list[Tested]:
         for where, games in at_tables[first].items():
             other = theirs.get(where)
             if other:
-                expected += games * other * scale.get(where, 0.0)
+                expected += games * other * scale[where]
         floor_tail = poisson_sf(MIN_TOGETHER, expected)
         # Most pairs tested are at the floor: their tail is the floor's, not worked out again.
         tail = floor_tail if row.together == MIN_TOGETHER else poisson_sf(row.together, expected)
