@@ -134,6 +134,25 @@ def parse_cards(cards: str | Iterable[str | Card]) -> list[Card]:
     return [Card.parse(card) for card in cards]
 
 
+def card_of(text) -> Card:
+    """``Card.parse(text)``, the same card or the same error: canonical text by a subscript
+    of the cards' own table, with no Python call of its own (a walk reads hundreds a game)."""
+    try:
+        return _BY_TEXT[text]
+    except (KeyError, TypeError):  # not canonical text, or not text: as Card.parse reads it
+        return Card.parse(text)
+
+
+def cards_of(texts, *, top_last: bool = False) -> list[Card]:
+    """``list(map(Card.parse, texts))``, reversed first with ``top_last`` (a stock as
+    recorded, top first, as a list whose pop() is the top): the same cards or the same
+    error, Card.parse reading again from the start what a lookup does not find."""
+    try:
+        return [_BY_TEXT[text] for text in (reversed(texts) if top_last else texts)]
+    except (KeyError, TypeError):
+        return list(map(Card.parse, reversed(texts) if top_last else texts))
+
+
 def format_cards(cards: Iterable[Card]) -> str:
     return " ".join(card_texts(cards))
 

@@ -109,6 +109,10 @@ def format_time(moment: datetime | None) -> str | None:
     """``2025-03-01T18:04:05Z`` (microseconds only when present)."""
     if moment is None:
         return None
+    if type(moment) is datetime and moment.tzinfo is UTC:
+        # A UTC moment (every move read from a record or a stored game): its text as
+        # remembered when it was read, not formatted again (the same text).
+        return utc_z_text(moment)
     return _z_text(parse_time(moment))
 
 

@@ -347,7 +347,8 @@ def test_the_walks_card_reading_gives_card_parse_s_cards_or_its_error():
     (other spellings, bad text, not text) is Card.parse's to read or refuse, word for word,
     and a stock is read from its top (its last card) as before."""
     from domain.cards import ALL_CARDS, Card
-    from replays.fairplay.facts import _card, _cards
+    from domain.cards import card_of as _card
+    from domain.cards import cards_of as _cards
 
     def outcome(read, *args, **kwargs):
         try:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -39,7 +39,7 @@ from domain.rummy13.game import Game
 from domain.rummy13.profiles import get_profile
 from domain.rummy13.record_schema import FORMAT_TAG
 from domain.rummy13.table import Deal, TableConfig
-from domain.timestamps import format_time, utc_z_text
+from domain.timestamps import format_time
 
 _REPORTED_MONEY = ("gross", "fee", "net_to_winner")
 _MOVE = TypeAdapter(game13.Move)
@@ -117,13 +117,8 @@ class Move:
             out["groups"] = [_texts(group) for group in self.groups]
         if self.stock is not None:
             out["stock"] = _texts(self.stock)
-        at = self.at
-        if at is not None:
-            # A move read from a record or a stored game is UTC, its text remembered as it
-            # was read (domain.timestamps): that text, not the moment formatted again.
-            out["at"] = (
-                utc_z_text(at) if type(at) is datetime and at.tzinfo is UTC else format_time(at)
-            )
+        if self.at is not None:
+            out["at"] = format_time(self.at)
         return out
 
     def describe(self) -> str:

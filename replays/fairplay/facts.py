@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from domain import variants
-from domain.cards import ALL_CARDS, SUITS, Card, full_deck, wild_rank
+from domain.cards import ALL_CARDS, SUITS, Card, card_of, cards_of, full_deck, wild_rank
 from domain.rummy13.bot import links
 from domain.rummy13.melds import evaluate
 from domain.rummy13.profiles import get_profile
@@ -301,17 +301,17 @@ def _walk(facts, part, seating, solver, deck, step0, started, players, kinds) ->
     step, move = step0, None  # the move being walked (the deal's own step: none yet)
     try:
         deal = part["deal"]
-        wild = _card(deal["wild"])
+        wild = card_of(deal["wild"])
         joker = wild_rank(wild)
-        hands = {p: _cards(cards) for p, cards in deal["hands"].items()}
+        hands = {p: cards_of(cards) for p, cards in deal["hands"].items()}
         order = [p for p in seating if p in hands] or list(hands)
-        stock = _cards(deal["stock"], top_last=True)  # pop() is the top
+        stock = cards_of(deal["stock"], top_last=True)  # pop() is the top
         solver.clear()
         for player in order:
             solver.counted(player, hands[player], wild)  # the dealt hand's score and grouping
         dealt = Deal({p: solver.score(p, hands[p], wild) for p in order}, {})
         facts.deals.append(dealt)
-        pile = [_card(deal["open"])]
+        pile = [card_of(deal["open"])]
         fed_by: str | None = None
         out: set[str] = set()
         pending: tuple[Feed, int] | None = None  # an open pick waiting for its discard
@@ -346,7 +346,7 @@ def _walk(facts, part, seating, solver, deck, step0, started, players, kinds) ->
                         feeds.append(feed)
                         if from_open:
                             pending = (feed, score(player, hand, wild))
-                card = _card(move["card"])
+                card = card_of(move["card"])
                 if from_open:
                     if not pile:
                         raise _Off("an open pick from an empty pile")
@@ -357,7 +357,7 @@ def _walk(facts, part, seating, solver, deck, step0, started, players, kinds) ->
                 hand.append(card)
             elif kind == "discard":
                 hand = hands[player]
-                card = _card(move["card"])
+                card = card_of(move["card"])
                 place = _place(hand, card)
                 if place >= 0:
                     if len(hand) == wide:
@@ -372,7 +372,7 @@ def _walk(facts, part, seating, solver, deck, step0, started, players, kinds) ->
                     pending = _settle(pending, player, hand, wild, solver)
             elif kind == "declare":
                 hand = hands[player]
-                card = _card(move["finish"])
+                card = card_of(move["finish"])
                 place = _place(hand, card)
                 if place >= 0:
                     del hand[place]
@@ -397,33 +397,10 @@ def _walk(facts, part, seating, solver, deck, step0, started, players, kinds) ->
                     exits.append(Exit(player, "drop", score(player, hand, wild), others, step))
                 out.add(player)
             elif kind == "reshuffle":
-                stock = _cards(move.get("stock", []), top_last=True)
+                stock = cards_of(move.get("stock", []), top_last=True)
                 pile = pile[-1:]
     except Exception as error:  # any way a record leaves the rules the walk follows
         raise _unreadable(facts, step, move, error) from error
-
-
-# The 53 cards by their canonical text, the text records hold: what Card.parse looks up
-# first, here a subscript with no Python call of its own (some 600 cards a game).
-_BY_TEXT = {str(card): card for card in ALL_CARDS}
-
-
-def _card(text) -> Card:
-    """``Card.parse(text)``, the same card or the same error."""
-    try:
-        return _BY_TEXT[text]
-    except (KeyError, TypeError):  # not canonical text, or not text: as Card.parse reads it
-        return Card.parse(text)
-
-
-def _cards(texts, *, top_last: bool = False) -> list[Card]:
-    """``list(map(Card.parse, texts))``, reversed first with ``top_last`` (a stock as
-    recorded, top first, as a list whose pop() is the top): the same cards or the same
-    error, Card.parse reading again from the start what a lookup does not find."""
-    try:
-        return [_BY_TEXT[text] for text in (reversed(texts) if top_last else texts)]
-    except (KeyError, TypeError):
-        return list(map(Card.parse, reversed(texts) if top_last else texts))
 
 
 def _place(cards, card: Card) -> int:
