@@ -11,6 +11,33 @@ from __future__ import annotations
 import pytest
 from pg_support import postgres_schema_url
 
+from replays.access import accounts
+
+# Production hashes passwords with scrypt at N = 2**15 (accounts.PASSWORD_METHOD, held by
+# tests/test_accounts.py): about 0.1 s of CPU a hash and a check, paid by each of the suite's
+# thousand-odd sign-ins. Here the same scrypt runs at N = 2**10. A stored hash names its own
+# parameters, so a server the tests start checks these at their cost too.
+PRODUCTION_PASSWORD_METHOD = accounts.PASSWORD_METHOD
+TEST_PASSWORD_METHOD = "scrypt:1024:8:1"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _test_password_cost():
+    accounts.PASSWORD_METHOD = TEST_PASSWORD_METHOD
+    accounts._dummy_hash.cache_clear()
+    yield
+    accounts.PASSWORD_METHOD = PRODUCTION_PASSWORD_METHOD
+    accounts._dummy_hash.cache_clear()
+
+
+@pytest.fixture
+def production_password_cost(monkeypatch):
+    """Passwords hashed as production hashes them, for the tests of that cost itself."""
+    monkeypatch.setattr(accounts, "PASSWORD_METHOD", PRODUCTION_PASSWORD_METHOD)
+    accounts._dummy_hash.cache_clear()
+    yield
+    accounts._dummy_hash.cache_clear()
+
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def database_url(request, tmp_path, monkeypatch):

@@ -70,7 +70,7 @@ def test_player_links_only_for_players_and_names_are_unique_in_any_case(db):
         accounts.add_user("ANN", "auditor", "long enough pw", url=db)
 
 
-def test_passwords_are_stored_as_salted_scrypt_hashes(db):
+def test_passwords_are_stored_as_salted_scrypt_hashes(db, production_password_cost):
     accounts.add_user("ann", "auditor", "the same password", url=db)
     accounts.add_user("bob", "auditor", "the same password", url=db)
     with engine_for(db).connect() as connection:

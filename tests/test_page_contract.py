@@ -194,7 +194,10 @@ def hand_faces(section: str) -> bool:
 # -- the checks ----------------------------------------------------------------------------
 
 
-def check_links(client, path: str, html: str, problems: list[str]) -> None:
+def check_links(client, path: str, html: str, problems: list[str], answered: dict) -> None:
+    """Up to ``LINKS_PER_ROUTE`` links of each route and query shape on the page must open
+    for the same user. ``answered`` keeps each link's status for the user's other pages: the
+    same address asked again by the same user gets the same answer, so it is fetched once."""
     seen: dict[tuple, int] = {}
     for href in sorted(set(re.findall(r'<a\b[^>]*\bhref="([^"#][^"]*)"', html))):
         href = href.replace("&amp;", "&")
@@ -209,9 +212,10 @@ def check_links(client, path: str, html: str, problems: list[str]) -> None:
         seen[shape] = seen.get(shape, 0) + 1
         if seen[shape] > LINKS_PER_ROUTE:
             continue
-        _, response = fetch(client, href)
-        if response.status_code >= 400:
-            problems.append(f"{path} links to {href}, which answers {response.status_code}")
+        if href not in answered:
+            answered[href] = fetch(client, href)[1].status_code
+        if answered[href] >= 400:
+            problems.append(f"{path} links to {href}, which answers {answered[href]}")
 
 
 def check_cards_written(path: str, html: str, problems: list[str]) -> None:
@@ -558,6 +562,7 @@ def keeps_the_contract(site, name: str, role: str) -> None:
     problems: list[str] = []
     opened = []
     seen: dict[str, str] = {}
+    answered: dict[str, int] = {}  # each link's status for this user, asked once
     for page in pages:
         path, response = fetch(client, page)
         if response.status_code != 200:
@@ -568,7 +573,7 @@ def keeps_the_contract(site, name: str, role: str) -> None:
             "history" if page.startswith("/players/") else "replay" if "/replay" in path else page,
             html,
         )
-        check_links(client, path, html, problems)
+        check_links(client, path, html, problems, answered)
         check_cards_written(path, html, problems)
         check_nets(site, path, html, game_id, me, problems)
         check_money(site, path, html, game_id, problems)
