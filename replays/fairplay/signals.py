@@ -401,8 +401,9 @@ def player_tests(players: dict[str, PlayerDay]) -> tuple[list[Tested], ...]:
 def _candidates(pairs: dict[tuple[str, str], PairDay]) -> tuple[list, list, list, list]:
     """The pairs each pair signal tests, each list in ``pairs``' order (so the tests, and
     Benjamini–Hochberg's ties, keep theirs): feeding's, seating's (each pair once, in name
-    order), folding's, each as ``(pair, row)``, and dumping's as ``(pair, row, exits)``. One
-    pass over a period's tens of thousands of pairs for all four signals, not one each."""
+    order), folding's, each as ``(pair, row)``, and dumping's as ``(pair, row, exits in
+    all)``. One pass over a period's tens of thousands of pairs for all four signals, not one
+    each."""
     fed, seated, folded, exited = [], [], [], []
     for item in pairs.items():
         pair, row = item
