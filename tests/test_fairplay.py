@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from domain.simulation.cheats import Cheats, CheatsError
 from replays.fairplay.facts import GameFacts
+from replays.fairplay.signals import _candidates as pair_candidates
 from replays.fairplay.signals import _seating as seating_tests
 from replays.fairplay.signals import (
     benjamini_hochberg,
@@ -202,7 +203,8 @@ def test_pairs_met_by_chance_have_seating_p_values_no_smaller_than_uniform():
     _, period = seated_month(6000, 600, None, seed=44)
     seating = [flag for flag in review(period, *WHOLE).flags if flag.signal == "seating"]
     assert seating == []
-    tested = seating_tests(period.pairs, period.at_tables, period.table_pairs)
+    seated = pair_candidates(period.pairs)[1]
+    tested = seating_tests(seated, period.at_tables, period.table_pairs)
     assert len(tested) > 100
     for level in (0.01, 0.05, 0.2):
         assert sum(t.p <= level for t in tested) <= level * len(tested) + 3, level

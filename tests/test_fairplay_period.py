@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from replays.fairplay import projection
 from replays.fairplay.facts import Feed, GameFacts, game_facts
-from replays.fairplay.signals import reaches_floor, review
+from replays.fairplay.signals import player_tests, reaches_floor, review
 from replays.fairplay.summary import Summary
 from replays.fairplay.tables import (
     FairplayNotedMonth,
@@ -127,6 +127,25 @@ def test_a_period_reviews_from_its_noted_pairs_as_from_every_pair(database_url):
         assert seen_edge, "the pair met across the boundary is tested"
         edge = [f for f in review(direct, "2025-03-29", "2025-04-02").flags if LATE in f.players]
         assert {f.signal for f in edge} <= {"seating", "feeding"}
+
+
+def test_the_one_player_signals_are_tested_before_the_pairs_are_read(database_url):
+    # The page tests the players while the database still sums the pairs: the same review.
+    _count(database_url, [list(facts())])
+    start, end = "2025-03-16", "2025-03-30"
+    with Session(engine_for(database_url)) as session:
+        seen = []
+        period = projection.load_period(
+            session, start, end, meanwhile=lambda p: seen.append((len(p.players), len(p.pairs)))
+        )
+        assert seen == [(len(period.players), 0)] and period.pairs
+        whole = review(period, start, end, fdr=0.5)
+        tested = player_tests(period.players)
+        assert whole.flags and review(period, start, end, fdr=0.5, players_tested=tested) == whole
+        untested = review(period, start, end, fdr=0.5, players_tested=([], [], []))
+        assert untested.tested == whole.tested - sum(map(len, tested)) < whole.tested
+        projection.fill_evidence(session, whole)
+        _same(projection.work_out(session, start, end, fdr=0.5), whole)
 
 
 def test_a_month_counted_since_its_pairs_were_noted_is_read_whole(database_url):

@@ -408,13 +408,15 @@ def load_summary(
     return summary
 
 
-def load_period(session, start: str, end: str, table: str | None = None) -> Period:
+def load_period(session, start: str, end: str, table: str | None = None, meanwhile=None) -> Period:
     """Days ``start``..``end`` (one table or all) added up by the database: the same figures
     as ``load_summary(...).period(...)`` without reading every day's row into Python (a
     month of pairs is many rows, and the page waits on them), and of the pairs only those a
     signal may test (and their reverses): a period inside one calendar month reads the pairs
     its month noted (``fairplay_noted_pair_days``), a longer one those whose period sums reach
-    a floor. No evidence: fetch a review's with :func:`fill_evidence`.
+    a floor. No evidence: fetch a review's with :func:`fill_evidence`. ``meanwhile``, if
+    given, is called with the period once its players are added up (before its pairs are
+    read): work that needs only those runs while the database still sums the pairs.
 
     On PostgreSQL the players, the players at each table and the pairs are summed at once,
     each on a connection of its own: rows committed when each query starts, as any two
@@ -515,6 +517,8 @@ def load_period(session, start: str, end: str, table: str | None = None) -> Peri
     for where_, seated in partners.items():
         if seated:
             period.table_pairs[where_] = seated // 2  # each pair counted by both
+    if meanwhile is not None:
+        meanwhile(period)
     # The driver's rows as they are, all at once: iterating the result fetched them one at a
     # time, and even ``.all()`` made a Row of each that the loop below only unpacks. Sums of
     # integer columns come back as ints from both engines: no conversions.
@@ -874,13 +878,20 @@ def period_games(session, start: str, end: str, table: str | None = None) -> int
 def work_out(session, start: str, end: str, table: str | None = None, fdr: float = FDR):
     """The review of a period from the kept tables (the sums in the database), with the
     evidence of its flags."""
-    from replays.fairplay.signals import review
+    from replays.fairplay.signals import player_tests, review
+
+    # The one-player signals are tested while the database still sums the pairs.
+    tested = []
+
+    def test_players(period: Period) -> None:
+        tested.append(player_tests(period.players))
 
     # A period's pairs are hundreds of thousands of objects alive until the review is made,
     # then freed at once: even ``bulk_work``'s rarer passes walked them (a tenth of a custom
     # period's first look on the page), so the collector makes none meanwhile.
     with collector_paused():
-        result = review(load_period(session, start, end, table), start, end, table=table, fdr=fdr)
+        period = load_period(session, start, end, table, meanwhile=test_players)
+        result = review(period, start, end, table=table, fdr=fdr, players_tested=tested[0])
         fill_evidence(session, result, table)
     return result
 

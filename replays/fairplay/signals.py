@@ -46,7 +46,7 @@ import operator
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from replays.fairplay.summary import EXIT_BANDS, Evidence, PairDay, Period, Summary
+from replays.fairplay.summary import EXIT_BANDS, Evidence, PairDay, Period, PlayerDay, Summary
 
 SIGNALS = {
     "feeding": "colluding pair: takes the partner's discards",
@@ -351,20 +351,24 @@ def review(
     *,
     table: str | None = None,
     fdr: float = 0.05,
+    players_tested: tuple[list[Tested], list[Tested], list[Tested]] | None = None,
 ) -> Review:
     """The period ``start``..``end`` (days, inclusive) of ``summary``, one table or all.
     ``summary`` is a :class:`Summary` (added up here) or a :class:`Period` already added up
-    (``projection.load_period``: the sums done in the database)."""
+    (``projection.load_period``: the sums done in the database). ``players_tested``: the
+    period's :func:`player_tests`, when already worked out."""
     period = summary if isinstance(summary, Period) else summary.period(start, end, table)
     players, pairs = period.players, period.pairs
+    hidden, timing, solver = players_tested or player_tests(players)
+    fed, seated, folded, exited = _candidates(pairs)
     tests: list[Tested] = []
-    tests += _feeding(period)
-    tests += _seating(pairs, period.at_tables, period.table_pairs)
-    tests += _folding(period)
-    tests += _hidden(players)
-    tests += _dumping(players, pairs)
-    tests += _timing(players)
-    tests += _solver(players)
+    tests += _feeding(period, fed)
+    tests += _seating(seated, period.at_tables, period.table_pairs)
+    tests += _folding(period, folded)
+    tests += hidden
+    tests += _dumping(players, exited, pairs)
+    tests += timing
+    tests += solver
     flags = []
     for test, q in zip(tests, benjamini_hochberg([t.p for t in tests]), strict=True):
         if q <= fdr:
@@ -387,16 +391,42 @@ def review(
     )
 
 
-def _feeding(period: Period) -> list[Tested]:
+def player_tests(players: dict[str, PlayerDay]) -> tuple[list[Tested], ...]:
+    """The one-player signals' tests (hidden cards, bot-like timing, solver agreement): they
+    read the players' own sums only (not those of their pairs), so a review from the
+    database works them out while the database still sums the pairs."""
+    return _hidden(players), _timing(players), _solver(players)
+
+
+def _candidates(pairs: dict[tuple[str, str], PairDay]) -> tuple[list, list, list, list]:
+    """The pairs each pair signal tests, each list in ``pairs``' order (so the tests, and
+    Benjamini–Hochberg's ties, keep theirs): feeding's, seating's (each pair once, in name
+    order), folding's, each as ``(pair, row)``, and dumping's as ``(pair, row, exits in
+    all)``. One pass over a period's tens of thousands of pairs for all four signals, not one
+    each."""
+    fed, seated, folded, exited = [], [], [], []
+    for item in pairs.items():
+        pair, row = item
+        if row.faced >= MIN_FACED and row.useful >= MIN_USEFUL:
+            fed.append(item)
+        if row.together >= MIN_TOGETHER and pair[0] <= pair[1]:
+            seated.append(item)
+        if row.strong >= MIN_STRONG and row.strong_drops >= MIN_DROPS:
+            folded.append(item)
+        n = sum(row.exits)
+        if n >= MIN_EXITS:
+            exited.append((pair, row, n))
+    return fed, seated, folded, exited
+
+
+def _feeding(period: Period, fed: list) -> list[Tested]:
     # Tables differ (stakes, seats, packs, deals): each discard faced is expected to be
     # taken at its own table's rate (``period.feed_base``), and a player's habits are their
     # ratio to that: over all their pairs, as the period's player rows add them up.
     players, pairs, base = period.players, period.pairs, period.feed_base
     picker_base, feeder_base = period.picker_base, period.feeder_base
     tests = []
-    for (feeder, picker), row in pairs.items():
-        if row.faced < MIN_FACED or row.useful < MIN_USEFUL:
-            continue
+    for (feeder, picker), row in fed:
         # Each side's ratio to its tables' rates without the other, shrunk toward 1; their
         # effects multiply (the picker's skill, the feeder's careless or generous discards).
         own = base.get((feeder, picker), 0.0)
@@ -430,7 +460,7 @@ def _together(pairs, first: str, second: str) -> int:
     return 0 if row is None else row.together
 
 
-def _folding(period: Period) -> list[Tested]:
+def _folding(period: Period, folded: list) -> list[Tested]:
     # The population's rate of drops with another player strong in the deal, and each
     # player's ratio to it over everyone else (a cautious player drops more, with anyone).
     players, pairs = period.players, period.pairs
@@ -440,9 +470,7 @@ def _folding(period: Period) -> list[Tested]:
         return []
     rate = drops / strong
     tests = []
-    for (first, second), row in pairs.items():
-        if row.strong < MIN_STRONG or row.strong_drops < MIN_DROPS:
-            continue
+    for (first, second), row in folded:
         ratio = (players[first].strong_drops - row.strong_drops + SHRINK) / (
             (players[first].strong - row.strong) * rate + SHRINK
         )
@@ -466,7 +494,7 @@ def _folding_flag(first: str, second: str, row: PairDay, expected: float, pairs,
     )
 
 
-def _seating(pairs, at_tables, table_pairs) -> list[Tested]:
+def _seating(seated: list, at_tables, table_pairs) -> list[Tested]:
     # Under seating by chance, two players share a game at a table in proportion to their
     # games there. A seat one of them fills is not the other's (a two-seat game holds one
     # pair, not two), so each table's products are scaled to add up to the pairs its games
@@ -486,9 +514,7 @@ def _seating(pairs, at_tables, table_pairs) -> list[Tested]:
     # loop below, not ``scale.get(where, 0.0)`` (tens of thousands of tables shared).
     scale = {where: scale.get(where, 0.0) for where in totals}
     tests = []
-    for (first, second), row in pairs.items():
-        if first > second or row.together < MIN_TOGETHER:
-            continue
+    for (first, second), row in seated:
         # Added up in the first one's order of tables, the tables they do not share (a term
         # of exactly 0.0) left out: the same float as the sum over all of them.
         theirs = at_tables[second]
@@ -544,7 +570,7 @@ def _hidden_flag(player: str, row, z: float, centre: float, spread: float, p: fl
     )
 
 
-def _dumping(players, pairs) -> list[Tested]:
+def _dumping(players, exited: list, pairs) -> list[Tested]:
     bands = [0] * (len(EXIT_BANDS) + 1)
     for row in players.values():
         bands = [a + b for a, b in zip(bands, row.exits, strict=True)]
@@ -563,12 +589,15 @@ def _dumping(players, pairs) -> list[Tested]:
     scored = {}
     # Each band's lean toward strong hands (``mean - rank``), once: thousands of pairs weigh by it.
     lean = [mean - r for r in ranks]
-    for (dumper, beneficiary), row in pairs.items():
-        n = sum(row.exits)
-        if n < MIN_EXITS:
-            continue
-        strength = sum(map(operator.mul, row.exits, lean))
-        scored[(dumper, beneficiary)] = (strength / math.sqrt(n * variance), n)
+    # A z depends on the exit bands alone, and the pairs share a few hundred patterns of
+    # them: each pattern's z worked out once (the same float for every pair that has it).
+    z_of: dict[tuple[int, ...], float] = {}
+    for pair, row, n in exited:
+        exits = tuple(row.exits)
+        z = z_of.get(exits)
+        if z is None:
+            z = z_of[exits] = sum(map(operator.mul, exits, lean)) / math.sqrt(n * variance)
+        scored[pair] = (z, n)
     centre, spread = empirical_null([z for z, _ in scored.values()])
     tests = []
     for (dumper, beneficiary), (z, n) in scored.items():
