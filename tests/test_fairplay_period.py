@@ -10,6 +10,8 @@ PostgreSQL)."""
 from __future__ import annotations
 
 import math
+import threading
+import time
 from dataclasses import replace
 from datetime import date, timedelta
 from functools import cache
@@ -146,6 +148,45 @@ def test_the_one_player_signals_are_tested_before_the_pairs_are_read(database_ur
         assert untested.tested == whole.tested - sum(map(len, tested)) < whole.tested
         projection.fill_evidence(session, whole)
         _same(projection.work_out(session, start, end, fdr=0.5), whole)
+
+
+def test_two_first_looks_at_once_both_answer_and_one_review_is_kept(database_url, monkeypatch):
+    # Two staff open the same custom period at once: both work out its review, and the second
+    # to keep it meets the first's row, on PostgreSQL at its INSERT (it waits there for the
+    # other's commit), which once answered 500. Both answer; the period keeps one review.
+    from web import create_app
+    from web.views import fairplay as page
+
+    _count(database_url, [list(facts())])
+    start, end = "2025-03-16", "2025-03-30"
+    app = create_app({"DATABASE_URL": database_url, "TESTING": True})
+    worked_out, others = page.work_out, []
+
+    def another_look_keeps_it_first(session, *period, **options):
+        result = worked_out(session, *period, **options)
+        kept = threading.Event()
+
+        def other_look() -> None:
+            with Session(engine_for(database_url)) as theirs:
+                projection.keep_review(theirs, result)
+                kept.set()
+                time.sleep(0.5)  # this look's DELETE and INSERT now wait on the row
+                theirs.commit()
+
+        others.append(threading.Thread(target=other_look))
+        others[-1].start()
+        assert kept.wait(30)
+        return result
+
+    monkeypatch.setattr(page, "work_out", another_look_keeps_it_first)
+    with app.test_request_context():
+        shown = page._review(start, end, None)
+    for other in others:
+        other.join()
+    assert len(others) == 1 and shown.result.flags and not shown.kept
+    with Session(engine_for(database_url)) as session:
+        kept = projection.kept_review(session, start, end, None)
+    assert kept is not None and kept[0] == shown.result
 
 
 def test_a_month_counted_since_its_pairs_were_noted_is_read_whole(database_url):

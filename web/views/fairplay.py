@@ -16,7 +16,7 @@ is looked up again on the server, so what is recorded is the review's, not the f
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import sqlalchemy as sa
 from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
@@ -111,10 +111,14 @@ def _review(start: str, end: str, table: str | None) -> Shown:
                 # Not kept (another period, or games counted since): worked out now from
                 # the period's sums in the database, and kept for the next look.
                 result = work_out(session, start, end, table)
-                made_at = keep_review(session, result)
+                made_at = datetime.now(UTC)
                 try:
+                    keep_review(session, result, made_at)
                     session.commit()
-                except sa.exc.IntegrityError:  # another look kept the same review first
+                except sa.exc.IntegrityError:
+                    # Another look at the same period kept its review first. PostgreSQL
+                    # says so at the INSERT (it waited there for the other's commit),
+                    # SQLite at the commit: either way this look shows what it worked out.
                     session.rollback()
                 shown = Shown(result, made_at, False)
             if len(_REVIEWS) >= KEPT_REVIEWS:
@@ -190,8 +194,6 @@ def open_case():
 
 def _log_flags(account, flags) -> None:
     """Every flag shown is a line in the access log (what staff see is on the record)."""
-    from datetime import UTC, datetime
-
     from replays.access.access_log import record_views
 
     if not flags:
