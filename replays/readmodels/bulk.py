@@ -199,6 +199,11 @@ def _columns(table: sa.Table, dialect: Any) -> tuple[list[str], Any, list]:
     return names, itemgetter(*names), processed
 
 
+def bind_processors(table: sa.Table, dialect: Any) -> list:
+    """The (place, processor) pairs :func:`stored_forms` binds ``table``'s values with."""
+    return _columns(table, dialect)[2]
+
+
 def stored_forms(table: sa.Table, dialect: Any, rows: Sequence[dict]) -> tuple[list[str], list]:
     """What :func:`insert_rows` binds for ``rows`` (each holding every column of ``table``;
     KeyError otherwise): the table's columns in order and each row's values in that order,

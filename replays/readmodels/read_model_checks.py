@@ -37,7 +37,7 @@ from replays.integrity.replaying import replayer_for
 from replays.integrity.report import UNREADABLE, Report
 from replays.integrity.snapshot_checks import report_mismatch, snapshot_mismatch, snapshots_of
 from replays.integrity.store import StoredRow, _stored, has_table, id_param, plain_rows
-from replays.readmodels.bulk import _columns, sqlite_datetime_text, stored_forms
+from replays.readmodels.bulk import bind_processors, sqlite_datetime_text, stored_forms
 from replays.readmodels.projections import ENTRIES, GAMES, MOVES, NAME, RESULTS
 from replays.store.db import as_stored
 from replays.store.schema import DISPUTE_EVENTS, SNAPSHOTS_TABLE
@@ -533,7 +533,7 @@ class _SqliteTable:
         zoned, documents = self.guards
         if zoned != ["at"]:
             return None
-        processed = _columns(self.table, self.dialect)[2]
+        processed = bind_processors(self.table, self.dialect)
         forms: list[tuple] = []
         try:
             for row in fields:
