@@ -144,6 +144,7 @@ def expected_rows(
     replayer = replayer_for(ledger.mapper)
     decode, apply = replayer.event, replayer.apply
     move_fields = variant.move_fields  # None: the move rows as dicts
+    closing_rows, audits_after = variant.closing_rows, variant.audits_after
     auditor = variant.audit_watch()
     game = None
     events, moves, closing = [], [], GameRows()
@@ -177,13 +178,13 @@ def expected_rows(
             game = apply(event, game)
             if within:
                 events.append(event)
-                closed = variant.closing_rows(game, event)
+                closed = closing_rows(game, event)
                 if closed is not None:
                     settled_version = row.version  # results and entries name this event
                     closing.game.update(closed.game)
                     closing.results += closed.results
                     closing.entries += closed.entries
-                audit = audit or variant.audits_after(game, event)
+                audit = audit or audits_after(game, event)
         except Unreplayable:
             if within:
                 raise
