@@ -520,6 +520,26 @@ def _as_text(row: dict) -> str:
     return repr(list(row.values()))
 
 
+def _stored_and_replayed(url):
+    """A simulated store's game ids, its read rows as verify reads them on SQLite, and
+    each game's events (projected) with the rows ``expected_rows`` gives for them."""
+    from domain import variants
+    from replays.readmodels import read_model_checks as checks
+    from replays.store.schema import EVENTS_TABLE
+
+    game_ids = store_simulated(url)
+    ledger = checks.ledger_for(url)
+    with engine_for(url).connect() as connection:
+        position = checks.projection_position(connection)
+        stored = checks._stored_rows(connection, game_ids)
+        replayed = [
+            (rows, checks.expected_rows(ledger, rows))
+            for prefix in variants.topic_prefixes()
+            for rows in checks._events_by_aggregate(connection, position, EVENTS_TABLE, prefix)
+        ]
+    return game_ids, stored, replayed
+
+
 def test_sqlite_rows_settled_in_stored_form_only_where_the_comparison_agrees(sqlite_url):
     # On SQLite verify settles a read row by comparing it, as stored, with the stored
     # form of the row the events give (read_model_checks._SqliteTable.same), and reads it
@@ -527,29 +547,21 @@ def test_sqlite_rows_settled_in_stored_form_only_where_the_comparison_agrees(sql
     # and a row is never settled where the column-by-column comparison finds a difference.
     from datetime import UTC, timedelta, timezone
 
-    from domain import variants
     from replays.readmodels import read_model_checks as checks
-    from replays.store.schema import EVENTS_TABLE
 
-    game_ids = store_simulated(sqlite_url)
-    ledger = checks.ledger_for(sqlite_url)
+    game_ids, stored, replayed = _stored_and_replayed(sqlite_url)
     settled = 0
-    with engine_for(sqlite_url).connect() as connection:
-        position = checks.projection_position(connection)
-        stored = checks._stored_rows(connection, game_ids)
-        for prefix in variants.topic_prefixes():
-            for rows in checks._events_by_aggregate(connection, position, EVENTS_TABLE, prefix):
-                expected = checks.expected_rows(ledger, rows)
-                game_id = expected.game_id
-                assert stored.games.same(game_id, expected.game)
-                for table, computed in (
-                    (stored.results, expected.results),
-                    (stored.moves, expected.moves),
-                    (stored.entries, expected.entries),
-                ):
-                    for key, row in computed.items():
-                        assert table[game_id].same(key, row), (game_id, key)
-                        settled += 1
+    for _, expected in replayed:
+        game_id = expected.game_id
+        assert stored.games.same(game_id, expected.game)
+        for table, computed in (
+            (stored.results, expected.results),
+            (stored.moves, expected.moves),
+            (stored.entries, expected.entries),
+        ):
+            for key, row in computed.items():
+                assert table[game_id].same(key, row), (game_id, key)
+                settled += 1
     assert settled > len(game_ids) * 20
 
     moves = stored.moves[game_ids[0]]
@@ -592,35 +604,28 @@ def test_sqlite_moves_settled_from_their_fields_only_where_the_rows_agree(sqlite
     # Variant.move_row gives, and any change to a stored row sends the game to the dicts.
     from domain import variants
     from replays.readmodels import read_model_checks as checks
-    from replays.store.schema import EVENTS_TABLE
 
-    game_ids = store_simulated(sqlite_url)
-    ledger = checks.ledger_for(sqlite_url)
-    replayer = checks.replayer_for(ledger.mapper)
+    game_ids, stored, replayed = _stored_and_replayed(sqlite_url)
+    replayer = checks.replayer_for(checks.ledger_for(sqlite_url).mapper)
     games = []
-    with engine_for(sqlite_url).connect() as connection:
-        position = checks.projection_position(connection)
-        stored = checks._stored_rows(connection, game_ids)
-        for prefix in variants.topic_prefixes():
-            for rows in checks._events_by_aggregate(connection, position, EVENTS_TABLE, prefix):
-                expected = checks.expected_rows(ledger, rows)
-                if expected.move_fields is None:
-                    continue
-                variant, game, dicts = variants.for_topic(rows[0].topic), None, {}
-                for row in rows:
-                    event = replayer.event(row.originator_id, row.version, row.topic, row.state)
-                    move = variant.move_row(game, event)
-                    if move is not None:
-                        dicts[move["move_index"]] = move
-                    game = replayer.apply(event, game)
-                moves = expected.moves
-                assert [(k, list(r.items())) for k, r in moves.items()] == [
-                    (k, list(r.items())) for k, r in dicts.items()
-                ]
-                assert all(type(r["at"]) is type(dicts[k]["at"]) for k, r in moves.items())
-                assert any(type(f[-1]) is str for f in expected.move_fields)
-                assert stored.moves[expected.game_id].holds(expected.move_fields)
-                games.append((expected.game_id, expected.move_fields))
+    for rows, expected in replayed:
+        if expected.move_fields is None:
+            continue
+        variant, game, dicts = variants.for_topic(rows[0].topic), None, {}
+        for row in rows:
+            event = replayer.event(row.originator_id, row.version, row.topic, row.state)
+            move = variant.move_row(game, event)
+            if move is not None:
+                dicts[move["move_index"]] = move
+            game = replayer.apply(event, game)
+        moves = expected.moves
+        assert [(k, list(r.items())) for k, r in moves.items()] == [
+            (k, list(r.items())) for k, r in dicts.items()
+        ]
+        assert all(type(r["at"]) is type(dicts[k]["at"]) for k, r in moves.items())
+        assert any(type(f[-1]) is str for f in expected.move_fields)
+        assert stored.moves[expected.game_id].holds(expected.move_fields)
+        games.append((expected.game_id, expected.move_fields))
     assert len(games) == len(game_ids)
 
     game_id, fields = games[0]
