@@ -55,6 +55,20 @@ def utc_text(value: object, *, keep: bool = False) -> datetime | None:
     return moment
 
 
+def z_text(value: object) -> str | None:
+    """``value`` itself when it is a time's text in :func:`format_time`'s form (``...Z``,
+    microseconds as six digits or none) that :func:`parse_time` reads (its fields in
+    range); None for anything else. ``verify`` keeps such a move time as its text: the
+    read row's stored form is made from it without a datetime (``replays.readmodels``)."""
+    if type(value) is not str or _Z_FORM.fullmatch(value) is None:
+        return None
+    try:
+        datetime.fromisoformat(value)  # no 30 February, no hour 24
+    except ValueError:
+        return None
+    return value
+
+
 # A move's time is written out three times on its way in (the event's ``at``, the stored
 # event's timestamp, the read model's row) and ``isoformat`` costs about as much as the
 # rest of a small event's encoding (a C ``%``-format per call); the text of a moment is

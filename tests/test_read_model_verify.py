@@ -520,6 +520,26 @@ def _as_text(row: dict) -> str:
     return repr(list(row.values()))
 
 
+def _stored_and_replayed(url):
+    """A simulated store's game ids, its read rows as verify reads them on SQLite, and
+    each game's events (projected) with the rows ``expected_rows`` gives for them."""
+    from domain import variants
+    from replays.readmodels import read_model_checks as checks
+    from replays.store.schema import EVENTS_TABLE
+
+    game_ids = store_simulated(url)
+    ledger = checks.ledger_for(url)
+    with engine_for(url).connect() as connection:
+        position = checks.projection_position(connection)
+        stored = checks._stored_rows(connection, game_ids)
+        replayed = [
+            (rows, checks.expected_rows(ledger, rows))
+            for prefix in variants.topic_prefixes()
+            for rows in checks._events_by_aggregate(connection, position, EVENTS_TABLE, prefix)
+        ]
+    return game_ids, stored, replayed
+
+
 def test_sqlite_rows_settled_in_stored_form_only_where_the_comparison_agrees(sqlite_url):
     # On SQLite verify settles a read row by comparing it, as stored, with the stored
     # form of the row the events give (read_model_checks._SqliteTable.same), and reads it
@@ -527,29 +547,21 @@ def test_sqlite_rows_settled_in_stored_form_only_where_the_comparison_agrees(sql
     # and a row is never settled where the column-by-column comparison finds a difference.
     from datetime import UTC, timedelta, timezone
 
-    from domain import variants
     from replays.readmodels import read_model_checks as checks
-    from replays.store.schema import EVENTS_TABLE
 
-    game_ids = store_simulated(sqlite_url)
-    ledger = checks.ledger_for(sqlite_url)
+    game_ids, stored, replayed = _stored_and_replayed(sqlite_url)
     settled = 0
-    with engine_for(sqlite_url).connect() as connection:
-        position = checks.projection_position(connection)
-        stored = checks._stored_rows(connection, game_ids)
-        for prefix in variants.topic_prefixes():
-            for rows in checks._events_by_aggregate(connection, position, EVENTS_TABLE, prefix):
-                expected = checks.expected_rows(ledger, rows)
-                game_id = expected.game_id
-                assert stored.games.same(game_id, expected.game)
-                for table, computed in (
-                    (stored.results, expected.results),
-                    (stored.moves, expected.moves),
-                    (stored.entries, expected.entries),
-                ):
-                    for key, row in computed.items():
-                        assert table[game_id].same(key, row), (game_id, key)
-                        settled += 1
+    for _, expected in replayed:
+        game_id = expected.game_id
+        assert stored.games.same(game_id, expected.game)
+        for table, computed in (
+            (stored.results, expected.results),
+            (stored.moves, expected.moves),
+            (stored.entries, expected.entries),
+        ):
+            for key, row in computed.items():
+                assert table[game_id].same(key, row), (game_id, key)
+                settled += 1
     assert settled > len(game_ids) * 20
 
     moves = stored.moves[game_ids[0]]
@@ -583,3 +595,83 @@ def test_sqlite_rows_settled_in_stored_form_only_where_the_comparison_agrees(sql
             assert not report.problems, name
             agreed.add(name)
     assert agreed == {"the same moment elsewhere", "a naive time", "an equal rate written longer"}
+
+
+def test_sqlite_moves_settled_from_their_fields_only_where_the_rows_agree(sqlite_url):
+    # A 13-card game's move rows come from the replay as their values (Variant.move_fields,
+    # a ...Z time kept as its text) and are settled on SQLite by one comparison with the
+    # stored rows (read_model_checks._StoredTable.holds). Their dicts are the rows
+    # Variant.move_row gives, and any change to a stored row sends the game to the dicts.
+    from domain import variants
+    from replays.readmodels import read_model_checks as checks
+
+    game_ids, stored, replayed = _stored_and_replayed(sqlite_url)
+    replayer = checks.replayer_for(checks.ledger_for(sqlite_url).mapper)
+    games = []
+    for rows, expected in replayed:
+        if expected.move_fields is None:
+            continue
+        variant, game, dicts = variants.for_topic(rows[0].topic), None, {}
+        for row in rows:
+            event = replayer.event(row.originator_id, row.version, row.topic, row.state)
+            move = variant.move_row(game, event)
+            if move is not None:
+                dicts[move["move_index"]] = move
+            game = replayer.apply(event, game)
+        moves = expected.moves
+        assert [(k, list(r.items())) for k, r in moves.items()] == [
+            (k, list(r.items())) for k, r in dicts.items()
+        ]
+        assert all(type(r["at"]) is type(dicts[k]["at"]) for k, r in moves.items())
+        assert any(type(f[-1]) is str for f in expected.move_fields)
+        assert stored.moves[expected.game_id].holds(expected.move_fields)
+        games.append((expected.game_id, expected.move_fields))
+    assert len(games) == len(game_ids)
+
+    game_id, fields = games[0]
+    table = stored.moves[game_id]
+    first = fields[0]
+    later = first[-1][:17] + ("00" if first[-1][17:19] != "00" else "01") + first[-1][19:]
+    changed = {
+        "another time": [(*first[:-1], later), *fields[1:]],
+        "another card": [(*first[:5], "ZZ", *first[6:]), *fields[1:]],
+        "a row fewer": fields[1:],
+        "a row more": [*fields, (*fields[-1][:1], 10_000, *fields[-1][2:])],
+        "two rows under one key": [*fields[:-1], (*fields[-1][:1], 0, *fields[-1][2:])],
+        "a naive time": [(*first[:-1], checks.parse_time(first[-1]).replace(tzinfo=None))],
+    }
+    for name, candidate in changed.items():
+        assert not table.holds(candidate), name
+    # The same moment as a datetime is settled as its text is.
+    assert table.holds([(*first[:-1], checks.parse_time(first[-1])), *fields[1:]])
+
+
+def test_a_move_time_is_kept_as_text_only_in_format_times_form():
+    from domain.timestamps import parse_time, z_text
+    from replays.readmodels.read_model_checks import _read_time
+
+    for text in (
+        "2025-03-18T13:59:41Z",
+        "2025-03-18T13:59:41.000250Z",
+        "2025-03-18T13:59:41.000000Z",
+    ):
+        assert z_text(text) == text and _read_time(text) == text
+    for text in (
+        "2025-02-30T13:59:41Z",  # no such day
+        "2025-03-18T24:00:00Z",
+        "2025-03-18T13:59:41+00:00",
+        "2025-03-18 13:59:41Z",
+        "2025-03-18T13:59:41.25Z",
+        " 2025-03-18T13:59:41Z",
+        "2025-03-18T19:29:41+05:30",
+    ):
+        assert z_text(text) is None
+        try:
+            moment = parse_time(text)
+        except ValueError as error:
+            with pytest.raises(ValueError) as found:
+                _read_time(text)
+            assert str(found.value) == str(error)
+        else:
+            assert _read_time(text) == moment
+    assert z_text(None) is None and _read_time(None) is None

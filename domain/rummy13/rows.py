@@ -26,7 +26,7 @@ from domain.rummy13.settlement import (  # re-exported: the projection imports t
     settlement_hash,
 )
 from domain.timestamps import parse_time, utc_text
-from domain.variants.base import MAX_NOTE, SETTLEMENT_KIND, UNSETTLED_COLUMNS
+from domain.variants.base import MAX_NOTE, MOVE_COLUMNS, SETTLEMENT_KIND, UNSETTLED_COLUMNS
 
 PLAYER_ACCOUNT = account_of("")
 
@@ -169,22 +169,27 @@ def progress_row(game: Game) -> dict:
 
 def move_row(before: Game, domain_event, move_type: str) -> dict:
     """The move as the event states it, with the round and point value in force before it."""
+    return dict(zip(MOVE_COLUMNS, move_fields(before, domain_event, move_type), strict=True))
+
+
+def move_fields(before: Game, domain_event, move_type: str, read_time=_moment) -> tuple:
+    """:func:`move_row`'s values in its columns' order (``MOVE_COLUMNS``), the event's
+    ``at`` read by ``read_time``."""
     body = vars(domain_event)  # the event's fields (a missing one is None, as getattr's default)
-    card = body.get("card") or body.get("finish")
     groups = body.get("groups")
-    return {
-        "game_id": before.game_id,
-        "move_index": before.move_count,
-        "version": domain_event.originator_version,
-        "player": body.get("player"),
-        "move_type": move_type,
-        "card": card,
-        "source": body.get("source"),
-        "groups": None if groups is None else [list(group) for group in groups],
-        "round": before.round,
-        "point_value": point_value_for_round(before.config, before.round),
-        "at": _moment(body.get("at")),
-    }
+    return (
+        before.game_id,
+        before.move_count,
+        domain_event.originator_version,
+        body.get("player"),
+        move_type,
+        body.get("card") or body.get("finish"),
+        body.get("source"),
+        None if groups is None else [list(group) for group in groups],
+        before.round,
+        point_value_for_round(before.config, before.round),
+        read_time(body.get("at")),
+    )
 
 
 def audit_row(game: Game, *, verify: bool = True) -> dict:

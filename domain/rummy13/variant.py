@@ -257,10 +257,14 @@ class Rummy13(Variant):
         return rows13.progress_row(game)
 
     def move_row(self, before: Any, domain_event: Any) -> dict[str, Any] | None:
-        move_type = game13.MOVE_OF_EVENT.get(type(domain_event).__name__)
-        if before is None or move_type in (None, "deal", "settle", "report"):
+        move_type = _move_type(before, domain_event)
+        return None if move_type is None else rows13.move_row(before, domain_event, move_type)
+
+    def move_fields(self, before: Any, domain_event: Any, read_time) -> tuple | None:
+        move_type = _move_type(before, domain_event)
+        if move_type is None:
             return None
-        return rows13.move_row(before, domain_event, move_type)
+        return rows13.move_fields(before, domain_event, move_type, read_time)
 
     def closing_rows(self, game: game13.Game, domain_event: Any) -> GameRows | None:
         if not isinstance(domain_event, game13.Game.Settled):
@@ -303,6 +307,15 @@ class Rummy13(Variant):
             simulate.play,
             reported.reported_block,
         )
+
+
+def _move_type(before: Any, domain_event: Any) -> str | None:
+    """The ``moves`` row's ``move_type`` of an event applied to ``before``; None for an
+    event that is not a move (the deal, the settlement, the operator's report)."""
+    move_type = game13.MOVE_OF_EVENT.get(type(domain_event).__name__)
+    if before is None or move_type in (None, "deal", "settle", "report"):
+        return None
+    return move_type
 
 
 def _whole(game: Any, events: Iterable[Any]) -> game13.Game:

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from domain.errors import RuleViolation
 from domain.money import SETTLEMENT_KIND
+from domain.timestamps import parse_time, utc_text
 
 RECORDED = "recorded"  # the figures stored with the game's own events (Settled, RoundScored)
 REPORTED = "reported"  # the operator's own figures (the record's `reported` block)
@@ -61,6 +62,35 @@ def discrepancy_lines(found: Iterable[Discrepancy], agree: str) -> list[str]:
         f"  {d.source:<9} {d.field:<28} says {d.reported!s:<10} recomputed {d.computed}"
         for d in found
     ]
+
+
+# A ``moves`` row's columns, in the table's order: the order of
+# :meth:`Variant.move_fields`' values, whose row is ``move_of_fields`` of them.
+MOVE_COLUMNS = (
+    "game_id",
+    "move_index",
+    "version",
+    "player",
+    "move_type",
+    "card",
+    "source",
+    "groups",
+    "round",
+    "point_value",
+    "at",
+)
+MOVE_AT = MOVE_COLUMNS.index("at")
+
+
+def move_of_fields(fields: tuple) -> dict[str, Any]:
+    """The ``moves`` row (:meth:`Variant.move_row`) of a move's fields
+    (:meth:`Variant.move_fields`): a time kept as its text read as
+    :func:`~domain.timestamps.parse_time` reads it."""
+    row = dict(zip(MOVE_COLUMNS, fields, strict=True))
+    at = row["at"]
+    if type(at) is str:
+        row["at"] = utc_text(at) or parse_time(at)
+    return row
 
 
 # A games row's columns before any settlement or audit: the same for every variant.
@@ -343,6 +373,13 @@ class Variant(ABC):
     def move_row(self, before: Any, domain_event: Any) -> dict[str, Any] | None:
         """The ``moves`` row of a move event applied to ``before`` (None: not a move)."""
         return None
+
+    # A variant may give :meth:`move_row`'s values without the dict (``verify`` compares
+    # them in their stored form, one tuple a move): ``move_fields(before, domain_event,
+    # read_time)`` returns them in :data:`MOVE_COLUMNS` order (None: not a move), the
+    # event's ``at`` read by ``read_time`` (text it returns is the time that text gives:
+    # :func:`move_of_fields`). None: verify builds the rows with :meth:`move_row`.
+    move_fields: ClassVar[Any] = None
 
     def closing_rows(self, game: Any, domain_event: Any) -> GameRows | None:
         """Rows an event that closes the game adds (its columns, results, ledger entries);

@@ -280,6 +280,28 @@ class DealChecker:
             f"{expected} on top (deck position {game.stock_start + game.taken})",
         )
 
+    def pick_as_dealt(self, row: StoredRow, event: Any) -> bool:
+        """Whether ``event`` (``row`` decoded, a ``Picked``) is, in a game whose deal is
+        being checked, an open pick or the closed pick of the card the derived stock has
+        next (then counted): what :meth:`feed` finds in it, nothing, settled without its
+        steps. False (any other pick, a card in other text, no such field): feed it."""
+        game = self.games.get(row.originator)
+        if game is None or not game.dealt or event is None:
+            return False
+        try:
+            source, text = getattr(event, "source", None), getattr(event, "card", None)
+        except Exception:  # the feed words what reading them meets
+            return False
+        if type(source) is not str:
+            return False
+        if source != "closed":
+            return True
+        index = _INDEX_BY_TEXT.get(text) if type(text) is str else None
+        if index is None or game.taken >= len(game.stock) or index != game.stock[game.taken]:
+            return False
+        game.taken += 1
+        return True
+
     def _fail(self, row: StoredRow, message: str, game_id: str | None = None) -> None:
         game = self.games.get(row.originator)
         name = game_id or (game.game_id if game else str(row.originator_id))
@@ -555,8 +577,12 @@ class _GameDeals:
 
     def __call__(self, row: StoredRow, event: Any, game: Any) -> None:
         checker = self.checker
-        if row.topic not in TOPICS and row.version != 1 and not checker.rebuilt:
-            return  # what DealChecker.feed does with it: nothing (most events of a game)
+        topic = row.topic
+        if topic not in TOPICS:
+            if row.version != 1 and not checker.rebuilt:
+                return  # what DealChecker.feed does with it: nothing (most events of a game)
+        elif topic == PICKED and checker.pick_as_dealt(row, event):
+            return  # half a game's events: settled without the feed's steps
         problems = checker.report.problems
         before = len(problems)
         checker.feed(row, self.names.get(row.version - 1, ""), event, game)

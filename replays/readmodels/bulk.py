@@ -35,6 +35,13 @@ _SQLITE_DATETIME_FORMAT = SQLITE_DATETIME._storage_format  # "YYYY-MM-DD HH:MM:S
 _MEMO_SIZE = 4096  # distinct money values remembered per statement's column
 
 
+def sqlite_datetime_text(text: str) -> str:
+    """SQLite's DATETIME text of the time whose :func:`~domain.timestamps.format_time`
+    text (``...Z``, microseconds as six digits or none) is ``text``: its fields, as
+    written (``2025-03-18T13:59:41Z`` is ``2025-03-18 13:59:41.000000``)."""
+    return text[:10] + " " + (text[11:-1] if len(text) > 20 else text[11:19] + ".000000")
+
+
 def _sqlite_datetime(original):
     """SQLite's DATETIME text of a datetime (its wall-clock fields, the offset left out, as
     SQLAlchemy stores it); anything else (a date, a subclass) through ``original``."""
@@ -45,10 +52,7 @@ def _sqlite_datetime(original):
             if value.tzinfo is UTC:
                 # The same fields from the text the move's event was written with (most
                 # move times are UTC): no isoformat for each row.
-                text = utc_z_text(value)
-                return (
-                    text[:10] + " " + (text[11:-1] if len(text) > 20 else text[11:19] + ".000000")
-                )
+                return sqlite_datetime_text(utc_z_text(value))
             return value.isoformat(" ", "microseconds")[:26]
         return original(value)
 
@@ -193,6 +197,11 @@ def _columns(table: sa.Table, dialect: Any) -> tuple[list[str], Any, list]:
         if process is not None:
             processed.append((index, _faster(column.type, dialect, process)))
     return names, itemgetter(*names), processed
+
+
+def bind_processors(table: sa.Table, dialect: Any) -> list:
+    """The (place, processor) pairs :func:`stored_forms` binds ``table``'s values with."""
+    return _columns(table, dialect)[2]
 
 
 def stored_forms(table: sa.Table, dialect: Any, rows: Sequence[dict]) -> tuple[list[str], list]:

@@ -30,18 +30,20 @@ import sqlalchemy as sa
 from eventsourcing.persistence import Notification
 
 from domain import variants
-from domain.variants.base import SETTLEMENT_KIND, GameRows
+from domain.timestamps import parse_time, z_text
+from domain.variants.base import MOVE_AT, MOVE_COLUMNS, SETTLEMENT_KIND, GameRows, move_of_fields
 from replays.disputes.projection import adjustment_rows
 from replays.integrity.replaying import replayer_for
 from replays.integrity.report import UNREADABLE, Report
 from replays.integrity.snapshot_checks import report_mismatch, snapshot_mismatch, snapshots_of
 from replays.integrity.store import StoredRow, _stored, has_table, id_param, plain_rows
-from replays.readmodels.bulk import stored_forms
+from replays.readmodels.bulk import bind_processors, sqlite_datetime_text, stored_forms
 from replays.readmodels.projections import ENTRIES, GAMES, MOVES, NAME, RESULTS
 from replays.store.db import as_stored
 from replays.store.schema import DISPUTE_EVENTS, SNAPSHOTS_TABLE
 
 READ_MODEL = "read_model"
+_MOVE_KEY = itemgetter(MOVE_COLUMNS.index("move_index"))
 BATCH_GAMES = 200
 # Row keys: what names a row of each table within its game.
 _ENTRY_KEY = ("kind", "line")
@@ -55,12 +57,28 @@ class Expected:
     game_id: str
     game: dict[str, Any]
     results: dict[str, dict] = field(default_factory=dict)
-    moves: dict[int, dict] = field(default_factory=dict)
     entries: dict[tuple, dict] = field(default_factory=dict)
     # The event the settlement rows (results, settlement lines) come from, so a finding
     # on them names it (a move row carries its own event, in its ``version`` column).
     settled_version: int | None = None
     replayed_all: bool = True  # see expected_rows
+    # The move rows as their values (``Variant.move_fields``), where the variant gives
+    # them: on SQLite most games' moves are settled in their stored form, made straight
+    # from these, and :attr:`moves` makes the rows' dicts only when something asks.
+    move_fields: list[tuple] | None = None
+    _moves: dict[int, dict] | None = field(default=None, repr=False)
+
+    @property
+    def moves(self) -> dict[int, dict]:
+        """The move rows by their ``move_index``."""
+        if self._moves is None:
+            rows = map(move_of_fields, self.move_fields or ())
+            self._moves = {row["move_index"]: row for row in rows}
+        return self._moves
+
+    @moves.setter
+    def moves(self, rows: dict[int, dict]) -> None:
+        self._moves, self.move_fields = rows, None
 
 
 class Unreplayable(Exception):
@@ -125,6 +143,8 @@ def expected_rows(
     reach = len(rows) if reach is None else reach
     replayer = replayer_for(ledger.mapper)
     decode, apply = replayer.event, replayer.apply
+    move_fields = variant.move_fields  # None: the move rows as dicts
+    closing_rows, audits_after = variant.closing_rows, variant.audits_after
     auditor = variant.audit_watch()
     game = None
     events, moves, closing = [], [], GameRows()
@@ -147,7 +167,10 @@ def expected_rows(
                 raise Unreplayable(row.version, f"stored row {row.notification_id}: {row.defect}")
             event = decode(originator_id, row.version, row.topic, row.state)
             if within:
-                move = variant.move_row(game, event)
+                if move_fields is not None:
+                    move = move_fields(game, event, _read_time)
+                else:
+                    move = variant.move_row(game, event)
                 if move is not None:
                     moves.append(move)
                 if auditor is not None:
@@ -155,13 +178,13 @@ def expected_rows(
             game = apply(event, game)
             if within:
                 events.append(event)
-                closed = variant.closing_rows(game, event)
+                closed = closing_rows(game, event)
                 if closed is not None:
                     settled_version = row.version  # results and entries name this event
                     closing.game.update(closed.game)
                     closing.results += closed.results
                     closing.entries += closed.entries
-                audit = audit or variant.audits_after(game, event)
+                audit = audit or audits_after(game, event)
         except Unreplayable:
             if within:
                 raise
@@ -214,8 +237,18 @@ def _finish(
     expected.results = {r["player"]: r for r in closing.results}
     expected.entries = {tuple(e[k] for k in _ENTRY_KEY): e for e in closing.entries}
     expected.settled_version = settled_version
-    expected.moves = {m["move_index"]: m for m in moves}
+    if variant.move_fields is not None:
+        expected.move_fields = moves
+    else:
+        expected.moves = {m["move_index"]: m for m in moves}
     return expected
+
+
+def _read_time(value: Any) -> Any:
+    """A move's ``at`` as ``Variant.move_fields`` gives it to verify: text in
+    :func:`format_time`'s form kept as it is (its stored form is made from it), anything
+    else read as the projection reads it (the same time, or the same error)."""
+    return z_text(value) or parse_time(value)
 
 
 # -- comparing -------------------------------------------------------------------------------
@@ -490,6 +523,43 @@ class _SqliteTable:
         found = pick_stored(raw)
         return found == values and tuple(map(type, found)) == tuple(map(type, values))
 
+    def move_forms(self, fields: list[tuple]) -> list[tuple] | None:
+        """Each of ``fields`` (a move row's values in ``MOVE_COLUMNS`` order) as
+        :meth:`written` gives its row, made straight from the values: a time kept as its
+        ``...Z`` text (``read_model_checks._read_time``) put in SQLite's DATETIME text
+        without a datetime. None when the table's columns are not those, or a row is one
+        :meth:`written` would not trust or a value cannot be bound."""
+        if self.guards is None or tuple(self.names) != MOVE_COLUMNS:
+            return None
+        zoned, documents = self.guards
+        if zoned != ["at"]:
+            return None
+        processed = bind_processors(self.table, self.dialect)
+        forms: list[tuple] = []
+        try:
+            for row in fields:
+                values = list(row)
+                for place, process in processed:
+                    value = values[place]
+                    if value is None:
+                        continue
+                    if place == MOVE_AT:
+                        if type(value) is str:
+                            value = sqlite_datetime_text(value)
+                        elif type(value) is not datetime or value.tzinfo not in (None, UTC):
+                            return None
+                        else:
+                            value = process(value)
+                    else:
+                        value = process(value)
+                        if place in documents and ("NaN" in value or "Infinity" in value):
+                            return None
+                    values[place] = value
+                forms.append(tuple(values))
+        except (ValueError, TypeError, ArithmeticError):
+            return None  # a value the writer refuses: compared column by column
+        return forms
+
     def written(self, rows: list[dict]) -> list[tuple | None] | None:
         """Each of ``rows`` as the projection stores it (:func:`bulk.stored_forms`, the
         writer's own binding), in the table's column order, so that a stored row equal to
@@ -705,6 +775,21 @@ class _StoredTable(dict):
             if (raw := stored(self, key)) is None or (raw != form and not same(raw, row))
         ]
 
+    def holds(self, fields: list[tuple]) -> bool:
+        """Whether the game's stored move rows are, one for one, ``fields`` (each row's
+        values in the table's column order, ``Variant.move_fields``) in their stored form
+        (:meth:`_SqliteTable.move_forms`), and no other rows: then :func:`_compare_table`
+        would find nothing. False says only that the rows must be compared as dicts."""
+        if len(fields) != dict.__len__(self):
+            return False
+        forms = self.reader.move_forms(fields)
+        if forms is None:
+            return False
+        keys = list(map(_MOVE_KEY, fields))
+        if len(set(keys)) != len(keys):
+            return False  # two rows under one key: the dicts say which is compared
+        return list(map(dict.get, itertools.repeat(self), keys)) == forms
+
     def values(self):
         return [self[key] for key in self]
 
@@ -788,9 +873,10 @@ def compare_game(report: Report, expected: Expected, stored: _StoredRows) -> Non
         str,
         settled,
     )
-    _compare_table(
-        report, game_id, "moves", stored.moves.get(game_id, {}), expected.moves, str, _row_event
-    )
+    moves = stored.moves.get(game_id, {})
+    fields = expected.move_fields
+    if fields is None or not (isinstance(moves, _StoredTable) and moves.holds(fields)):
+        _compare_table(report, game_id, "moves", moves, expected.moves, str, _row_event)
     _compare_table(
         report,
         game_id,
