@@ -32,25 +32,13 @@ def postgres_schema_url():
         pytest.skip(f"PostgreSQL not reachable at {POSTGRES_BASE_URL}: {error}")
 
     def drop() -> None:
-        # A session a test forgot to close holds its connection in a transaction until it
-        # is collected, and DROP SCHEMA would wait on its locks forever. A full collection
-        # costs a worker's heap a few tenths of a second, so it runs only when the DROP
-        # finds a lock held: then the DROP is tried again, waiting as long as it must.
+        # A session a test forgot to close holds its connection in a transaction until
+        # it is collected; DROP SCHEMA would wait on its locks forever.
         import gc
 
-        from sqlalchemy.exc import OperationalError
-
-        statement = sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        try:
-            with engine.connect() as conn:
-                conn.execute(sa.text("SET lock_timeout = '1s'"))
-                conn.execute(statement)
-        except OperationalError as error:
-            if getattr(error.orig, "sqlstate", None) != "55P03":  # lock_not_available
-                raise
-            gc.collect()
-            with engine.connect() as conn:
-                conn.execute(statement)
+        gc.collect()
+        with engine.connect() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         engine.dispose()
 
     return f"{POSTGRES_BASE_URL}?options=-csearch_path%3D{schema}", drop
