@@ -91,6 +91,15 @@ class _Seeded:
     dealt: bool = False
 
 
+def _take_next(game: _Seeded, index: int) -> bool:
+    """Whether the card ``index`` is the one the derived stock has next; if so it is
+    counted as taken (a closed pick that agrees with the deal)."""
+    if game.taken < len(game.stock) and index == game.stock[game.taken]:
+        game.taken += 1
+        return True
+    return False
+
+
 class DealChecker:
     """Feed it a game's stored events in version order; it adds mismatches to a report."""
 
@@ -268,8 +277,7 @@ class DealChecker:
         if index is None:
             card = Card.parse(text)
             index = card.index
-        if game.taken < len(game.stock) and index == game.stock[game.taken]:
-            game.taken += 1
+        if _take_next(game, index):
             return
         card = card or Card.parse(text)
         player = event.player if event is not None else state["player"]
@@ -297,10 +305,7 @@ class DealChecker:
         if source != "closed":
             return True
         index = _INDEX_BY_TEXT.get(text) if type(text) is str else None
-        if index is None or game.taken >= len(game.stock) or index != game.stock[game.taken]:
-            return False
-        game.taken += 1
-        return True
+        return index is not None and _take_next(game, index)
 
     def _fail(self, row: StoredRow, message: str, game_id: str | None = None) -> None:
         game = self.games.get(row.originator)
