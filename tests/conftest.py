@@ -8,6 +8,7 @@ tests; with ``CI=true`` it fails them, because CI must prove both engines.
 
 from __future__ import annotations
 
+import migration_memo
 import pytest
 from pg_support import postgres_schema_url
 
@@ -28,6 +29,21 @@ def _test_password_cost():
     yield
     accounts.PASSWORD_METHOD = PRODUCTION_PASSWORD_METHOD
     accounts._dummy_hash.cache_clear()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _migrations_replayed():
+    """Empty stores migrated to head by replaying the first such migration's statements
+    (tests/migration_memo.py says why and when)."""
+    migration_memo.install()
+    yield
+    migration_memo.uninstall()
+
+
+@pytest.fixture
+def real_migrations(monkeypatch):
+    """Every migration through Alembic itself, for the tests of the migrations."""
+    monkeypatch.setattr(migration_memo, "enabled", False)
 
 
 @pytest.fixture

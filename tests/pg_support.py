@@ -16,9 +16,28 @@ POSTGRES_BASE_URL = os.environ.get(
 )
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
+# The sessions a dropped schema leaves behind: those opened through its URL (named after it,
+# unless they renamed themselves) and any holding a lock on one of its tables.
+_LEFT_BEHIND = """
+SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
+WHERE pid <> pg_backend_pid()
+  AND (application_name = :schema OR pid IN (
+        SELECT l.pid FROM pg_locks l
+        JOIN pg_class c ON c.oid = l.relation
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = :schema))
+"""
+
 
 def postgres_schema_url():
-    """Create a throwaway schema; return (url bound to it, dropper)."""
+    """Create a throwaway schema; return (url bound to it, dropper).
+
+    Every connection made through the URL is named after the schema (``application_name``),
+    so that the dropper can end the sessions a test left open: a session a test forgot to
+    close holds its connection, and its locks, until the garbage collector finds it, and
+    DROP SCHEMA would wait on those locks. Ending them on the server instead of collecting
+    garbage keeps the drop cheap (a full collection in a worker late in the suite took most
+    of a second a test) and the server's connections few."""
     import sqlalchemy as sa
 
     schema = "t_" + uuid.uuid4().hex[:16]
@@ -30,15 +49,17 @@ def postgres_schema_url():
         if IN_CI:
             pytest.fail(f"PostgreSQL is required in CI and is not reachable: {error}")
         pytest.skip(f"PostgreSQL not reachable at {POSTGRES_BASE_URL}: {error}")
+    url = f"{POSTGRES_BASE_URL}?options=-csearch_path%3D{schema}&application_name={schema}"
 
     def drop() -> None:
-        # A session a test forgot to close holds its connection in a transaction until
-        # it is collected; DROP SCHEMA would wait on its locks forever.
-        import gc
+        from replays.store import db
 
-        gc.collect()
+        cached = db._ENGINES.pop(url, None)  # the ledger's own engine for the URL
+        if cached is not None:
+            cached.dispose()
         with engine.connect() as conn:
+            conn.execute(sa.text(_LEFT_BEHIND), {"schema": schema})
             conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         engine.dispose()
 
-    return f"{POSTGRES_BASE_URL}?options=-csearch_path%3D{schema}", drop
+    return url, drop

@@ -19,6 +19,9 @@ from replays.store.schema import (
     target_metadata,
 )
 
+# Alembic itself, never the suite's replay of its statements (tests/migration_memo.py).
+pytestmark = pytest.mark.usefixtures("real_migrations")
+
 
 class Counter(Aggregate):
     @event("Counted")
@@ -171,3 +174,60 @@ def test_table_days_picking_filled_from_the_kept_player_rows(database_url):
     migrate(database_url)
     with engine_for(database_url).connect() as connection:
         assert connection.execute(query).all() == counted
+
+
+def _schema_of(url: str) -> list[tuple]:
+    """Every table, column, index, constraint and trigger of the store, without its
+    schema's name."""
+    with engine_for(url).connect() as connection:
+        if connection.dialect.name == "sqlite":
+            return sorted(
+                connection.exec_driver_sql(
+                    "SELECT type, name, tbl_name, sql FROM sqlite_master"
+                ).all()
+            )
+        queries = [
+            "SELECT table_name, column_name, data_type, is_nullable, column_default, "
+            "character_maximum_length, numeric_precision FROM information_schema.columns "
+            "WHERE table_schema = current_schema()",
+            "SELECT tablename, indexname, indexdef FROM pg_indexes "
+            "WHERE schemaname = current_schema()",
+            "SELECT conname, contype, pg_get_constraintdef(oid) FROM pg_constraint "
+            "WHERE connamespace = current_schema()::regnamespace",
+            "SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal "
+            "AND tgrelid IN (SELECT oid FROM pg_class "
+            "WHERE relnamespace = current_schema()::regnamespace)",
+        ]
+        schema = connection.exec_driver_sql("SELECT current_schema()").scalar()
+        rows = []
+        for query in queries:
+            rows += [
+                tuple(str(v).replace(schema, "S") for v in row)
+                for row in connection.exec_driver_sql(query).all()
+            ]
+        return sorted(rows)
+
+
+def test_the_suites_replayed_migration_builds_what_alembic_builds(
+    database_url, second_url, tmp_path, monkeypatch
+):
+    import migration_memo
+    from pg_support import postgres_schema_url
+
+    migrate(database_url)  # Alembic (this module's real_migrations)
+    monkeypatch.setattr(migration_memo, "enabled", True)
+    monkeypatch.setattr(migration_memo, "_kept", {})
+    migrate(second_url)  # Alembic again, its statements kept
+    assert migration_memo._kept, "the first upgrade of an empty store kept nothing"
+    if database_url.startswith("sqlite"):
+        third, drop = f"sqlite:///{tmp_path / 'third.sqlite3'}", None
+    else:
+        third, drop = postgres_schema_url()
+    try:
+        migrate(third)  # the kept statements, replayed
+        assert current_revision(third) == head_revision()
+        assert _schema_of(third) == _schema_of(database_url)
+        assert _schema_of(second_url) == _schema_of(database_url)
+    finally:
+        if drop is not None:
+            drop()
