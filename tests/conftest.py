@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import migration_memo
 import pytest
-from pg_support import postgres_schema_url
+from pg_support import postgres_schema_url, wait_for_drops
 
 from replays.access import accounts
 
@@ -29,6 +29,14 @@ def _test_password_cost():
     yield
     accounts.PASSWORD_METHOD = PRODUCTION_PASSWORD_METHOD
     accounts._dummy_hash.cache_clear()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _schemas_dropped():
+    """The throwaway PostgreSQL schemas are dropped in the background: the session ends
+    when they are gone."""
+    yield
+    wait_for_drops()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -7,9 +7,11 @@ can find ``tests/browser/conftest.py`` instead, so helpers import from here.
 from __future__ import annotations
 
 import os
+import subprocess
 import uuid
 
 import pytest
+from sqlalchemy.engine import make_url as sa_url
 
 POSTGRES_BASE_URL = os.environ.get(
     "RUMMY_LEDGER_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -29,6 +31,51 @@ WHERE pid <> pg_backend_pid()
 """
 
 
+# One psql per test process, fed the schemas to drop on its standard input.
+_dropper: subprocess.Popen | None = None
+
+
+def _drop_later(schema: str) -> None:
+    """Drop the schema while the next tests run: ending its sessions and dropping its
+    tables is the server's work, and the test that made it need not wait for it. A psql
+    of its own does it, not a thread of this process: processes the tests fork would
+    share a thread's connection."""
+    global _dropper
+    if _dropper is None:
+        url = sa_url(POSTGRES_BASE_URL)
+        _dropper = subprocess.Popen(
+            [
+                "psql",
+                "-X",
+                "-q",
+                "-h",
+                url.host or "127.0.0.1",
+                "-p",
+                str(url.port or 5432),
+                "-U",
+                url.username or "postgres",
+                "-d",
+                url.database or "test",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+        )
+        _dropper.stdin.write("SET lock_timeout = '60s';\n")
+    query = " ".join(_LEFT_BEHIND.replace(":schema", f"'{schema}'").split())
+    _dropper.stdin.write(f'{query};\nDROP SCHEMA IF EXISTS "{schema}" CASCADE;\n')
+    _dropper.stdin.flush()
+
+
+def wait_for_drops() -> None:
+    """Block until every schema handed to the dropper is gone."""
+    global _dropper
+    if _dropper is not None:
+        _dropper.stdin.close()
+        _dropper.wait()
+        _dropper = None
+
+
 def postgres_schema_url():
     """Create a throwaway schema; return (url bound to it, dropper).
 
@@ -37,7 +84,8 @@ def postgres_schema_url():
     close holds its connection, and its locks, until the garbage collector finds it, and
     DROP SCHEMA would wait on those locks. Ending them on the server instead of collecting
     garbage keeps the drop cheap (a full collection in a worker late in the suite took most
-    of a second a test) and the server's connections few."""
+    of a second a test) and the server's connections few. The drop itself runs in the
+    background (:func:`wait_for_drops` waits for it)."""
     import sqlalchemy as sa
 
     schema = "t_" + uuid.uuid4().hex[:16]
@@ -57,9 +105,7 @@ def postgres_schema_url():
         cached = db._ENGINES.pop(url, None)  # the ledger's own engine for the URL
         if cached is not None:
             cached.dispose()
-        with engine.connect() as conn:
-            conn.execute(sa.text(_LEFT_BEHIND), {"schema": schema})
-            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         engine.dispose()
+        _drop_later(schema)
 
     return url, drop
