@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+import tempfile
 import uuid
 
 import pytest
@@ -31,8 +33,10 @@ WHERE pid <> pg_backend_pid()
 """
 
 
-# One psql per test process, fed the schemas to drop on its standard input.
+# One psql per test process, fed the schemas to drop on its standard input; what it says
+# goes to a file, shown when the session ends if it is not empty.
 _dropper: subprocess.Popen | None = None
+_dropper_errors = None
 
 
 def _drop_later(schema: str) -> None:
@@ -40,8 +44,9 @@ def _drop_later(schema: str) -> None:
     tables is the server's work, and the test that made it need not wait for it. A psql
     of its own does it, not a thread of this process: processes the tests fork would
     share a thread's connection."""
-    global _dropper
+    global _dropper, _dropper_errors
     if _dropper is None:
+        _dropper_errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 - read and closed at the end
         url = sa_url(POSTGRES_BASE_URL)
         _dropper = subprocess.Popen(
             [
@@ -59,9 +64,10 @@ def _drop_later(schema: str) -> None:
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
+            stderr=_dropper_errors,
             text=True,
         )
-        _dropper.stdin.write("SET lock_timeout = '60s';\n")
+        _dropper.stdin.write("SET client_min_messages = error;\nSET lock_timeout = '60s';\n")
     query = " ".join(_LEFT_BEHIND.replace(":schema", f"'{schema}'").split())
     _dropper.stdin.write(f'{query};\nDROP SCHEMA IF EXISTS "{schema}" CASCADE;\n')
     _dropper.stdin.flush()
@@ -74,6 +80,13 @@ def wait_for_drops() -> None:
         _dropper.stdin.close()
         _dropper.wait()
         _dropper = None
+        _dropper_errors.seek(0)
+        said = _dropper_errors.read()
+        _dropper_errors.close()
+        if said:
+            print(
+                f"pg_support: psql, dropping the test schemas, said:\n{said}", file=sys.__stderr__
+            )
 
 
 def postgres_schema_url():
