@@ -728,7 +728,24 @@ def _plain_json(value: Any) -> bool:
     return kind is list and all(map(_plain_json, value))
 
 
-class _StoredTable(dict):
+class _LazyRows(dict):
+    """A dict whose values are made when looked up (its ``__getitem__``), ``get``,
+    ``values`` and ``items`` included."""
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def values(self):
+        return [self[key] for key in self]
+
+    def items(self):
+        return [(key, self[key]) for key in self]
+
+
+class _StoredTable(_LazyRows):
     """One game's rows of one table on SQLite, by their key, as the driver gave them:
     each made into its dict (:meth:`_SqliteTable.processed`) only when looked at."""
 
@@ -743,12 +760,6 @@ class _StoredTable(dict):
         except KeyError:
             found = self.made[key] = self.reader.processed(super().__getitem__(key))
             return found
-
-    def get(self, key, default=None):
-        try:
-            return self[key]
-        except KeyError:
-            return default
 
     def same(self, key, computed: dict) -> bool:
         raw = dict.get(self, key)
@@ -789,12 +800,6 @@ class _StoredTable(dict):
         if len(set(keys)) != len(keys):
             return False  # two rows under one key: the dicts say which is compared
         return list(map(dict.get, itertools.repeat(self), keys)) == forms
-
-    def values(self):
-        return [self[key] for key in self]
-
-    def items(self):
-        return [(key, self[key]) for key in self]
 
 
 def _stored_rows(connection: sa.Connection, game_ids: list[str]) -> _StoredRows:
@@ -872,7 +877,7 @@ def _moves_as_json(connection, reader: _SqliteTable, game_ids: list[str]) -> dic
     return dict(found)
 
 
-class _MovesByGame(dict):
+class _MovesByGame(_LazyRows):
     """The ``moves`` rows of a batch of games on SQLite as :func:`_moves_as_json` gives
     them (game id: its rows as one JSON text), so that :meth:`holds` settles a game whose
     stored rows are its expected rows with one comparison of texts. Looked up by game id,
@@ -892,18 +897,6 @@ class _MovesByGame(dict):
             _read_into(self.connection, self.reader, ("move_index",), [game_id], "", read)
             table = self.tables[game_id] = read.get(game_id, _StoredTable(self.reader))
         return table
-
-    def get(self, game_id, default=None):
-        try:
-            return self[game_id]
-        except KeyError:
-            return default
-
-    def values(self):
-        return [self[game_id] for game_id in self]
-
-    def items(self):
-        return [(game_id, self[game_id]) for game_id in self]
 
     def holds(self, game_id: str, fields: list[tuple]) -> bool:
         """Whether the game's stored move rows are, one for one, ``fields`` in their stored
