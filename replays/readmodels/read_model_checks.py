@@ -728,7 +728,24 @@ def _plain_json(value: Any) -> bool:
     return kind is list and all(map(_plain_json, value))
 
 
-class _StoredTable(dict):
+class _LazyRows(dict):
+    """A dict whose values are made when looked up (its ``__getitem__``), ``get``,
+    ``values`` and ``items`` included."""
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def values(self):
+        return [self[key] for key in self]
+
+    def items(self):
+        return [(key, self[key]) for key in self]
+
+
+class _StoredTable(_LazyRows):
     """One game's rows of one table on SQLite, by their key, as the driver gave them:
     each made into its dict (:meth:`_SqliteTable.processed`) only when looked at."""
 
@@ -743,12 +760,6 @@ class _StoredTable(dict):
         except KeyError:
             found = self.made[key] = self.reader.processed(super().__getitem__(key))
             return found
-
-    def get(self, key, default=None):
-        try:
-            return self[key]
-        except KeyError:
-            return default
 
     def same(self, key, computed: dict) -> bool:
         raw = dict.get(self, key)
@@ -790,12 +801,6 @@ class _StoredTable(dict):
             return False  # two rows under one key: the dicts say which is compared
         return list(map(dict.get, itertools.repeat(self), keys)) == forms
 
-    def values(self):
-        return [self[key] for key in self]
-
-    def items(self):
-        return [(key, self[key]) for key in self]
-
 
 def _stored_rows(connection: sa.Connection, game_ids: list[str]) -> _StoredRows:
     found = _StoredRows()
@@ -821,19 +826,100 @@ def _sqlite_stored_rows(connection: sa.Connection, game_ids: list[str], found) -
     at = games.places["game_id"]
     for raw in games.select(connection, game_ids):
         dict.__setitem__(found.games, raw[at], raw)
+    moves = _SqliteTable(connection, MOVES)
+    texts = _moves_as_json(connection, moves, game_ids)
+    if texts is not None:
+        found.moves = _MovesByGame(connection, moves, texts)
     for table, keys, extra, into in (
         (RESULTS, ("player",), "", found.results),
-        (MOVES, ("move_index",), "", found.moves),
+        (MOVES, ("move_index",), "", None if texts is not None else found.moves),
         (ENTRIES, _ENTRY_KEY, ' AND "dispute_id" IS NULL', found.entries),
     ):
-        reader = _SqliteTable(connection, table)
-        at = reader.places["game_id"]
-        key_of = itemgetter(*(reader.places[k] for k in keys))
-        for raw in reader.select(connection, game_ids, extra):
-            game = into.get(raw[at])
-            if game is None:
-                game = into[raw[at]] = _StoredTable(reader)
-            dict.__setitem__(game, key_of(raw), raw)
+        if into is not None:
+            _read_into(connection, _SqliteTable(connection, table), keys, game_ids, extra, into)
+
+
+def _read_into(connection, reader: _SqliteTable, keys, game_ids: list[str], extra: str, into):
+    """The rows of ``game_ids`` in ``reader``'s table into ``into``: a :class:`_StoredTable`
+    per game, keyed by the ``keys`` columns."""
+    at = reader.places["game_id"]
+    key_of = itemgetter(*(reader.places[k] for k in keys))
+    for raw in reader.select(connection, game_ids, extra):
+        game = into.get(raw[at])
+        if game is None:
+            game = into[raw[at]] = _StoredTable(reader)
+        dict.__setitem__(game, key_of(raw), raw)
+
+
+def _moves_as_json(connection, reader: _SqliteTable, game_ids: list[str]) -> dict | None:
+    """Each game's ``moves`` rows as one JSON text, by game id: a JSON array of the rows,
+    each the array of its values after ``game_id`` as stored (SQLite's ``json_array``
+    keeps an integer a number, a text a string, NULL null). SQLite hands each column value
+    to Python at about a thousand instructions (the driver lets go of the interpreter lock
+    for each), and a game has a row of eleven per move; one text a game costs a tenth of
+    that. None where the table's columns are not ``MOVE_COLUMNS`` or SQLite cannot write
+    a value as JSON (a BLOB): the rows are then read as they are."""
+    import sqlite3
+
+    if tuple(reader.names) != MOVE_COLUMNS:
+        return None
+    quote = reader.dialect.identifier_preparer.quote
+    marks = ",".join("?" * len(game_ids))
+    query = (
+        f"SELECT {quote('game_id')}, json_group_array(json_array("
+        f"{', '.join(quote(n) for n in MOVE_COLUMNS[1:])})) FROM {quote(MOVES.name)} "
+        f"WHERE {quote('game_id')} IN ({marks}) GROUP BY {quote('game_id')}"
+    )
+    try:
+        found = connection.connection.dbapi_connection.execute(query, game_ids).fetchall()
+    except sqlite3.Error:
+        return None
+    return dict(found)
+
+
+class _MovesByGame(_LazyRows):
+    """The ``moves`` rows of a batch of games on SQLite as :func:`_moves_as_json` gives
+    them (game id: its rows as one JSON text), so that :meth:`holds` settles a game whose
+    stored rows are its expected rows with one comparison of texts. Looked up by game id,
+    a game's rows are read from the table as they are (:class:`_StoredTable`), once."""
+
+    def __init__(self, connection, reader: _SqliteTable, texts: dict) -> None:
+        super().__init__(texts)
+        self.connection, self.reader = connection, reader
+        self.tables: dict = {}
+
+    def __getitem__(self, game_id):
+        table = self.tables.get(game_id)
+        if table is None:
+            if not dict.__contains__(self, game_id):
+                raise KeyError(game_id)
+            read: dict = {}
+            _read_into(self.connection, self.reader, ("move_index",), [game_id], "", read)
+            table = self.tables[game_id] = read.get(game_id, _StoredTable(self.reader))
+        return table
+
+    def holds(self, game_id: str, fields: list[tuple]) -> bool:
+        """Whether the game's stored move rows are, one for one, ``fields`` in their stored
+        form and no other rows: what :meth:`_StoredTable.holds` would say of them, read from
+        the text. Equal texts are equal rows: JSON reads back one way, with a number apart
+        from a string, so the stored rows are the forms (each ``move_index`` once), in some
+        order. False says only that the rows must be read (:meth:`__getitem__`)."""
+        import orjson
+
+        text = dict.get(self, game_id)
+        if text is None or not fields:
+            return False
+        forms = self.reader.move_forms(fields)
+        if forms is None:
+            return False
+        keys = list(map(_MOVE_KEY, fields))
+        if len(set(keys)) != len(keys) or {form[0] for form in forms} != {game_id}:
+            return False  # two rows under one key, or a row of another game: the dicts say
+        try:
+            written = orjson.dumps([form[1:] for form in forms])
+        except TypeError:  # orjson's JSONEncodeError too: a value JSON cannot hold
+            return False
+        return written == text.encode()
 
 
 def _table_rows(
@@ -873,10 +959,12 @@ def compare_game(report: Report, expected: Expected, stored: _StoredRows) -> Non
         str,
         settled,
     )
-    moves = stored.moves.get(game_id, {})
     fields = expected.move_fields
-    if fields is None or not (isinstance(moves, _StoredTable) and moves.holds(fields)):
-        _compare_table(report, game_id, "moves", moves, expected.moves, str, _row_event)
+    quick = getattr(stored.moves, "holds", None)  # the rows as JSON texts (SQLite)
+    if fields is None or quick is None or not quick(game_id, fields):
+        moves = stored.moves.get(game_id, {})
+        if fields is None or not (isinstance(moves, _StoredTable) and moves.holds(fields)):
+            _compare_table(report, game_id, "moves", moves, expected.moves, str, _row_event)
     _compare_table(
         report,
         game_id,
