@@ -412,9 +412,10 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
     """Days ``start``..``end`` (one table or all) added up by the database: the same figures
     as ``load_summary(...).period(...)`` without reading every day's row into Python (a
     month of pairs is many rows, and the page waits on them), and of the pairs only those a
-    signal may test (and their reverses): a period inside one calendar month reads the pairs
-    its month noted (``fairplay_noted_pair_days``), a longer one those whose period sums reach
-    a floor. No evidence: fetch a review's with :func:`fill_evidence`. ``meanwhile``, if
+    signal may test and their reverses: a period inside one calendar month reads the pairs
+    its month noted (``fairplay_noted_pair_days``) that reach a floor or had a game together
+    (a reverse without one reads as none), a longer one those whose period sums reach a
+    floor and their reverses. No evidence: fetch a review's with :func:`fill_evidence`. ``meanwhile``, if
     given, is called with the period once its players are added up (before its pairs are
     read): work that needs only those runs while the database still sums the pairs.
 
