@@ -691,8 +691,11 @@ def _pair_sums(where, rd=FairplayPairDay, read_only: bool = False):
     )
     if read_only:
         # A month's noted pairs that reach no floor in the period and had no game together
-        # are a quarter of its rows: never read, so never sent nor made into rows.
-        query = query.having(sa.or_(reaches_floor_sql({**sums, **exits}), sums["together"] > 0))
+        # are a quarter of its rows: never read, so never sent nor made into rows. Any
+        # other games together (even a negative or NULL sum an insider wrote) still come
+        # back, so a flag shows what it showed before.
+        kept = sa.or_(reaches_floor_sql({**sums, **exits}), sums["together"].is_distinct_from(0))
+        query = query.having(kept)
     return where(rd, query)
 
 
