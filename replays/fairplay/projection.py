@@ -412,9 +412,10 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
     """Days ``start``..``end`` (one table or all) added up by the database: the same figures
     as ``load_summary(...).period(...)`` without reading every day's row into Python (a
     month of pairs is many rows, and the page waits on them), and of the pairs only those a
-    signal may test (and their reverses): a period inside one calendar month reads the pairs
-    its month noted (``fairplay_noted_pair_days``), a longer one those whose period sums reach
-    a floor. No evidence: fetch a review's with :func:`fill_evidence`. ``meanwhile``, if
+    signal may test and their reverses: a period inside one calendar month reads the pairs
+    its month noted (``fairplay_noted_pair_days``) that reach a floor or had a game together
+    (a reverse without one reads as none), a longer one those whose period sums reach a
+    floor and their reverses. No evidence: fetch a review's with :func:`fill_evidence`. ``meanwhile``, if
     given, is called with the period once its players are added up (before its pairs are
     read): work that needs only those runs while the database still sums the pairs.
 
@@ -648,40 +649,53 @@ def _fetched(result) -> list[tuple]:
         result.close()
 
 
-def _pair_sums(where, rd=FairplayPairDay):
+def _pair_sums(where, rd=FairplayPairDay, read_only: bool = False):
     """Per ordered pair of the period (rows of ``rd``): its sums (``PairDay``'s) and its
     discards faced, each weighted by its table's rate of useful takes over the period
-    (``feed_base``).
+    (``feed_base``). With ``read_only``, only the pairs a review reads: those that reach a
+    floor, and those with games together (a flag on the reverse pair shows those; a pair
+    left out has none, as :func:`replays.fairplay.signals._together` takes a missing one).
 
     The tables' rates are summed from ``fairplay_table_days`` (a row a day and table), not
     from the players' rows (a month's are tens of thousands): the same integers, so the
     same weights, and the pair rows are still read and added up in the same order."""
     td = FairplayTableDay
+    # The tables' sums as floats once a table, not converted for each pair row: PostgreSQL
+    # divided a float by the NUMERIC that SQLAlchemy's division casts to, so every row
+    # made a numeric and converted it back (a tenth of the query). Integers below 2**53
+    # are the same floats either way, so the weights are the same floats.
     rates = where(
         td,
         sa.select(
             td.table_id.label("table_id"),
-            sa.func.sum(td.faced).label("faced"),
-            sa.func.sum(td.useful).label("useful"),
+            sa.cast(sa.func.nullif(sa.func.sum(td.faced), 0), sa.Float).label("faced"),
+            sa.cast(sa.func.sum(td.useful), sa.Float).label("useful"),
         ).group_by(td.table_id),
     ).subquery()
-    weighted = sa.cast(rd.faced, sa.Float) * rates.c.useful / sa.func.nullif(rates.c.faced, 0)
+    weighted = sa.cast(rd.faced, sa.Float) * rates.c.useful / rates.c.faced
+    sums = {
+        name: sa.func.sum(getattr(rd, name))
+        for name in ("faced", "useful", "gain", "together", "strong", "strong_drops")
+    }
+    exits = {c: sa.func.sum(getattr(rd, c)) for c in EXIT_COLUMNS}
     query = (
         sa.select(
             rd.first.label("first"),
             rd.second.label("second"),
-            sa.func.sum(rd.faced).label("faced"),
-            sa.func.sum(rd.useful).label("useful"),
-            sa.func.sum(rd.gain).label("gain"),
-            sa.func.sum(rd.together).label("together"),
-            sa.func.sum(rd.strong).label("strong"),
-            sa.func.sum(rd.strong_drops).label("strong_drops"),
+            *(total.label(name) for name, total in sums.items()),
             sa.func.sum(sa.case((rd.faced > 0, weighted), else_=0.0)).label("base"),
-            *(sa.func.sum(getattr(rd, c)).label(c) for c in EXIT_COLUMNS),
+            *(total.label(name) for name, total in exits.items()),
         )
         .join(rates, rates.c.table_id == rd.table_id)
         .group_by(rd.first, rd.second)
     )
+    if read_only:
+        # A month's noted pairs that reach no floor in the period and had no game together
+        # are a quarter of its rows: never read, so never sent nor made into rows. Any
+        # other games together (even a negative or NULL sum an insider wrote) still come
+        # back, so a flag shows what it showed before.
+        kept = sa.or_(reaches_floor_sql({**sums, **exits}), sums["together"].is_distinct_from(0))
+        query = query.having(kept)
     return where(rd, query)
 
 
@@ -704,7 +718,7 @@ def _period_pairs(where, noted: bool):
     pair's games together, kept on the pair in name order)."""
     if noted:
         # Within a calendar month: only the pairs its month noted can reach a floor.
-        return _pair_sums(where, FairplayNotedPairDay)
+        return _pair_sums(where, FairplayNotedPairDay, read_only=True)
     # Across months a pair may reach a floor that no month of it reaches alone: the sums of
     # every pair, and those that reach one (either way round) kept.
     sums = _pair_sums(where).cte("pair_sums")
