@@ -38,9 +38,7 @@ def _empty(connection: sa.Connection) -> bool:
 
 def upgrade(config, revision, **options):
     connection = config.attributes.get("connection")
-    if not enabled or revision != "head" or options or connection is None:
-        return _real_upgrade(config, revision, **options)
-    if not _empty(connection):
+    if not enabled or revision != "head" or options or connection is None or not _empty(connection):
         return _real_upgrade(config, revision, **options)
     dialect = connection.dialect.name
     kept = _kept.get(dialect)

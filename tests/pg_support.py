@@ -106,6 +106,7 @@ def postgres_schema_url():
         engine = sa.create_engine(POSTGRES_BASE_URL, isolation_level="AUTOCOMMIT")
         with engine.connect() as conn:
             conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+        engine.dispose()
     except Exception as error:  # the server is down or unreachable
         if IN_CI:
             pytest.fail(f"PostgreSQL is required in CI and is not reachable: {error}")
@@ -118,7 +119,6 @@ def postgres_schema_url():
         cached = db._ENGINES.pop(url, None)  # the ledger's own engine for the URL
         if cached is not None:
             cached.dispose()
-        engine.dispose()
         _drop_later(schema)
 
     return url, drop
