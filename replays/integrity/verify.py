@@ -509,7 +509,13 @@ def _verify_store(
         deferred.finish(connection)
     if check_snapshots and has_events:
         done = skip if tally is None else skip | tally.done
-        _snapshots(connection, url, report, names, skip=done, progress=progress, already=tally)
+        snapshotted = None if started is None else started.snapshotted
+        if snapshotted is not None:
+            # Read while the workers replayed: only the games no replay compared are read.
+            originators = [o for o in snapshotted if o not in done]
+            _snapshots(connection, url, report, names, originators=originators, already=tally)
+        else:
+            _snapshots(connection, url, report, names, skip=done, progress=progress, already=tally)
     locating.name_events(report, store_pass.located)
 
 
