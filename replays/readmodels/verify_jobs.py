@@ -2,21 +2,22 @@
 
 The step that costs (every game replayed into its rows, its snapshots compared on the way:
 :func:`replays.readmodels.read_model_checks.replay_games`) is split by ranges of aggregate
-ids, a few ranges per process, narrowing towards the last so that the ranges replayed
-while the other processes finish are the shortest; the rest of ``verify`` (seals, chains,
-the tree) stays one streaming pass in the main process, which runs while the
-workers replay (:class:`SpanReplays` is submitted before it, as soon as the pass has its
+ids, each holding a 2N-th of the games left (:func:`spans`): few ranges in all, narrowing
+towards the last so that the ranges replayed while the other processes finish are the
+shortest; the rest of ``verify`` (seals, chains, the tree) stays one streaming pass in the
+main process, which runs while the workers replay (:class:`SpanReplays` is submitted before it, as soon as the pass has its
 snapshot: ``replays.integrity.verify._EarlyReplays``). Once
 that pass is done, the main process replays the ranges no worker has taken yet itself,
 as the Nth process (there are N - 1 workers, each taking the next free range as it
-finishes one, from a table of taken ranges they share with the main process); its results
-go the same way as a worker's. The workers are forked from the main process, with the
+finishes one, from a table of taken ranges they share with the main process), in the
+pass's own view; its results go the same way as a worker's, and it takes those the workers
+sent between its own ranges. The workers are forked from the main process, with the
 ledger's code already imported, and send each range's result back as they finish it.
 
-Each worker reads in its own transaction, which may begin after the main pass's and so see
-saves made since: it reads only the events up to the projection position the main pass
-read, and every game a worker finds anything wrong with is checked again in the main
-pass's own snapshot, which alone decides what is reported. The deal checks ride the
+Each worker reads in one transaction of its own for all its ranges, which may begin after
+the main pass's and so see saves made since: it reads only the events up to the projection
+position the main pass read, and every game a worker finds anything wrong with is checked
+again in the main pass's own snapshot, which alone decides what is reported. The deal checks ride the
 workers' replays (:class:`replays.integrity.deal_checks.WorkerDeals`); the main pass
 takes each game's verdict, and feeds a game found wanting again from its own view. The
 findings are therefore the ones a single process gives; a game a worker found in order
@@ -28,6 +29,7 @@ as one process would not have replayed them, and only the main pass stores memos
 from __future__ import annotations
 
 import contextlib
+import copy
 import multiprocessing
 import os
 import pickle
@@ -286,7 +288,6 @@ class SpanReplays:
         # are joined once the step is done).
         checked, seen, troubled, held = merged.checked, merged.seen, merged.troubled, merged.held
         skip = merged.skip
-        ledger = ledger_for(self.url)
         if troubled:
             # Decided in the main pass's own view (see the module's docstring).
             checked_again, seen_again = replay_games(
@@ -479,16 +480,9 @@ class _Replayer:
         self.ready = False
 
     def reading(self, connection: sa.Connection) -> _Replayer:
-        """A replayer like this one reading in ``connection`` (the main pass's)."""
-        replayer = _Replayer(
-            self.url,
-            self.names,
-            self.position,
-            self.events,
-            self.with_snapshots,
-            self.remember_deals,
-            self.with_deals,
-        )
+        """A replayer like this one (not yet used) reading in ``connection`` (the main
+        pass's)."""
+        replayer = copy.copy(self)
         replayer.connection = connection
         return replayer
 
