@@ -232,7 +232,7 @@ class SpanReplays:
             given(*self._receive())
 
     def close(self) -> None:
-        """Stop what has not started (the main pass failed): no range is left to take,
+        """Stop what has not started (if the main pass failed): no range is left to take,
         and the workers are waited for (their results read and dropped, so that none
         waits to send them)."""
         if self.closed:
@@ -284,8 +284,9 @@ class SpanReplays:
         except BaseException:
             self.close()
             raise
-        # Every result is in: the workers have no range left and exit on their own (they
-        # are joined once the step is done).
+        # Every result is in: the workers have no range left and exit on their own, while
+        # this process finishes the step and the rest of verify (:meth:`close` waits for
+        # them at the end).
         checked, seen, troubled, held = merged.checked, merged.seen, merged.troubled, merged.held
         skip = merged.skip
         if troubled:
@@ -307,7 +308,6 @@ class SpanReplays:
         finish_store_check(
             connection, ledger, report, seen, self.position, self.events, with_rows, ends
         )
-        self._join()
         if self.memos is not None:
             # Only games nothing was found about, once every check has spoken.
             found = {p.game_id for p in report.problems}
@@ -339,20 +339,28 @@ def check_read_models(
 ) -> int:
     """:func:`replays.readmodels.read_model_checks.check_read_models` with the games
     replayed in ``jobs`` processes (``started``: already submitted, before the main pass
-    read the events). ``url`` is the database's, for the workers; each clean replay is
+    read the events, and closed by the caller). ``url`` is the database's, for the workers; each clean replay is
     remembered for the games' badges unless ``remember_deals`` is None (it says whether
     the main pass checked the deals)."""
-    if started is None:
-        started = SpanReplays(
-            connection,
-            url,
-            jobs,
-            names=names,
-            events=events,
-            snapshots=snapshots is not None,
-            remember_deals=remember_deals,
+    if started is not None:  # the caller closes it
+        return started.collect(
+            connection, report, skip=skip, bar=bar, snapshots=snapshots, deals=deals
         )
-    return started.collect(connection, report, skip=skip, bar=bar, snapshots=snapshots, deals=deals)
+    started = SpanReplays(
+        connection,
+        url,
+        jobs,
+        names=names,
+        events=events,
+        snapshots=snapshots is not None,
+        remember_deals=remember_deals,
+    )
+    try:
+        return started.collect(
+            connection, report, skip=skip, bar=bar, snapshots=snapshots, deals=deals
+        )
+    finally:
+        started.close()
 
 
 def _claim(claimed, wanted=None) -> int | None:
