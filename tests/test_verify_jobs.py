@@ -400,3 +400,36 @@ def test_jobs_check_a_snapshot_no_replay_compares_as_one_process_does(games, dat
     assert [(p.kind, p.game_id) for p in one.problems] == [("snapshot", str(stray))]
     assert findings(two) == findings(one)
     assert two.notes == one.notes
+
+
+def test_jobs_find_what_the_step_s_end_finds_where_one_process_does(games, database_url):
+    # What the read-model step's end finds without a replay (read while the workers
+    # replay, added where one process adds it): rows of a game with no events, an
+    # adjustment line of a dispute case with no events, a fair-play row of no ended game.
+    from replays.readmodels.projections import ENTRIES, GAMES
+
+    with engine_for(database_url).begin() as connection:
+        row = connection.execute(sa.select(GAMES).where(GAMES.c.game_id == games[2]))
+        copied = {k: v for k, v in row.mappings().one().items() if k != "id"}
+        copied["game_id"] = "no-such-game"
+        if "originator_id" in copied:
+            copied["originator_id"] = str(uuid.uuid4())
+        connection.execute(GAMES.insert().values(**copied))
+        entry = connection.execute(sa.select(ENTRIES).where(ENTRIES.c.game_id == games[3]))
+        line = {k: v for k, v in entry.mappings().first().items() if k != "id"}
+        line["dispute_id"] = "no-such-case"
+        connection.execute(ENTRIES.insert().values(**line))
+    sql(
+        database_url,
+        "INSERT INTO fairplay_games (game_id, day, table_id) VALUES ('no-such-match', "
+        "'2026-01-01', 't')",
+    )
+    one = verify_store(database_url)
+    two = verify_store(database_url, jobs=2)
+    assert [(p.game_id, p.message.split(":")[0]) for p in one.problems] == [
+        ("no-such-game", "games"),
+        (games[3], "ledger_entries[dispute no-such-case]"),
+        ("no-such-match", "fairplay_games"),
+    ]
+    assert findings(two) == findings(one)
+    assert two.notes == one.notes
