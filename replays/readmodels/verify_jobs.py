@@ -245,9 +245,15 @@ class SpanReplays:
     def _join(self) -> None:
         self.closed = True
         for process in self.processes:
+            # What a worker is still sending is read (and dropped) so that it can exit;
+            # then its exit is waited for, which returns as it exits (waiting on the
+            # queue instead took its whole timeout, 50 ms, whenever every result was in
+            # and the worker was still exiting).
             while process.is_alive():
                 with contextlib.suppress(queue.Empty):
-                    self.results.get(timeout=0.05)
+                    while True:
+                        self.results.get_nowait()
+                process.join(timeout=0.01)
             process.join()
         self.results.close()
 
