@@ -906,6 +906,9 @@ def work_out(session, start: str, end: str, table: str | None = None, fdr: float
     with collector_paused():
         period = load_period(session, start, end, table, meanwhile=test_players)
         result = review(period, start, end, table=table, fdr=fdr, players_tested=tested[0])
+        # Freed while the collector is still off: alive at its end, the period's rows were
+        # all walked by the first pass after it (the young generation held every one).
+        del period, tested[:]
         fill_evidence(session, result, table)
     return result
 
