@@ -412,12 +412,13 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
     """Days ``start``..``end`` (one table or all) added up by the database: the same figures
     as ``load_summary(...).period(...)`` without reading every day's row into Python (a
     month of pairs is many rows, and the page waits on them), and of the pairs only those a
-    signal may test and their reverses: a period inside one calendar month reads the pairs
-    its month noted (``fairplay_noted_pair_days``) that reach a floor or had a game together
-    (a reverse without one reads as none), a longer one those whose period sums reach a
-    floor and their reverses. No evidence: fetch a review's with :func:`fill_evidence`. ``meanwhile``, if
-    given, is called with the period once its players are added up (before its pairs are
-    read): work that needs only those runs while the database still sums the pairs.
+    signal may test: a period inside one calendar month reads the pairs its month noted
+    (``fairplay_noted_pair_days``) that reach a floor, and its review asks for the games
+    together of the few other pairs its flags show (``Period.together_of``); a longer one
+    reads those whose period sums reach a floor and their reverses. No evidence: fetch a
+    review's with :func:`fill_evidence`. ``meanwhile``, if given, is called with the period
+    once its players are added up (before its pairs are read): work that needs only those
+    runs while the database still sums the pairs.
 
     On PostgreSQL the players, the players at each table and the pairs are summed at once,
     each on a connection of its own: rows committed when each query starts, as any two
@@ -432,6 +433,9 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
         noted, table is not None
     )
     values = {"start": start, "end": end, **({"table": table} if table is not None else {})}
+    if noted:
+        # The noted pairs come back without those that reach no floor (``_pair_sums``).
+        period.together_of = lambda wanted: _games_together(session.connection(), wanted, values)
     if postgresql:
         # The three big sums each on a connection of its own, all at once: this thread adds
         # up the players at each table (the first to arrive) while the database still sums
@@ -652,9 +656,8 @@ def _fetched(result) -> list[tuple]:
 def _pair_sums(where, rd=FairplayPairDay, read_only: bool = False):
     """Per ordered pair of the period (rows of ``rd``): its sums (``PairDay``'s) and its
     discards faced, each weighted by its table's rate of useful takes over the period
-    (``feed_base``). With ``read_only``, only the pairs a review reads: those that reach a
-    floor, and those with games together (a flag on the reverse pair shows those; a pair
-    left out has none, as :func:`replays.fairplay.signals._together` takes a missing one).
+    (``feed_base``). With ``read_only``, only the pairs a review tests: those that reach a
+    floor (the games together a flag shows of another pair: :func:`_games_together`).
 
     The tables' rates are summed from ``fairplay_table_days`` (a row a day and table), not
     from the players' rows (a month's are tens of thousands): the same integers, so the
@@ -690,13 +693,49 @@ def _pair_sums(where, rd=FairplayPairDay, read_only: bool = False):
         .group_by(rd.first, rd.second)
     )
     if read_only:
-        # A month's noted pairs that reach no floor in the period and had no game together
-        # are a quarter of its rows: never read, so never sent nor made into rows. Any
-        # other games together (even a negative or NULL sum an insider wrote) still come
-        # back, so a flag shows what it showed before.
-        kept = sa.or_(reaches_floor_sql({**sums, **exits}), sums["together"].is_distinct_from(0))
-        query = query.having(kept)
+        # A month's noted pairs that reach no floor in the period are never tested: not
+        # sent nor made into rows. Nearly half of them had games together, which a flag on
+        # the reverse pair shows: the review asks for its flags' few (``_games_together``).
+        # Games together summing to NULL (an insider's, the column's NOT NULL dropped) still
+        # come back: the review stops at them, and the page names the rows (web/unreadable).
+        query = query.having(
+            sa.or_(reaches_floor_sql({**sums, **exits}), sums["together"].is_(None))
+        )
     return where(rd, query)
+
+
+def _games_together(connection, wanted: list[tuple[str, str]], values: dict) -> dict:
+    """The games together in the period (``values``: its days, and its table if given) of
+    each of ``wanted`` (pairs in name order), as a month's noted pairs sum them
+    (:func:`_pair_sums`' rows: at the tables counted in the period), whatever the sum (an
+    insider's negative or NULL as well); a pair without rows left out."""
+    rd, td = FairplayNotedPairDay, FairplayTableDay
+    tables = sa.select(td.table_id).where(td.day >= values["start"], td.day <= values["end"])
+    query = (
+        sa.select(rd.first, rd.second, sa.func.sum(rd.together))
+        .where(rd.day >= values["start"], rd.day <= values["end"])
+        .group_by(rd.first, rd.second)
+    )
+    if "table" in values:
+        tables = tables.where(td.table_id == values["table"])
+        query = query.where(rd.table_id == values["table"])
+    query = query.where(rd.table_id.in_(tables))
+    if connection.dialect.name == "postgresql":
+        # The pairs as two arrays joined to: an ``IN`` of row values was planned as a test
+        # of every one against each of the month's rows.
+        firsts, seconds = (list(side) for side in zip(*wanted, strict=True))
+        pairs = (
+            sa.func.unnest(
+                sa.bindparam("firsts", firsts, type_=ARRAY(sa.String)),
+                sa.bindparam("seconds", seconds, type_=ARRAY(sa.String)),
+            )
+            .table_valued("first", "second")
+            .render_derived(name="wanted")
+        )
+        query = query.join(pairs, sa.and_(pairs.c.first == rd.first, pairs.c.second == rd.second))
+    else:
+        query = query.where(sa.tuple_(rd.first, rd.second).in_(wanted))
+    return {(first, second): together for first, second, together in connection.execute(query)}
 
 
 def _noted(session, start: str, end: str) -> bool:

@@ -26,7 +26,7 @@ a new day costs only that day's games. The projection keeps these rows in read-m
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from replays.fairplay.facts import MOST_LINKS, TIMED_KINDS, GameFacts
@@ -364,9 +364,12 @@ class Period:
 
     ``pairs`` (and ``feed_base``) need hold only the pairs that may be tested: those whose
     sums reach a floor (:data:`replays.fairplay.signals.PAIR_FLOORS`), with each one's
-    reverse (whose games together a flag shows). What a review reads of all the pairs is in
-    the player rows (``PlayerDay.fed``, ``given``, ``strong``, ``strong_drops``), the bases
-    and ``table_pairs``.
+    reverse (whose games together a flag shows), or without the reverses when
+    ``together_of`` is given: a review asks it once for the games together of the pairs (in
+    name order) its flags show and ``pairs`` lacks (kept in ``together``; a pair it leaves
+    out had none). What
+    a review reads of all the pairs is in the player rows (``PlayerDay.fed``, ``given``,
+    ``strong``, ``strong_drops``), the bases and ``table_pairs``.
 
     :meth:`Summary.period` adds a summary up in Python (every pair);
     :func:`replays.fairplay.projection.load_period` does the same sums in the database."""
@@ -385,6 +388,8 @@ class Period:
     picker_base: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     feeder_base: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     evidence: dict[tuple[str, str, str], list[Evidence]] | None = None
+    together_of: Callable[[list[tuple[str, str]]], dict[tuple[str, str], int]] | None = None
+    together: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def add_bases(
         self, rows: Iterable[tuple[str, str, int, int]], rates: dict[str, tuple[int, int]]
