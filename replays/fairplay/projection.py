@@ -19,7 +19,6 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
-from sys import intern
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -33,6 +32,7 @@ from replays.fairplay.summary import (
     Period,
     PlayerDay,
     Summary,
+    _evidence,
 )
 from replays.fairplay.tables import (
     AGREED_COLUMNS,
@@ -454,9 +454,15 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
     # known before the rows by player and table arrive, so that those are read once. The
     # rates are the same integers as those rows add up to (see ``_pair_sums``), so the bases
     # are the floats ``Period.add_bases`` makes of them from the same rows.
+    # The ids in the rows are strings of their own, row by row: made one string each here
+    # (``same``), each player's and each table's id is hashed once and found by identity in
+    # every dict here and in the review's (a month's tens of thousands of lookups compared
+    # their texts). A dict of the period's own, not ``sys.intern``'s of the process: a
+    # lookup in a few thousand ids, not in every interned name.
+    same = {}.setdefault
     rates: dict[str, tuple[int, int]] = {}
     for where_, games, faced, useful in run(tables_query, values).all():
-        where_ = intern(where_)
+        where_ = same(where_, where_)
         period.table_games[where_] = int(games)
         if faced:
             rates[where_] = (int(useful), int(faced))
@@ -465,18 +471,20 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
     # arrive (integers: the same sums in any order).
     pair_sums: dict[str, list[int]] = {}
     at_tables = period.at_tables
-    # (player, table, faced, fed) for the bases, weighed once the loop is done.
-    weighed: list[tuple[str, str, int, int]] = []
+    picker_base, feeder_base = period.picker_base, period.feeder_base
     # Sums of integer columns come back as ints from both engines: no conversions (this
-    # loop runs once per player and table). The ids in the rows are strings of their own,
-    # row by row: interned, each player's and each table's id is one string, hashed once
-    # and found by identity in every dict here and in the review's (a month's tens of
-    # thousands of lookups compared their texts).
+    # loop runs once per player and table).
     rows = at_table_rows.result() if postgresql else _fetched(run(at_table_query, values))
     for player, where_, games, faced, seated, fed, given, strong, drops in rows:
-        player, where_ = intern(player), intern(where_)
+        player, where_ = same(player, player), same(where_, where_)
         at_tables[player][where_] = games
-        weighed.append((player, where_, faced, fed))
+        # The bases weighed as ``Period.add_bases`` weighs them (the same products, added
+        # in the rows' order), here rather than from a list of the rows made for it.
+        rate = rates.get(where_)
+        if rate is not None:
+            took, n = rate
+            picker_base[player] += faced * took / n
+            feeder_base[player] += fed * took / n
         own = pair_sums.get(player)
         if own is None:
             pair_sums[player] = [seated, fed, given, strong, drops]
@@ -487,7 +495,6 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
             own[3] += strong
             own[4] += drops
         partners[where_] = partners.get(where_, 0) + seated
-    period.add_bases(weighed, rates)
     kinds = len(TIMING_COLUMNS)
     exits = 6 + 3 * kinds
     discards = exits + len(EXIT_COLUMNS)
@@ -497,7 +504,7 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
         players_rows.result() if postgresql else _fetched(run(players_query, values))
     ):
         cells = sums[6:exits]
-        players[intern(player)] = PlayerDay(
+        players[same(player, player)] = PlayerDay(
             int(sums[0]),
             int(sums[1]),
             float(sums[2]),
@@ -530,7 +537,7 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
     rows = pairs_rows.result() if postgresql else _fetched(run(pairs_query, values))
     pairs, feed_base = period.pairs, period.feed_base
     for first, second, faced, useful, gain, together, strong, drops, base, *exits in rows:
-        pair = (intern(first), intern(second))
+        pair = (same(first, first), same(second, second))
         pairs[pair] = PairDay(faced, useful, gain, together, exits, strong, drops)
         if faced:
             feed_base[pair] = float(base or 0.0)
@@ -824,35 +831,76 @@ def note_month_pairs(engine, months: list[str]) -> None:
 
 def fill_evidence(session, result, table: str | None = None) -> None:
     """Give each flag of ``result`` (a review) its heaviest evidence moves of the period."""
-    from replays.fairplay.signals import BEST_EVIDENCE, best_evidence, evidence_subject
+    from replays.fairplay.signals import best_evidence, evidence_subject
 
-    e = FairplayEvidence
     subjects = {evidence_subject(flag) for flag in result.flags}
     if not subjects:
         return
     connection = session.connection()
-    # Ranked as ``best_evidence`` ranks them (heaviest first, then game and move; the game
-    # ids compared byte by byte, as Python compares them), only each subject's best
-    # ``BEST_EVIDENCE`` come back: a month's flags have tens of thousands of rows.
+    values = {"start": result.start, "end": result.end}
+    if table is not None:
+        values["table"] = table
+    found: dict[tuple[str, str, str], list[Evidence]] = {subject: [] for subject in subjects}
+    if connection.dialect.name == "postgresql":
+        # The statement compiled once a process and run on the driver's cursor: made,
+        # looked up in SQLAlchemy's cache and its rows made into ``Row`` objects on every
+        # look, it cost more than the thousand-odd evidence rows themselves.
+        sql, constants = _evidence_sql(connection.dialect, table is not None)
+        for name, column in zip(
+            ("signal", "first", "second"), zip(*sorted(subjects), strict=True), strict=True
+        ):
+            values[name] = list(column)
+        with connection.connection.driver_connection.cursor() as cursor:
+            cursor.execute(sql, {**constants, **values})
+            rows = cursor.fetchall()
+    else:
+        rows = connection.execute(_evidence_query(False, table is not None, subjects), values)
+    for row in rows:
+        found[row[:3]].append(_evidence(*row))
+    for flag in result.flags:
+        flag.evidence = best_evidence(found[evidence_subject(flag)])
+
+
+# ``fill_evidence``'s statement for PostgreSQL by dialect and shape (one table or all).
+_EVIDENCE_SQL: dict[tuple, tuple[str, dict]] = {}
+
+
+def _evidence_sql(dialect, one_table: bool) -> tuple[str, dict]:
+    key = (dialect.name, dialect.driver, dialect.server_version_info, one_table)
+    sql = _EVIDENCE_SQL.get(key)
+    if sql is None:
+        compiled = _evidence_query(True, one_table).compile(dialect=dialect)
+        sql = _EVIDENCE_SQL[key] = (str(compiled), compiled.params)
+    return sql
+
+
+def _evidence_query(postgresql: bool, one_table: bool, subjects=()):
+    """The best evidence rows of each subject (signal, first, second) of a period (days
+    ``start``..``end`` and ``table`` as parameters): (signal, first, second, game_id, step,
+    weight, note), ranked as ``best_evidence`` ranks them (heaviest first, then game and
+    move; the game ids compared byte by byte, as Python compares them), only each subject's
+    best ``BEST_EVIDENCE`` (a month's flags have tens of thousands of rows). On PostgreSQL
+    the subjects are three array parameters (``signal``, ``first``, ``second``), on
+    SQLite ``subjects`` written into the statement."""
+    from replays.fairplay.signals import BEST_EVIDENCE
+
+    e = FairplayEvidence
     subject = (e.signal, e.first, e.second)
-    # One query for every flag (the page waits on it), split by subject here: each
+    # One query for every flag (the page waits on it), split by subject by the caller: each
     # subject's rows found by ``ix_fairplay_evidence_who``, not the period's every row. The
     # subjects are a list joined to, not an ``IN`` of row values: PostgreSQL planned the
     # hundreds of those of a month's flags one by one, longer than it ran the query.
     names = [c.name for c in subject]
-    within = [e.day >= result.start, e.day <= result.end]
-    if table is not None:
-        within.append(e.table_id == table)
-    if connection.dialect.name == "postgresql":
-        # The list as three arrays: one statement whatever the flags (compiled once, not
-        # again for each look with a parameter per subject and column).
+    within = [
+        e.day >= sa.bindparam("start", type_=sa.String),
+        e.day <= sa.bindparam("end", type_=sa.String),
+    ]
+    if one_table:
+        within.append(e.table_id == sa.bindparam("table", type_=sa.String))
+    if postgresql:
+        # The list as three arrays: one statement whatever the flags.
         wanted = (
-            sa.func.unnest(
-                *(
-                    sa.bindparam(name, list(column), type_=ARRAY(sa.String))
-                    for name, column in zip(names, zip(*sorted(subjects), strict=True), strict=True)
-                )
-            )
+            sa.func.unnest(*(sa.bindparam(name, type_=ARRAY(sa.String)) for name in names))
             .table_valued(*names)
             .render_derived(name="wanted")
         )
@@ -870,37 +918,32 @@ def fill_evidence(session, result, table: str | None = None) -> None:
             .limit(BEST_EVIDENCE)
             .lateral("ranked")
         )
-        best = sa.select(*wanted.c, *ranked.c).select_from(wanted).join(ranked, sa.true())
-    else:  # SQLite has no LATERAL; it compares text byte by byte
-        wanted = (
-            sa.values(*(sa.column(name, sa.String) for name in names), name="wanted")
-            .data(sorted(subjects))
-            .cte("wanted")
+        return sa.select(*wanted.c, *ranked.c).select_from(wanted).join(ranked, sa.true())
+    # SQLite has no LATERAL; it compares text byte by byte
+    wanted = (
+        sa.values(*(sa.column(name, sa.String) for name in names), name="wanted")
+        .data(sorted(subjects))
+        .cte("wanted")
+    )
+    place = (
+        sa.func.row_number()
+        .over(partition_by=subject, order_by=(e.weight.desc(), e.game_id, e.step))
+        .label("place")
+    )
+    query = (
+        sa.select(*subject, e.game_id, e.step, e.weight, e.note, place)
+        .join(
+            wanted,
+            sa.and_(
+                wanted.c.signal == e.signal,
+                wanted.c.first == e.first,
+                wanted.c.second == e.second,
+            ),
         )
-        place = (
-            sa.func.row_number()
-            .over(partition_by=subject, order_by=(e.weight.desc(), e.game_id, e.step))
-            .label("place")
-        )
-        query = (
-            sa.select(*subject, e.game_id, e.step, e.weight, e.note, place)
-            .join(
-                wanted,
-                sa.and_(
-                    wanted.c.signal == e.signal,
-                    wanted.c.first == e.first,
-                    wanted.c.second == e.second,
-                ),
-            )
-            .where(*within)
-        )
-        ranked = query.subquery()
-        best = sa.select(*list(ranked.c)[:-1]).where(ranked.c.place <= BEST_EVIDENCE)
-    found: dict[tuple[str, str, str], list[Evidence]] = {subject: [] for subject in subjects}
-    for row in connection.execute(best):
-        found[tuple(row[:3])].append(Evidence(*row))
-    for flag in result.flags:
-        flag.evidence = best_evidence(found[evidence_subject(flag)])
+        .where(*within)
+    )
+    ranked = query.subquery()
+    return sa.select(*list(ranked.c)[:-1]).where(ranked.c.place <= BEST_EVIDENCE)
 
 
 # -- reviews kept -------------------------------------------------------------------------------

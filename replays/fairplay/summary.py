@@ -397,9 +397,9 @@ class Period:
         """``picker_base`` and ``feeder_base`` from ``rows`` of (player, table, discards
         faced as the picker, discards faced as the feeder): each discard weighted by its
         table's rate of useful takes in the period, ``rates[table]`` = (useful takes,
-        discards faced), as ``feed_base`` weighs a pair's. Both ways of adding a period up
-        (:func:`_period`, :func:`replays.fairplay.projection.load_period`) call this, so
-        the same floats are added in the same order."""
+        discards faced), as ``feed_base`` weighs a pair's.
+        :func:`replays.fairplay.projection.load_period` weighs its rows the same way as it
+        reads them (the same products, added in the same order): a change here is one there."""
         picker_base, feeder_base = self.picker_base, self.feeder_base
         for player, where, faced, fed in rows:
             rate = rates.get(where)
