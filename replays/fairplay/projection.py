@@ -445,7 +445,7 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
         # q in different last digits, from one look at the same period to the next.
         engine = session.get_bind()
         at_table_rows, players_rows, pairs_rows = (
-            _aside(_rows_aside, engine, sql, {**constants, **values})
+            aside(_rows_aside, engine, sql, {**constants, **values})
             for sql, constants in _period_sql(engine.dialect, noted, table is not None)
         )
 
@@ -619,7 +619,7 @@ def _period_sql(dialect, noted: bool, one_table: bool) -> tuple[tuple[str, dict]
 WORK_MEM = "64MB"
 
 
-def _aside(work, *args) -> Future:
+def aside(work, *args) -> Future:
     """``work(*args)`` in a thread of its own, started now. Not a pool kept in the module: a
     process forked with one (``--jobs``, a preloading server) would keep its dead threads."""
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fairplay")

@@ -29,6 +29,7 @@ from wtforms.validators import DataRequired, Length
 from replays.access.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER
 from replays.disputes.cases import Disputes, NotAllowed
 from replays.fairplay.projection import (
+    aside,
     keep_review,
     kept_review,
     month_period,
@@ -140,9 +141,9 @@ def _replay_link():
     return lambda game_id, move: f"{head}{segment(game_id)}{tail}{move}"
 
 
-def _waiting() -> int:
+def _waiting(url: str) -> int:
     """Ended games not counted yet: two counts, not an anti-join over every game."""
-    with Session(engine_for(current_app.config["DATABASE_URL"])) as session:
+    with Session(engine_for(url)) as session:
         run = session.connection().execute
         ended = run(
             sa.select(sa.func.count()).select_from(GameRow).where(GameRow.ended_on.is_not(None))
@@ -173,6 +174,10 @@ def _evidence_items(link):
 @bp.get("")
 @role_required(*STAFF)
 def index():
+    # Counted while the review is read or worked out (waiting on the database, mostly).
+    # Not so the writes after it: they would wait for the interpreter's lock behind the page
+    # being drawn, as the access log's writer thread did (``send_access``).
+    waiting = aside(_waiting, current_app.config["DATABASE_URL"])
     start, end, table = _period(request.args)
     shown = _review(start, end, table)
     result = shown.result
@@ -183,7 +188,7 @@ def index():
         result=result,
         shown=shown,
         flags=result.flags,
-        waiting=_waiting(),
+        waiting=waiting.result(),
         evidence_items=_evidence_items(_replay_link()),
         officer=account.role == DISPUTE_OFFICER,
         form=FlagCaseForm(formdata=None),
