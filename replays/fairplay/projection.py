@@ -633,17 +633,22 @@ def _rows_aside(engine, sql: str, values: dict) -> list[tuple]:
     """The rows of ``sql`` (a period's sums by player, by player and table, or by pair, from
     :func:`_compiled`) for ``values`` read on a connection of its own (PostgreSQL)."""
     with engine.connect() as connection:
-        connection.execute(sa.text(f"SET LOCAL work_mem = '{WORK_MEM}'"))
-        # Nearly every pair is its own group: parallel workers each hashed their share of
-        # the groups and the leader hashed them all again, 1.2x the time of one process and
-        # three processes' CPU.
-        connection.execute(sa.text("SET LOCAL max_parallel_workers_per_gather = 0"))
-        # Planned for this period's days every time. The driver prepares a statement run
-        # five times on one connection, and five runs later PostgreSQL plans it once for
-        # any days: for a few rows (a sort and nested loops), slower on a month, and adding
-        # the float sums up in another order (a flag's p in other last digits) than the
-        # first looks did.
-        connection.execute(sa.text("SET LOCAL plan_cache_mode = force_custom_plan"))
+        # The transaction's settings (``SET LOCAL``) in one statement: one round trip
+        # before the sums start, not three. No parallel workers: nearly every pair is its
+        # own group, and workers each hashed their share of the groups and the leader hashed
+        # them all again, 1.2x the time of one process and three processes' CPU. Planned
+        # for this period's days every time: the driver prepares a statement run five times
+        # on one connection, and five runs later PostgreSQL plans it once for any days: for
+        # a few rows (a sort and nested loops), slower on a month, and adding the float
+        # sums up in another order (a flag's p in other last digits) than the first looks
+        # did.
+        connection.execute(
+            sa.text(
+                f"SELECT set_config('work_mem', '{WORK_MEM}', true), "
+                "set_config('max_parallel_workers_per_gather', '0', true), "
+                "set_config('plan_cache_mode', 'force_custom_plan', true)"
+            )
+        )
         # The sums in binary: their text was parsed back into numbers, hundreds of thousands
         # of them (a twentieth of a first look's instructions). The same values: a float8's
         # text is the shortest that reads back as the same double.
@@ -750,13 +755,19 @@ def _noted(session, start: str, end: str) -> bool:
     (noted after the month's last counted game)."""
     if start[:7] != end[:7]:
         return False
-    m = FairplayNotedMonth
+    m, t = FairplayNotedMonth, FairplayTableDay
+    first, last = month_period(start[:7])
+    # The month's games now (``period_games``) in the same statement: one round trip
+    # before the period's sums start, not two.
+    games = sa.select(sa.func.coalesce(sa.func.sum(t.games), 0)).where(
+        t.day >= first, t.day <= last
+    )
     noted = (
         session.connection()
-        .execute(sa.select(m.games).where(m.month == start[:7]))
-        .scalar_one_or_none()
+        .execute(sa.select(m.games, games.scalar_subquery()).where(m.month == start[:7]))
+        .first()
     )
-    return noted is not None and noted == period_games(session, *month_period(start[:7]))
+    return noted is not None and noted[0] == int(noted[1])
 
 
 def _period_pairs(where, noted: bool):
