@@ -546,40 +546,9 @@ class _SqliteTable:
         if zoned != ["at"]:
             return None
         processed = bind_processors(self.table, self.dialect)
-        if documents == [_MOVE_GROUPS] and [p for p, _ in processed] == _MOVE_BOUND:
-            # The table as the projection defines it: each row in one tuple display, not
-            # a loop over its bound places (every move of every game goes through here).
-            found = _move_forms(fields, game_id, *(process for _, process in processed))
-            if found is not _OTHER_WIDTH:
-                return found
-        forms: list[tuple] = []
-        try:
-            for row in fields:
-                values = list(row)
-                for place, process in processed:
-                    value = values[place]
-                    if value is None:
-                        continue
-                    if place == MOVE_AT:
-                        if type(value) is str:
-                            value = sqlite_datetime_text(value)
-                        elif type(value) is not datetime or value.tzinfo not in (None, UTC):
-                            return None
-                        else:
-                            value = process(value)
-                    else:
-                        value = process(value)
-                        if place in documents and ("NaN" in value or "Infinity" in value):
-                            return None
-                    values[place] = value
-                forms.append(tuple(values))
-        except (ValueError, TypeError, ArithmeticError):
-            return None  # a value the writer refuses: compared column by column
-        if game_id is not None:
-            if any(form[0] != game_id for form in forms):
-                return None
-            return [form[1:] for form in forms]
-        return forms
+        if documents != [_MOVE_GROUPS] or [place for place, _ in processed] != _MOVE_BOUND:
+            return None  # not the table the projection defines: its rows compared as dicts
+        return _move_forms(fields, game_id, *(process for _, process in processed))
 
     def written(self, rows: list[dict]) -> list[tuple | None] | None:
         """Each of ``rows`` as the projection stores it (:func:`bulk.stored_forms`, the
@@ -644,18 +613,18 @@ _MOVE_GROUPS = MOVE_COLUMNS.index("groups")
 # groups (JSON), the point value (money) and the time.
 _MOVE_BOUND = [_MOVE_GROUPS, MOVE_COLUMNS.index("point_value"), MOVE_AT]
 _MOVE_WIDTH = len(MOVE_COLUMNS)
-_OTHER_WIDTH = object()  # _move_forms met a row of another length
 
 
 def _move_forms(fields: list[tuple], game_id: str | None, document, money, moment):
     """:meth:`_SqliteTable.move_forms` for the table as the projection defines it (its
-    bound places :data:`_MOVE_BOUND`, the groups its one JSON column): the same forms."""
+    bound places :data:`_MOVE_BOUND`, the groups its one JSON column), each row in one
+    tuple display (every move of every game verify replays comes through here)."""
     forms: list[tuple] = []
     append = forms.append
     try:
         for row in fields:
             if len(row) != _MOVE_WIDTH:
-                return _OTHER_WIDTH  # the loop says what such a row gives
+                return None  # not a row of the table: compared as dicts
             groups, value, at = row[7], row[9], row[10]
             if groups is not None:
                 groups = document(groups)
