@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import Counter
 from dataclasses import replace
 from datetime import date, timedelta
 from functools import cache
@@ -36,6 +37,7 @@ from replays.store.schema import migrate
 # alone reaches a floor (two games together; three discards faced, one taken to the gain),
 # the two together reach seating's and feeding's.
 LATE, EARLY = "x-late", "y-early"
+TAKER, FEEDER = "a-taker", "z-feeder"
 
 
 def _boundary_games() -> list[GameFacts]:
@@ -129,6 +131,65 @@ def test_a_period_reviews_from_its_noted_pairs_as_from_every_pair(database_url):
         assert seen_edge, "the pair met across the boundary is tested"
         edge = [f for f in review(direct, "2025-03-29", "2025-04-02").flags if LATE in f.players]
         assert {f.signal for f in edge} <= {"seating", "feeding"}
+
+
+def test_a_flag_shows_the_games_together_of_its_reverse_read_for_it_alone(database_url):
+    # A period inside a month reads only the pairs that reach a floor; the games together a
+    # flag shows of a pair that reaches none (kept on the pair in name order) are asked for
+    # once the flags are known: as every pair's sums give them, and whatever an insider
+    # wrote in that pair's rows (a negative sum), none once its rows are gone.
+    # Two games in which one player takes every discard of another: a feeding flag on a pair
+    # whose reverse (in name order) had those two games together and reaches no floor.
+    table = Counter(game.table for game in facts()).most_common(1)[0][0]
+    feeds = [Feed(FEEDER, TAKER, True, 9, step) for step in (4, 8, 12)]
+    games = [
+        *facts(),
+        *(
+            GameFacts(f"fed{day}", f"2025-03-{day}", table, (FEEDER, TAKER), False, feeds=feeds)
+            for day in (20, 21)
+        ),
+    ]
+    _count(database_url, [games])
+    direct = Summary()
+    for game in games:
+        direct.add_game(game)
+    start, end, fdr = "2025-03-16", "2025-03-30", 0.5
+    theirs = direct.period(start, end)
+    engine = engine_for(database_url)
+    asked: list[tuple[str, str]] = []
+
+    def looked_at():
+        with Session(engine) as session:
+            period = projection.load_period(session, start, end)
+            ask = period.together_of
+            assert ask is not None
+            period.together_of = lambda wanted: asked.extend(wanted) or ask(wanted)
+            result = review(period, start, end, fdr=fdr)
+            projection.fill_evidence(session, result)
+        return result
+
+    _same(looked_at(), review(theirs, start, end, fdr=fdr))
+    assert asked and not any(reaches_floor(theirs.pairs[pair]) for pair in asked)
+    first, second = (TAKER, FEEDER)
+    assert (first, second) in asked and theirs.pairs[first, second].together == 2
+
+    def shown() -> set:
+        return {
+            flag.games
+            for flag in looked_at().flags
+            if flag.signal != "seating" and sorted(flag.players) == [first, second]
+        }
+
+    n = FairplayNotedPairDay
+    rows = sa.and_(n.first == first, n.second == second, n.day >= start, n.day <= end)
+    assert shown() == {theirs.pairs[first, second].together}
+    with engine.begin() as connection:
+        count = connection.execute(sa.select(sa.func.count()).where(rows)).scalar_one()
+        connection.execute(sa.update(n).where(rows).values(together=-1))
+    assert shown() == {-count}
+    with engine.begin() as connection:
+        connection.execute(sa.delete(n).where(rows))
+    assert shown() == {0}
 
 
 def test_the_one_player_signals_are_tested_before_the_pairs_are_read(database_url):

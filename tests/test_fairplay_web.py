@@ -57,6 +57,45 @@ def test_evidence_links_are_written_as_url_for_writes_them(app, root):
             assert link(game_id, 12) == url_for("replays.replay", game_id=game_id, move=12)
 
 
+def test_evidence_lines_are_written_as_the_template_wrote_them(app):
+    # The flags' evidence lines come from one function, not the template's loop: the same
+    # text, escaped the same way, whatever a game id or note holds (an empty list too).
+    from replays.fairplay.summary import Evidence
+    from web.views.fairplay import _evidence_items, _replay_link
+
+    loop = app.jinja_env.from_string(
+        '  <ol class="evidence">\n'
+        "    {% for e in evidence %}\n"
+        '    <li><a class="evidence-link" href="{{ replay_link(e.game_id, e.step) }}">'
+        "{{ e.game_id }}, move {{ e.step }}</a> {{ e.note }}</li>\n"
+        "    {% endfor %}\n"
+        "  </ol>\n"
+    )
+    function = app.jinja_env.from_string(
+        '  <ol class="evidence">\n    {{- evidence_items(evidence) }}\n  </ol>\n'
+    )
+    odd = ["g-1", 'a"b<c>&d', "über/é?#%", "it's"]
+    lists = [
+        [],
+        [
+            Evidence("feed", "p1", "p2", game_id, step, 1.0, note)
+            for game_id, step, note in zip(
+                odd,
+                [0, 7, 12, 3],
+                ["took p1's discard", "<script>x</script>", "a & b", '"q"'],
+                strict=True,
+            )
+        ],
+    ]
+    with app.test_request_context():
+        link = _replay_link()
+        for evidence in lists:
+            expected = loop.render(evidence=evidence, replay_link=link)
+            got = function.render(evidence=evidence, evidence_items=_evidence_items(link))
+            assert got == expected
+    assert "&lt;script&gt;" in expected and "a &amp; b" in expected
+
+
 def test_players_get_403_and_no_link(app):
     client = signed_in(app, PLAYER, player="p0001")
     assert client.get(f"/fairplay?from={FROM}&to={TO}").status_code == 403

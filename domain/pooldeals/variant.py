@@ -37,6 +37,7 @@ class PoolDeals(Variant):
     has_money = True
     steps_are_moves = False  # deals, rejoins and splits are steps of their own
     web_pages = "web.pooldeals_replay"  # the match view and each deal move by move
+    closing_events = (Match.Settled,)
     entry_kinds = ENTRY_KINDS  # rejoin fees and split shares apart from the settlement
     analyses_hands = True  # every deal is a 13-card game: its hands group as Points' do
     # A match's figures are its header's (Started keeps them): its settle takes none.

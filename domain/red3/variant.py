@@ -39,6 +39,7 @@ class Red3(Variant):
     has_money = False
     steps_are_moves = False  # each round's deal is a step of its own
     web_pages = "web.red3_replay"
+    closing_events = (red3_game.Red3Match.MatchEnded,)
     # A Red 3 hand is not grouped to be scored: books laid down count for, cards held against
     # (docs/red3-rules.md), so a 13-card "best grouping" would be false here.
     analyses_hands = False

@@ -177,6 +177,7 @@ def move_fields(before: Game, domain_event, move_type: str, read_time=_moment) -
     ``at`` read by ``read_time``."""
     body = vars(domain_event)  # the event's fields (a missing one is None, as getattr's default)
     groups = body.get("groups")
+    played = before.round  # read once: verify builds these for every move it replays
     return (
         before.game_id,
         before.move_count,
@@ -186,8 +187,8 @@ def move_fields(before: Game, domain_event, move_type: str, read_time=_moment) -
         body.get("card") or body.get("finish"),
         body.get("source"),
         None if groups is None else [list(group) for group in groups],
-        before.round,
-        point_value_for_round(before.config, before.round),
+        played,
+        point_value_for_round(before.config, played),
         read_time(body.get("at")),
     )
 

@@ -48,6 +48,7 @@ class Rummy13(Variant):
     has_money = True
     web_pages = None  # the 13-card pages are the views' own (web/views/)
     analyses_hands = True
+    closing_events = (game13.Game.Settled, game13.Game.Reported)  # _CLOSING, below
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -261,8 +262,12 @@ class Rummy13(Variant):
         return None if move_type is None else rows13.move_row(before, domain_event, move_type)
 
     def move_fields(self, before: Any, domain_event: Any, read_time) -> tuple | None:
-        move_type = _move_type(before, domain_event)
-        if move_type is None:
+        # _move_type by the event's class, without its call (verify asks it of every event).
+        kind = type(domain_event)
+        move_type = _MOVE_TYPES.get(kind, _UNSEEN)
+        if move_type is _UNSEEN:
+            move_type = _MOVE_TYPES[kind] = _move_type(_ANY_GAME, domain_event)
+        if move_type is None or before is None:
             return None
         return rows13.move_fields(before, domain_event, move_type, read_time)
 
@@ -307,6 +312,12 @@ class Rummy13(Variant):
             simulate.play,
             reported.reported_block,
         )
+
+
+# _move_type of an event class, for a game already started (_ANY_GAME stands in for one):
+# it depends on the class alone.
+_MOVE_TYPES: dict[type, str | None] = {}
+_UNSEEN, _ANY_GAME = object(), object()
 
 
 def _move_type(before: Any, domain_event: Any) -> str | None:

@@ -381,6 +381,11 @@ class Variant(ABC):
     # :func:`move_of_fields`). None: verify builds the rows with :meth:`move_row`.
     move_fields: ClassVar[Any] = None
 
+    # The event classes :meth:`closing_rows` and :meth:`audits_after` answer anything for:
+    # of any other event, None and False (``verify`` asks neither of most events). None:
+    # both are asked of every event.
+    closing_events: ClassVar[tuple[type, ...] | None] = None
+
     def closing_rows(self, game: Any, domain_event: Any) -> GameRows | None:
         """Rows an event that closes the game adds (its columns, results, ledger entries);
         None: nothing beyond its progress columns."""

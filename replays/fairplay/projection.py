@@ -19,7 +19,6 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
-from sys import intern
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -33,6 +32,7 @@ from replays.fairplay.summary import (
     Period,
     PlayerDay,
     Summary,
+    _evidence,
 )
 from replays.fairplay.tables import (
     AGREED_COLUMNS,
@@ -412,12 +412,13 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
     """Days ``start``..``end`` (one table or all) added up by the database: the same figures
     as ``load_summary(...).period(...)`` without reading every day's row into Python (a
     month of pairs is many rows, and the page waits on them), and of the pairs only those a
-    signal may test and their reverses: a period inside one calendar month reads the pairs
-    its month noted (``fairplay_noted_pair_days``) that reach a floor or had a game together
-    (a reverse without one reads as none), a longer one those whose period sums reach a
-    floor and their reverses. No evidence: fetch a review's with :func:`fill_evidence`. ``meanwhile``, if
-    given, is called with the period once its players are added up (before its pairs are
-    read): work that needs only those runs while the database still sums the pairs.
+    signal may test: a period inside one calendar month reads the pairs its month noted
+    (``fairplay_noted_pair_days``) that reach a floor, and its review asks for the games
+    together of the few other pairs its flags show (``Period.together_of``); a longer one
+    reads those whose period sums reach a floor and their reverses. No evidence: fetch a
+    review's with :func:`fill_evidence`. ``meanwhile``, if given, is called with the period
+    once its players are added up (before its pairs are read): work that needs only those
+    runs while the database still sums the pairs.
 
     On PostgreSQL the players, the players at each table and the pairs are summed at once,
     each on a connection of its own: rows committed when each query starts, as any two
@@ -432,6 +433,9 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
         noted, table is not None
     )
     values = {"start": start, "end": end, **({"table": table} if table is not None else {})}
+    if noted:
+        # The noted pairs come back without those that reach no floor (``_pair_sums``).
+        period.together_of = lambda wanted: _games_together(session.connection(), wanted, values)
     if postgresql:
         # The three big sums each on a connection of its own, all at once: this thread adds
         # up the players at each table (the first to arrive) while the database still sums
@@ -441,7 +445,7 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
         # q in different last digits, from one look at the same period to the next.
         engine = session.get_bind()
         at_table_rows, players_rows, pairs_rows = (
-            _aside(_rows_aside, engine, sql, {**constants, **values})
+            aside(_rows_aside, engine, sql, {**constants, **values})
             for sql, constants in _period_sql(engine.dialect, noted, table is not None)
         )
 
@@ -450,9 +454,15 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
     # known before the rows by player and table arrive, so that those are read once. The
     # rates are the same integers as those rows add up to (see ``_pair_sums``), so the bases
     # are the floats ``Period.add_bases`` makes of them from the same rows.
+    # The ids in the rows are strings of their own, row by row: made one string each here
+    # (``same``), each player's and each table's id is hashed once and found by identity in
+    # every dict here and in the review's (a month's tens of thousands of lookups compared
+    # their texts). A dict of the period's own, not ``sys.intern``'s of the process: a
+    # lookup in a few thousand ids, not in every interned name.
+    same = {}.setdefault
     rates: dict[str, tuple[int, int]] = {}
     for where_, games, faced, useful in run(tables_query, values).all():
-        where_ = intern(where_)
+        where_ = same(where_, where_)
         period.table_games[where_] = int(games)
         if faced:
             rates[where_] = (int(useful), int(faced))
@@ -461,18 +471,20 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
     # arrive (integers: the same sums in any order).
     pair_sums: dict[str, list[int]] = {}
     at_tables = period.at_tables
-    # (player, table, faced, fed) for the bases, weighed once the loop is done.
-    weighed: list[tuple[str, str, int, int]] = []
+    picker_base, feeder_base = period.picker_base, period.feeder_base
     # Sums of integer columns come back as ints from both engines: no conversions (this
-    # loop runs once per player and table). The ids in the rows are strings of their own,
-    # row by row: interned, each player's and each table's id is one string, hashed once
-    # and found by identity in every dict here and in the review's (a month's tens of
-    # thousands of lookups compared their texts).
+    # loop runs once per player and table).
     rows = at_table_rows.result() if postgresql else _fetched(run(at_table_query, values))
     for player, where_, games, faced, seated, fed, given, strong, drops in rows:
-        player, where_ = intern(player), intern(where_)
+        player, where_ = same(player, player), same(where_, where_)
         at_tables[player][where_] = games
-        weighed.append((player, where_, faced, fed))
+        # The bases weighed as ``Period.add_bases`` weighs them (the same products, added
+        # in the rows' order), here rather than from a list of the rows made for it.
+        rate = rates.get(where_)
+        if rate is not None:
+            took, n = rate
+            picker_base[player] += faced * took / n
+            feeder_base[player] += fed * took / n
         own = pair_sums.get(player)
         if own is None:
             pair_sums[player] = [seated, fed, given, strong, drops]
@@ -483,7 +495,6 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
             own[3] += strong
             own[4] += drops
         partners[where_] = partners.get(where_, 0) + seated
-    period.add_bases(weighed, rates)
     kinds = len(TIMING_COLUMNS)
     exits = 6 + 3 * kinds
     discards = exits + len(EXIT_COLUMNS)
@@ -493,7 +504,7 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
         players_rows.result() if postgresql else _fetched(run(players_query, values))
     ):
         cells = sums[6:exits]
-        players[intern(player)] = PlayerDay(
+        players[same(player, player)] = PlayerDay(
             int(sums[0]),
             int(sums[1]),
             float(sums[2]),
@@ -526,7 +537,7 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
     rows = pairs_rows.result() if postgresql else _fetched(run(pairs_query, values))
     pairs, feed_base = period.pairs, period.feed_base
     for first, second, faced, useful, gain, together, strong, drops, base, *exits in rows:
-        pair = (intern(first), intern(second))
+        pair = (same(first, first), same(second, second))
         pairs[pair] = PairDay(faced, useful, gain, together, exits, strong, drops)
         if faced:
             feed_base[pair] = float(base or 0.0)
@@ -608,7 +619,7 @@ def _period_sql(dialect, noted: bool, one_table: bool) -> tuple[tuple[str, dict]
 WORK_MEM = "64MB"
 
 
-def _aside(work, *args) -> Future:
+def aside(work, *args) -> Future:
     """``work(*args)`` in a thread of its own, started now. Not a pool kept in the module: a
     process forked with one (``--jobs``, a preloading server) would keep its dead threads."""
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fairplay")
@@ -622,17 +633,22 @@ def _rows_aside(engine, sql: str, values: dict) -> list[tuple]:
     """The rows of ``sql`` (a period's sums by player, by player and table, or by pair, from
     :func:`_compiled`) for ``values`` read on a connection of its own (PostgreSQL)."""
     with engine.connect() as connection:
-        connection.execute(sa.text(f"SET LOCAL work_mem = '{WORK_MEM}'"))
-        # Nearly every pair is its own group: parallel workers each hashed their share of
-        # the groups and the leader hashed them all again, 1.2x the time of one process and
-        # three processes' CPU.
-        connection.execute(sa.text("SET LOCAL max_parallel_workers_per_gather = 0"))
-        # Planned for this period's days every time. The driver prepares a statement run
-        # five times on one connection, and five runs later PostgreSQL plans it once for
-        # any days: for a few rows (a sort and nested loops), slower on a month, and adding
-        # the float sums up in another order (a flag's p in other last digits) than the
-        # first looks did.
-        connection.execute(sa.text("SET LOCAL plan_cache_mode = force_custom_plan"))
+        # The transaction's settings (``SET LOCAL``) in one statement: one round trip
+        # before the sums start, not three. No parallel workers: nearly every pair is its
+        # own group, and workers each hashed their share of the groups and the leader hashed
+        # them all again, 1.2x the time of one process and three processes' CPU. Planned
+        # for this period's days every time: the driver prepares a statement run five times
+        # on one connection, and five runs later PostgreSQL plans it once for any days: for
+        # a few rows (a sort and nested loops), slower on a month, and adding the float
+        # sums up in another order (a flag's p in other last digits) than the first looks
+        # did.
+        connection.execute(
+            sa.text(
+                f"SELECT set_config('work_mem', '{WORK_MEM}', true), "
+                "set_config('max_parallel_workers_per_gather', '0', true), "
+                "set_config('plan_cache_mode', 'force_custom_plan', true)"
+            )
+        )
         # The sums in binary: their text was parsed back into numbers, hundreds of thousands
         # of them (a twentieth of a first look's instructions). The same values: a float8's
         # text is the shortest that reads back as the same double.
@@ -652,9 +668,8 @@ def _fetched(result) -> list[tuple]:
 def _pair_sums(where, rd=FairplayPairDay, read_only: bool = False):
     """Per ordered pair of the period (rows of ``rd``): its sums (``PairDay``'s) and its
     discards faced, each weighted by its table's rate of useful takes over the period
-    (``feed_base``). With ``read_only``, only the pairs a review reads: those that reach a
-    floor, and those with games together (a flag on the reverse pair shows those; a pair
-    left out has none, as :func:`replays.fairplay.signals._together` takes a missing one).
+    (``feed_base``). With ``read_only``, only the pairs a review tests: those that reach a
+    floor (the games together a flag shows of another pair: :func:`_games_together`).
 
     The tables' rates are summed from ``fairplay_table_days`` (a row a day and table), not
     from the players' rows (a month's are tens of thousands): the same integers, so the
@@ -690,13 +705,49 @@ def _pair_sums(where, rd=FairplayPairDay, read_only: bool = False):
         .group_by(rd.first, rd.second)
     )
     if read_only:
-        # A month's noted pairs that reach no floor in the period and had no game together
-        # are a quarter of its rows: never read, so never sent nor made into rows. Any
-        # other games together (even a negative or NULL sum an insider wrote) still come
-        # back, so a flag shows what it showed before.
-        kept = sa.or_(reaches_floor_sql({**sums, **exits}), sums["together"].is_distinct_from(0))
-        query = query.having(kept)
+        # A month's noted pairs that reach no floor in the period are never tested: not
+        # sent nor made into rows. Nearly half of them had games together, which a flag on
+        # the reverse pair shows: the review asks for its flags' few (``_games_together``).
+        # Games together summing to NULL (an insider's, the column's NOT NULL dropped) still
+        # come back: the review stops at them, and the page names the rows (web/unreadable).
+        query = query.having(
+            sa.or_(reaches_floor_sql({**sums, **exits}), sums["together"].is_(None))
+        )
     return where(rd, query)
+
+
+def _games_together(connection, wanted: list[tuple[str, str]], values: dict) -> dict:
+    """The games together in the period (``values``: its days, and its table if given) of
+    each of ``wanted`` (pairs in name order), as a month's noted pairs sum them
+    (:func:`_pair_sums`' rows: at the tables counted in the period), whatever the sum (an
+    insider's negative or NULL as well); a pair without rows left out."""
+    rd, td = FairplayNotedPairDay, FairplayTableDay
+    tables = sa.select(td.table_id).where(td.day >= values["start"], td.day <= values["end"])
+    query = (
+        sa.select(rd.first, rd.second, sa.func.sum(rd.together))
+        .where(rd.day >= values["start"], rd.day <= values["end"])
+        .group_by(rd.first, rd.second)
+    )
+    if "table" in values:
+        tables = tables.where(td.table_id == values["table"])
+        query = query.where(rd.table_id == values["table"])
+    query = query.where(rd.table_id.in_(tables))
+    if connection.dialect.name == "postgresql":
+        # The pairs as two arrays joined to: an ``IN`` of row values was planned as a test
+        # of every one against each of the month's rows.
+        firsts, seconds = (list(side) for side in zip(*wanted, strict=True))
+        pairs = (
+            sa.func.unnest(
+                sa.bindparam("firsts", firsts, type_=ARRAY(sa.String)),
+                sa.bindparam("seconds", seconds, type_=ARRAY(sa.String)),
+            )
+            .table_valued("first", "second")
+            .render_derived(name="wanted")
+        )
+        query = query.join(pairs, sa.and_(pairs.c.first == rd.first, pairs.c.second == rd.second))
+    else:
+        query = query.where(sa.tuple_(rd.first, rd.second).in_(wanted))
+    return {(first, second): together for first, second, together in connection.execute(query)}
 
 
 def _noted(session, start: str, end: str) -> bool:
@@ -704,13 +755,19 @@ def _noted(session, start: str, end: str) -> bool:
     (noted after the month's last counted game)."""
     if start[:7] != end[:7]:
         return False
-    m = FairplayNotedMonth
+    m, t = FairplayNotedMonth, FairplayTableDay
+    first, last = month_period(start[:7])
+    # The month's games now (``period_games``) in the same statement: one round trip
+    # before the period's sums start, not two.
+    games = sa.select(sa.func.coalesce(sa.func.sum(t.games), 0)).where(
+        t.day >= first, t.day <= last
+    )
     noted = (
         session.connection()
-        .execute(sa.select(m.games).where(m.month == start[:7]))
-        .scalar_one_or_none()
+        .execute(sa.select(m.games, games.scalar_subquery()).where(m.month == start[:7]))
+        .first()
     )
-    return noted is not None and noted == period_games(session, *month_period(start[:7]))
+    return noted is not None and noted[0] == int(noted[1])
 
 
 def _period_pairs(where, noted: bool):
@@ -785,35 +842,76 @@ def note_month_pairs(engine, months: list[str]) -> None:
 
 def fill_evidence(session, result, table: str | None = None) -> None:
     """Give each flag of ``result`` (a review) its heaviest evidence moves of the period."""
-    from replays.fairplay.signals import BEST_EVIDENCE, best_evidence, evidence_subject
+    from replays.fairplay.signals import best_evidence, evidence_subject
 
-    e = FairplayEvidence
     subjects = {evidence_subject(flag) for flag in result.flags}
     if not subjects:
         return
     connection = session.connection()
-    # Ranked as ``best_evidence`` ranks them (heaviest first, then game and move; the game
-    # ids compared byte by byte, as Python compares them), only each subject's best
-    # ``BEST_EVIDENCE`` come back: a month's flags have tens of thousands of rows.
+    values = {"start": result.start, "end": result.end}
+    if table is not None:
+        values["table"] = table
+    found: dict[tuple[str, str, str], list[Evidence]] = {subject: [] for subject in subjects}
+    if connection.dialect.name == "postgresql":
+        # The statement compiled once a process and run on the driver's cursor: made,
+        # looked up in SQLAlchemy's cache and its rows made into ``Row`` objects on every
+        # look, it cost more than the thousand-odd evidence rows themselves.
+        sql, constants = _evidence_sql(connection.dialect, table is not None)
+        for name, column in zip(
+            ("signal", "first", "second"), zip(*sorted(subjects), strict=True), strict=True
+        ):
+            values[name] = list(column)
+        with connection.connection.driver_connection.cursor() as cursor:
+            cursor.execute(sql, {**constants, **values})
+            rows = cursor.fetchall()
+    else:
+        rows = connection.execute(_evidence_query(False, table is not None, subjects), values)
+    for row in rows:
+        found[row[:3]].append(_evidence(*row))
+    for flag in result.flags:
+        flag.evidence = best_evidence(found[evidence_subject(flag)])
+
+
+# ``fill_evidence``'s statement for PostgreSQL by dialect and shape (one table or all).
+_EVIDENCE_SQL: dict[tuple, tuple[str, dict]] = {}
+
+
+def _evidence_sql(dialect, one_table: bool) -> tuple[str, dict]:
+    key = (dialect.name, dialect.driver, dialect.server_version_info, one_table)
+    sql = _EVIDENCE_SQL.get(key)
+    if sql is None:
+        compiled = _evidence_query(True, one_table).compile(dialect=dialect)
+        sql = _EVIDENCE_SQL[key] = (str(compiled), compiled.params)
+    return sql
+
+
+def _evidence_query(postgresql: bool, one_table: bool, subjects=()):
+    """The best evidence rows of each subject (signal, first, second) of a period (days
+    ``start``..``end`` and ``table`` as parameters): (signal, first, second, game_id, step,
+    weight, note), ranked as ``best_evidence`` ranks them (heaviest first, then game and
+    move; the game ids compared byte by byte, as Python compares them), only each subject's
+    best ``BEST_EVIDENCE`` (a month's flags have tens of thousands of rows). On PostgreSQL
+    the subjects are three array parameters (``signal``, ``first``, ``second``), on
+    SQLite ``subjects`` written into the statement."""
+    from replays.fairplay.signals import BEST_EVIDENCE
+
+    e = FairplayEvidence
     subject = (e.signal, e.first, e.second)
-    # One query for every flag (the page waits on it), split by subject here: each
+    # One query for every flag (the page waits on it), split by subject by the caller: each
     # subject's rows found by ``ix_fairplay_evidence_who``, not the period's every row. The
     # subjects are a list joined to, not an ``IN`` of row values: PostgreSQL planned the
     # hundreds of those of a month's flags one by one, longer than it ran the query.
     names = [c.name for c in subject]
-    within = [e.day >= result.start, e.day <= result.end]
-    if table is not None:
-        within.append(e.table_id == table)
-    if connection.dialect.name == "postgresql":
-        # The list as three arrays: one statement whatever the flags (compiled once, not
-        # again for each look with a parameter per subject and column).
+    within = [
+        e.day >= sa.bindparam("start", type_=sa.String),
+        e.day <= sa.bindparam("end", type_=sa.String),
+    ]
+    if one_table:
+        within.append(e.table_id == sa.bindparam("table", type_=sa.String))
+    if postgresql:
+        # The list as three arrays: one statement whatever the flags.
         wanted = (
-            sa.func.unnest(
-                *(
-                    sa.bindparam(name, list(column), type_=ARRAY(sa.String))
-                    for name, column in zip(names, zip(*sorted(subjects), strict=True), strict=True)
-                )
-            )
+            sa.func.unnest(*(sa.bindparam(name, type_=ARRAY(sa.String)) for name in names))
             .table_valued(*names)
             .render_derived(name="wanted")
         )
@@ -831,37 +929,32 @@ def fill_evidence(session, result, table: str | None = None) -> None:
             .limit(BEST_EVIDENCE)
             .lateral("ranked")
         )
-        best = sa.select(*wanted.c, *ranked.c).select_from(wanted).join(ranked, sa.true())
-    else:  # SQLite has no LATERAL; it compares text byte by byte
-        wanted = (
-            sa.values(*(sa.column(name, sa.String) for name in names), name="wanted")
-            .data(sorted(subjects))
-            .cte("wanted")
+        return sa.select(*wanted.c, *ranked.c).select_from(wanted).join(ranked, sa.true())
+    # SQLite has no LATERAL; it compares text byte by byte
+    wanted = (
+        sa.values(*(sa.column(name, sa.String) for name in names), name="wanted")
+        .data(sorted(subjects))
+        .cte("wanted")
+    )
+    place = (
+        sa.func.row_number()
+        .over(partition_by=subject, order_by=(e.weight.desc(), e.game_id, e.step))
+        .label("place")
+    )
+    query = (
+        sa.select(*subject, e.game_id, e.step, e.weight, e.note, place)
+        .join(
+            wanted,
+            sa.and_(
+                wanted.c.signal == e.signal,
+                wanted.c.first == e.first,
+                wanted.c.second == e.second,
+            ),
         )
-        place = (
-            sa.func.row_number()
-            .over(partition_by=subject, order_by=(e.weight.desc(), e.game_id, e.step))
-            .label("place")
-        )
-        query = (
-            sa.select(*subject, e.game_id, e.step, e.weight, e.note, place)
-            .join(
-                wanted,
-                sa.and_(
-                    wanted.c.signal == e.signal,
-                    wanted.c.first == e.first,
-                    wanted.c.second == e.second,
-                ),
-            )
-            .where(*within)
-        )
-        ranked = query.subquery()
-        best = sa.select(*list(ranked.c)[:-1]).where(ranked.c.place <= BEST_EVIDENCE)
-    found: dict[tuple[str, str, str], list[Evidence]] = {subject: [] for subject in subjects}
-    for row in connection.execute(best):
-        found[tuple(row[:3])].append(Evidence(*row))
-    for flag in result.flags:
-        flag.evidence = best_evidence(found[evidence_subject(flag)])
+        .where(*within)
+    )
+    ranked = query.subquery()
+    return sa.select(*list(ranked.c)[:-1]).where(ranked.c.place <= BEST_EVIDENCE)
 
 
 # -- reviews kept -------------------------------------------------------------------------------
@@ -906,6 +999,9 @@ def work_out(session, start: str, end: str, table: str | None = None, fdr: float
     with collector_paused():
         period = load_period(session, start, end, table, meanwhile=test_players)
         result = review(period, start, end, table=table, fdr=fdr, players_tested=tested[0])
+        # Freed while the collector is still off: alive at its end, the period's rows were
+        # all walked by the first pass after it (the young generation held every one).
+        del period, tested[:]
         fill_evidence(session, result, table)
     return result
 

@@ -366,15 +366,21 @@ def review(
     tests += _seating(seated, period.at_tables, period.table_pairs)
     tests += _folding(period, folded)
     tests += hidden
-    tests += _dumping(players, exited, pairs)
+    tests += _dumping(players, exited, period)
     tests += timing
     tests += solver
+    flagged = [
+        (test, q)
+        for test, q in zip(tests, benjamini_hochberg([t.p for t in tests]), strict=True)
+        if q <= fdr
+    ]
+    if period.together_of is not None:
+        _read_together(period, [test for test, _ in flagged])
     flags = []
-    for test, q in zip(tests, benjamini_hochberg([t.p for t in tests]), strict=True):
-        if q <= fdr:
-            flag = test.flag()
-            flag.q = q
-            flags.append(flag)
+    for test, q in flagged:
+        flag = test.flag()
+        flag.q = q
+        flags.append(flag)
     flags.sort(key=lambda t: (t.p, t.key))
     if period.evidence is not None:
         for flag in flags:
@@ -423,7 +429,7 @@ def _feeding(period: Period, fed: list) -> list[Tested]:
     # Tables differ (stakes, seats, packs, deals): each discard faced is expected to be
     # taken at its own table's rate (``period.feed_base``), and a player's habits are their
     # ratio to that: over all their pairs, as the period's player rows add them up.
-    players, pairs, base = period.players, period.pairs, period.feed_base
+    players, base = period.players, period.feed_base
     picker_base, feeder_base = period.picker_base, period.feeder_base
     tests = []
     for (feeder, picker), row in fed:
@@ -437,11 +443,11 @@ def _feeding(period: Period, fed: list) -> list[Tested]:
         rate = own * takes * gives / row.faced
         rate = rate if rate < 0.95 else 0.95  # min(0.95, rate), without the call
         p = binomial_sf_given_floor(row.useful, MIN_USEFUL, row.faced, rate)
-        tests.append(Tested((p, _feeding_flag, (feeder, picker, row, rate, pairs))))
+        tests.append(Tested((p, _feeding_flag, (feeder, picker, row, rate, period))))
     return tests
 
 
-def _feeding_flag(feeder: str, picker: str, row: PairDay, rate: float, pairs, p: float) -> Flag:
+def _feeding_flag(feeder: str, picker: str, row: PairDay, rate: float, period, p: float) -> Flag:
     return Flag(
         "feeding",
         (feeder, picker),
@@ -450,20 +456,38 @@ def _feeding_flag(feeder: str, picker: str, row: PairDay, rate: float, pairs, p:
         f"{row.useful} of {row.faced} discards taken to the picker's gain "
         f"({row.gain} points of hand score in all); expected {row.faced * rate:.1f}",
         p,
-        _together(pairs, feeder, picker),
+        _together(period, feeder, picker),
     )
 
 
-def _together(pairs, first: str, second: str) -> int:
+def _read_together(period: Period, flagged: list[Tested]) -> None:
+    """The pairs whose games together ``flagged``'s flags show (in name order) that
+    ``period.pairs`` lacks, asked of ``period.together_of`` at once (``period.together``):
+    a period read without them (they reach no floor) reads a few for its flags, not
+    thousands for every pair that may be flagged."""
+    pairs, known = period.pairs, period.together
+    wanted = set()
+    for _, make, facts in flagged:
+        if make in _SHOWS_TOGETHER:
+            first, second = facts[0], facts[1]
+            pair = (first, second) if first < second else (second, first)
+            if pair not in pairs and pair not in known:
+                wanted.add(pair)
+    if wanted and period.together_of is not None:
+        known.update(period.together_of(sorted(wanted)))
+
+
+def _together(period: Period, first: str, second: str) -> int:
     """The games two players had at one table (kept on the pair in name order)."""
-    row = pairs.get((first, second) if first < second else (second, first))
-    return 0 if row is None else row.together
+    pair = (first, second) if first < second else (second, first)
+    row = period.pairs.get(pair)
+    return period.together.get(pair, 0) if row is None else row.together
 
 
 def _folding(period: Period, folded: list) -> list[Tested]:
     # The population's rate of drops with another player strong in the deal, and each
     # player's ratio to it over everyone else (a cautious player drops more, with anyone).
-    players, pairs = period.players, period.pairs
+    players = period.players
     strong = sum(row.strong for row in players.values())
     drops = sum(row.strong_drops for row in players.values())
     if not strong:
@@ -477,11 +501,11 @@ def _folding(period: Period, folded: list) -> list[Tested]:
         expected = rate * ratio
         expected = expected if expected < 0.95 else 0.95  # min(0.95, ...), without the call
         p = binomial_sf_given_floor(row.strong_drops, MIN_DROPS, row.strong, expected)
-        tests.append(Tested((p, _folding_flag, (first, second, row, expected, pairs))))
+        tests.append(Tested((p, _folding_flag, (first, second, row, expected, period))))
     return tests
 
 
-def _folding_flag(first: str, second: str, row: PairDay, expected: float, pairs, p: float):
+def _folding_flag(first: str, second: str, row: PairDay, expected: float, period, p: float):
     return Flag(
         "folding",
         (first, second),
@@ -490,7 +514,7 @@ def _folding_flag(first: str, second: str, row: PairDay, expected: float, pairs,
         f"dropped in {row.strong_drops} of {row.strong} deals in which {second} was "
         f"dealt a strong hand; expected {row.strong * expected:.1f}",
         p,
-        _together(pairs, first, second),
+        _together(period, first, second),
     )
 
 
@@ -570,7 +594,7 @@ def _hidden_flag(player: str, row, z: float, centre: float, spread: float, p: fl
     )
 
 
-def _dumping(players, exited: list, pairs) -> list[Tested]:
+def _dumping(players, exited: list, period: Period) -> list[Tested]:
     bands = [0] * (len(EXIT_BANDS) + 1)
     for row in players.values():
         bands = [a + b for a, b in zip(bands, row.exits, strict=True)]
@@ -602,12 +626,12 @@ def _dumping(players, exited: list, pairs) -> list[Tested]:
     tests = []
     for (dumper, beneficiary), (z, n) in scored.items():
         p = normal_sf((z - centre) / spread)
-        tests.append(Tested((p, _dumping_flag, (dumper, beneficiary, z, n, centre, pairs))))
+        tests.append(Tested((p, _dumping_flag, (dumper, beneficiary, z, n, centre, period))))
     return tests
 
 
-def _dumping_flag(dumper: str, beneficiary: str, z: float, n: int, centre: float, pairs, p):
-    strong = sum(pairs[(dumper, beneficiary)].exits[:3])
+def _dumping_flag(dumper: str, beneficiary: str, z: float, n: int, centre: float, period, p):
+    strong = sum(period.pairs[(dumper, beneficiary)].exits[:3])
     return Flag(
         "dumping",
         (dumper, beneficiary),
@@ -616,8 +640,12 @@ def _dumping_flag(dumper: str, beneficiary: str, z: float, n: int, centre: float
         f"{n} drops or wrong shows with {beneficiary} still in, {strong} of them with a "
         f"hand scoring {EXIT_BANDS[2]} or less: strength z {z:.1f}",
         p,
-        _together(pairs, dumper, beneficiary),
+        _together(period, dumper, beneficiary),
     )
+
+
+# The flags that show their pair's games together (:func:`_together`), by their makers.
+_SHOWS_TOGETHER = (_feeding_flag, _folding_flag, _dumping_flag)
 
 
 def _timing(players) -> list[Tested]:

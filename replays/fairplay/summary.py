@@ -26,7 +26,7 @@ a new day costs only that day's games. The projection keeps these rows in read-m
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from replays.fairplay.facts import MOST_LINKS, TIMED_KINDS, GameFacts
@@ -364,9 +364,12 @@ class Period:
 
     ``pairs`` (and ``feed_base``) need hold only the pairs that may be tested: those whose
     sums reach a floor (:data:`replays.fairplay.signals.PAIR_FLOORS`), with each one's
-    reverse (whose games together a flag shows). What a review reads of all the pairs is in
-    the player rows (``PlayerDay.fed``, ``given``, ``strong``, ``strong_drops``), the bases
-    and ``table_pairs``.
+    reverse (whose games together a flag shows), or without the reverses when
+    ``together_of`` is given: a review asks it once for the games together of the pairs (in
+    name order) its flags show and ``pairs`` lacks (kept in ``together``; a pair it leaves
+    out had none). What
+    a review reads of all the pairs is in the player rows (``PlayerDay.fed``, ``given``,
+    ``strong``, ``strong_drops``), the bases and ``table_pairs``.
 
     :meth:`Summary.period` adds a summary up in Python (every pair);
     :func:`replays.fairplay.projection.load_period` does the same sums in the database."""
@@ -385,6 +388,8 @@ class Period:
     picker_base: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     feeder_base: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     evidence: dict[tuple[str, str, str], list[Evidence]] | None = None
+    together_of: Callable[[list[tuple[str, str]]], dict[tuple[str, str], int]] | None = None
+    together: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def add_bases(
         self, rows: Iterable[tuple[str, str, int, int]], rates: dict[str, tuple[int, int]]
@@ -392,9 +397,9 @@ class Period:
         """``picker_base`` and ``feeder_base`` from ``rows`` of (player, table, discards
         faced as the picker, discards faced as the feeder): each discard weighted by its
         table's rate of useful takes in the period, ``rates[table]`` = (useful takes,
-        discards faced), as ``feed_base`` weighs a pair's. Both ways of adding a period up
-        (:func:`_period`, :func:`replays.fairplay.projection.load_period`) call this, so
-        the same floats are added in the same order."""
+        discards faced), as ``feed_base`` weighs a pair's.
+        :func:`replays.fairplay.projection.load_period` weighs its rows the same way as it
+        reads them (the same products, added in the same order): a change here is one there."""
         picker_base, feeder_base = self.picker_base, self.feeder_base
         for player, where, faced, fed in rows:
             rate = rates.get(where)

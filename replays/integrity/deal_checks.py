@@ -378,22 +378,23 @@ class DeferredDeals:
         self.ends = (0, 0)  # the problems and notes as the store pass left them
 
     def feed(self, row: StoredRow, game_id: str, event: Any = None, applied: Any = None) -> None:
-        entry = self.games.get(row.originator)
+        # The store pass feeds every event here: its fields unpacked at once.
+        notification_id, originator, version, topic, _, _ = row
+        entry = self.games.get(originator)
         if entry is None:
-            entry = self.games[row.originator] = _Fed(first_id=row.notification_id)
+            entry = self.games[originator] = _Fed(first_id=notification_id)
         elif entry.skipped:
             return
         index = entry.count
         entry.count = index + 1
         entry.problems_at.append(len(self.report.problems))
-        if row.version != index + 1:
+        if version != index + 1:
             entry.in_order = False
-        topic = row.topic
         if topic in TOPICS:
             entry.relevant = True
             if topic == STARTED:
                 entry.names[index] = game_id
-        elif row.version == 1:
+        elif version == 1:
             variant = variants.for_topic(topic)
             if variant is not None and variant.started_topic == topic:
                 entry.relevant = True

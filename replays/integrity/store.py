@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
+from operator import itemgetter
 from typing import Any, NamedTuple
 from uuid import UUID
 
@@ -192,6 +193,7 @@ def _mistyped(r: Any) -> StoredRow:
 
 
 _COLUMNS = "id, originator_id, originator_version, topic, state"
+_TOPIC_OF = itemgetter(3)
 
 
 def plain_rows(connection: sa.Connection, query: str, params: dict[str, Any]) -> Iterator[Any]:
@@ -205,13 +207,19 @@ def plain_rows(connection: sa.Connection, query: str, params: dict[str, Any]) ->
 
 
 def event_rows(
-    connection: sa.Connection, table: str = EVENTS_TABLE, batch: int = BATCH
+    connection: sa.Connection,
+    table: str = EVENTS_TABLE,
+    batch: int = BATCH,
+    topics: set | None = None,
 ) -> Iterator[StoredRow]:
-    """Every stored event in notification order (keyset pages, so memory stays flat)."""
+    """Every stored event in notification order (keyset pages, so memory stays flat).
+    ``topics``: a set given every topic value read, as stored (a page at a time)."""
     query = f"SELECT {_COLUMNS} FROM {table} WHERE id > :last ORDER BY id LIMIT :n"
     last = -(2**62)  # forged rows may carry any id, negative ones included
     while True:
         rows = list(plain_rows(connection, query, {"last": last, "n": batch}))
+        if topics is not None:
+            topics.update(map(_TOPIC_OF, rows))
         yield from map(_stored, rows)
         if len(rows) < batch:
             return
@@ -289,18 +297,25 @@ _SEAL_COLUMNS = (
 
 
 def _seal(r: Any) -> SealRow:
-    leaf, chain = r[5], r[6]
+    # Unpacked at once: verify makes one for every seal.
+    position, notification_id, originator, version, game_id, leaf, chain = r
     if type(leaf) is not bytes or type(chain) is not bytes:
         leaf, chain = _seal_bytes(r, 5, "leaf_hash"), _seal_bytes(r, 6, "chain_hash")
-    if type(r[0]) is int and type(r[1]) is int and type(r[3]) is int and type(r[4]) is str:
-        originator = r[2]
+    if (
+        type(position) is int
+        and type(notification_id) is int
+        and type(version) is int
+        and type(game_id) is str
+    ):
         # raw_id, its SQLite case first (the integrity tables keep 32 hex digits there).
         if type(originator) is str and len(originator) == 32:
             originator = bytes.fromhex(originator)
         else:
             originator = raw_id(originator)
         if len(originator) == 16:
-            return _new_row(SealRow, (r[0], r[1], originator, r[3], r[4], leaf, chain))
+            return _new_row(
+                SealRow, (position, notification_id, originator, version, game_id, leaf, chain)
+            )
     # A value of the wrong kind: verify's careful pass names it (replays.store.decoding).
     raise CorruptValue("integrity_seals", "a column", r, "not what a seal holds")
 

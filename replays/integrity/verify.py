@@ -470,8 +470,10 @@ def _verify_store(
             started = _start_replays(
                 connection, url, jobs, store_pass.names, events, check_snapshots, checker
             )
+    # Every topic the pass reads: the read-model step skips a variant none of them is.
+    topics: set | None = set() if jobs == 1 else None
     try:
-        rows = event_rows(connection, events) if has_events else iter(())
+        rows = event_rows(connection, events, topics=topics) if has_events else iter(())
         with progress_bar(total, "verifying", progress) as bar:
             store_pass.run(seal_rows(connection), rows, bar)
         store_pass.finish()
@@ -505,6 +507,7 @@ def _verify_store(
                 remember_deals=checker is not None,
                 started=started,
                 deals=deferred,
+                topics=topics,
             )
         if deferred is not None:
             deferred.finish(connection)
@@ -545,13 +548,15 @@ def read_models(
     remember_deals: bool | None = None,
     started=None,
     deals=None,
+    topics: set | None = None,
 ) -> None:
     """The read-model step: every game's rows against its events (replays.readmodels.read_model_checks);
     with ``tally`` (a ``SnapshotTally``), the stored snapshots each replay passes too.
     Unless ``remember_deals`` is None (it says whether the deals were checked), each
     clean replay is remembered for the game's badge (:mod:`replays.integrity.replay_memos`).
     ``started``: the replays already submitted to ``jobs`` processes (:func:`_start_replays`).
-    ``deals``: the deal check to do inside the replay (a ``DeferredDeals``)."""
+    ``deals``: the deal check to do inside the replay (a ``DeferredDeals``). ``topics``:
+    every topic value in ``events`` (read in this view by the store pass), when known."""
     from replays.integrity.replay_memos import memo_writer
     from replays.readmodels import read_model_checks as checks
 
@@ -590,6 +595,7 @@ def read_models(
                 snapshots=tally,
                 memos=memos,
                 deals=deals,
+                topics=topics,
             )
     report.notes.append(f"{checked} game(s)' read rows checked against their events")
 

@@ -16,12 +16,14 @@ or replayed, so its game's rows cannot be checked), each naming the game; for ex
 from __future__ import annotations
 
 import itertools
+import re
 import uuid
 import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from operator import itemgetter
 from types import NoneType
 from typing import Any
@@ -30,7 +32,7 @@ import sqlalchemy as sa
 from eventsourcing.persistence import Notification
 
 from domain import variants
-from domain.timestamps import parse_time, z_text
+from domain.timestamps import parse_time, z_text_or_time  # noqa: F401 (tests read times so)
 from domain.variants.base import MOVE_AT, MOVE_COLUMNS, SETTLEMENT_KIND, GameRows, move_of_fields
 from replays.disputes.projection import adjustment_rows
 from replays.integrity.replaying import replayer_for
@@ -145,12 +147,16 @@ def expected_rows(
     decode, apply = replayer.event, replayer.apply
     move_fields = variant.move_fields  # None: the move rows as dicts
     closing_rows, audits_after = variant.closing_rows, variant.audits_after
+    closing_events = variant.closing_events  # None: every event may close the game
     auditor = variant.audit_watch()
     game = None
     events, moves, closing = [], [], GameRows()
     audit, settled_version = False, None
     pending = snapshots.stored if snapshots is not None else ()
     compared = 0
+    # The version of the next snapshot to compare; None once none is left to compare (all
+    # compared, or one found to differ): most events are no snapshot's.
+    due = pending[0].originator_version if pending else None
     expected: Expected | None = None
     replayed_all = True
     originator, originator_id = None, None
@@ -178,13 +184,14 @@ def expected_rows(
             game = apply(event, game)
             if within:
                 events.append(event)
-                closed = closing_rows(game, event)
-                if closed is not None:
-                    settled_version = row.version  # results and entries name this event
-                    closing.game.update(closed.game)
-                    closing.results += closed.results
-                    closing.entries += closed.entries
-                audit = audit or audits_after(game, event)
+                if closing_events is None or isinstance(event, closing_events):
+                    closed = closing_rows(game, event)
+                    if closed is not None:
+                        settled_version = row.version  # results and entries name this event
+                        closing.game.update(closed.game)
+                        closing.results += closed.results
+                        closing.entries += closed.entries
+                    audit = audit or audits_after(game, event)
         except Unreplayable:
             if within:
                 raise
@@ -195,15 +202,18 @@ def expected_rows(
                 raise _unreplayable(row, error) from None
             replayed_all = False
             break
-        while (
-            compared < len(pending)
-            and snapshots.mismatch is None
-            and pending[compared].originator_version == row.version
-        ):
-            why = snapshot_mismatch(ledger, pending[compared], game)
-            if why is not None:
-                snapshots.mismatch = (row.version, why)
-            compared += 1
+        if due is not None and row.version == due:
+            while (
+                compared < len(pending)
+                and snapshots.mismatch is None
+                and pending[compared].originator_version == row.version
+            ):
+                why = snapshot_mismatch(ledger, pending[compared], game)
+                if why is not None:
+                    snapshots.mismatch = (row.version, why)
+                compared += 1
+            left = compared < len(pending) and snapshots.mismatch is None
+            due = pending[compared].originator_version if left else None
         if watch is not None:
             watch(row, event, game)
     if expected is None:
@@ -244,11 +254,10 @@ def _finish(
     return expected
 
 
-def _read_time(value: Any) -> Any:
-    """A move's ``at`` as ``Variant.move_fields`` gives it to verify: text in
-    :func:`format_time`'s form kept as it is (its stored form is made from it), anything
-    else read as the projection reads it (the same time, or the same error)."""
-    return z_text(value) or parse_time(value)
+# A move's ``at`` as ``Variant.move_fields`` gives it to verify: text in
+# :func:`format_time`'s form kept as it is (its stored form is made from it), anything
+# else read as the projection reads it (the same time, or the same error).
+_read_time = z_text_or_time
 
 
 # -- comparing -------------------------------------------------------------------------------
@@ -523,42 +532,23 @@ class _SqliteTable:
         found = pick_stored(raw)
         return found == values and tuple(map(type, found)) == tuple(map(type, values))
 
-    def move_forms(self, fields: list[tuple]) -> list[tuple] | None:
+    def move_forms(self, fields: list[tuple], game_id: str | None = None) -> list[tuple] | None:
         """Each of ``fields`` (a move row's values in ``MOVE_COLUMNS`` order) as
         :meth:`written` gives its row, made straight from the values: a time kept as its
         ``...Z`` text (``read_model_checks._read_time``) put in SQLite's DATETIME text
         without a datetime. None when the table's columns are not those, or a row is one
-        :meth:`written` would not trust or a value cannot be bound."""
+        :meth:`written` would not trust or a value cannot be bound. With ``game_id``, each
+        form without its first value (the rows as :func:`_moves_as_json` writes them), and
+        None as well when a row is another game's."""
         if self.guards is None or tuple(self.names) != MOVE_COLUMNS:
             return None
         zoned, documents = self.guards
         if zoned != ["at"]:
             return None
         processed = bind_processors(self.table, self.dialect)
-        forms: list[tuple] = []
-        try:
-            for row in fields:
-                values = list(row)
-                for place, process in processed:
-                    value = values[place]
-                    if value is None:
-                        continue
-                    if place == MOVE_AT:
-                        if type(value) is str:
-                            value = sqlite_datetime_text(value)
-                        elif type(value) is not datetime or value.tzinfo not in (None, UTC):
-                            return None
-                        else:
-                            value = process(value)
-                    else:
-                        value = process(value)
-                        if place in documents and ("NaN" in value or "Infinity" in value):
-                            return None
-                    values[place] = value
-                forms.append(tuple(values))
-        except (ValueError, TypeError, ArithmeticError):
-            return None  # a value the writer refuses: compared column by column
-        return forms
+        if documents != [_MOVE_GROUPS] or [place for place, _ in processed] != _MOVE_BOUND:
+            return None  # not the table the projection defines: its rows compared as dicts
+        return _move_forms(fields, game_id, *(process for _, process in processed))
 
     def written(self, rows: list[dict]) -> list[tuple | None] | None:
         """Each of ``rows`` as the projection stores it (:func:`bulk.stored_forms`, the
@@ -616,6 +606,62 @@ def _written_guards(table: sa.Table, binders: dict) -> tuple[list[str], list[int
         else:
             return None  # dates, booleans: their bound forms accept other kinds of value
     return zoned, documents
+
+
+_MOVE_GROUPS = MOVE_COLUMNS.index("groups")
+# The places of MOVE_COLUMNS the projection's writer binds through a processor: the
+# groups (JSON), the point value (money) and the time.
+_MOVE_BOUND = [_MOVE_GROUPS, MOVE_COLUMNS.index("point_value"), MOVE_AT]
+_MOVE_WIDTH = len(MOVE_COLUMNS)
+
+
+def _move_forms(fields: list[tuple], game_id: str | None, document, money, moment):
+    """:meth:`_SqliteTable.move_forms` for the table as the projection defines it (its
+    bound places :data:`_MOVE_BOUND`, the groups its one JSON column), each row in one
+    tuple display (every move of every game verify replays comes through here)."""
+    forms: list[tuple] = []
+    append = forms.append
+    try:
+        for row in fields:
+            if len(row) != _MOVE_WIDTH:
+                return None  # not a row of the table: compared as dicts
+            groups, value, at = row[7], row[9], row[10]
+            if groups is not None:
+                groups = document(groups)
+                if "NaN" in groups or "Infinity" in groups:
+                    return None
+            if value is not None:
+                value = money(value)
+            if at is not None:
+                if type(at) is str:
+                    at = sqlite_datetime_text(at)
+                elif type(at) is not datetime or at.tzinfo not in (None, UTC):
+                    return None
+                else:
+                    at = moment(at)
+            if game_id is None:
+                append(
+                    (
+                        row[0],
+                        row[1],
+                        row[2],
+                        row[3],
+                        row[4],
+                        row[5],
+                        row[6],
+                        groups,
+                        row[8],
+                        value,
+                        at,
+                    )
+                )
+            elif row[0] != game_id:
+                return None  # a row of another game: the dicts say
+            else:
+                append((row[1], row[2], row[3], row[4], row[5], row[6], groups, row[8], value, at))
+    except (ValueError, TypeError, ArithmeticError):
+        return None  # a value the writer refuses: compared column by column
+    return forms
 
 
 _COLUMNS: weakref.WeakKeyDictionary[Any, dict[sa.Table, tuple]] = weakref.WeakKeyDictionary()
@@ -909,14 +955,15 @@ class _MovesByGame(_LazyRows):
         text = dict.get(self, game_id)
         if text is None or not fields:
             return False
-        forms = self.reader.move_forms(fields)
+        # Without their game id, each row's (None: one is another game's, or untrusted).
+        forms = self.reader.move_forms(fields, game_id)
         if forms is None:
             return False
         keys = list(map(_MOVE_KEY, fields))
-        if len(set(keys)) != len(keys) or {form[0] for form in forms} != {game_id}:
-            return False  # two rows under one key, or a row of another game: the dicts say
+        if len(set(keys)) != len(keys):
+            return False  # two rows under one key: the dicts say which is compared
         try:
-            written = orjson.dumps([form[1:] for form in forms])
+            written = orjson.dumps(forms)
         except TypeError:  # orjson's JSONEncodeError too: a value JSON cannot hold
             return False
         return written == text.encode()
@@ -1025,6 +1072,40 @@ def _events_by_aggregate(
         yield current
 
 
+def _may_hold(topics: set, prefix: str) -> bool:
+    """Whether :func:`_events_by_aggregate`'s ``topic LIKE 'prefix%'`` could match one of
+    ``topics`` (every topic value of the events table): False spares its read, a walk of
+    the whole table's index that finds nothing (a store without that variant's games).
+    As SQLite's LIKE reads the pattern (``_`` any one character, ASCII letters in either
+    case; PostgreSQL's LIKE, case-sensitive, matches fewer); a value that is not text, or
+    text that is not UTF-8 as read, could match anything."""
+    like = _like_prefix(prefix)
+    for topic in topics:
+        if type(topic) is not str or (not topic.isascii() and _SURROGATE.search(topic)):
+            return True
+        if like.match(topic):
+            return True
+    return False
+
+
+_SURROGATE = re.compile("[\\ud800-\\udfff]")
+
+
+@lru_cache(maxsize=16)
+def _like_prefix(prefix: str) -> re.Pattern:
+    parts = []
+    for char in prefix:
+        if char == "_":
+            parts.append(".")
+        elif char == "%":
+            parts.append(".*")
+        elif char.isascii() and char.isalpha():
+            parts.append(f"[{char.lower()}{char.upper()}]")
+        else:
+            parts.append(re.escape(char))
+    return re.compile("".join(parts), re.DOTALL)
+
+
 _READ_MODELS_SEEN: set[str] = set()
 
 
@@ -1089,11 +1170,14 @@ def check_read_models(
     snapshots: SnapshotTally | None = None,
     memos=None,
     deals=None,
+    topics: set | None = None,
 ) -> int:
     """Every game's read rows against its events (the whole store). Returns the number of
     games checked. ``names`` maps aggregate ids to game ids where known (the chain heads).
     With ``snapshots``, each replayed game's stored snapshots are compared on the way;
-    with ``memos``, each clean replay is remembered for the game's badge.
+    with ``memos``, each clean replay is remembered for the game's badge; ``topics``
+    (every topic value in ``events``, read in this view), when known, spares the read of
+    a variant's events where none of them is that variant's (:func:`_may_hold`).
     (:mod:`replays.readmodels.verify_jobs` does the same over several processes.)"""
     names = names or {}
     position = projection_position(connection)
@@ -1109,6 +1193,7 @@ def check_read_models(
         snapshots=snapshots,
         memos=memos,
         deals=deals,
+        topics=topics,
     )
     finish_store_check(connection, ledger, report, seen, position, events)
     return checked
@@ -1156,6 +1241,7 @@ def replay_games(
     counted: set[bytes] | None = None,
     memos=None,
     deals=None,
+    topics: set | None = None,
 ) -> tuple[int, set[str]]:
     """The games' replays and row comparisons (of the aggregates in ``span`` or ``only``
     when given): how many games were checked, and the game ids met; the aggregates any
@@ -1246,6 +1332,7 @@ def replay_games(
     aggregates = itertools.chain.from_iterable(
         _events_by_aggregate(connection, position, events, prefix, span=span, only=only)
         for prefix in variants.topic_prefixes()
+        if topics is None or _may_hold(topics, prefix)
     )
     for rows in aggregates:
         if bar is not None:
