@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from sql_support import sql
 
 from replays.integrity.evidence import verify_store
-from replays.readmodels.verify_jobs import _split, spans
+from replays.readmodels.verify_jobs import LAST_RANGE, spans
 from replays.store.application import Ledger
 from replays.store.db import engine_for
 from web.cli import main
@@ -46,42 +46,25 @@ def findings(report):
     return [(p.kind, p.game_id, p.event, p.message) for p in report.problems]
 
 
-def test_spans_cover_every_id_once():
-    parts = spans(16)
-    assert parts[0][0] is None and parts[-1][1] is None
-    for (_, high), (low, _) in itertools.pairwise(parts):
-        assert high == low and len(low) == 16
-    assert len(spans(1000)) == 256
-
-
-@pytest.mark.parametrize("count", [2, 16, 100, 256])
-def test_tapered_spans_cover_every_id_once_and_narrow_to_the_end(count):
-    parts = spans(count, taper=True)
-    assert len(parts) == count and parts[0][0] is None and parts[-1][1] is None
-    firsts = [0, *(low[0] for low, _ in parts[1:]), 256]
-    widths = [b - a for a, b in itertools.pairwise(firsts)]
-    assert min(widths) >= 1 and sum(widths) == 256
-    if count == 16:
-        assert widths[0] >= 2 * widths[-1]
-        assert all(a >= b for a, b in itertools.pairwise(widths))
-
-
-def test_names_go_to_the_span_their_id_lies_in():
+@pytest.mark.parametrize(("games", "jobs"), [(0, 2), (3, 2), (8, 2), (1000, 2), (1000, 4)])
+def test_spans_cover_every_id_once_and_narrow_to_the_end(games, jobs):
     import random
 
     rng = random.Random(5)
-    parts = spans(64)
-    ids = [rng.randbytes(16) for _ in range(500)] + [low for low, _ in parts[1:]]
-    names = {o: o.hex() for o in ids}
-    split = _split(names, parts)
-    assert len(split) == len(parts)
-    for (low, high), part in zip(parts, split, strict=True):
-        assert part == {
-            o: g
-            for o, g in names.items()
-            if (low is None or o >= low) and (high is None or o < high)
-        }
-    assert sum(len(part) for part in split) == len(names)
+    ids = sorted(rng.randbytes(16) for _ in range(games))
+    parts = spans(ids, jobs)
+    assert parts[0][0][0] is None and parts[-1][0][1] is None
+    for ((_, high), _), ((low, _), held) in itertools.pairwise(parts):
+        assert high == low == held[0]
+    assert [o for _, held in parts for o in held] == ids
+    for (low, high), held in parts:
+        assert all((low is None or o >= low) and (high is None or o < high) for o in held)
+    sizes = [len(held) for _, held in parts]
+    assert all(a >= b for a, b in itertools.pairwise(sizes))
+    if games >= 1000:
+        # A 2 * jobs-th of what is left each, down to a few games: few ranges in all.
+        assert sizes[0] == -(-games // (2 * jobs)) and sizes[-1] <= LAST_RANGE
+        assert len(parts) < 2 * jobs * 9
 
 
 def test_jobs_report_what_one_process_reports(games, database_url):
@@ -270,6 +253,11 @@ def test_jobs_main_process_replays_the_ranges_no_worker_took(
     sql(database_url, "DELETE FROM integrity_replay_memos")
 
     take, taken = verify_jobs.SpanReplays._take, []
+    init, pools = verify_jobs.SpanReplays.__init__, []
+
+    def init_and_keep(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        pools.append(self)
 
     def workers_take(index):
         # The workers take the even ranges, or none: the rest are left to the main process.
@@ -283,9 +271,13 @@ def test_jobs_main_process_replays_the_ranges_no_worker_took(
 
     monkeypatch.setattr(verify_jobs, "_worker_takes", workers_take)
     monkeypatch.setattr(verify_jobs.SpanReplays, "_take", take_and_count)
+    monkeypatch.setattr(verify_jobs.SpanReplays, "__init__", init_and_keep)
+    monkeypatch.setattr(verify_jobs, "LAST_RANGE", 1)  # ranges of a game or two
     two = verify_store(database_url, jobs=2)
 
-    parts = 2 * verify_jobs.RANGES_PER_JOB
+    (started,) = pools
+    parts = len(started.parts)
+    assert parts >= 4
     assert len(taken) == len(set(taken))  # none replayed twice here
     if workers_get == "nothing":
         assert sorted(taken) == list(range(parts))
@@ -358,7 +350,7 @@ def test_jobs_hand_each_range_out_once_to_n_minus_one_workers_and_the_main_proce
     assert set(started.given.values()) <= {p.pid for p in started.processes}
     assert not set(given) & started.taken
     assert sorted([*given, *started.taken]) == list(range(len(started.parts)))
-    assert len(started.parts) == 2 * verify_jobs.RANGES_PER_JOB
+    assert len(started.parts) == len(spans(sorted(started.names), 2))
 
 
 def test_jobs_find_read_rows_of_a_game_with_no_events_as_one_process_does(games, database_url):
@@ -380,6 +372,64 @@ def test_jobs_find_read_rows_of_a_game_with_no_events_as_one_process_does(games,
     assert [(p.kind, p.game_id, p.message.split(":")[0]) for p in one.problems] == [
         ("read_model", "no-such-game", label)
         for label in ("games", "player_results", "moves", "ledger_entries")
+    ]
+    assert findings(two) == findings(one)
+    assert two.notes == one.notes
+
+
+def test_jobs_check_a_snapshot_no_replay_compares_as_one_process_does(games, database_url):
+    # A snapshot copied under an aggregate id no event has: no replay passes it, so the
+    # snapshot step checks it (with --jobs, among the aggregates with snapshots read while
+    # the workers replay, only those no replay compared).
+    row = sql(
+        database_url,
+        "SELECT originator_id, originator_version, topic, state FROM ledger_snapshots",
+    ).first()
+    stray = uuid.uuid4()
+    sql(
+        database_url,
+        "INSERT INTO ledger_snapshots (originator_id, originator_version, topic, state) "
+        "VALUES (:o, :v, :t, :s)",
+        o=stray.bytes if database_url.startswith("sqlite") else stray,
+        v=row.originator_version,
+        t=row.topic,
+        s=row.state,
+    )
+    one = verify_store(database_url)
+    two = verify_store(database_url, jobs=2)
+    assert [(p.kind, p.game_id) for p in one.problems] == [("snapshot", str(stray))]
+    assert findings(two) == findings(one)
+    assert two.notes == one.notes
+
+
+def test_jobs_find_what_the_step_s_end_finds_where_one_process_does(games, database_url):
+    # What the read-model step's end finds without a replay (read while the workers
+    # replay, added where one process adds it): rows of a game with no events, an
+    # adjustment line of a dispute case with no events, a fair-play row of no ended game.
+    from replays.readmodels.projections import ENTRIES, GAMES
+
+    with engine_for(database_url).begin() as connection:
+        row = connection.execute(sa.select(GAMES).where(GAMES.c.game_id == games[2]))
+        copied = {k: v for k, v in row.mappings().one().items() if k != "id"}
+        copied["game_id"] = "no-such-game"
+        if "originator_id" in copied:
+            copied["originator_id"] = str(uuid.uuid4())
+        connection.execute(GAMES.insert().values(**copied))
+        entry = connection.execute(sa.select(ENTRIES).where(ENTRIES.c.game_id == games[3]))
+        line = {k: v for k, v in entry.mappings().first().items() if k != "id"}
+        line["dispute_id"] = "no-such-case"
+        connection.execute(ENTRIES.insert().values(**line))
+    sql(
+        database_url,
+        "INSERT INTO fairplay_games (game_id, day, table_id) VALUES ('no-such-match', "
+        "'2026-01-01', 't')",
+    )
+    one = verify_store(database_url)
+    two = verify_store(database_url, jobs=2)
+    assert [(p.game_id, p.message.split(":")[0]) for p in one.problems] == [
+        ("no-such-game", "games"),
+        (games[3], "ledger_entries[dispute no-such-case]"),
+        ("no-such-match", "fairplay_games"),
     ]
     assert findings(two) == findings(one)
     assert two.notes == one.notes

@@ -99,6 +99,16 @@ def snapshots_of(
     return found
 
 
+def snapshotted(connection: sa.Connection) -> list[bytes]:
+    """The aggregates with stored snapshots, in the order :func:`check_snapshots` meets
+    them (``verify --jobs`` reads them while its workers replay; its snapshot step then
+    reads the snapshots of only the games no replay compared)."""
+    if not has_table(connection, SNAPSHOTS_TABLE):
+        return []
+    query = sa.text(f"SELECT DISTINCT originator_id FROM {SNAPSHOTS_TABLE}")
+    return sorted(raw_id(originator) for (originator,) in connection.execute(query))
+
+
 def check_snapshots(
     connection: sa.Connection,
     url: str | None,

@@ -485,35 +485,49 @@ def _verify_store(
         if started is not None:
             started.close()
         raise
-    # A located edit's game is still replayed: its read rows are what names the event.
-    troubled = {p.game_id for p in report.problems if p.kind not in _LOCATING}
-    skip = frozenset(o for o, g in store_pass.names.items() if g in troubled)
-    names = store_pass.names
-    tally = None
-    if check_read_models and has_events:
-        # The read-model step replays every game it reaches: the snapshots it passes
-        # are compared on the way, and the snapshot step checks only the rest.
-        tally = _snapshot_tally() if check_snapshots else None
-        read_models(
-            connection,
-            url,
-            report,
-            names,
-            skip=skip,
-            progress=progress,
-            tally=tally,
-            jobs=jobs,
-            remember_deals=checker is not None,
-            started=started,
-            deals=deferred,
-            topics=topics,
-        )
-    if deferred is not None:
-        deferred.finish(connection)
-    if check_snapshots and has_events:
-        done = skip if tally is None else skip | tally.done
-        _snapshots(connection, url, report, names, skip=done, progress=progress, already=tally)
-    locating.name_events(report, store_pass.located)
+    try:
+        # A located edit's game is still replayed: its read rows are what names the event.
+        troubled = {p.game_id for p in report.problems if p.kind not in _LOCATING}
+        skip = frozenset(o for o, g in store_pass.names.items() if g in troubled)
+        names = store_pass.names
+        tally = None
+        if check_read_models and has_events:
+            # The read-model step replays every game it reaches: the snapshots it passes
+            # are compared on the way, and the snapshot step checks only the rest.
+            tally = _snapshot_tally() if check_snapshots else None
+            read_models(
+                connection,
+                url,
+                report,
+                names,
+                skip=skip,
+                progress=progress,
+                tally=tally,
+                jobs=jobs,
+                remember_deals=checker is not None,
+                started=started,
+                deals=deferred,
+                topics=topics,
+            )
+        if deferred is not None:
+            deferred.finish(connection)
+        if check_snapshots and has_events:
+            done = skip if tally is None else skip | tally.done
+            snapshotted = None if started is None else started.snapshotted
+            if snapshotted is not None:
+                # Read while the workers replayed: only the games no replay compared are read.
+                originators = [o for o in snapshotted if o not in done]
+                _snapshots(connection, url, report, names, originators=originators, already=tally)
+            else:
+                _snapshots(
+                    connection, url, report, names, skip=done, progress=progress, already=tally
+                )
+        locating.name_events(report, store_pass.located)
+    finally:
+        if started is not None:
+            # Waited for last: once every result is in, the workers exit while this
+            # process finishes.
+            started.close()
 
 
 # Findings about the tree as a whole, which do not make a game's own rows suspect.

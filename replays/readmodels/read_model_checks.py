@@ -1200,15 +1200,26 @@ def check_read_models(
 
 
 def finish_store_check(
-    connection, ledger, report: Report, seen: set[str], position, events, held=None
+    connection, ledger, report: Report, seen: set[str], position, events, held=None, ends=None
 ):
     """What the whole-store check does once every game was replayed: rows of games with
-    no events (``held``: :func:`games_with_rows`, when read already), the dispute
-    adjustment lines, and the games fair play counted (:func:`replays.fairplay.tracking.check`:
-    a missing or extra ``fairplay_games`` row, two queries)."""
+    no events (``held``: :func:`games_with_rows`, when read already), then
+    :func:`check_store_ends` (``ends``: its findings, when checked already into a report
+    of their own)."""
+    _orphans(connection, report, seen, held)
+    if ends is None:
+        check_store_ends(connection, ledger, report, position, events)
+    else:
+        report.problems += ends.problems
+
+
+def check_store_ends(connection, ledger, report: Report, position, events) -> None:
+    """The findings of the whole-store check's end that no game's replay decides: the
+    dispute adjustment lines, and the games fair play counted
+    (:func:`replays.fairplay.tracking.check`: a missing or extra ``fairplay_games`` row,
+    two queries)."""
     from replays.fairplay import tracking
 
-    _orphans(connection, report, seen, held)
     check_adjustments(connection, ledger, report, position, events)
     tracking.check(connection, report, READ_MODEL, events)
 

@@ -2,21 +2,22 @@
 
 The step that costs (every game replayed into its rows, its snapshots compared on the way:
 :func:`replays.readmodels.read_model_checks.replay_games`) is split by ranges of aggregate
-ids, a few ranges per process, narrowing towards the last so that the ranges replayed
-while the other processes finish are the shortest; the rest of ``verify`` (seals, chains,
-the tree) stays one streaming pass in the main process, which runs while the
-workers replay (:class:`SpanReplays` is submitted before it, as soon as the pass has its
+ids, each holding a 2N-th of the games left (:func:`spans`): few ranges in all, narrowing
+towards the last so that the ranges replayed while the other processes finish are the
+shortest; the rest of ``verify`` (seals, chains, the tree) stays one streaming pass in the
+main process, which runs while the workers replay (:class:`SpanReplays` is submitted before it, as soon as the pass has its
 snapshot: ``replays.integrity.verify._EarlyReplays``). Once
 that pass is done, the main process replays the ranges no worker has taken yet itself,
 as the Nth process (there are N - 1 workers, each taking the next free range as it
-finishes one, from a table of taken ranges they share with the main process); its results
-go the same way as a worker's. The workers are forked from the main process, with the
+finishes one, from a table of taken ranges they share with the main process), in the
+pass's own view; its results go the same way as a worker's, and it takes those the workers
+sent between its own ranges. The workers are forked from the main process, with the
 ledger's code already imported, and send each range's result back as they finish it.
 
-Each worker reads in its own transaction, which may begin after the main pass's and so see
-saves made since: it reads only the events up to the projection position the main pass
-read, and every game a worker finds anything wrong with is checked again in the main
-pass's own snapshot, which alone decides what is reported. The deal checks ride the
+Each worker reads in one transaction of its own for all its ranges, which may begin after
+the main pass's and so see saves made since: it reads only the events up to the projection
+position the main pass read, and every game a worker finds anything wrong with is checked
+again in the main pass's own snapshot, which alone decides what is reported. The deal checks ride the
 workers' replays (:class:`replays.integrity.deal_checks.WorkerDeals`); the main pass
 takes each game's verdict, and feeds a game found wanting again from its own view. The
 findings are therefore the ones a single process gives; a game a worker found in order
@@ -27,9 +28,8 @@ as one process would not have replayed them, and only the main pass stores memos
 
 from __future__ import annotations
 
-import bisect
 import contextlib
-import itertools
+import copy
 import multiprocessing
 import os
 import pickle
@@ -39,9 +39,11 @@ from typing import Any
 import sqlalchemy as sa
 
 from replays.integrity.report import Report
+from replays.integrity.snapshot_checks import snapshotted
 from replays.integrity.store import engine, read_snapshot
 from replays.readmodels.read_model_checks import (
     SnapshotTally,
+    check_store_ends,
     finish_store_check,
     games_with_rows,
     ledger_for,
@@ -49,40 +51,30 @@ from replays.readmodels.read_model_checks import (
     replay_games,
 )
 
-# A range costs a fifth of a millisecond beyond its games (a connection, a few queries):
-# the last ones, replayed while the other processes finish theirs, are what a process
-# may be left waiting for, so there are many, and the last ones small.
-RANGES_PER_JOB = 16
+# The games a range holds, at the end: each range costs its own queries (a variant's
+# events, the snapshots, a read-model table's rows) besides its games, so the ranges handed
+# out first hold many games, and the last ones, which a process may be left waiting for
+# while the others finish theirs, a few (a few milliseconds' replay).
+LAST_RANGE = 4
 Span = tuple[bytes | None, bytes | None]
 
 
-def spans(count: int, *, taper: bool = False) -> list[Span]:
-    """``count`` (at most 256) ranges of 16-byte ids, cut at their first byte; with
-    ``taper``, each narrower than the one before (the first about three times the last's
-    width), so that the ranges handed out last, while the other processes finish theirs,
-    are the shortest."""
-    count = max(1, min(256, count))
-    weights = [1.0] * count
-    if taper and count > 1:
-        weights = [3 - 2 * i / (count - 1) for i in range(count)]
-    total, reached, cuts = sum(weights), 0.0, []
-    for index, weight in enumerate(weights[:-1]):
-        reached += weight
-        # At least one first byte a range, and one left for each range still to come.
-        cut = min(max(round(256 * reached / total), index + 1), 256 - (count - 1 - index))
-        cuts.append(bytes([cut]) + bytes(15))
-    bounds: list[bytes | None] = [None, *cuts, None]
-    return list(itertools.pairwise(bounds))
-
-
-def _split(names: dict[bytes, str], parts: list[Span]) -> list[dict[bytes, str]]:
-    """``names`` split by the range of ``parts`` (consecutive, as :func:`spans` gives) each
-    id lies in: one pass, a binary search an id."""
-    cuts = [low for low, _ in parts[1:]]
-    split: list[dict[bytes, str]] = [{} for _ in parts]
-    for originator, game in names.items():
-        split[bisect.bisect_right(cuts, originator)][originator] = game
-    return split
+def spans(originators: list[bytes], jobs: int) -> list[tuple[Span, list[bytes]]]:
+    """Ranges of 16-byte aggregate ids covering every id, cut at the ids of
+    ``originators`` (sorted): each with the ids it holds, a ``2 * jobs``-th of those not
+    in a range before it and at least :data:`LAST_RANGE` (guided self-scheduling). Taken
+    in order, the first ones keep every process busy with few ranges' fixed cost, and
+    the last ones taken, while the others finish theirs, are the shortest."""
+    parts: list[tuple[Span, list[bytes]]] = []
+    low: bytes | None = None
+    start, left = 0, len(originators)
+    while left > 0:
+        size = min(left, max(LAST_RANGE, -(-left // (2 * jobs))))
+        start, left = start + size, left - size
+        high = originators[start] if left else None
+        parts.append(((low, high), originators[start - size : start]))
+        low = high
+    return parts or [((None, None), [])]
 
 
 def _context():
@@ -121,24 +113,20 @@ class SpanReplays:
         self.position = projection_position(connection)
         # Made in the main process: the workers hold back what it would store.
         self.memos = None if remember_deals is None else memo_writer(url, deals=remember_deals)
-        self.parts = spans(jobs * RANGES_PER_JOB, taper=True)
+        self.work = spans(sorted(names), jobs)
+        self.parts = [part for part, _ in self.work]
         # The deal checks ride the workers' replays (the main pass only notes what it
         # would feed them: replays.integrity.deal_checks.DeferredDeals).
         deals = bool(remember_deals)
-        self.work = [
-            (
-                _replay_span,
-                url,
-                part,
-                self.position,
-                part_names,
-                events,
-                snapshots,
-                remember_deals if self.memos is not None else None,
-                deals,
-            )
-            for part, part_names in zip(self.parts, _split(names, self.parts), strict=True)
-        ]
+        self.replayer = _Replayer(
+            url,
+            names,
+            self.position,
+            events,
+            snapshots,
+            remember_deals if self.memos is not None else None,
+            deals,
+        )
         # Made before the fork, so each worker inherits it rather than importing the event
         # store's code and building its own (a third of a small range's replay).
         ledger_for(url)
@@ -159,8 +147,13 @@ class SpanReplays:
         self.taken: set[int] = set()  # the ranges this process replays itself
         self.given: dict[int, int] = {}  # the ranges a worker replayed, by process id
         self.closed = False
+        # The aggregates with snapshots (sorted), read while the workers replay: the
+        # snapshot step then reads only those of the games no replay compared.
+        self.snapshotted: list[bytes] | None = None
         self.processes = [
-            context.Process(target=_work, args=(self.work, self.claimed, self.results))
+            context.Process(
+                target=_work, args=(self.replayer, self.work, self.claimed, self.results)
+            )
             for _ in range(self.workers)
         ]
         self._start()
@@ -201,26 +194,45 @@ class SpanReplays:
                 raise error
             return index, result
 
-    def _replay_all(self, results: list, bar) -> None:
-        """Replay here, as a worker would (in a connection of its own, so in a view that
-        may be newer than the main pass's, which the workers' results allow for), the
-        ranges :meth:`_take` gives, and take the workers' results, until every range's
-        result is in."""
-        while (index := self._take()) is not None:
-            function, *arguments = self.work[index]
-            result = results[index] = function(*arguments)
-            if bar is not None:
-                bar.update(result["events"])
-        missing = sum(1 for result in results if result is None)
-        for _ in range(missing):
-            index, result = self._receive()
-            results[index] = result
+    def _poll(self) -> tuple[int, dict[str, Any]] | None:
+        """A result a worker has sent already, or None; a worker's error raised here."""
+        try:
+            index, result, error = self.results.get_nowait()
+        except queue.Empty:
+            return None
+        if error is not None:
+            raise error
+        return index, result
+
+    def _replay_all(self, connection: sa.Connection, merge, bar) -> None:
+        """Replay here, as a worker would (in the main pass's own view, ``connection``:
+        the workers' results allow for a newer one), the ranges :meth:`_take` gives, and
+        take the workers' results, until every range's result is in; each result goes
+        to ``merge`` as it comes, the workers' sent meanwhile taken between this
+        process's own ranges (not all at the end, which this process does alone)."""
+        replayer = self.replayer.reading(connection)
+        missing = len(self.work)
+
+        def given(index: int, result: dict[str, Any]) -> None:
             self.given[index] = result["by"]
+            merge(result)
             if bar is not None:
                 bar.update(result["events"])
 
+        while (index := self._take()) is not None:
+            result = replayer(*self.work[index])
+            merge(result)
+            missing -= 1
+            if bar is not None:
+                bar.update(result["events"])
+            while (sent := self._poll()) is not None:
+                given(*sent)
+                missing -= 1
+        for _ in range(missing):
+            given(*self._receive())
+
     def close(self) -> None:
-        """Stop what has not started (the main pass failed): no range is left to take,
+        """Stop what has not started (if the main pass failed): no range is left to take,
         and the workers are waited for (their results read and dropped, so that none
         waits to send them)."""
         if self.closed:
@@ -233,9 +245,15 @@ class SpanReplays:
     def _join(self) -> None:
         self.closed = True
         for process in self.processes:
+            # What a worker is still sending is read (and dropped) so that it can exit;
+            # then its exit is waited for, which returns as it exits (waiting on the
+            # queue instead took its whole timeout, 50 ms, whenever every result was in
+            # and the worker was still exiting).
             while process.is_alive():
                 with contextlib.suppress(queue.Empty):
-                    self.results.get(timeout=0.05)
+                    while True:
+                        self.results.get_nowait()
+                process.join(timeout=0.01)
             process.join()
         self.results.close()
 
@@ -256,39 +274,27 @@ class SpanReplays:
         the workers' deal checks (a game whose deal it finds wanting is then left alone,
         as one the store pass found something about). Returns the number of games
         checked."""
-        results: list[dict[str, Any] | None] = [None] * len(self.parts)
+        merged = _Merged(connection, skip, snapshots, deals)
+        ledger = ledger_for(self.url)
         try:
-            # Read while the workers replay, not at the end, which this process does alone.
+            # Read while the workers replay, not at the end, which this process does alone:
+            # which games have read rows, the findings of the step's end that no replay
+            # decides (in a report of their own, added where one process adds them), and
+            # the games with snapshots, for the snapshot step.
             with_rows = games_with_rows(connection)
-            self._replay_all(results, bar)
+            ends = Report()
+            check_store_ends(connection, ledger, ends, self.position, self.events)
+            if snapshots is not None:
+                self.snapshotted = snapshotted(connection)
+            self._replay_all(connection, merged, bar)
         except BaseException:
             self.close()
             raise
-        # Every result is in: the workers have no range left and exit on their own (they
-        # are joined once the step is done).
-        if deals is not None:
-            found = {
-                verdict[0]
-                for result in results
-                for verdict in result["deal_verdicts"]
-                if verdict[0] not in skip and deals.take(connection, *verdict)
-            }
-            if found:
-                skip = skip | found
-                if snapshots is not None:
-                    snapshots.done |= found
-        checked, seen, troubled, held = 0, set(), [], []
-        for result in results:
-            checked += sum(1 for o in result["counted"] if o not in skip)
-            seen |= result["seen"]
-            troubled += [o for o in result["troubled"] if o not in skip]
-            held += [memo for memo in result["memos"] if memo[0] not in skip]
-            if snapshots is not None:
-                for originator, count in result["snapshots"].items():
-                    if originator not in skip:
-                        snapshots.done.add(originator)
-                        snapshots.checked += count
-        ledger = ledger_for(self.url)
+        # Every result is in: the workers have no range left and exit on their own, while
+        # this process finishes the step and the rest of verify (:meth:`close` waits for
+        # them at the end).
+        checked, seen, troubled, held = merged.checked, merged.seen, merged.troubled, merged.held
+        skip = merged.skip
         if troubled:
             # Decided in the main pass's own view (see the module's docstring).
             checked_again, seen_again = replay_games(
@@ -305,8 +311,9 @@ class SpanReplays:
             )
             checked += checked_again
             seen |= seen_again
-        finish_store_check(connection, ledger, report, seen, self.position, self.events, with_rows)
-        self._join()
+        finish_store_check(
+            connection, ledger, report, seen, self.position, self.events, with_rows, ends
+        )
         if self.memos is not None:
             # Only games nothing was found about, once every check has spoken.
             found = {p.game_id for p in report.problems}
@@ -338,20 +345,28 @@ def check_read_models(
 ) -> int:
     """:func:`replays.readmodels.read_model_checks.check_read_models` with the games
     replayed in ``jobs`` processes (``started``: already submitted, before the main pass
-    read the events). ``url`` is the database's, for the workers; each clean replay is
+    read the events, and closed by the caller). ``url`` is the database's, for the workers; each clean replay is
     remembered for the games' badges unless ``remember_deals`` is None (it says whether
     the main pass checked the deals)."""
-    if started is None:
-        started = SpanReplays(
-            connection,
-            url,
-            jobs,
-            names=names,
-            events=events,
-            snapshots=snapshots is not None,
-            remember_deals=remember_deals,
+    if started is not None:  # the caller closes it
+        return started.collect(
+            connection, report, skip=skip, bar=bar, snapshots=snapshots, deals=deals
         )
-    return started.collect(connection, report, skip=skip, bar=bar, snapshots=snapshots, deals=deals)
+    started = SpanReplays(
+        connection,
+        url,
+        jobs,
+        names=names,
+        events=events,
+        snapshots=snapshots is not None,
+        remember_deals=remember_deals,
+    )
+    try:
+        return started.collect(
+            connection, report, skip=skip, bar=bar, snapshots=snapshots, deals=deals
+        )
+    finally:
+        started.close()
 
 
 def _claim(claimed, wanted=None) -> int | None:
@@ -371,22 +386,62 @@ def _worker_takes(index: int) -> bool:
     return True
 
 
-def _work(work: list, claimed, results) -> None:
+def _work(replayer: _Replayer, work: list, claimed, results) -> None:
     """A worker: the next free range replayed, and its result sent, until none is left;
     an error is sent in place of the result (and ends the worker)."""
-    while (index := _claim(claimed, _worker_takes)) is not None:
-        function, *arguments = work[index]
-        try:
-            result = function(*arguments)
-            result["by"] = os.getpid()
-        except BaseException as error:  # the main process raises it
+    try:
+        while (index := _claim(claimed, _worker_takes)) is not None:
             try:
-                pickle.dumps(error)
-            except Exception:
-                error = RuntimeError(f"{type(error).__name__}: {error}")
-            results.put((index, None, error))
-            return
-        results.put((index, result, None))
+                result = replayer(*work[index])
+                result["by"] = os.getpid()
+            except BaseException as error:  # the main process raises it
+                try:
+                    pickle.dumps(error)
+                except Exception:
+                    error = RuntimeError(f"{type(error).__name__}: {error}")
+                results.put((index, None, error))
+                return
+            results.put((index, result, None))
+    finally:
+        replayer.close()
+
+
+class _Merged:
+    """The ranges' results as they come (:meth:`__call__`), less the games in ``skip``
+    (whose events the main pass found wanting) and those whose deal the main pass's
+    ``deals`` finds wanting (taken from the workers' verdicts, and left alone then): the
+    games checked and found in order, the game ids met, the aggregates to check again in
+    the main pass's view, the memos held. Each game is in one range, so a result's
+    games are decided by that result alone, in whatever order the results come."""
+
+    def __init__(self, connection, skip: frozenset[bytes], snapshots, deals) -> None:
+        self.connection, self.skip, self.snapshots, self.deals = connection, skip, snapshots, deals
+        self.checked, self.seen = 0, set()
+        self.troubled: list[bytes] = []
+        self.held: list = []
+
+    def __call__(self, result: dict[str, Any]) -> None:
+        skip, snapshots = self.skip, self.snapshots
+        if self.deals is not None:
+            take, connection = self.deals.take, self.connection
+            found = {
+                verdict[0]
+                for verdict in result["deal_verdicts"]
+                if verdict[0] not in skip and take(connection, *verdict)
+            }
+            if found:
+                skip = self.skip = skip | found
+                if snapshots is not None:
+                    snapshots.done |= found
+        self.checked += sum(1 for o in result["counted"] if o not in skip)
+        self.seen |= result["seen"]
+        self.troubled += [o for o in result["troubled"] if o not in skip]
+        self.held += [memo for memo in result["memos"] if memo[0] not in skip]
+        if snapshots is not None:
+            for originator, count in result["snapshots"].items():
+                if originator not in skip:
+                    snapshots.done.add(originator)
+                    snapshots.checked += count
 
 
 class _Held:
@@ -412,37 +467,76 @@ class _Count:
         self.events += count
 
 
-def _replay_span(
-    url: str,
-    span: Span,
-    position: int,
-    names: dict[bytes, str],
-    events: str,
-    with_snapshots: bool,
-    remember_deals: bool | None,
-    with_deals: bool = False,
-) -> dict[str, Any]:
-    """One worker's range: every game in it replayed (the main pass drops those it found
-    wanting); the games it checked and found in order, the aggregates it found anything
-    wrong with (their findings are left to the main pass), and the memos it would write."""
-    from replays.integrity.deal_checks import WorkerDeals
-    from replays.integrity.replay_memos import memo_writer
+class _Replayer:
+    """One process's replays of the ranges it takes (:meth:`__call__`, a range at a time):
+    in one connection and one read transaction for them all, a worker's own (opened at
+    its first range) or the main pass's (:meth:`reading`), and with one memo writer.
+    Each range's result: the games it checked and found in order, the aggregates it found
+    anything wrong with (their findings are left to the main pass), and the memos it would
+    write."""
 
-    report, count, troubled, counted = Report(), _Count(), set(), set()
-    tally = SnapshotTally() if with_snapshots else None
-    writer = None if remember_deals is None else memo_writer(url, deals=remember_deals)
-    memos = None if writer is None else _Held(writer)
-    deals = WorkerDeals() if with_deals else None
-    with engine(url).connect() as connection:
-        read_snapshot(connection)
+    def __init__(
+        self,
+        url: str,
+        names: dict[bytes, str],
+        position: int,
+        events: str,
+        with_snapshots: bool,
+        remember_deals: bool | None,
+        with_deals: bool,
+    ) -> None:
+        self.url, self.names, self.position, self.events = url, names, position, events
+        self.with_snapshots, self.with_deals = with_snapshots, with_deals
+        self.remember_deals = remember_deals
+        self.connection: sa.Connection | None = None
+        self.opened: sa.Connection | None = None
+        self.writer: Any = None
+        self.ready = False
+
+    def reading(self, connection: sa.Connection) -> _Replayer:
+        """A replayer like this one (not yet used) reading in ``connection`` (the main
+        pass's)."""
+        replayer = copy.copy(self)
+        replayer.connection = connection
+        return replayer
+
+    def _connect(self) -> sa.Connection:
+        from replays.integrity.replay_memos import memo_writer
+
+        if self.remember_deals is not None:
+            self.writer = memo_writer(self.url, deals=self.remember_deals)
+        if self.connection is None:
+            self.opened = self.connection = engine(self.url).connect()
+            read_snapshot(self.connection)
+        self.ready = True
+        return self.connection
+
+    def close(self) -> None:
+        if self.opened is not None:
+            self.opened.close()
+        self.opened = self.connection = None
+        self.ready = False
+
+    def __call__(self, span: Span, originators: list[bytes]) -> dict[str, Any]:
+        """Every game in ``span`` replayed (the main pass drops those it found wanting);
+        ``originators``: the ids of the chain heads in it, whose games the main pass
+        named."""
+        from replays.integrity.deal_checks import WorkerDeals
+
+        connection = self.connection if self.ready else self._connect()
+        names = self.names
+        report, count, troubled, counted = Report(), _Count(), set(), set()
+        tally = SnapshotTally() if self.with_snapshots else None
+        memos = None if self.writer is None else _Held(self.writer)
+        deals = WorkerDeals() if self.with_deals else None
         _, seen = replay_games(
             connection,
-            ledger_for(url),
+            ledger_for(self.url),
             report,
-            names=names,
+            names={o: names[o] for o in originators},
             skip=frozenset(),
-            position=position,
-            events=events,
+            position=self.position,
+            events=self.events,
             bar=count,
             snapshots=tally,
             span=span,
@@ -451,14 +545,14 @@ def _replay_span(
             memos=memos,
             deals=deals,
         )
-    return {
-        "counted": sorted(counted - troubled),
-        "seen": seen,
-        "troubled": sorted(troubled),
-        "snapshots": {
-            o: n for o, n in (tally.counts.items() if tally else ()) if o not in troubled
-        },
-        "memos": [] if memos is None else [m for m in memos.memos if m[0] not in troubled],
-        "events": count.events,
-        "deal_verdicts": [] if deals is None else deals.verdicts,
-    }
+        return {
+            "counted": sorted(counted - troubled),
+            "seen": seen,
+            "troubled": sorted(troubled),
+            "snapshots": {
+                o: n for o, n in (tally.counts.items() if tally else ()) if o not in troubled
+            },
+            "memos": [] if memos is None else [m for m in memos.memos if m[0] not in troubled],
+            "events": count.events,
+            "deal_verdicts": [] if deals is None else deals.verdicts,
+        }
