@@ -70,16 +70,10 @@ def z_text(value: object) -> str | None:
 
 
 def z_text_or_time(value: object) -> object:
-    """``z_text(value) or parse_time(value)`` in one call (``verify`` reads every move's
-    time this way)."""
-    if type(value) is str and _Z_FORM.fullmatch(value) is not None:
-        try:
-            datetime.fromisoformat(value)  # no 30 February, no hour 24
-        except ValueError:
-            pass
-        else:
-            return value
-    return parse_time(value)
+    """``value`` kept as its text when :func:`z_text` keeps it, else read by
+    :func:`parse_time` (the same time, or the same error): how ``verify`` reads every
+    move's time."""
+    return z_text(value) or parse_time(value)
 
 
 # A move's time is written out three times on its way in (the event's ``at``, the stored
