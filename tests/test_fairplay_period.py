@@ -10,6 +10,7 @@ PostgreSQL)."""
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 from collections import Counter
@@ -295,3 +296,88 @@ def test_counting_at_once_and_the_migration_note_the_pairs_counting_in_batches_d
             config.attributes["connection"] = connection
             step(config, revision)
     assert _kept(database_url) == batches
+
+
+def test_a_pair_whose_games_together_are_all_null_is_reviewed_by_the_command(
+    database_url, monkeypatch
+):
+    # An insider drops the column's NOT NULL and blanks a flagged pair's games together: the
+    # command still reviews the period (once a TypeError on PostgreSQL), as the page does.
+    import json
+
+    from click.testing import CliRunner
+
+    from web.cli import main
+
+    table = Counter(game.table for game in facts()).most_common(1)[0][0]
+    feeds = [Feed(FEEDER, TAKER, True, 9, step) for step in (4, 8, 12)]
+    games = [
+        *facts(),
+        *(
+            GameFacts(f"fed{day}", f"2025-03-{day}", table, (FEEDER, TAKER), False, feeds=feeds)
+            for day in (20, 21)
+        ),
+    ]
+    _count(database_url, [games])
+    engine = engine_for(database_url)
+    with Session(engine) as session:
+        clean = projection.work_out(session, "2025-03-16", "2025-03-30", fdr=0.5)
+    assert any({TAKER, FEEDER} <= set(flag.players) for flag in clean.flags)
+    n = FairplayNotedPairDay
+    with engine.begin() as connection:
+        name = n.__tablename__
+        if connection.dialect.name == "postgresql":
+            connection.execute(sa.text(f"ALTER TABLE {name} ALTER COLUMN together DROP NOT NULL"))
+        else:  # SQLite alters no constraint: the table is made again without it
+            sql = connection.execute(
+                sa.text("SELECT sql FROM sqlite_master WHERE name = :t"), {"t": name}
+            ).scalar_one()
+            loose = sql.replace("together INTEGER NOT NULL", "together INTEGER")
+            assert loose != sql
+            connection.execute(sa.text(f"ALTER TABLE {name} RENAME TO kept"))
+            connection.execute(sa.text(loose))
+            connection.execute(sa.text(f"INSERT INTO {name} SELECT * FROM kept"))
+            connection.execute(sa.text("DROP TABLE kept"))
+        pair = sa.or_(
+            sa.and_(n.first == TAKER, n.second == FEEDER),
+            sa.and_(n.first == FEEDER, n.second == TAKER),
+        )
+        blanked = connection.execute(sa.update(n).where(pair).values(together=None)).rowcount
+    assert blanked
+    args = ["fairplay", "--from", "2025-03-16", "--to", "2025-03-30", "--url", database_url]
+    for extra in ([], ["--json"], ["--fdr", "0.5"]):
+        run = CliRunner().invoke(main, [*args, *extra])
+        assert run.exit_code == 0, run.output
+        assert "Traceback" not in run.output and run.exception is None
+        assert "fairplay_noted_pair_days" in run.output  # the rows left out are named
+    run = CliRunner().invoke(main, [*args, "--json", "--fdr", "0.5"])
+    shown = json.loads(run.stdout)
+    assert any("fairplay_noted_pair_days" in doubt for doubt in shown["doubts"])
+    # The rest is reviewed: the players' own signals still flag; the feeding flag on the
+    # blanked pair is gone with its rows.
+    assert shown["flags"] and shown["games"] == clean.games
+    assert not any({TAKER, FEEDER} <= set(flag["players"]) for flag in shown["flags"])
+    # Thousands of blanked rows are not thousands of lines: the first few, then a count.
+    from web.commands import fairplay as command
+
+    monkeypatch.setattr(command, "NAMED_AT_MOST", 3)
+    run = CliRunner().invoke(main, [*args, "--json"])
+    assert run.exit_code == 0 and run.stderr.count("left out, cannot be read") == 3
+    assert (
+        json.loads(run.stdout)["doubts"][-1]
+        == f"{blanked - 3} more rows cannot be read and are left out"
+    )
+    # The page draws the same review around them, the rows named in its banner (on
+    # PostgreSQL too: its sums on the one connection that hides the rows).
+    from auth_support import signed_in
+
+    from replays.access.accounts import DISPUTE_OFFICER
+    from web import create_app
+
+    app = create_app({"DATABASE_URL": database_url, "TESTING": True})
+    page = signed_in(app, DISPUTE_OFFICER).get("/fairplay?from=2025-03-16&to=2025-03-30")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and "fairplay_noted_pair_days" in html
+    flags = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)["flags"]
+    shown_keys = re.findall(r'<section class="fairplay-flag" data-key="([^"]+)"', html)
+    assert shown_keys and shown_keys == [flag["key"] for flag in flags]

@@ -80,7 +80,7 @@ def health() -> dict | None:
 EVENT_TABLES = ("ledger_events", "ledger_snapshots")
 
 
-def _where(view_args: dict) -> dict | None:
+def rows_read_by(view_args: dict) -> dict | None:
     """The rows a page could have read: per owned table, an SQL condition (None: all)."""
     from replays.store.decoding import owned_tables
 
@@ -110,7 +110,7 @@ def _again(view: Callable, args, kwargs, error: Exception):
     url = reading_url()
     with engine_for(url).connect() as connection:
         try:
-            corruption = find_corrupt(connection, where=_where(request.view_args or {}))
+            corruption = find_corrupt(connection, where=rows_read_by(request.view_args or {}))
         except Exception:
             current_app.logger.exception("cannot look for unreadable values")
             raise error from None

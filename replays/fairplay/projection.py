@@ -427,7 +427,11 @@ def load_period(session, start: str, end: str, table: str | None = None, meanwhi
     period = Period(start, end, table)
     # Plain Core rows off the connection: the ORM's row handling would cost more than the sums.
     run = session.connection().execute
-    postgresql = session.connection().dialect.name == "postgresql"
+    # A session bound to one connection (the command reading around unreadable rows, through
+    # views on that connection alone: web/unreadable.py) sums on it, one query after another.
+    postgresql = session.connection().dialect.name == "postgresql" and isinstance(
+        session.get_bind(), sa.Engine
+    )
     noted = _noted(session, start, end)
     at_table_query, players_query, pairs_query, tables_query = _period_queries(
         noted, table is not None

@@ -13,6 +13,7 @@ import json
 import sys
 
 import click
+import sqlalchemy as sa
 
 DAY = click.DateTime(formats=["%Y-%m-%d"])
 
@@ -171,4 +172,47 @@ def _kept(url, start, end, table, rebuild, fdr, jobs, doubts):
         kept = projection.kept_review(session, start, end, table, fdr)
         if kept is not None:
             return kept[0]
-        return projection.work_out(session, start, end, table, fdr)
+        try:
+            return projection.work_out(session, start, end, table, fdr)
+        except sa.exc.DBAPIError:
+            raise
+        except Exception as error:
+            session.rollback()
+            return _around_unreadable(url, start, end, table, fdr, doubts, error)
+
+
+# Unreadable values named one by one, at most (an insider's blanked column may hold thousands).
+NAMED_AT_MOST = 20
+
+
+def _around_unreadable(url, start, end, table, fdr, doubts, error: Exception):
+    """The review drawn around the stored values of the wrong kind that stopped it, as the
+    page is (web/unreadable.py): each is named (stderr, and in the figures' doubts), the rows
+    holding them are hidden from a connection, and the period is worked out again through
+    it. None found: the error was not the data's, and it stands."""
+    from sqlalchemy.orm import Session
+
+    from replays.fairplay import projection
+    from replays.store.db import engine_for
+    from replays.store.decoding import find_corrupt
+    from web.unreadable import rows_read_by
+
+    with engine_for(url).connect() as connection:
+        corruption = find_corrupt(connection, where=rows_read_by({}))
+        if not corruption:
+            raise error
+        findings = corruption.named()
+        for finding in findings[:NAMED_AT_MOST]:
+            click.echo(f"fairplay: left out, cannot be read: {finding}", err=True)
+            doubts.append(f"a stored value cannot be read and its row is left out: {finding}")
+        if len(findings) > NAMED_AT_MOST:
+            more = f"{len(findings) - NAMED_AT_MOST} more rows cannot be read and are left out"
+            click.echo(f"fairplay: {more} (rummy-ledger verify names every one)", err=True)
+            doubts.append(more)
+        corruption.mask(connection)
+        try:
+            with Session(bind=connection) as session:
+                return projection.work_out(session, start, end, table, fdr)
+        finally:
+            connection.rollback()
+            corruption.unmask(connection)
