@@ -270,6 +270,14 @@ class Pages:
             self.page, self.at, self.ids = page, 0, self._ids(page) if page else None
         return True
 
+    def advance(self, at: int) -> tuple[list[Any], int, Sequence[bytes] | None, int] | None:
+        """Read up to ``at`` (the end of the page): the next page with rows, with its
+        reading position, ids and length (None past the last)."""
+        self.at = at
+        if not self.turn():
+            return None
+        return self.page, self.at, self.ids, len(self.page)
+
     def current(self) -> Any:
         """The row at the reading position, converted (None past the last)."""
         return self._convert(self.page[self.at]) if self.turn() else None

@@ -902,17 +902,15 @@ class _StorePass:
         try:
             while taken < limit:
                 if seal_at == seal_end:
-                    seals.at = seal_at
-                    if not seals.turn():
+                    turned = seals.advance(seal_at)
+                    if turned is None:
                         break
-                    seal_page, seal_at, seal_ids = seals.page, seals.at, seals.ids
-                    seal_end = len(seal_page)
+                    seal_page, seal_at, seal_ids, seal_end = turned
                 if row_at == row_end:
-                    rows.at = row_at
-                    if not rows.turn():
+                    turned = rows.advance(row_at)
+                    if turned is None:
                         break
-                    row_page, row_at, row_ids = rows.page, rows.at, rows.ids
-                    row_end = len(row_page)
+                    row_page, row_at, row_ids, row_end = turned
                 if seal_ids is None or row_ids is None:
                     break  # a page with an odd value: read row by row
                 position, notification_id, _, version, name, sealed_leaf, chain = seal_page[seal_at]
