@@ -214,16 +214,129 @@ def event_rows(
 ) -> Iterator[StoredRow]:
     """Every stored event in notification order (keyset pages, so memory stays flat).
     ``topics``: a set given every topic value read, as stored (a page at a time)."""
+    for rows in event_pages(connection, table, batch, topics):
+        yield from map(_stored, rows)
+
+
+def event_pages(
+    connection: sa.Connection,
+    table: str = EVENTS_TABLE,
+    batch: int = BATCH,
+    topics: set | None = None,
+) -> Iterator[list[Any]]:
+    """:func:`event_rows`'s pages as the driver gives their rows (``id, originator_id,
+    originator_version, topic, state``), for a reader that checks the values itself
+    (``verify``'s store pass: :func:`_stored` once per event is a Python call it spares
+    on every usual one)."""
     query = f"SELECT {_COLUMNS} FROM {table} WHERE id > :last ORDER BY id LIMIT :n"
     last = -(2**62)  # forged rows may carry any id, negative ones included
     while True:
         rows = list(plain_rows(connection, query, {"last": last, "n": batch}))
         if topics is not None:
             topics.update(map(_TOPIC_OF, rows))
-        yield from map(_stored, rows)
+        yield rows
         if len(rows) < batch:
             return
         last = rows[-1][0]
+
+
+class Pages:
+    """A stream of rows read a page at a time (:func:`event_pages`, :func:`seal_pages`),
+    for ``verify``'s store pass: it takes runs of usual rows straight from the page by
+    index (``page``, ``at``), with their aggregate ids as 16 bytes (``ids``: None when
+    some value on the page is not what the ledger writes, and the page is then read row
+    by row), and any other row converted as the plain readers convert it (:meth:`current`:
+    :func:`_stored` or :func:`_seal`, which name or raise on what they cannot read)."""
+
+    __slots__ = ("_convert", "_ids", "_pages", "at", "ids", "page")
+
+    def __init__(
+        self,
+        pages: Iterator[list[Any]],
+        convert: Any,
+        ids: Any,
+    ) -> None:
+        self._pages, self._convert, self._ids = pages, convert, ids
+        self.page: list[Any] = []
+        self.at = 0
+        self.ids: Sequence[bytes] | None = None
+
+    def turn(self) -> bool:
+        """On to the next page with rows once this one is read: False past the last."""
+        while self.at >= len(self.page):
+            page = next(self._pages, None)
+            if page is None:
+                return False
+            self.page, self.at, self.ids = page, 0, self._ids(page) if page else None
+        return True
+
+    def advance(self, at: int) -> tuple[list[Any], int, Sequence[bytes] | None, int] | None:
+        """Read up to ``at`` (the end of the page): the next page with rows, with its
+        reading position, ids and length (None past the last)."""
+        self.at = at
+        if not self.turn():
+            return None
+        return self.page, self.at, self.ids, len(self.page)
+
+    def current(self) -> Any:
+        """The row at the reading position, converted (None past the last)."""
+        return self._convert(self.page[self.at]) if self.turn() else None
+
+
+def event_stream(pages: Iterator[list[Any]]) -> Pages:
+    return Pages(pages, _stored, _event_ids)
+
+
+def seal_stream(pages: Iterator[list[Any]]) -> Pages:
+    return Pages(pages, _seal, _seal_ids)
+
+
+def _event_ids(page: list[Any]) -> Sequence[bytes] | None:
+    """The page's aggregate ids as 16 bytes when every row of it is one :func:`_stored`
+    takes by its first case (a row of the ledger's own types and topics, no defect),
+    else None. Column by column: C loops, a few instructions a row."""
+    _, originators, versions, topics, states = zip(*page, strict=True)
+    if (
+        set(map(type, states)) != {bytes}
+        or set(map(type, topics)) != {str}
+        or set(map(type, versions)) != {int}
+        or not known_topics().issuperset(topics)
+    ):
+        return None
+    return _ids16(originators)
+
+
+def _seal_ids(page: list[Any]) -> Sequence[bytes] | None:
+    """The page's aggregate ids as 16 bytes when :func:`_seal` takes every row of it as
+    it is (its values of the types a seal holds), else None."""
+    positions, notification_ids, originators, versions, games, leaves, chains = zip(
+        *page, strict=True
+    )
+    if (
+        set(map(type, leaves)) != {bytes}
+        or set(map(type, chains)) != {bytes}
+        or set(map(type, positions)) != {int}
+        or set(map(type, notification_ids)) != {int}
+        or set(map(type, versions)) != {int}
+        or set(map(type, games)) != {str}
+    ):
+        return None
+    return _ids16(originators)
+
+
+def _ids16(originators: Sequence[Any]) -> Sequence[bytes] | None:
+    """The ids as :func:`raw_id` gives them, when each is 16 bytes (None otherwise)."""
+    kinds = set(map(type, originators))
+    if kinds == {bytes} and set(map(len, originators)) == {16}:
+        return originators  # the event store's own column on SQLite
+    try:
+        if kinds == {str} and set(map(len, originators)) == {32}:
+            ids = list(map(bytes.fromhex, originators))  # the integrity tables on SQLite
+        else:
+            ids = list(map(raw_id, originators))
+    except (TypeError, ValueError):
+        return None
+    return ids if set(map(len, ids)) == {16} else None
 
 
 def events_after(
@@ -328,6 +441,13 @@ def _seal_bytes(r: Any, index: int, column: str) -> bytes:
 
 def seal_rows(connection: sa.Connection, batch: int = BATCH) -> Iterator[SealRow]:
     """Every seal in position (= notification) order."""
+    for rows in seal_pages(connection, batch):
+        yield from map(_seal, rows)
+
+
+def seal_pages(connection: sa.Connection, batch: int = BATCH) -> Iterator[list[Any]]:
+    """:func:`seal_rows`'s pages as the driver gives their rows (the columns of
+    :class:`SealRow`, the id as stored), for a reader that checks the values itself."""
     query = (
         f"SELECT {_SEAL_COLUMNS} FROM integrity_seals WHERE position > :last "
         "ORDER BY position LIMIT :n"
@@ -335,7 +455,7 @@ def seal_rows(connection: sa.Connection, batch: int = BATCH) -> Iterator[SealRow
     last = -1
     while True:
         rows = list(plain_rows(connection, query, {"last": last, "n": batch}))
-        yield from map(_seal, rows)
+        yield rows
         if len(rows) < batch:
             return
         last = rows[-1][0]

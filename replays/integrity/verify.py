@@ -12,7 +12,9 @@ number (the aggregate version: 1 is the game's first event).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import hashlib
+from bisect import bisect_right
+from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import lru_cache
@@ -24,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from replays.integrity import locate as locating
 from replays.integrity import merkle
 from replays.integrity.append import Head, stored_head
-from replays.integrity.canonical import GENESIS, chain_hash
+from replays.integrity.canonical import GENESIS, LEAF_PREFIX, chain_hash
 from replays.integrity.models import NODE_MIN_LEVEL, CheckpointRow, GameChainHead
 from replays.integrity.report import (  # noqa: F401 (the kinds are verify's vocabulary too)
     ALTERED,
@@ -49,13 +51,16 @@ from replays.integrity.signing import (
 from replays.integrity.store import (
     NODES,
     IntegrityError,
+    Pages,
     SealRow,
     StoredRow,
     StoredTree,
     UnknownGame,
+    _new_row,
     count_events,
     engine,
-    event_rows,
+    event_pages,
+    event_stream,
     game_id_from_state,
     game_rows,
     game_seals,
@@ -66,11 +71,12 @@ from replays.integrity.store import (
     read_snapshot,
     require_tables,
     seal_head,
-    seal_rows,
+    seal_pages,
+    seal_stream,
     sealed_up_to,
 )
 from replays.store.collector import bulk_work, frozen_heap
-from replays.store.decoding import UnknownTopic, find_corrupt, shorten
+from replays.store.decoding import UnknownTopic, find_corrupt, known_topics, shorten
 from replays.store.schema import EVENTS_TABLE, SNAPSHOTS_TABLE
 from replays.store.settings import database_url
 
@@ -473,9 +479,9 @@ def _verify_store(
     # Every topic the pass reads: the read-model step skips a variant none of them is.
     topics: set | None = set() if jobs == 1 else None
     try:
-        rows = event_rows(connection, events, topics=topics) if has_events else iter(())
+        pages = event_pages(connection, events, topics=topics) if has_events else iter(())
         with progress_bar(total, "verifying", progress) as bar:
-            store_pass.run(seal_rows(connection), rows, bar)
+            store_pass.run(seal_stream(seal_pages(connection)), event_stream(pages), bar)
         store_pass.finish()
         if deferred is not None:
             deferred.pass_done()
@@ -779,6 +785,14 @@ class _StorePass:
         self.by_size: dict[int, list[Checkpoint]] = {}
         for checkpoint in checkpoints:
             self.by_size.setdefault(checkpoint.size, []).append(checkpoint)
+        self.checkpoint_sizes = sorted(self.by_size)
+        # Each known topic's part of an event's canonical bytes (its length, then its
+        # UTF-8 bytes), for :meth:`usual`'s leaves: one look-up instead of three steps.
+        self.topic_fields = {
+            topic: len(encoded).to_bytes(4, "big") + encoded
+            for topic in known_topics()
+            for encoded in (topic.encode("utf-8"),)
+        }
         self.seal_head = seal_head(connection)[1]
         self.builder = merkle.TreeBuilder()
         self.chains: dict[bytes, tuple[int, bytes]] = {}
@@ -806,56 +820,56 @@ class _StorePass:
         found = game_id_from_state(row.state) if row.version == 1 else None
         return found or str(row.originator_id)
 
-    def run(self, seals: Iterator[SealRow], rows: Iterator[StoredRow], bar) -> None:
+    def run(self, seals: Pages, rows: Pages, bar) -> None:
         # The bar is told every few hundred events: a call per event costs the pass more
         # than the bar shows.
-        seal, row = next(seals, None), next(rows, None)
-        sealed, unsealed, shown = self.sealed, self.unsealed, 0
-        usual = self.usual
-        while seal is not None or row is not None:
-            if row is not None and seal is not None and row.notification_id == seal.notification_id:
-                # Most events: runs of them taken at once (:meth:`usual`); one it does not
-                # take goes through the general path below.
-                seal, row, taken = usual(seal, row, seals, rows, _SHOWN_EVERY - shown)
-                if taken:
-                    shown += taken
-                    if shown == _SHOWN_EVERY:
-                        bar.update(shown)
-                        shown = 0
-                    continue
+        sealed, unsealed, usual, shown = self.sealed, self.unsealed, self.usual, 0
+        while True:
+            # Most events: runs of them taken at once, straight from the pages (:meth:`usual`);
+            # one it does not take goes through the general path below, converted as
+            # the plain readers convert it (a seal first, as they read the two).
+            taken = usual(seals, rows, _SHOWN_EVERY - shown)
+            if taken:
+                shown += taken
+                if shown == _SHOWN_EVERY:
+                    bar.update(shown)
+                    shown = 0
+                continue
+            seal, row = seals.current(), rows.current()
             if row is not None and (seal is None or row.notification_id < seal.notification_id):
                 unsealed(row)
-                row = next(rows, None)
+                rows.at += 1
                 shown += 1
             elif row is not None and row.notification_id == seal.notification_id:
                 sealed(seal, row)
-                seal, row = next(seals, None), next(rows, None)
+                seals.at += 1
+                rows.at += 1
                 shown += 1
-            else:
+            elif seal is not None:
                 sealed(seal, None)
-                seal = next(seals, None)
+                seals.at += 1
+            else:
+                break
             if shown == _SHOWN_EVERY:
                 bar.update(shown)
                 shown = 0
         bar.update(shown)
 
-    def usual(
-        self,
-        seal: SealRow,
-        row: StoredRow,
-        seals: Iterator[SealRow],
-        rows: Iterator[StoredRow],
-        limit: int,
-    ) -> tuple[SealRow | None, StoredRow | None, int]:
-        """Take the usual events from ``seal`` and ``row`` on (at most ``limit``, the
-        events until the progress bar is told next), as :meth:`sealed` takes them, and
-        return the first pair it leaves to :meth:`sealed` (or :meth:`unsealed`) with how
-        many it took. Usual: the row is its seal's event, unaltered and readable; its
-        seal follows the one before in position, notification order and its game's chain,
-        and lies within the tree head; the tree's size after it is no checkpoint's and not
-        the head's (those sizes are checked by :meth:`sealed`). Nothing is found about such
-        an event, so what :meth:`sealed` does with it comes down to counting it, feeding
-        the deal check, carrying its game's chain and appending its leaf.
+    def usual(self, seals: Pages, rows: Pages, limit: int) -> int:
+        """Take the usual events at the reading positions of ``seals`` and ``rows`` on (at
+        most ``limit``, the events until the progress bar is told next), as :meth:`sealed`
+        takes them, and return how many it took; the positions are left at the first pair
+        it does not take. Usual: the row is its seal's event, unaltered and readable (its
+        page holds only values of the ledger's own types: :class:`Pages`); its seal
+        follows the one before in position, notification order and its game's chain, and
+        lies within the tree head; the tree's size after it is no checkpoint's and not the
+        head's (those sizes are checked by :meth:`sealed`). Nothing is found about such an
+        event, so what :meth:`sealed` does with it comes down to counting it, feeding the
+        deal check, carrying its game's chain and appending its leaf.
+
+        The raw rows are read in place: no row object but the one the deal check is fed,
+        and the leaf and chain hashed here as :func:`canonical.event_leaf` and
+        :func:`chain_hash` hash them (a test holds the two to the same values).
 
         The leaves are appended a run at a time (:meth:`merkle.TreeBuilder.extend`: no
         call per node), each run ending at the first leaf that completes a stored node
@@ -865,58 +879,103 @@ class _StorePass:
         report, builder, chains, feed = self.report, self.builder, self.chains, None
         if self.checker is not None:
             feed = self.checker.feed
-        head_size = self.head.size if self.head is not None else None
-        by_size, pending = self.by_size, self.pending_nodes
-        size, last_nid, taken, games = builder.size, self.last_nid, 0, 0
+        # The first tree size :meth:`sealed` must check (a checkpoint's or the head's): the
+        # run stops before the event that reaches it, or at once past the head.
+        size = builder.size
+        stop = size + limit + 1  # never reached: ``limit`` ends the run first
+        if self.head is not None and self.head.size < stop:
+            stop = self.head.size
+        sizes = self.checkpoint_sizes
+        later = bisect_right(sizes, size)
+        if later < len(sizes) and sizes[later] < stop:
+            stop = sizes[later]
+        pending, fields, sha256 = self.pending_nodes, self.topic_fields, hashlib.sha256
+        # Before the first seal, any id above -1 follows; a lower one is left to
+        # :meth:`sealed` (leaving a pair to it is always safe).
+        last_nid = self.last_nid if self.last_nid is not None else -1
+        taken, games = 0, 0
         leaves: list[bytes] = []
         step = (1 << NODE_MIN_LEVEL) - 1  # a leaf at a position p with p & step == step
+        seal_page, seal_at, seal_ids = seals.page, seals.at, seals.ids
+        row_page, row_at, row_ids = rows.page, rows.at, rows.ids
+        seal_end, row_end = len(seal_page), len(row_page)
         try:
-            while taken < limit and row is not None and seal is not None:
-                position, notification_id, originator, version, name, sealed_leaf, chain = seal
+            while taken < limit:
+                if seal_at == seal_end:
+                    turned = seals.advance(seal_at)
+                    if turned is None:
+                        break
+                    seal_page, seal_at, seal_ids, seal_end = turned
+                if row_at == row_end:
+                    turned = rows.advance(row_at)
+                    if turned is None:
+                        break
+                    row_page, row_at, row_ids, row_end = turned
+                if seal_ids is None or row_ids is None:
+                    break  # a page with an odd value: read row by row
+                position, notification_id, _, version, name, sealed_leaf, chain = seal_page[seal_at]
+                row_id, _, row_version, topic, state = row_page[row_at]
+                originator = row_ids[row_at]
                 if (
-                    row.notification_id != notification_id
-                    or row.defect is not None
-                    or row.originator != originator
-                    or row.version != version
+                    row_id != notification_id
                     or position != size
-                    or (last_nid is not None and notification_id <= last_nid)
-                    or (head_size is not None and position >= head_size)
-                    or size + 1 in by_size
-                    or size + 1 == head_size
+                    or notification_id <= last_nid
+                    or size + 1 >= stop
+                    or row_version != version
+                    or originator != seal_ids[seal_at]
                 ):
                     break
                 previous_version, previous_chain = chains.get(originator, _NO_CHAIN)
-                if version != previous_version + 1:
+                if version != previous_version + 1 or version < 0:
                     break
-                leaf = row.leaf
-                if leaf != sealed_leaf or chain_hash(previous_chain, sealed_leaf) != chain:
+                # canonical.event_leaf for a 16-byte id and a version of 0 and up.
+                leaf = sha256(
+                    b"".join(
+                        (
+                            LEAF_PREFIX,
+                            originator,
+                            version.to_bytes(8, "big"),
+                            fields[topic],
+                            len(state).to_bytes(4, "big"),
+                            state,
+                        )
+                    )
+                ).digest()
+                if (
+                    leaf != sealed_leaf
+                    or sha256(b"\x02" + previous_chain + sealed_leaf).digest() != chain
+                ):
                     break
                 # Counted and noted before the deal check is fed, as :meth:`sealed` does.
                 taken += 1
                 last_nid = notification_id
                 if feed is not None:
-                    feed(row, name)
+                    feed(
+                        _new_row(StoredRow, (row_id, originator, version, topic, state, None)), name
+                    )
                 if previous_version == 0:
                     games += 1
                 chains[originator] = (version, chain)
                 leaves.append(leaf)
                 size += 1
+                seal_at += 1
+                row_at += 1
                 if position & step == step:
                     pending += builder.extend(leaves, NODE_MIN_LEVEL)
                     leaves.clear()
                     if len(pending) >= _NODES_READ_AT:
                         self.check_nodes()
                         pending = self.pending_nodes
-                # The next pair read once this event is done with, as :meth:`run` does.
-                seal, row = next(seals, None), next(rows, None)
         finally:
+            seals.at, rows.at = seal_at, row_at
             if leaves:
                 pending += builder.extend(leaves, NODE_MIN_LEVEL)
-            self.last_nid = last_nid
+            if taken:
+                self.last_nid = last_nid
             report.sealed += taken
             report.events += taken
             report.games += games
-        return seal, row, taken
+        return taken
 
     def unsealed(self, row: StoredRow) -> None:
         self.report.events += 1
