@@ -22,6 +22,7 @@ from domain.rummy13.raise_schedule import point_value_for_round
 from domain.rummy13.settlement import (  # re-exported: the projection imports them from here
     Settlement,
     account_of,
+    canonical_hash,
     canonical_settlement,
     settlement_hash,
 )
@@ -210,7 +211,7 @@ def audit_row(game: Game, *, verify: bool = True) -> dict:
         found = audit13._compare_recorded(recorded, computed) + found
     note = "; ".join(d.note() for d in found)
     return {
-        "recomputed_hash": settlement_hash(computed),
+        "recomputed_hash": canonical_hash(computed),  # in canonical order already
         "discrepancy": bool(found),
         "discrepancy_note": note[:MAX_NOTE] or None,
     }
