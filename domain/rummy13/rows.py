@@ -176,21 +176,29 @@ def move_row(before: Game, domain_event, move_type: str) -> dict:
 def move_fields(before: Game, domain_event, move_type: str, read_time=_moment) -> tuple:
     """:func:`move_row`'s values in its columns' order (``MOVE_COLUMNS``), the event's
     ``at`` read by ``read_time``."""
-    body = vars(domain_event)  # the event's fields (a missing one is None, as getattr's default)
-    groups = body.get("groups")
-    played = before.round  # read once: verify builds these for every move it replays
+    get = vars(domain_event).get  # the event's fields (a missing one is None, as getattr's)
+    if type(before) is Game:
+        # The aggregate's own fields behind its properties (config, game_id, move_count,
+        # round: a Python call each), read as they are: verify builds these for every
+        # move it replays.
+        config, count, played = before._config, len(before._moves), before._round
+        game_id = config.game_id
+    else:
+        config, count, played = before.config, before.move_count, before.round
+        game_id = before.game_id
+    groups = get("groups")
     return (
-        before.game_id,
-        before.move_count,
+        game_id,
+        count,
         domain_event.originator_version,
-        body.get("player"),
+        get("player"),
         move_type,
-        body.get("card") or body.get("finish"),
-        body.get("source"),
+        get("card") or get("finish"),
+        get("source"),
         None if groups is None else [list(group) for group in groups],
         played,
-        point_value_for_round(before.config, played),
-        read_time(body.get("at")),
+        point_value_for_round(config, played),
+        read_time(get("at")),
     )
 
 
