@@ -133,6 +133,8 @@ BATTERY = [
     -float("inf"),
     {"points": 66.0},
     [1, 2.5],
+    [[1e-7]],
+    {"groups": [["AS", 1e-7]], "loose": [float("nan")]},
     # keys that are not text, mixed keys
     {1: "a"},
     {True: "a", None: "b"},
@@ -226,17 +228,27 @@ def test_random_bodies() -> None:
 
 def test_plain_walk_refuses_what_it_must() -> None:
     plain = settlement13._plain_json
-    assert plain({"a": [1, "b", None, True, {"c": []}]})
+    assert plain({"a": [1, "b", None, True, {"c": []}, [["d", [2]]]]})
     for value in (
         {"a": 1.0},
-        {1: 1},
         [(1,)],
         {"a": Text("b")},
         [Number(1)],
         Listed(),
         {"a": Ordered()},
+        [[1.0]],  # a list's lists are walked in place
+        [["a", [1.0]]],
+        [[{"a": 1.0}]],
+        [[Listed()]],
     ):
-        assert not plain(value)
+        assert not plain(value), value
+
+
+def test_orjson_refuses_keys_other_than_exact_text() -> None:
+    """What lets :func:`_plain_json` leave the keys alone: orjson (run first) refuses them."""
+    for value in ({1: 1}, {None: 1}, {Text("k"): 1}, {"a": {Keyed("b"): 1}}, [{(1,): 1}]):
+        with pytest.raises(orjson.JSONEncodeError):
+            orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
 SETTLED = {

@@ -329,7 +329,9 @@ def canonical_settlement(settlement: Mapping) -> dict:
     if isinstance(players, Mapping):
         body["players"] = {
             player: {**line, "groups": sorted(line["groups"], key=_group_key)}
-            if isinstance(line, Mapping) and isinstance(line.get("groups"), list)
+            # type(line) is dict: the usual line, without asking the Mapping ABC
+            if (type(line) is dict or isinstance(line, Mapping))
+            and isinstance(line.get("groups"), list)
             else line
             for player, line in players.items()
         }
@@ -360,13 +362,14 @@ def canonical_hash(settlement: Mapping) -> str:
 # bytes: keys sorted by code point (UTF-8 byte order is code point order), the same escapes
 # (\" \\ \b \f \n \r \t, \u00XX for other control characters, everything else as UTF-8),
 # integers in full, true/false/null. Where they differ it is on what a body read from the
-# store or built in code should not hold, but might: floats (1e16, NaN and -0.0 written
-# differently), integers beyond 64 bits and lone surrogates (orjson refuses them), keys
-# that are not text (json converts them), subclasses of str/int/dict/list (json may read
-# them through their own methods), values json refuses but orjson writes (datetimes, UUIDs,
-# enums, dataclasses). So orjson writes a body only when :func:`_plain_json` finds it made
-# of exact dict (text keys), list, str, int, bool and None alone, and json.dumps
-# writes anything else, or anything orjson refuses, exactly as before
+# store or built in code should not hold, but might: floats (1e-07, NaN, Infinity written
+# otherwise), integers beyond 64 bits and lone surrogates (orjson refuses them), keys that
+# are not exact text (orjson refuses them; json converts them, or sorts them by their own
+# ``<``), subclasses of str/int/dict/list (json may read them through their own methods),
+# values json refuses but orjson writes (datetimes, UUIDs, enums, dataclasses). So orjson
+# writes a body only when :func:`_plain_json` finds it made of exact dict, list, str, int,
+# bool and None alone, and json.dumps writes anything else, or anything orjson refuses,
+# exactly as before
 # (tests/test_canonical_json.py holds the two to the same bytes, or the same error).
 _NONE = type(None)
 
@@ -387,14 +390,13 @@ def canonical_json(value: Any) -> bytes:
 
 
 def _plain_json(value: Any) -> bool:
-    """Whether ``value`` is made of exact dicts with text keys, lists, text, integers,
-    booleans and None alone (see above: anything else, a tuple included, is left to
-    json.dumps)."""
+    """Whether ``value`` is made of exact dicts, lists, text, integers, booleans and None
+    alone (see above: anything else, a tuple included, is left to json.dumps). Called
+    once orjson has written ``value``, which it does only where every key is exact text:
+    the keys are not looked at again. A list's lists (a player's groups) are walked in
+    place, without a call each."""
     kind = type(value)
     if kind is dict:
-        for key in value:
-            if type(key) is not str:
-                return False
         items = value.values()
     elif kind is list:
         items = value
@@ -404,7 +406,16 @@ def _plain_json(value: Any) -> bool:
         kind = type(item)
         if kind is str or kind is int or kind is bool or kind is _NONE:
             continue
-        if (kind is dict or kind is list) and _plain_json(item):
+        if kind is list:
+            for inner in item:
+                kind = type(inner)
+                if kind is str or kind is int or kind is bool or kind is _NONE:
+                    continue
+                if (kind is dict or kind is list) and _plain_json(inner):
+                    continue
+                return False
+            continue
+        if kind is dict and _plain_json(item):
             continue
         return False
     return True
