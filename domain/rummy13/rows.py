@@ -41,7 +41,25 @@ def _moment(value) -> datetime | None:
 
 
 def _decimal(text: str | None) -> Decimal | None:
-    return None if text is None else Decimal(text)
+    if type(text) is not str:
+        return None if text is None else Decimal(text)
+    # By its text: a store's settlements repeat a few hundred amounts, and Decimal(text)
+    # costs about ten dict look-ups (verify reads some thirty a game). A finite Decimal
+    # made from text is that text's exact value, whatever the context, and immutable: the
+    # kept one is what Decimal(text) would give (same value, same exponent). Anything
+    # else (NaN, infinities, text that is no number) is made each time, as before.
+    found = _DECIMALS.get(text)
+    if found is None:
+        found = Decimal(text)
+        if found.is_finite():
+            if len(_DECIMALS) >= _DECIMALS_KEPT:
+                _DECIMALS.clear()
+            _DECIMALS[text] = found
+    return found
+
+
+_DECIMALS: dict[str, Decimal] = {}
+_DECIMALS_KEPT = 4096
 
 
 def recorded_hash(game: Game | GameFold) -> str:
