@@ -92,6 +92,10 @@ def test_every_event_gives_the_aggregates_rows():
         game, state = None, None
         for event in events:
             assert variant.move_row(state, event) == variant.move_row(game, event)
+            # verify's own (its values, the aggregate's fields read behind its properties)
+            fields = variant.move_fields(game, event, str)
+            assert fields == variant.move_fields(state, event, str)
+            assert fields is None or type(fields[1]) is int  # move_count
             game = event.mutate(game)
             state = fold13.apply(state, event)
             assert state.version == game.version

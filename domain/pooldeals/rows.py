@@ -16,13 +16,13 @@ writes them, one writer for every variant).
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable
 from decimal import Decimal
 
 from domain.pooldeals.audit import audit_match, compare_reported
 from domain.pooldeals.match import FINISHED, PLAYING, Match
 from domain.pooldeals.outcome import match_outcome, outcome_hash
+from domain.rummy13.settlement import canonical_json
 from domain.timestamps import parse_time
 from domain.variants.base import MAX_NOTE, SETTLEMENT_KIND, UNSETTLED_COLUMNS
 
@@ -111,8 +111,8 @@ def _move_row(game_id: str, domain_event, moves: int, deals: int) -> dict:
 
 
 def settlement_hash(settlement: dict) -> str:
-    text = json.dumps(settlement, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+    # canonical_json: json.dumps(sort_keys, no spaces, ensure_ascii=False)'s bytes, faster.
+    return hashlib.sha256(canonical_json(settlement)).hexdigest()
 
 
 def closing_rows(match: Match, ended_at) -> tuple[dict, list[dict], list[dict]]:

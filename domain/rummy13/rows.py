@@ -22,6 +22,7 @@ from domain.rummy13.raise_schedule import point_value_for_round
 from domain.rummy13.settlement import (  # re-exported: the projection imports them from here
     Settlement,
     account_of,
+    canonical_hash,
     canonical_settlement,
     settlement_hash,
 )
@@ -40,7 +41,25 @@ def _moment(value) -> datetime | None:
 
 
 def _decimal(text: str | None) -> Decimal | None:
-    return None if text is None else Decimal(text)
+    if type(text) is not str:
+        return None if text is None else Decimal(text)
+    # By its text: a store's settlements repeat a few hundred amounts, and Decimal(text)
+    # costs about ten dict look-ups (verify reads some thirty a game). A finite Decimal
+    # made from text is that text's exact value, whatever the context, and immutable: the
+    # kept one is what Decimal(text) would give (same value, same exponent). Anything
+    # else (NaN, infinities, text that is no number) is made each time, as before.
+    found = _DECIMALS.get(text)
+    if found is None:
+        found = Decimal(text)
+        if found.is_finite():
+            if len(_DECIMALS) >= _DECIMALS_KEPT:
+                _DECIMALS.clear()
+            _DECIMALS[text] = found
+    return found
+
+
+_DECIMALS: dict[str, Decimal] = {}
+_DECIMALS_KEPT = 4096
 
 
 def recorded_hash(game: Game | GameFold) -> str:
@@ -175,21 +194,29 @@ def move_row(before: Game, domain_event, move_type: str) -> dict:
 def move_fields(before: Game, domain_event, move_type: str, read_time=_moment) -> tuple:
     """:func:`move_row`'s values in its columns' order (``MOVE_COLUMNS``), the event's
     ``at`` read by ``read_time``."""
-    body = vars(domain_event)  # the event's fields (a missing one is None, as getattr's default)
-    groups = body.get("groups")
-    played = before.round  # read once: verify builds these for every move it replays
+    get = vars(domain_event).get  # the event's fields (a missing one is None, as getattr's)
+    if type(before) is Game:
+        # The aggregate's own fields behind its properties (config, game_id, move_count,
+        # round: a Python call each), read as they are: verify builds these for every
+        # move it replays.
+        config, count, played = before._config, len(before._moves), before._round
+        game_id = config.game_id
+    else:
+        config, count, played = before.config, before.move_count, before.round
+        game_id = before.game_id
+    groups = get("groups")
     return (
-        before.game_id,
-        before.move_count,
+        game_id,
+        count,
         domain_event.originator_version,
-        body.get("player"),
+        get("player"),
         move_type,
-        body.get("card") or body.get("finish"),
-        body.get("source"),
+        get("card") or get("finish"),
+        get("source"),
         None if groups is None else [list(group) for group in groups],
         played,
-        point_value_for_round(before.config, played),
-        read_time(body.get("at")),
+        point_value_for_round(config, played),
+        read_time(get("at")),
     )
 
 
@@ -210,7 +237,7 @@ def audit_row(game: Game, *, verify: bool = True) -> dict:
         found = audit13._compare_recorded(recorded, computed) + found
     note = "; ".join(d.note() for d in found)
     return {
-        "recomputed_hash": settlement_hash(computed),
+        "recomputed_hash": canonical_hash(computed),  # in canonical order already
         "discrepancy": bool(found),
         "discrepancy_note": note[:MAX_NOTE] or None,
     }

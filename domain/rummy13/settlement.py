@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+import orjson
+
 from domain.cards import Card
 from domain.money import (  # noqa: F401 (re-exported: settlement's money words)
     CENT,
@@ -327,7 +329,9 @@ def canonical_settlement(settlement: Mapping) -> dict:
     if isinstance(players, Mapping):
         body["players"] = {
             player: {**line, "groups": sorted(line["groups"], key=_group_key)}
-            if isinstance(line, Mapping) and isinstance(line.get("groups"), list)
+            # type(line) is dict: the usual line, without asking the Mapping ABC
+            if (type(line) is dict or isinstance(line, Mapping))
+            and isinstance(line.get("groups"), list)
             else line
             for player, line in players.items()
         }
@@ -335,12 +339,83 @@ def canonical_settlement(settlement: Mapping) -> dict:
 
 
 def _group_key(group) -> tuple:
-    return tuple(str(card) for card in group) if isinstance(group, list | tuple) else (str(group),)
+    # tuple(map(str, ...)): each card's text, as a generator would give it, made in C.
+    return tuple(map(str, group)) if isinstance(group, list | tuple) else (str(group),)
 
 
 def settlement_hash(settlement: Mapping) -> str:
     """sha256 of a settlement body's canonical JSON (sorted keys, no spaces, each player's
     groups in :func:`canonical_settlement` order)."""
-    settlement = canonical_settlement(settlement)
-    text = json.dumps(settlement, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return canonical_hash(canonical_settlement(settlement))
+
+
+def canonical_hash(settlement: Mapping) -> str:
+    """:func:`settlement_hash` of a body already in :func:`canonical_settlement` order (the
+    audit's, which compares it so): the same digest, without ordering it again."""
+    return hashlib.sha256(canonical_json(settlement)).hexdigest()
+
+
+# -- canonical JSON ----------------------------------------------------------------------------
+# Every settlement hash ever stored is sha256 of ``json.dumps(body, sort_keys=True,
+# separators=(",", ":"), ensure_ascii=False)`` encoded as UTF-8, so those bytes must never
+# change. orjson writes them about ten times faster, and for plain JSON values the very same
+# bytes: keys sorted by code point (UTF-8 byte order is code point order), the same escapes
+# (\" \\ \b \f \n \r \t, \u00XX for other control characters, everything else as UTF-8),
+# integers in full, true/false/null. Where they differ it is on what a body read from the
+# store or built in code should not hold, but might: floats (1e-07, NaN, Infinity written
+# otherwise), integers beyond 64 bits and lone surrogates (orjson refuses them), keys that
+# are not exact text (orjson refuses them; json converts them, or sorts them by their own
+# ``<``), subclasses of str/int/dict/list (json may read them through their own methods),
+# values json refuses but orjson writes (datetimes, UUIDs, enums, dataclasses). So orjson
+# writes a body only when :func:`_plain_json` finds it made of exact dict, list, str, int,
+# bool and None alone, and json.dumps writes anything else, or anything orjson refuses,
+# exactly as before
+# (tests/test_canonical_json.py holds the two to the same bytes, or the same error).
+_NONE = type(None)
+
+
+def canonical_json(value: Any) -> bytes:
+    """``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``
+    encoded as UTF-8 (raising as that does), by orjson wherever its bytes are the same."""
+    try:
+        # First, so that what _plain_json walks is known to be finite: orjson refuses
+        # anything nested over 254 deep (a circular body included).
+        data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # beyond 64 bits, a lone surrogate, not JSON at all...
+        data = None
+    if data is None or not _plain_json(value):
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        data = text.encode()
+    return data
+
+
+def _plain_json(value: Any) -> bool:
+    """Whether ``value`` is made of exact dicts, lists, text, integers, booleans and None
+    alone (see above: anything else, a tuple included, is left to json.dumps). Called
+    once orjson has written ``value``, which it does only where every key is exact text:
+    the keys are not looked at again. A list's lists (a player's groups) are walked in
+    place, without a call each."""
+    kind = type(value)
+    if kind is dict:
+        items = value.values()
+    elif kind is list:
+        items = value
+    else:
+        return kind is str or kind is int or kind is bool or kind is _NONE
+    for item in items:
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or kind is _NONE:
+            continue
+        if kind is list:
+            for inner in item:
+                kind = type(inner)
+                if kind is str or kind is int or kind is bool or kind is _NONE:
+                    continue
+                if (kind is dict or kind is list) and _plain_json(inner):
+                    continue
+                return False
+            continue
+        if kind is dict and _plain_json(item):
+            continue
+        return False
+    return True
