@@ -148,6 +148,10 @@ def expected_rows(
     move_fields = variant.move_fields  # None: the move rows as dicts
     closing_rows, audits_after = variant.closing_rows, variant.audits_after
     closing_events = variant.closing_events  # None: every event may close the game
+    # Whether an event of a type is one of ``closing_events``, by its type: an isinstance
+    # of these event classes (their metaclass is not ``type``) costs several times a
+    # lookup, and every event is asked.
+    closes = _CLOSING_TYPES.setdefault(closing_events, {})
     auditor = variant.audit_watch()
     game = None
     events, moves, closing = [], [], GameRows()
@@ -184,7 +188,13 @@ def expected_rows(
             game = apply(event, game)
             if within:
                 events.append(event)
-                if closing_events is None or isinstance(event, closing_events):
+                kind = type(event)
+                ends = closes.get(kind)
+                if ends is None:
+                    ends = closes[kind] = closing_events is None or isinstance(
+                        event, closing_events
+                    )
+                if ends:
                     closed = closing_rows(game, event)
                     if closed is not None:
                         settled_version = row.version  # results and entries name this event
@@ -226,6 +236,10 @@ def expected_rows(
         )
     expected.replayed_all = replayed_all
     return expected
+
+
+# By a variant's ``closing_events``: whether each event type met is one of them.
+_CLOSING_TYPES: dict[tuple[type, ...] | None, dict[type, bool]] = {}
 
 
 def _finish(
@@ -621,6 +635,9 @@ def _move_forms(fields: list[tuple], game_id: str | None, document, money, momen
     tuple display (every move of every game verify replays comes through here)."""
     forms: list[tuple] = []
     append = forms.append
+    # Most of a game's moves hold the very Decimal of the move before (the game's point
+    # value): its stored form is made once for them (a Decimal is immutable).
+    last_value = last_form = None
     try:
         for row in fields:
             if len(row) != _MOVE_WIDTH:
@@ -631,7 +648,9 @@ def _move_forms(fields: list[tuple], game_id: str | None, document, money, momen
                 if "NaN" in groups or "Infinity" in groups:
                     return None
             if value is not None:
-                value = money(value)
+                if value is not last_value:
+                    last_value, last_form = value, money(value)
+                value = last_form
             if at is not None:
                 if type(at) is str:
                     at = sqlite_datetime_text(at)
