@@ -535,13 +535,8 @@ class _SqliteTable:
         values = pick_computed(computed)
         if bound:
             values = list(values)
-            for index, store in bound:
-                value = values[index]
-                if value is not None:
-                    value = store(value)
-                    if value is _NO_FORM:
-                        return False
-                    values[index] = value
+            if not _in_stored_form(values, bound):
+                return False
             values = tuple(values)
         found = pick_stored(raw)
         return found == values and tuple(map(type, found)) == tuple(map(type, values))
@@ -598,6 +593,19 @@ class _SqliteTable:
                     if text is not None and ("NaN" in text or "Infinity" in text):
                         forms[index] = None
         return forms
+
+
+def _in_stored_form(values: list, bound) -> bool:
+    """``values`` with each of ``bound``'s places (place, stored-form function) put in its
+    stored form, None left as it is; False where a value has none (:data:`_NO_FORM`)."""
+    for index, store in bound:
+        value = values[index]
+        if value is not None:
+            value = store(value)
+            if value is _NO_FORM:
+                return False
+            values[index] = value
+    return True
 
 
 def _written_guards(table: sa.Table, binders: dict) -> tuple[list[str], list[int]] | None:
@@ -929,22 +937,31 @@ def _moves_as_json(connection, reader: _SqliteTable, game_ids: list[str]) -> dic
     for each), and a game has a row of eleven per move; one text a game costs a tenth of
     that. None where the table's columns are not ``MOVE_COLUMNS`` or SQLite cannot write
     a value as JSON (a BLOB): the rows are then read as they are."""
-    import sqlite3
-
     if tuple(reader.names) != MOVE_COLUMNS:
         return None
     quote = reader.dialect.identifier_preparer.quote
-    marks = ",".join("?" * len(game_ids))
     query = (
         f"SELECT {quote('game_id')}, json_group_array(json_array("
         f"{', '.join(quote(n) for n in MOVE_COLUMNS[1:])})) FROM {quote(MOVES.name)} "
-        f"WHERE {quote('game_id')} IN ({marks}) GROUP BY {quote('game_id')}"
+        f"WHERE {quote('game_id')} IN ({_marks(game_ids)}) GROUP BY {quote('game_id')}"
     )
+    found = _json_rows(connection, query, game_ids)
+    return None if found is None else dict(found)
+
+
+def _marks(game_ids: list[str]) -> str:
+    return ",".join("?" * len(game_ids))
+
+
+def _json_rows(connection, query: str, game_ids: list[str]) -> list | None:
+    """The rows of ``query`` (over ``game_ids``) from SQLite's cursor; None where SQLite
+    cannot write a value as JSON (a BLOB)."""
+    import sqlite3
+
     try:
-        found = connection.connection.dbapi_connection.execute(query, game_ids).fetchall()
+        return connection.connection.dbapi_connection.execute(query, game_ids).fetchall()
     except sqlite3.Error:
         return None
-    return dict(found)
 
 
 class _MovesByGame(_LazyRows):
@@ -1043,8 +1060,6 @@ class _BatchRows:
     def read(cls, connection, game_ids: list[str]) -> _BatchRows | None:
         """The batch's texts; None where the tables are not those the projection defines
         (their columns) or SQLite cannot write a value as JSON (a BLOB)."""
-        import sqlite3
-
         moves = _SqliteTable(connection, MOVES)
         if tuple(moves.names) != MOVE_COLUMNS or not game_ids:
             return None
@@ -1065,18 +1080,14 @@ class _BatchRows:
             [f"json_array({games})"]
             + [rows_of(table, _head_columns(table)) for table, _ in _HEAD_TABLES[1:]]
         )
-        marks = ",".join("?" * len(game_ids))
         # As bytes (a BLOB), the form orjson writes: no UTF-8 decoding of each text.
         query = (
             f"SELECT g.{quote('game_id')}, CAST('[' || {head} || ']' AS BLOB), "
             f"CAST({rows_of(MOVES, MOVE_COLUMNS[1:])} AS BLOB) FROM {quote(GAMES.name)} AS g "
-            f"WHERE g.{quote('game_id')} IN ({marks})"
+            f"WHERE g.{quote('game_id')} IN ({_marks(game_ids)})"
         )
-        try:
-            found = connection.connection.dbapi_connection.execute(query, game_ids).fetchall()
-        except sqlite3.Error:
-            return None
-        if len(found) != len(set(game_ids)):
+        found = _json_rows(connection, query, game_ids)
+        if found is None or len(found) != len(set(game_ids)):
             # A game without its ``games`` row: its other rows are in no text (and must
             # still be compared), so the batch is read as before.
             return None
@@ -1156,14 +1167,7 @@ class _RowForms:
             values = list(self.pick(computed))
         except KeyError:  # a column the row lacks is not compared: nothing is settled
             return None
-        for index, store in self.bound:
-            value = values[index]
-            if value is not None:
-                value = store(value)
-                if value is _NO_FORM:
-                    return None
-                values[index] = value
-        return values
+        return values if _in_stored_form(values, self.bound) else None
 
     def rows(self, computed: dict) -> list | None:
         """Each row of ``computed`` (by its key) in its stored form, in the order the text
