@@ -798,7 +798,13 @@ def _plain_json(value: Any) -> bool:
     kind = type(value)
     if kind is str or kind is int or kind is bool or value is None:
         return True
-    return kind is list and all(map(_plain_json, value))
+    # A list of such values (a game's players, a meld's cards) in one test of their types.
+    return kind is list and (
+        _FLAT_JSON.issuperset(map(type, value)) or all(map(_plain_json, value))
+    )
+
+
+_FLAT_JSON = frozenset((str, int, bool, NoneType))
 
 
 class _LazyRows(dict):
