@@ -683,3 +683,97 @@ def test_a_move_time_is_kept_as_text_only_in_format_times_form():
         else:
             assert _read_time(text) == moment
     assert z_text(None) is None and _read_time(None) is None
+
+
+def test_sqlite_batch_texts_settle_a_game_only_where_the_comparison_agrees(sqlite_url):
+    # On SQLite verify reads a batch's games row, results and settlement lines as one JSON
+    # text a game and settles the game when the text is that of the rows the events give
+    # in their stored form (read_model_checks._BatchRows.settles). Every game of an
+    # untouched store is settled so, and after any edit of a read row a game is settled
+    # only where the comparison column by column (read_model_checks.compare_game on the
+    # rows read as before) finds nothing.
+    import dataclasses
+    import math
+
+    from domain import variants
+    from replays.readmodels import read_model_checks as checks
+    from replays.store.schema import EVENTS_TABLE
+
+    game_ids = store_simulated(sqlite_url)
+    game_id, winner = settled_game(sqlite_url, game_ids)
+    ledger = checks.ledger_for(sqlite_url)
+    edits = {
+        "gross": "UPDATE games SET gross = gross + 1 WHERE game_id = :g",
+        "gross as a float": "UPDATE games SET gross = gross + 0.5 WHERE game_id = :g",
+        "no winner": "UPDATE games SET winner = NULL WHERE game_id = :g",
+        "a flag": "UPDATE games SET discrepancy = 2 WHERE game_id = :g",
+        "a day": "UPDATE games SET ended_on = '2001-01-01' WHERE game_id = :g",
+        "a time": "UPDATE games SET started_at = '2001-01-01 00:00:00.000000' WHERE game_id = :g",
+        "a time written otherwise": "UPDATE games SET started_at = replace(started_at, ' ', 'T') "
+        "WHERE game_id = :g",
+        "players spaced otherwise": "UPDATE games SET players = json(players) WHERE game_id = :g",
+        "a note": "UPDATE games SET discrepancy_note = 'x' WHERE game_id = :g",
+        "an amount": "UPDATE player_results SET amount = amount + 1 WHERE game_id = :g "
+        "AND player = :w",
+        "a seat as text": "UPDATE player_results SET seat = 'one' WHERE game_id = :g",
+        "a result row fewer": "DELETE FROM player_results WHERE game_id = :g AND player = :w",
+        "a result row more": "INSERT INTO player_results SELECT game_id, 'zz', seat, result, "
+        "points, point_value, amount, hand_score, min_score, scoring_case, ended_at_round "
+        "FROM player_results WHERE game_id = :g AND player = :w",
+        "a debit": "UPDATE ledger_entries SET debit = debit + 1 WHERE game_id = :g AND line = 1",
+        "an account": "UPDATE ledger_entries SET account = 'x' WHERE game_id = :g AND line = 1",
+        "a line fewer": "DELETE FROM ledger_entries WHERE game_id = :g AND line = 1",
+        "a line twice": "INSERT INTO ledger_entries (game_id, dispute_id, kind, line, account, "
+        "player, debit, credit, currency, posted_at, posted_on) SELECT game_id, dispute_id, "
+        "kind, line, account, player, debit, credit, currency, posted_at, posted_on FROM "
+        "ledger_entries WHERE game_id = :g AND line = 1",
+        "a line moved to the end": "UPDATE ledger_entries SET id = id + 1000000 WHERE "
+        "game_id = :g AND line = 1",
+        "a line a dispute's": "UPDATE ledger_entries SET dispute_id = 'd' WHERE game_id = :g "
+        "AND line = 1",
+        "a line's day": "UPDATE ledger_entries SET posted_on = NULL WHERE game_id = :g",
+        "another game's line": "UPDATE ledger_entries SET game_id = :o WHERE game_id = :g "
+        "AND line = 1",
+    }
+    other = next(g for g in game_ids if g != game_id)
+    with engine_for(sqlite_url).connect() as connection:
+        position = checks.projection_position(connection)
+        replayed = {}
+        for prefix in variants.topic_prefixes():
+            for rows in checks._events_by_aggregate(connection, position, EVENTS_TABLE, prefix):
+                expected = checks.expected_rows(ledger, rows)
+                replayed[expected.game_id] = expected
+        batch = checks._batch_rows(connection, game_ids)
+        assert isinstance(batch, checks._BatchRows)
+        assert all(batch.settles(replayed[g]) for g in game_ids)
+        # No float has a form: orjson writes NaN as null, as SQLite writes a NULL.
+        unsure = dataclasses.replace(
+            replayed[game_id], game={**replayed[game_id].game, "discrepancy_note": math.nan}
+        )
+        report = Report()
+        checks.compare_game(report, unsure, checks._stored_rows(connection, [game_id]))
+        assert report.problems and not batch.settles(unsure)
+        found = {}
+        connection.rollback()  # each edit in a transaction of its own, undone
+        for name, edit in edits.items():
+            connection.execute(sa.text(edit), {"g": game_id, "w": winner, "o": other})
+            report = Report()
+            stored = checks._stored_rows(connection, [game_id, other])
+            checks.compare_game(report, replayed[game_id], stored)
+            batch = checks._batch_rows(connection, [game_id, other])
+            settled = batch.settles(replayed[game_id])
+            found[name] = bool(report.problems)
+            assert not (settled and report.problems), name
+            # As compare_game does with the texts: the same findings, in order.
+            again = Report()
+            checks.compare_game(again, replayed[game_id], batch)
+            assert [p.message for p in again.problems] == [p.message for p in report.problems], name
+            connection.rollback()
+    # Most edits are findings; the rest leave rows that read back equal (a settlement
+    # line twice is read as one: the second copy is the row compared).
+    assert {name for name, finding in found.items() if not finding} == {
+        "players spaced otherwise",
+        "a time written otherwise",
+        "a line moved to the end",
+        "a line twice",
+    }

@@ -148,6 +148,10 @@ def expected_rows(
     move_fields = variant.move_fields  # None: the move rows as dicts
     closing_rows, audits_after = variant.closing_rows, variant.audits_after
     closing_events = variant.closing_events  # None: every event may close the game
+    # Whether an event of a type is one of ``closing_events``, by its type: an isinstance
+    # of these event classes (their metaclass is not ``type``) costs several times a
+    # lookup, and every event is asked.
+    closes = _CLOSING_TYPES.setdefault(closing_events, {})
     auditor = variant.audit_watch()
     game = None
     events, moves, closing = [], [], GameRows()
@@ -184,7 +188,13 @@ def expected_rows(
             game = apply(event, game)
             if within:
                 events.append(event)
-                if closing_events is None or isinstance(event, closing_events):
+                kind = type(event)
+                ends = closes.get(kind)
+                if ends is None:
+                    ends = closes[kind] = closing_events is None or isinstance(
+                        event, closing_events
+                    )
+                if ends:
                     closed = closing_rows(game, event)
                     if closed is not None:
                         settled_version = row.version  # results and entries name this event
@@ -226,6 +236,10 @@ def expected_rows(
         )
     expected.replayed_all = replayed_all
     return expected
+
+
+# By a variant's ``closing_events``: whether each event type met is one of them.
+_CLOSING_TYPES: dict[tuple[type, ...] | None, dict[type, bool]] = {}
 
 
 def _finish(
@@ -521,13 +535,8 @@ class _SqliteTable:
         values = pick_computed(computed)
         if bound:
             values = list(values)
-            for index, store in bound:
-                value = values[index]
-                if value is not None:
-                    value = store(value)
-                    if value is _NO_FORM:
-                        return False
-                    values[index] = value
+            if not _in_stored_form(values, bound):
+                return False
             values = tuple(values)
         found = pick_stored(raw)
         return found == values and tuple(map(type, found)) == tuple(map(type, values))
@@ -586,6 +595,19 @@ class _SqliteTable:
         return forms
 
 
+def _in_stored_form(values: list, bound) -> bool:
+    """``values`` with each of ``bound``'s places (place, stored-form function) put in its
+    stored form, None left as it is; False where a value has none (:data:`_NO_FORM`)."""
+    for index, store in bound:
+        value = values[index]
+        if value is not None:
+            value = store(value)
+            if value is _NO_FORM:
+                return False
+            values[index] = value
+    return True
+
+
 def _written_guards(table: sa.Table, binders: dict) -> tuple[list[str], list[int]] | None:
     """For :meth:`_SqliteTable.written`: the table's time columns (each row's time checked
     for its zone) and the places of its JSON columns (each text checked for NaN), or None
@@ -621,6 +643,9 @@ def _move_forms(fields: list[tuple], game_id: str | None, document, money, momen
     tuple display (every move of every game verify replays comes through here)."""
     forms: list[tuple] = []
     append = forms.append
+    # Most of a game's moves hold the very Decimal of the move before (the game's point
+    # value): its stored form is made once for them (a Decimal is immutable).
+    last_value = last_form = None
     try:
         for row in fields:
             if len(row) != _MOVE_WIDTH:
@@ -631,7 +656,9 @@ def _move_forms(fields: list[tuple], game_id: str | None, document, money, momen
                 if "NaN" in groups or "Infinity" in groups:
                     return None
             if value is not None:
-                value = money(value)
+                if value is not last_value:
+                    last_value, last_form = value, money(value)
+                value = last_form
             if at is not None:
                 if type(at) is str:
                     at = sqlite_datetime_text(at)
@@ -771,7 +798,13 @@ def _plain_json(value: Any) -> bool:
     kind = type(value)
     if kind is str or kind is int or kind is bool or value is None:
         return True
-    return kind is list and all(map(_plain_json, value))
+    # A list of such values (a game's players, a meld's cards) in one test of their types.
+    return kind is list and (
+        _FLAT_JSON.issuperset(map(type, value)) or all(map(_plain_json, value))
+    )
+
+
+_FLAT_JSON = frozenset((str, int, bool, NoneType))
 
 
 class _LazyRows(dict):
@@ -864,21 +897,26 @@ def _stored_rows(connection: sa.Connection, game_ids: list[str]) -> _StoredRows:
     return found
 
 
-def _sqlite_stored_rows(connection: sa.Connection, game_ids: list[str], found) -> None:
+def _sqlite_stored_rows(
+    connection: sa.Connection, game_ids: list[str], found, *, moves: bool = True
+) -> None:
     """:func:`_stored_rows` on SQLite: the rows as the driver gives them, keyed as there
-    (the key columns have no processor on SQLite: texts and integers as stored)."""
+    (the key columns have no processor on SQLite: texts and integers as stored); the
+    ``moves`` rows only with ``moves``."""
     games = _SqliteTable(connection, GAMES)
     found.games = _StoredTable(games)
     at = games.places["game_id"]
     for raw in games.select(connection, game_ids):
         dict.__setitem__(found.games, raw[at], raw)
-    moves = _SqliteTable(connection, MOVES)
-    texts = _moves_as_json(connection, moves, game_ids)
-    if texts is not None:
-        found.moves = _MovesByGame(connection, moves, texts)
+    texts = None
+    if moves:
+        reader = _SqliteTable(connection, MOVES)
+        texts = _moves_as_json(connection, reader, game_ids)
+        if texts is not None:
+            found.moves = _MovesByGame(connection, reader, texts)
     for table, keys, extra, into in (
         (RESULTS, ("player",), "", found.results),
-        (MOVES, ("move_index",), "", None if texts is not None else found.moves),
+        (MOVES, ("move_index",), "", found.moves if moves and texts is None else None),
         (ENTRIES, _ENTRY_KEY, ' AND "dispute_id" IS NULL', found.entries),
     ):
         if into is not None:
@@ -905,22 +943,31 @@ def _moves_as_json(connection, reader: _SqliteTable, game_ids: list[str]) -> dic
     for each), and a game has a row of eleven per move; one text a game costs a tenth of
     that. None where the table's columns are not ``MOVE_COLUMNS`` or SQLite cannot write
     a value as JSON (a BLOB): the rows are then read as they are."""
-    import sqlite3
-
     if tuple(reader.names) != MOVE_COLUMNS:
         return None
     quote = reader.dialect.identifier_preparer.quote
-    marks = ",".join("?" * len(game_ids))
     query = (
         f"SELECT {quote('game_id')}, json_group_array(json_array("
         f"{', '.join(quote(n) for n in MOVE_COLUMNS[1:])})) FROM {quote(MOVES.name)} "
-        f"WHERE {quote('game_id')} IN ({marks}) GROUP BY {quote('game_id')}"
+        f"WHERE {quote('game_id')} IN ({_marks(game_ids)}) GROUP BY {quote('game_id')}"
     )
+    found = _json_rows(connection, query, game_ids)
+    return None if found is None else dict(found)
+
+
+def _marks(game_ids: list[str]) -> str:
+    return ",".join("?" * len(game_ids))
+
+
+def _json_rows(connection, query: str, game_ids: list[str]) -> list | None:
+    """The rows of ``query`` (over ``game_ids``) from SQLite's cursor; None where SQLite
+    cannot write a value as JSON (a BLOB)."""
+    import sqlite3
+
     try:
-        found = connection.connection.dbapi_connection.execute(query, game_ids).fetchall()
+        return connection.connection.dbapi_connection.execute(query, game_ids).fetchall()
     except sqlite3.Error:
         return None
-    return dict(found)
 
 
 class _MovesByGame(_LazyRows):
@@ -966,7 +1013,185 @@ class _MovesByGame(_LazyRows):
             written = orjson.dumps(forms)
         except TypeError:  # orjson's JSONEncodeError too: a value JSON cannot hold
             return False
-        return written == text.encode()
+        # Read as bytes where :class:`_BatchRows` read the texts (no decoding of each).
+        return written == (text if type(text) is bytes else text.encode())
+
+
+# -- a batch's rows as one JSON text a game (SQLite) -------------------------------------------
+# The tables whose rows :class:`_BatchRows` reads as one text a game, in the text's order,
+# each with how its rows are ordered in it (the index SQLite reads them by): a game's
+# ``games`` row; its ``player_results`` rows by player (their primary key); its settlement
+# lines in the order written (their ``game_id`` index leads to the rows by rowid).
+_HEAD_TABLES = ((GAMES, False), (RESULTS, True), (ENTRIES, False))
+_PLAIN_FORMS = frozenset((str, int, NoneType))
+
+
+def _head_columns(table: sa.Table) -> list[str]:
+    """The columns of ``table`` the text holds: those :func:`_compare_row` compares."""
+    return [column.name for column in table.c if column.name not in _IGNORED]
+
+
+def _batch_rows(connection: sa.Connection, game_ids: list[str]):
+    """The stored read rows of a batch of games, for :func:`compare_game`: on SQLite a
+    :class:`_BatchRows` (one query, one text a game), else (or where that query fails)
+    :func:`_stored_rows`."""
+    if connection.dialect.name == "sqlite":
+        found = _BatchRows.read(connection, game_ids)
+        if found is not None:
+            return found
+    return _stored_rows(connection, game_ids)
+
+
+class _BatchRows:
+    """A batch's read rows on SQLite as SQLite writes them out as JSON: for each game that
+    has a ``games`` row, one text of that row, its ``player_results`` rows and its
+    settlement lines (``head``), and one of its move rows (as :func:`_moves_as_json`).
+    SQLite hands each column value to Python at about a thousand instructions, and a game
+    has some 150 of them in these tables; a text a game costs a fraction of that.
+
+    :meth:`settles` compares a game's head with the same rows made from its events in
+    their stored form: equal texts are equal rows (see :meth:`_head_forms`), so the
+    comparison column by column would find nothing. A game it does not settle is compared
+    as before: the batch's rows are then read as :func:`_stored_rows` reads them (once,
+    when first asked for: most batches never are)."""
+
+    def __init__(self, connection, game_ids: list[str], heads: dict, moves) -> None:
+        self.connection, self.game_ids = connection, game_ids
+        self.heads, self.moves = heads, moves
+        dialect = connection.dialect
+        self.forms = [_RowForms(table, dialect, by_key) for table, by_key in _HEAD_TABLES]
+        self._rows: _StoredRows | None = None
+
+    @classmethod
+    def read(cls, connection, game_ids: list[str]) -> _BatchRows | None:
+        """The batch's texts; None where the tables are not those the projection defines
+        (their columns) or SQLite cannot write a value as JSON (a BLOB)."""
+        moves = _SqliteTable(connection, MOVES)
+        if tuple(moves.names) != MOVE_COLUMNS or not game_ids:
+            return None
+        quote = connection.dialect.identifier_preparer.quote
+
+        def rows_of(table: sa.Table, columns) -> str:
+            listed = ", ".join(f"t.{quote(c)}" for c in columns)
+            where = f"t.{quote('game_id')} = g.{quote('game_id')}"
+            if table is ENTRIES:
+                where += f" AND t.{quote('dispute_id')} IS NULL"
+            return (
+                f"(SELECT json_group_array(json_array({listed})) FROM {quote(table.name)} "
+                f"AS t WHERE {where})"
+            )
+
+        games = ", ".join(f"g.{quote(c)}" for c in _head_columns(GAMES))
+        head = " || ',' || ".join(
+            [f"json_array({games})"]
+            + [rows_of(table, _head_columns(table)) for table, _ in _HEAD_TABLES[1:]]
+        )
+        # As bytes (a BLOB), the form orjson writes: no UTF-8 decoding of each text.
+        query = (
+            f"SELECT g.{quote('game_id')}, CAST('[' || {head} || ']' AS BLOB), "
+            f"CAST({rows_of(MOVES, MOVE_COLUMNS[1:])} AS BLOB) FROM {quote(GAMES.name)} AS g "
+            f"WHERE g.{quote('game_id')} IN ({_marks(game_ids)})"
+        )
+        found = _json_rows(connection, query, game_ids)
+        if found is None or len(found) != len(set(game_ids)):
+            # A game without its ``games`` row: its other rows are in no text (and must
+            # still be compared), so the batch is read as before.
+            return None
+        heads = {game_id: text for game_id, text, _ in found}
+        texts = {game_id: text for game_id, _, text in found}
+        return cls(connection, game_ids, heads, _MovesByGame(connection, moves, texts))
+
+    def settles(self, expected: Expected) -> bool:
+        """Whether the game's stored ``games`` row, ``player_results`` rows and
+        settlement lines are, one for one, those ``expected`` holds (and no others)."""
+        import orjson
+
+        text = self.heads.get(expected.game_id)
+        if text is None:
+            return False
+        games, results, entries = self.forms
+        game = games.row(expected.game)
+        if game is None:
+            return False
+        found = [game, results.rows(expected.results), entries.rows(expected.entries)]
+        if found[1] is None or found[2] is None:
+            return False
+        values = itertools.chain(game, *found[1], *found[2])
+        if not _PLAIN_FORMS.issuperset(map(type, values)):
+            return False
+        try:
+            return orjson.dumps(found) == text
+        except TypeError:  # orjson's JSONEncodeError too: a value JSON cannot hold
+            return False
+
+    def _read(self) -> _StoredRows:
+        if self._rows is None:
+            self._rows = _StoredRows()
+            _sqlite_stored_rows(self.connection, self.game_ids, self._rows, moves=False)
+        return self._rows
+
+    @property
+    def games(self) -> dict:
+        return self._read().games
+
+    @property
+    def results(self) -> dict:
+        return self._read().results
+
+    @property
+    def entries(self) -> dict:
+        return self._read().entries
+
+
+class _RowForms:
+    """Rows of one table made from the events in their stored form, as SQLite's
+    ``json_array`` of the stored row gives them (the columns :func:`_head_columns`
+    names, in the table's order) for :meth:`_BatchRows.settles`.
+
+    A row has a form only where :meth:`_SqliteTable.same` would trust one: each column's
+    stored form reads back as a value :func:`_same` finds equal (the table's binders), and
+    the row has every column the text holds (a column it lacks is not compared, so its
+    stored value cannot be settled). :meth:`_BatchRows.settles` also checks that each
+    value of a form is a text, an integer or None, which JSON writes one way each (no
+    float: two floats may be written alike, and orjson writes NaN as null), so that equal
+    texts are equal values of the same types."""
+
+    def __init__(self, table: sa.Table, dialect, by_key: bool) -> None:
+        binders = _columns_of(table, dialect)[3]
+        columns = _head_columns(table)
+        self.by_key = by_key
+        self.pick = None  # no form for any row: a column without a trusted stored form
+        if all(binders[c] is not _UNTRUSTED for c in columns):
+            self.pick = itemgetter(*columns)
+            self.bound = tuple((i, binders[c]) for i, c in enumerate(columns) if binders[c])
+
+    def row(self, computed: dict) -> list | None:
+        """``computed`` in its stored form, or None."""
+        if self.pick is None:
+            return None
+        try:
+            values = list(self.pick(computed))
+        except KeyError:  # a column the row lacks is not compared: nothing is settled
+            return None
+        return values if _in_stored_form(values, self.bound) else None
+
+    def rows(self, computed: dict) -> list | None:
+        """Each row of ``computed`` (by its key) in its stored form, in the order the text
+        holds the stored rows: by their keys (``by_key``), or as they are (the order
+        written)."""
+        rows = computed.values()
+        if self.by_key:
+            try:
+                rows = [computed[key] for key in sorted(computed)]
+            except TypeError:  # keys that do not sort: the rows compared one by one
+                return None
+        found = []
+        for row in rows:
+            form = self.row(row)
+            if form is None:
+                return None
+            found.append(form)
+        return found
 
 
 def _table_rows(
@@ -983,44 +1208,50 @@ def _table_rows(
     return _dicts(connection, query)
 
 
-def compare_game(report: Report, expected: Expected, stored: _StoredRows) -> None:
+def compare_game(report: Report, expected: Expected, stored: _StoredRows | _BatchRows) -> None:
     game_id = expected.game_id
-    same = getattr(stored.games, "same", None)
-    row = None if same is not None and same(game_id, expected.game) else stored.games.get(game_id)
-    if row is None and game_id not in stored.games:
-        report.add(
-            READ_MODEL, "games: no row, although the projection has reached its events", game_id
-        )
-    elif row is not None:
-        _compare_row(report, game_id, "games", row, expected.game)
+    # The games row, results and settlement lines in one comparison of texts (SQLite).
+    settles = getattr(stored, "settles", None)
+    head = settles is not None and settles(expected)
 
     def settled(row: dict) -> int | None:
         return expected.settled_version
 
-    _compare_table(
-        report,
-        game_id,
-        "player_results",
-        stored.results.get(game_id, {}),
-        expected.results,
-        str,
-        settled,
-    )
+    if not head:
+        same = getattr(stored.games, "same", None)
+        found = stored.games
+        row = None if same is not None and same(game_id, expected.game) else found.get(game_id)
+        if row is None and game_id not in stored.games:
+            report.add(
+                READ_MODEL, "games: no row, although the projection has reached its events", game_id
+            )
+        elif row is not None:
+            _compare_row(report, game_id, "games", row, expected.game)
+        _compare_table(
+            report,
+            game_id,
+            "player_results",
+            stored.results.get(game_id, {}),
+            expected.results,
+            str,
+            settled,
+        )
     fields = expected.move_fields
     quick = getattr(stored.moves, "holds", None)  # the rows as JSON texts (SQLite)
     if fields is None or quick is None or not quick(game_id, fields):
         moves = stored.moves.get(game_id, {})
         if fields is None or not (isinstance(moves, _StoredTable) and moves.holds(fields)):
             _compare_table(report, game_id, "moves", moves, expected.moves, str, _row_event)
-    _compare_table(
-        report,
-        game_id,
-        "ledger_entries",
-        stored.entries.get(game_id, {}),
-        expected.entries,
-        lambda key: f"{key[0]} line {key[1]}",
-        settled,
-    )
+    if not head:
+        _compare_table(
+            report,
+            game_id,
+            "ledger_entries",
+            stored.entries.get(game_id, {}),
+            expected.entries,
+            lambda key: f"{key[0]} line {key[1]}",
+            settled,
+        )
 
 
 # -- the passes ------------------------------------------------------------------------------
@@ -1320,7 +1551,7 @@ def replay_games(
         waiting.clear()
         waiting_events = 0
         if batch:
-            stored_rows = _stored_rows(connection, [e.game_id for _, e in batch])
+            stored_rows = _batch_rows(connection, [e.game_id for _, e in batch])
             for originator, expected in batch:
                 found = len(report.problems)
                 compare_game(report, expected, stored_rows)
