@@ -505,3 +505,30 @@ def test_a_write_that_fails_leaves_the_previous_state_whole(tmp_path, monkeypatc
         save_state(tmp_path, second, "{}\n")
     assert load_state(tmp_path) == first
     assert sorted(os.listdir(tmp_path)) == ["checkpoint.json", "state.json"]
+
+
+def test_a_settlement_line_stored_twice_is_found(database_url, keys, tmp_path):
+    # ledger_entries has no key but its id: an insider's copy of a line (a payout paid
+    # twice) is a row of its own. Every verify names it, --since through the game's digest.
+    from replays.integrity.evidence import verify_game, verify_read_models
+
+    games = store_simulated(database_url)
+    state = audit_once(database_url, tmp_path)
+    game_id, _ = settled_game(database_url, games)
+    sql(
+        database_url,
+        "INSERT INTO ledger_entries (game_id, dispute_id, kind, line, account, player, debit, "
+        "credit, currency, posted_at, posted_on) SELECT game_id, dispute_id, kind, line, "
+        "account, player, debit, credit, currency, posted_at, posted_on FROM ledger_entries "
+        "WHERE game_id = :g AND line = 1 AND dispute_id IS NULL",
+        g=game_id,
+    )
+    twice = "ledger_entries[settlement line 1]: stored twice, the game's events give one"
+    for report in (
+        verify_store(database_url),
+        verify_store(database_url, jobs=2),
+        verify_read_models(database_url),
+        verify_game(database_url, game_id),
+        since(database_url, state)[0],
+    ):
+        assert [(p.game_id, p.message) for p in report.problems] == [(game_id, twice)]

@@ -432,6 +432,10 @@ class _StoredRows:
     results: dict[str, dict] = field(default_factory=dict)
     moves: dict[str, dict] = field(default_factory=dict)
     entries: dict[str, dict] = field(default_factory=dict)
+    # Per game, the settlement lines' keys stored more than once: ``ledger_entries`` has
+    # no key of its own but an id, so an insider's copy of a line is a row of its own
+    # (a payout paid twice), which the dicts above would read as one.
+    twice: dict[str, list] = field(default_factory=dict)
 
 
 def _dicts(connection: sa.Connection, query) -> Iterator[dict]:
@@ -893,7 +897,10 @@ def _stored_rows(connection: sa.Connection, game_ids: list[str]) -> _StoredRows:
     for row in _table_rows(connection, MOVES, game_ids):
         found.moves.setdefault(row["game_id"], {})[row["move_index"]] = row
     for row in _table_rows(connection, ENTRIES, game_ids, without_disputes=True):
-        found.entries.setdefault(row["game_id"], {})[tuple(row[k] for k in _ENTRY_KEY)] = row
+        lines, key = found.entries.setdefault(row["game_id"], {}), tuple(row[k] for k in _ENTRY_KEY)
+        if key in lines:
+            found.twice.setdefault(row["game_id"], []).append(key)
+        lines[key] = row
     return found
 
 
@@ -920,19 +927,28 @@ def _sqlite_stored_rows(
         (ENTRIES, _ENTRY_KEY, ' AND "dispute_id" IS NULL', found.entries),
     ):
         if into is not None:
-            _read_into(connection, _SqliteTable(connection, table), keys, game_ids, extra, into)
+            twice = found.twice if table is ENTRIES else None
+            _read_into(
+                connection, _SqliteTable(connection, table), keys, game_ids, extra, into, twice
+            )
 
 
-def _read_into(connection, reader: _SqliteTable, keys, game_ids: list[str], extra: str, into):
+def _read_into(
+    connection, reader: _SqliteTable, keys, game_ids: list[str], extra: str, into, twice=None
+):
     """The rows of ``game_ids`` in ``reader``'s table into ``into``: a :class:`_StoredTable`
-    per game, keyed by the ``keys`` columns."""
+    per game, keyed by the ``keys`` columns; a key met again goes into ``twice`` (per game)
+    when given."""
     at = reader.places["game_id"]
     key_of = itemgetter(*(reader.places[k] for k in keys))
     for raw in reader.select(connection, game_ids, extra):
         game = into.get(raw[at])
         if game is None:
             game = into[raw[at]] = _StoredTable(reader)
-        dict.__setitem__(game, key_of(raw), raw)
+        key = key_of(raw)
+        if twice is not None and dict.__contains__(game, key):
+            twice.setdefault(raw[at], []).append(key)
+        dict.__setitem__(game, key, raw)
 
 
 def _moves_as_json(connection, reader: _SqliteTable, game_ids: list[str]) -> dict | None:
@@ -1142,6 +1158,10 @@ class _BatchRows:
     def entries(self) -> dict:
         return self._read().entries
 
+    @property
+    def twice(self) -> dict:
+        return self._read().twice
+
 
 class _RowForms:
     """Rows of one table made from the events in their stored form, as SQLite's
@@ -1252,6 +1272,13 @@ def compare_game(report: Report, expected: Expected, stored: _StoredRows | _Batc
             lambda key: f"{key[0]} line {key[1]}",
             settled,
         )
+        for kind, line in stored.twice.get(game_id, ()):
+            report.add(
+                READ_MODEL,
+                f"ledger_entries[{kind} line {line}]: stored twice, the game's events give one",
+                game_id,
+                expected.settled_version,
+            )
 
 
 # -- the passes ------------------------------------------------------------------------------
