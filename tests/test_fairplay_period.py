@@ -134,6 +134,19 @@ def test_a_period_reviews_from_its_noted_pairs_as_from_every_pair(database_url):
         assert {f.signal for f in edge} <= {"seating", "feeding"}
 
 
+def _fed_games() -> list[GameFacts]:
+    """The month's games and two in which one player takes every discard of another."""
+    table = Counter(game.table for game in facts()).most_common(1)[0][0]
+    feeds = [Feed(FEEDER, TAKER, True, 9, step) for step in (4, 8, 12)]
+    return [
+        *facts(),
+        *(
+            GameFacts(f"fed{day}", f"2025-03-{day}", table, (FEEDER, TAKER), False, feeds=feeds)
+            for day in (20, 21)
+        ),
+    ]
+
+
 def test_a_flag_shows_the_games_together_of_its_reverse_read_for_it_alone(database_url):
     # A period inside a month reads only the pairs that reach a floor; the games together a
     # flag shows of a pair that reaches none (kept on the pair in name order) are asked for
@@ -141,15 +154,7 @@ def test_a_flag_shows_the_games_together_of_its_reverse_read_for_it_alone(databa
     # wrote in that pair's rows (a negative sum), none once its rows are gone.
     # Two games in which one player takes every discard of another: a feeding flag on a pair
     # whose reverse (in name order) had those two games together and reaches no floor.
-    table = Counter(game.table for game in facts()).most_common(1)[0][0]
-    feeds = [Feed(FEEDER, TAKER, True, 9, step) for step in (4, 8, 12)]
-    games = [
-        *facts(),
-        *(
-            GameFacts(f"fed{day}", f"2025-03-{day}", table, (FEEDER, TAKER), False, feeds=feeds)
-            for day in (20, 21)
-        ),
-    ]
+    games = _fed_games()
     _count(database_url, [games])
     direct = Summary()
     for game in games:
@@ -309,15 +314,7 @@ def test_a_pair_whose_games_together_are_all_null_is_reviewed_by_the_command(
 
     from web.cli import main
 
-    table = Counter(game.table for game in facts()).most_common(1)[0][0]
-    feeds = [Feed(FEEDER, TAKER, True, 9, step) for step in (4, 8, 12)]
-    games = [
-        *facts(),
-        *(
-            GameFacts(f"fed{day}", f"2025-03-{day}", table, (FEEDER, TAKER), False, feeds=feeds)
-            for day in (20, 21)
-        ),
-    ]
+    games = _fed_games()
     _count(database_url, [games])
     engine = engine_for(database_url)
     with Session(engine) as session:
