@@ -37,6 +37,7 @@ from replays.integrity.merkle import leaf_hash
 MAGIC = b"RLE1"
 GENESIS = bytes(32)  # the chain value before a game's first event
 LEAF_PREFIX = b"\x00" + MAGIC  # RFC 6962's leaf prefix, then the event's first bytes
+CHAIN_PREFIX = b"\x02"  # a chain link: SHA-256(0x02 ‖ previous ‖ leaf)
 
 
 def event_bytes(
@@ -94,4 +95,4 @@ def event_leaf(
 
 def chain_hash(previous: bytes, leaf: bytes) -> bytes:
     """The next link of a game's chain: ``SHA-256(0x02 ‖ previous ‖ leaf)``."""
-    return hashlib.sha256(b"\x02" + previous + leaf).digest()
+    return hashlib.sha256(CHAIN_PREFIX + previous + leaf).digest()

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from replays.integrity import locate as locating
 from replays.integrity import merkle
 from replays.integrity.append import Head, stored_head
-from replays.integrity.canonical import GENESIS, LEAF_PREFIX, chain_hash
+from replays.integrity.canonical import CHAIN_PREFIX, GENESIS, LEAF_PREFIX, chain_hash
 from replays.integrity.models import NODE_MIN_LEVEL, CheckpointRow, GameChainHead
 from replays.integrity.report import (  # noqa: F401 (the kinds are verify's vocabulary too)
     ALTERED,
@@ -928,7 +928,8 @@ class _StorePass:
                 previous_version, previous_chain = chains.get(originator, _NO_CHAIN)
                 if version != previous_version + 1 or version < 0:
                     break
-                # canonical.event_leaf for a 16-byte id and a version of 0 and up.
+                # canonical.event_leaf for a 16-byte id and a version of 0 and up, and
+                # canonical.chain_hash below, without a call each (a test holds them equal).
                 leaf = sha256(
                     b"".join(
                         (
@@ -943,7 +944,7 @@ class _StorePass:
                 ).digest()
                 if (
                     leaf != sealed_leaf
-                    or sha256(b"\x02" + previous_chain + sealed_leaf).digest() != chain
+                    or sha256(CHAIN_PREFIX + previous_chain + sealed_leaf).digest() != chain
                 ):
                     break
                 # Counted and noted before the deal check is fed, as :meth:`sealed` does.
