@@ -419,7 +419,7 @@ def _compare_table(
             _compare_row(report, game_id, where, found, row, event_of(row))
     # In the order the rows were read: a set's order would change with the process's
     # string hashing, and the same store would give a report in another order.
-    for key in [key for key in stored.keys() if key not in computed]:
+    for key in [key for key in stored if key not in computed]:
         report.add(
             READ_MODEL,
             f"{table}[{label(key)}]: stored, but the game's events give no such row",
