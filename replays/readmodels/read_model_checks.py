@@ -1185,7 +1185,7 @@ class _RowForms:
         self.pick = None  # no form for any row: a column without a trusted stored form
         if all(binders[c] is not _UNTRUSTED for c in columns):
             self.pick = itemgetter(*columns)
-            self.bound = tuple((i, binders[c]) for i, c in enumerate(columns) if binders[c])
+            self.bound = tuple((i, _kept(binders[c])) for i, c in enumerate(columns) if binders[c])
 
     def row(self, computed: dict) -> list | None:
         """``computed`` in its stored form, or None."""
@@ -1214,6 +1214,36 @@ class _RowForms:
                 return None
             found.append(form)
         return found
+
+
+# Values whose stored form :func:`_kept` remembers: immutable, and equal values of one of
+# these types have one stored form (money scaled to the same integer, a day written by its
+# fields, a naive or UTC time by its fields). Exact types only: ``True == 1 == Decimal(1)``
+# are one dict key; and only times naive or in UTC, as the events give them (a zone whose
+# offset is unknown compares as naive, but is put in UTC as a local time).
+_KEPT_KINDS = frozenset((Decimal, date, datetime))
+_KEPT_ZONES = (None, UTC)
+
+
+def _kept(store):
+    """``store`` (a column's stored-form function) remembering its answer per value of
+    :data:`_KEPT_KINDS`: a batch's settlement rows repeat their amounts, and a game's
+    lines their time and day (a :class:`_RowForms` is made for one batch of games)."""
+    forms: dict = {}
+
+    def kept(value: Any) -> Any:
+        kind = type(value)
+        if kind not in _KEPT_KINDS or (kind is datetime and value.tzinfo not in _KEPT_ZONES):
+            return store(value)
+        try:
+            return forms[value]
+        except KeyError:
+            form = forms[value] = store(value)
+            return form
+        except TypeError:  # a signalling NaN is not hashable: its form is made each time
+            return store(value)
+
+    return kept
 
 
 def _table_rows(

@@ -73,7 +73,7 @@ class StoredText(sa.types.TypeDecorator):
     ``bytes`` that a page, the API or a command would print (``b'\\x00\\xff'``) as the
     value. The failed read is what the fallbacks act on (web/unreadable.py's ``guard``,
     :func:`replays.store.decoding.read_around_unreadable`): they find the row
-    (``typeof(col) NOT IN ('null', 'text')``), name it and draw the rest. PostgreSQL's text
+    (``typeof(col) != 'text'``), name it and draw the rest. PostgreSQL's text
     columns hold text only: no processor there, nothing added to a read."""
 
     impl = sa.String
