@@ -26,7 +26,6 @@ through the full decoding, so it is read, or fails, exactly as before.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -417,7 +416,7 @@ class DeferredDeals:
         """Where the store pass's feed would have finished (its checker's ``finish``)."""
         self.ends = (len(self.report.problems), len(self.report.notes))
 
-    def watch(self, rows: list[StoredRow]) -> Watch | None:
+    def watch(self, rows: list[StoredRow]) -> _GameDeals | None:
         """The deal check to ride along the replay of ``rows`` (one game's events, in
         version order), or None where the replay cannot stand in for the feed."""
         entry = self.games.get(rows[0].originator)
@@ -425,9 +424,9 @@ class DeferredDeals:
             return None
         if not entry.in_order or entry.count != len(rows):
             return None
-        return _GameDeals(entry.names).see
+        return _GameDeals(entry.names)
 
-    def settle(self, rows: list[StoredRow], watch: Watch | None, report: Report) -> bool:
+    def settle(self, rows: list[StoredRow], watch: _GameDeals | None, report: Report) -> bool:
         """The game's deal check, from the replay that went to its end with ``watch`` or
         else (``watch`` None: the replay stopped) by feeding ``rows`` (the same events,
         in the same order) to the checker. True when it found something (the game is
@@ -437,9 +436,8 @@ class DeferredDeals:
         if watch is None:
             found = self._feed(rows, entry.names)
         else:
-            watched = watch.__self__
-            found = watched.found
-            checker, game = self.checker, watched.checker
+            found = watch.found
+            checker, game = self.checker, watch.checker
             checker.checked += game.checked
             checker.unrevealed += game.unrevealed
             checker.rebuilt.update(game.rebuilt)
@@ -553,16 +551,15 @@ class WorkerDeals:
     def __init__(self) -> None:
         self.verdicts: list[tuple[bytes, int, bool, int, int]] = []
 
-    def watch(self, rows: list[StoredRow]) -> Watch:
-        return _GameDeals({}).see
+    def watch(self, rows: list[StoredRow]) -> _GameDeals:
+        return _GameDeals({})
 
     def apart(self, connection, originator: bytes) -> bool:
         return False
 
-    def settle(self, rows: list[StoredRow], watch: Watch | None, report: Report) -> bool:
-        watched = None if watch is None else watch.__self__
-        checker = None if watched is None else watched.checker
-        clean = checker is not None and not watched.found and not checker.rebuilt
+    def settle(self, rows: list[StoredRow], watch: _GameDeals | None, report: Report) -> bool:
+        checker = None if watch is None else watch.checker
+        clean = checker is not None and not watch.found and not checker.rebuilt
         self.verdicts.append(
             (
                 rows[0].originator,
@@ -575,20 +572,13 @@ class WorkerDeals:
         return False
 
 
-# A game's deal check as its replay calls it, ``watch(row, event, game)``: the bound
-# :meth:`_GameDeals.see`, whose ``__self__`` :meth:`DeferredDeals.settle` then reads.
-Watch = Callable[["StoredRow", Any, Any], None]
-
-
 def _order(placed: tuple) -> tuple:
     return placed[:4]
 
 
 class _GameDeals:
     """One game's deal check fed by its replay (findings kept apart, as (index of the row,
-    row id, problem), until the replay is known to have gone to the end). The replay is
-    given its bound :meth:`see` as the watch (a :data:`Watch`): it calls it for every event,
-    and an instance called through ``__call__`` costs several times a method's call."""
+    row id, problem), until the replay is known to have gone to the end)."""
 
     def __init__(self, names: dict[int, str]) -> None:
         from replays.integrity.report import Report
@@ -597,7 +587,7 @@ class _GameDeals:
         self.checker = DealChecker(Report())
         self.found: list[tuple] = []
 
-    def see(self, row: StoredRow, event: Any, game: Any) -> None:
+    def __call__(self, row: StoredRow, event: Any, game: Any) -> None:
         checker = self.checker
         topic = row.topic
         if topic not in TOPICS:
