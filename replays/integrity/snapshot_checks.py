@@ -21,7 +21,7 @@ import orjson
 import sqlalchemy as sa
 from eventsourcing.persistence import StoredEvent
 
-from replays.integrity.store import chunks, has_table, id_param, progress_bar, raw_id
+from replays.integrity.store import has_table, id_param, progress_bar, raw_id
 from replays.store.decoding import event_class
 from replays.store.schema import SNAPSHOTS_TABLE
 from replays.store.settings import database_url
@@ -47,9 +47,6 @@ def _snapshot_rows(
     """Stored snapshots grouped by aggregate, versions ascending; for an aggregate in
     ``skip``, only how many it has (nothing made of them: the whole-store verify skips
     nearly every game here, their snapshots compared in the read-model replay)."""
-    if originators is None and skip:
-        yield from _rows_besides(connection, skip)
-        return
     columns = "originator_id, originator_version, topic, state"
     if originators is None:
         query = sa.text(
@@ -80,27 +77,6 @@ def _snapshot_rows(
         group.append(StoredEvent(UUID(bytes=originator), version, topic, bytes(state)))
     if group or passed:
         yield current, group or passed
-
-
-# Games whose snapshots are read in one query.
-_READ_TOGETHER = 500
-
-
-def _rows_besides(
-    connection: sa.Connection, skip: frozenset[bytes]
-) -> Iterator[tuple[bytes, list[StoredEvent] | int]]:
-    """:func:`_snapshot_rows` of every game, the states read only for those not in
-    ``skip``: its snapshots counted by game, then read a few hundred games at a time."""
-    query = sa.text(
-        f"SELECT originator_id, count(*) FROM {SNAPSHOTS_TABLE} "
-        "GROUP BY originator_id ORDER BY originator_id"
-    )
-    counts = [(raw_id(originator), count) for originator, count in connection.execute(query)]
-    for chunk in chunks(counts, _READ_TOGETHER):
-        wanted = [originator for originator, _ in chunk if originator not in skip]
-        found = snapshots_of(connection, wanted, table_known=True)
-        for originator, count in chunk:
-            yield originator, count if originator in skip else found[originator]
 
 
 def snapshots_of(
