@@ -34,11 +34,12 @@ import struct
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import chain, islice
 from operator import mod
-from typing import Any
+from typing import Any, NamedTuple
 
-from domain.cards import Card, CardError, card_text, card_texts, deck_order
+from domain.cards import ALL_CARDS, Card, CardError, card_text, card_texts, deck_order
 
 HAND_SIZE = 13
 COMMITMENT_PREFIX = "sha256:"
@@ -133,8 +134,22 @@ def derive_deck_order(
     eight to a block in C: a 32-byte block holds exactly eight, so no draw straddles two.
     Every import of a record with a revealed seed derives its deck, and ``verify`` every
     stored one."""
-    words = chain.from_iterable(map(_EIGHT_DRAWS, _blocks(server_seed, client_seeds)))
-    return _shuffled(deck_order(decks, jokers_per_deck), words)
+    return _shuffled(deck_order(decks, jokers_per_deck), _draws(server_seed, client_seeds))
+
+
+def _draws(server_seed: bytes, client_seeds: Sequence[bytes]) -> Iterator[int]:
+    """The stream's 4-byte draws, unpacked eight to a block."""
+    return chain.from_iterable(map(_EIGHT_DRAWS, _blocks(server_seed, client_seeds)))
+
+
+@lru_cache(maxsize=8)
+def _deck_indices(decks: int, jokers_per_deck: int) -> tuple[int, ...]:
+    """:func:`deck_order` as the cards' indices (``ALL_CARDS[index]`` is the card)."""
+    return tuple(card.index for card in deck_order(decks, jokers_per_deck))
+
+
+# Each card's canonical text by its index.
+_TEXTS = tuple(card_text(card) for card in ALL_CARDS)
 
 
 def _shuffled(shuffled: list[Any], words: Iterator[int]) -> list[Any]:
@@ -246,14 +261,7 @@ def deal_from_order(
     hand_size: int = HAND_SIZE,
 ) -> DealtCards:
     """Deal ``order`` (top first): round-robin from the first mover, then wild, open, stock."""
-    if len(set(players)) != len(players) or not players:
-        raise ShuffleError(f"players must be distinct and not empty: {list(players)}")
-    needed = hand_size * len(players) + 2
-    if len(order) < needed:
-        raise ShuffleError(f"{len(players)} players need {needed} cards, the deck has {len(order)}")
-    count = len(players)
-    start = list(players).index(first_mover(players, dealer))
-    dealt = hand_size * count
+    count, start, dealt = _seating(len(order), players, dealer, hand_size)
     # Round-robin from the first mover: the k-th seat from it gets every count-th card
     # from position k on (slices, not a loop over the cards).
     cards = tuple(order[:dealt])
@@ -270,6 +278,18 @@ def deal_from_order(
         stock=tuple(order[dealt + 2 :]),
         hand_positions=positions,
     )
+
+
+def _seating(cards: int, players: Sequence[str], dealer: str | None, hand_size: int):
+    """How a deck of ``cards`` is dealt to ``players``: their count, the first mover's
+    seat, and how many cards the hands take (raises when it cannot be dealt)."""
+    if len(set(players)) != len(players) or not players:
+        raise ShuffleError(f"players must be distinct and not empty: {list(players)}")
+    needed = hand_size * len(players) + 2
+    if cards < needed:
+        raise ShuffleError(f"{len(players)} players need {needed} cards, the deck has {cards}")
+    count = len(players)
+    return count, list(players).index(first_mover(players, dealer)), hand_size * count
 
 
 def deal_from_seeds(
@@ -425,17 +445,79 @@ def derive_deal(
     jokers_per_deck: int = 1,
 ) -> DealtCards | None:
     """The deal the revealed seeds give, or ``None`` when the seed breaks its commitment."""
+    client_seeds = _committed_seeds(seeds, players)
+    if client_seeds is None:
+        return None
+    order = derive_deck_order(seeds.server_seed, client_seeds, decks, jokers_per_deck)
+    return deal_from_order(order, players, dealer)
+
+
+def _committed_seeds(seeds: ShuffleSeeds, players: Sequence[str]) -> list[bytes] | None:
+    """The client seeds in seat order, or ``None`` when the revealed seed breaks its
+    commitment (raises while it is not revealed)."""
     if seeds.server_seed is None:
         raise ShuffleError("the shuffle seed has not been revealed; only the commitment is known")
     if commitment(seeds.server_seed) != seeds.commitment:
         return None
-    order = derive_deck_order(seeds.server_seed, seeds.seeds_for(players), decks, jokers_per_deck)
-    return deal_from_order(order, players, dealer)
+    return seeds.seeds_for(players)
+
+
+def dealt_stock(
+    record_deal: Any,
+    seeds: ShuffleSeeds,
+    players: Sequence[str],
+    *,
+    dealer: str | None,
+    decks: int = 2,
+    jokers_per_deck: int = 1,
+) -> tuple[bytes, int] | None:
+    """``verify``'s usual answer of :func:`derive_deal` then :func:`deal_mismatch`: when
+    ``record_deal`` holds exactly the derived deal in its canonical texts (what
+    :func:`_same_texts` settles), the derived stock as card indices (top first) and the
+    deck position of its top card. The deck is shuffled as card indices and read as texts,
+    without making the deal's cards or their positions. ``None`` for anything else (a seed
+    that breaks its commitment, any other deal): those two then say what. Raises what
+    :func:`derive_deal` raises."""
+    client_seeds = _committed_seeds(seeds, players)
+    if client_seeds is None:
+        return None
+    order = _shuffled(
+        list(_deck_indices(decks, jokers_per_deck)), _draws(seeds.server_seed, client_seeds)
+    )
+    count, start, dealt = _seating(len(order), players, dealer, HAND_SIZE)
+    texts = list(map(_TEXTS.__getitem__, order))
+    derived = DealTexts(
+        {p: texts[(k - start) % count : dealt : count] for k, p in enumerate(players)},
+        texts[dealt],
+        texts[dealt + 1],
+        texts[dealt + 2 :],
+    )
+    if not _same_texts(record_deal, derived):
+        return None
+    return bytes(order[dealt + 2 :]), dealt + 2
+
+
+class DealTexts(NamedTuple):
+    """A deal's cards in their canonical texts, hands in the order dealt."""
+
+    hands: dict[str, list[str]]
+    wild: str
+    open_card: str
+    stock: list[str]
+
+    @classmethod
+    def of(cls, derived: DealtCards) -> DealTexts:
+        return cls(
+            {player: card_texts(cards) for player, cards in derived.hands.items()},
+            card_text(derived.wild),
+            card_text(derived.open_card),
+            card_texts(derived.stock),
+        )
 
 
 def deal_mismatch(record_deal: Any, derived: DealtCards) -> DealMismatch | None:
     """The first card of a recorded deal (hands, wild, open, stock) the derived one lacks."""
-    if _same_texts(record_deal, derived):
+    if _same_texts(record_deal, DealTexts.of(derived)):
         return None
     hands, wild, open_card, stock = _deal_parts(record_deal)
     for player in derived.hands:
@@ -467,7 +549,7 @@ def deal_mismatch(record_deal: Any, derived: DealtCards) -> DealMismatch | None:
     return None
 
 
-def _same_texts(record_deal: Any, derived: DealtCards) -> bool:
+def _same_texts(record_deal: Any, derived: DealTexts) -> bool:
     """Whether a deal that holds its cards as text (a stored ``Dealt`` event, a JSON record)
     holds exactly the derived cards in their canonical text: each hand the same cards (in
     any order), the same wild and open card, the same stock in the same order (when given).
@@ -476,18 +558,17 @@ def _same_texts(record_deal: Any, derived: DealtCards) -> bool:
     :func:`deal_mismatch`'s reading card by card, which finds the same when they match."""
     mapping = isinstance(record_deal, Mapping)
     wild = _field(record_deal, "wild", mapping=mapping)
-    if type(wild) is not str or wild != card_text(derived.wild):
+    if type(wild) is not str or wild != derived.wild:
         return False
-    if _field(record_deal, "open", "open_card", mapping=mapping) != card_text(derived.open_card):
+    if _field(record_deal, "open", "open_card", mapping=mapping) != derived.open_card:
         return False
     hands = _field(record_deal, "hands", mapping=mapping)
     if type(hands) is not dict or hands.keys() != derived.hands.keys():
         return False
     stock = _field(record_deal, "stock", mapping=mapping)
-    if stock is not None and stock != card_texts(derived.stock):
+    if stock is not None and stock != derived.stock:
         return False
-    for player, cards in derived.hands.items():
-        texts = card_texts(cards)
+    for player, texts in derived.hands.items():
         held = hands[player]
         if held != texts and (type(held) is not list or not _same_cards(held, texts)):
             return False

@@ -14,8 +14,9 @@ import pytest
 from test_integrity import PLAYERS, record, seeds_for
 
 from domain import shuffle
+from domain.cards import card_indices
 from domain.rummy13.table import TableConfig
-from domain.shuffle import ShuffleSeeds, deal_from_seeds, deal_mismatch, derive_deal
+from domain.shuffle import ShuffleError, ShuffleSeeds, deal_from_seeds, deal_mismatch, derive_deal
 from replays.integrity.deal_checks import PICKED, DealChecker
 from replays.integrity.report import Report
 from replays.integrity.store import StoredRow, event_rows
@@ -200,7 +201,7 @@ def test_a_deal_settled_by_its_texts_is_one_the_card_reading_settles_the_same(st
     settled = 0
     for deal in _deals(dealt.to_dict()):
         fast = _verdict(deal, derived)
-        settled += shuffle._same_texts(deal, derived)
+        settled += shuffle._same_texts(deal, shuffle.DealTexts.of(derived))
         with monkeypatch.context() as patch:
             patch.setattr(shuffle, "_same_texts", lambda *args: False)
             assert fast == _verdict(deal, derived), deal
@@ -219,4 +220,38 @@ def test_the_stored_deal_event_is_settled_by_its_texts(stored):
     checker.feed(started, "D1")
     game = checker.games[started.originator]
     derived = derive_deal(game.seeds, list(game.config.players), dealer=game.config.dealer_player)
-    assert shuffle._same_texts(checker._decode(dealt_row), derived)
+    assert shuffle._same_texts(checker._decode(dealt_row), shuffle.DealTexts.of(derived))
+
+
+def test_the_deal_settled_without_its_cards_is_the_one_derived_and_read(stored):
+    """``shuffle.dealt_stock`` (the deck shuffled as indices, read as texts) settles a
+    stored deal only where deriving its cards and reading them finds no mismatch, with the
+    same stock; it raises what deriving raises."""
+    rows, dealt = stored
+    seeds = ShuffleSeeds.from_dict(TableConfig.from_dict(_state(rows[0])["config"]).shuffle)
+    players = list(PLAYERS)
+    derived = derive_deal(seeds, players, dealer="p3")
+    settled = 0
+    for deal in _deals(dealt.to_dict()):
+        found = shuffle.dealt_stock(deal, seeds, players, dealer="p3")
+        if found is not None:
+            settled += 1
+            assert _verdict(deal, derived) == "None", deal
+            assert found == (card_indices(derived.stock), derived.stock_start)
+    assert settled == 4
+    unseeded = ShuffleSeeds(seeds.commitment, seeds.server_seed)  # no client seeds
+    for decks, jokers, seated in ((1, 0, players[:2]), (3, 2, players), (2, 1, players[::-1])):
+        other = derive_deal(unseeded, seated, dealer=None, decks=decks, jokers_per_deck=jokers)
+        assert shuffle.dealt_stock(
+            other.to_dict(), unseeded, seated, dealer=None, decks=decks, jokers_per_deck=jokers
+        ) == (card_indices(other.stock), other.stock_start)
+    broken = ShuffleSeeds(seeds.commitment, seeds.server_seed + b"x", seeds.client_seeds)
+    assert derive_deal(broken, players, dealer="p3") is None
+    assert shuffle.dealt_stock(dealt.to_dict(), broken, players, dealer="p3") is None
+    for wrong in ({"dealer": "p9"}, {"dealer": None, "decks": 1, "jokers_per_deck": 0}):
+        seated = players * 2 if "decks" in wrong else players
+        with pytest.raises(ShuffleError) as derived_error:
+            derive_deal(seeds, seated, **wrong)
+        with pytest.raises(ShuffleError) as settled_error:
+            shuffle.dealt_stock(dealt.to_dict(), seeds, seated, **wrong)
+        assert str(settled_error.value) == str(derived_error.value)

@@ -120,6 +120,37 @@ def test_the_snapshot_shortcut_settles_nothing_the_full_reading_would_not(snapsh
     assert not _written_as_rebuilt(quoted, expected.topic, state)
 
 
+def test_one_byte_changed_anywhere_in_the_state_is_found(snapshot_and_game):
+    """Each part of the stored state (every top-level key) with one byte of its value
+    changed: a finding, whether the change still reads as JSON or not."""
+    stored, game, ledger = snapshot_and_game
+    state = orjson.loads(stored.state)["state"]
+    assert len(state) > 20
+    start = stored.state.index(b'"state":')
+    for key in state:
+        name = orjson.dumps(key) + b":"
+        at = stored.state.index(name, start) + len(name)
+        value = orjson.dumps(state[key])
+        at += len(value) // 2
+        for byte in {b"0", b"Z", b"}"} - {stored.state[at : at + 1]}:
+            forged = stored.state[:at] + byte + stored.state[at + 1 :]
+            assert snapshot_mismatch(ledger, _with_state(stored, forged), game), (key, byte)
+
+
+def test_the_ledger_transcoder_writes_a_game_state_as_the_library_does(snapshot_and_game):
+    """The card envelopes found by id() (``OrjsonTranscoder``): the same bytes as the
+    library's own JSON transcoder with the same transcodings."""
+    from eventsourcing.persistence import JSONTranscoder
+
+    from replays.store.transcodings import ledger_transcoder, register_ledger_transcodings
+
+    stored, game, ledger = snapshot_and_game
+    expected = type(ledger.mapper.to_domain_event(stored)).take(game)
+    library = JSONTranscoder()
+    register_ledger_transcodings(library)
+    assert ledger_transcoder().encode(expected.state) == library.encode(expected.state)
+
+
 # -- read rows -------------------------------------------------------------------------------
 AT = datetime(2025, 3, 2, 20, 45, 59, tzinfo=UTC)
 

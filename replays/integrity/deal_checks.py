@@ -41,6 +41,7 @@ from domain.shuffle import (
     ShuffleError,
     ShuffleSeeds,
     deal_mismatch,
+    dealt_stock,
     derive_deal,
 )
 from replays.integrity.replaying import Replayer, replayer_for
@@ -240,26 +241,31 @@ class DealChecker:
         event = event if event is not None else self._decode(row)
         config = game.config
         self.checked += 1
+        players = list(config.players)
+        deck = {
+            "dealer": config.dealer_player,
+            "decks": config.decks,
+            "jokers_per_deck": config.jokers_per_deck,
+        }
         try:
-            derived = derive_deal(
-                game.seeds,
-                list(config.players),
-                dealer=config.dealer_player,
-                decks=config.decks,
-                jokers_per_deck=config.jokers_per_deck,
-            )
+            # The usual answer (the stored deal is the derived one) without the deal's
+            # cards; anything else is derived again and read card by card.
+            stock = dealt_stock(event, game.seeds, players, **deck)
+            derived = derive_deal(game.seeds, players, **deck) if stock is None else None
         except ShuffleError as error:
             self._fail(row, f"the shuffle block cannot be checked: {error}")
             return
-        if derived is None:
-            self._fail(row, str(DealMismatch("commitment", None, None, None)))
-            return
-        mismatch = deal_mismatch(event, derived)  # hands, wild, open_card, stock
-        if mismatch is not None:
-            self._fail(row, str(mismatch))
-            return
-        game.stock = card_indices(derived.stock)
-        game.stock_start, game.dealt = derived.stock_start, True
+        if stock is None:
+            if derived is None:
+                self._fail(row, str(DealMismatch("commitment", None, None, None)))
+                return
+            mismatch = deal_mismatch(event, derived)  # hands, wild, open_card, stock
+            if mismatch is not None:
+                self._fail(row, str(mismatch))
+                return
+            stock = card_indices(derived.stock), derived.stock_start
+        game.stock, game.stock_start = stock
+        game.dealt = True
 
     def _picked(self, game: _Seeded, row: StoredRow, event: Any = None) -> None:
         state = self._pick_state(row) if event is None else None

@@ -6,7 +6,7 @@ appends about a quarter faster (EVENTSOURCING.md). Game events carry only JSON v
 (cards as text such as ``"9C"``), so in practice only the library's ``timestamp`` and
 snapshots' state use the ``_type_`` envelope.
 
->>> from domain.cards import Card
+>>> from domain.cards import ALL_CARDS, Card
 >>> transcoder = ledger_transcoder()
 >>> data = transcoder.encode({"card": Card.parse("TH"), "cards": ["AS", "JK"]})
 >>> data
@@ -17,6 +17,7 @@ b'{"card":{"_type_":"card","_data_":"TH"},"cards":["AS","JK"]}'
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,7 +34,7 @@ from eventsourcing.persistence import (
 )
 from eventsourcing.utils import get_topic
 
-from domain.cards import Card
+from domain.cards import ALL_CARDS, Card
 from domain.rummy13.table import TableConfig
 from domain.timestamps import utc_z_text
 from replays.store.decoding import aggregate_class, event_class
@@ -65,9 +66,6 @@ class TableConfigAsDict(Transcoding):
         return TableConfig.from_dict(data)
 
 
-_CARDS_KEPT = 512  # envelopes kept per transcoder (the 53 interned cards, and a few more)
-
-
 class OrjsonTranscoder(JSONTranscoder):
     """``JSONTranscoder``'s format with orjson underneath.
 
@@ -77,29 +75,29 @@ class OrjsonTranscoder(JSONTranscoder):
 
     def __init__(self) -> None:
         super().__init__()
-        self._cards: dict[int, tuple[Card, dict]] = {}
+        self._default = self._envelopes()
 
     def register(self, transcoding: Transcoding) -> None:
         super().register(transcoding)
-        self._cards.clear()  # a card's envelope follows the transcoding registered now
+        self._default = self._envelopes()  # a card's envelope follows the transcoding now
 
     def encode(self, obj: Any) -> bytes:
         return orjson.dumps(obj, default=self._default, option=_OPTIONS)
 
-    def _default(self, obj: Any) -> Any:
-        """orjson's callback for values it cannot write. A snapshot holds a hundred cards or
-        so, each once through here: their envelopes are made once per card."""
-        if type(obj) is Card:
-            # By id(), the card kept beside its envelope: a Card's hash is Python code, and
-            # the kept card keeps its id from being taken by another object.
-            known = self._cards.get(id(obj))
-            if known is not None and known[0] is obj:
-                return known[1]
-            envelope = self._encode_obj(obj)
-            if len(self._cards) < _CARDS_KEPT:
-                self._cards[id(obj)] = (obj, envelope)
-            return envelope
-        return self._encode_obj(obj)
+    def _envelopes(self) -> Callable[[Any], Any]:
+        """The callback orjson is given for the values it cannot write: their envelopes
+        (``_encode_obj``). A snapshot holds a hundred cards or so: the 53 interned cards'
+        envelopes are made once and found by id() (a Card's hash is Python code; the
+        interned cards live as long as the program, so no other object takes their ids)."""
+        encode = self._encode_obj
+        if Card not in self.types:
+            return encode
+        cards = {id(card): encode(card) for card in ALL_CARDS}.get
+
+        def default(obj: Any) -> Any:
+            return cards(id(obj)) or encode(obj)
+
+        return default
 
     def decode(self, data: bytes) -> Any:
         value = orjson.loads(data)
