@@ -705,6 +705,9 @@ def test_a_move_time_is_kept_as_text_only_in_format_times_form():
         "2025-03-18T13:59:41.25Z",
         " 2025-03-18T13:59:41Z",
         "2025-03-18T19:29:41+05:30",
+        "2025-03-18T13:59:4\u0663Z",  # an Arabic-Indic digit: no ASCII digit
+        "2025-03-18T13:59:Z\x00Z",  # which fromisoformat reads up to the NUL
+        "2025-03-18T13:59:4\ud800Z",  # a lone surrogate: no UTF-8
     ):
         assert z_text(text) is None
         try:

@@ -640,7 +640,6 @@ _MOVE_GROUPS = MOVE_COLUMNS.index("groups")
 # The places of MOVE_COLUMNS the projection's writer binds through a processor: the
 # groups (JSON), the point value (money) and the time.
 _MOVE_BOUND = [_MOVE_GROUPS, MOVE_COLUMNS.index("point_value"), MOVE_AT]
-_MOVE_WIDTH = len(MOVE_COLUMNS)
 
 
 def _move_forms(fields: list[tuple], game_id: str | None, document, money, moment):
@@ -654,9 +653,8 @@ def _move_forms(fields: list[tuple], game_id: str | None, document, money, momen
     last_value = last_form = None
     try:
         for row in fields:
-            if len(row) != _MOVE_WIDTH:
-                return None  # not a row of the table: compared as dicts
-            groups, value, at = row[7], row[9], row[10]
+            # A row's values by name, or ValueError: not a row of the table (compared as dicts).
+            game, index, version, player, kind, card, source, groups, played, value, at = row
             if groups is not None:
                 groups = document(groups)
                 if "NaN" in groups or "Infinity" in groups:
@@ -674,24 +672,12 @@ def _move_forms(fields: list[tuple], game_id: str | None, document, money, momen
                     at = moment(at)
             if game_id is None:
                 append(
-                    (
-                        row[0],
-                        row[1],
-                        row[2],
-                        row[3],
-                        row[4],
-                        row[5],
-                        row[6],
-                        groups,
-                        row[8],
-                        value,
-                        at,
-                    )
+                    (game, index, version, player, kind, card, source, groups, played, value, at)
                 )
-            elif row[0] != game_id:
+            elif game != game_id:
                 return None  # a row of another game: the dicts say
             else:
-                append((row[1], row[2], row[3], row[4], row[5], row[6], groups, row[8], value, at))
+                append((index, version, player, kind, card, source, groups, played, value, at))
     except (ValueError, TypeError, ArithmeticError):
         return None  # a value the writer refuses: compared column by column
     return forms
