@@ -6,7 +6,7 @@ appends about a quarter faster (EVENTSOURCING.md). Game events carry only JSON v
 (cards as text such as ``"9C"``), so in practice only the library's ``timestamp`` and
 snapshots' state use the ``_type_`` envelope.
 
->>> from domain.cards import ALL_CARDS, Card
+>>> from domain.cards import Card
 >>> transcoder = ledger_transcoder()
 >>> data = transcoder.encode({"card": Card.parse("TH"), "cards": ["AS", "JK"]})
 >>> data
