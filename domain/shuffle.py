@@ -261,16 +261,9 @@ def deal_from_order(
     hand_size: int = HAND_SIZE,
 ) -> DealtCards:
     """Deal ``order`` (top first): round-robin from the first mover, then wild, open, stock."""
-    count, start, dealt = _seating(len(order), players, dealer, hand_size)
-    # Round-robin from the first mover: the k-th seat from it gets every count-th card
-    # from position k on (slices, not a loop over the cards).
-    cards = tuple(order[:dealt])
-    hands: dict[str, tuple[Card, ...]] = {}
-    positions: dict[str, tuple[int, ...]] = {}
-    for index, player in enumerate(players):
-        k = (index - start) % count
-        hands[player] = cards[k::count]
-        positions[player] = tuple(range(k, dealt, count))
+    seats, count, dealt = _seats(len(order), players, dealer, hand_size)
+    hands = {player: tuple(order[k:dealt:count]) for player, k in seats.items()}
+    positions = {player: tuple(range(k, dealt, count)) for player, k in seats.items()}
     return DealtCards(
         hands=hands,
         wild=order[dealt],
@@ -280,16 +273,23 @@ def deal_from_order(
     )
 
 
-def _seating(cards: int, players: Sequence[str], dealer: str | None, hand_size: int):
-    """How a deck of ``cards`` is dealt to ``players``: their count, the first mover's
-    seat, and how many cards the hands take (raises when it cannot be dealt)."""
+def _seats(
+    cards: int, players: Sequence[str], dealer: str | None, hand_size: int
+) -> tuple[dict[str, int], int, int]:
+    """How a deck of ``cards`` (top first) is dealt to ``players``, round-robin from the
+    first mover: each player's first deck position (the k-th seat from the first mover
+    gets every ``count``-th card from position k on), ``count``, and how many cards the
+    hands take (the wild, the open card and the stock follow). Raises when it cannot be
+    dealt."""
     if len(set(players)) != len(players) or not players:
         raise ShuffleError(f"players must be distinct and not empty: {list(players)}")
     needed = hand_size * len(players) + 2
     if cards < needed:
         raise ShuffleError(f"{len(players)} players need {needed} cards, the deck has {cards}")
     count = len(players)
-    return count, list(players).index(first_mover(players, dealer)), hand_size * count
+    start = list(players).index(first_mover(players, dealer))
+    seats = {player: (index - start) % count for index, player in enumerate(players)}
+    return seats, count, hand_size * count
 
 
 def deal_from_seeds(
@@ -484,10 +484,10 @@ def dealt_stock(
     order = _shuffled(
         list(_deck_indices(decks, jokers_per_deck)), _draws(seeds.server_seed, client_seeds)
     )
-    count, start, dealt = _seating(len(order), players, dealer, HAND_SIZE)
+    seats, count, dealt = _seats(len(order), players, dealer, HAND_SIZE)
     texts = list(map(_TEXTS.__getitem__, order))
     derived = DealTexts(
-        {p: texts[(k - start) % count : dealt : count] for k, p in enumerate(players)},
+        {player: texts[k:dealt:count] for player, k in seats.items()},
         texts[dealt],
         texts[dealt + 1],
         texts[dealt + 2 :],
