@@ -16,6 +16,9 @@ caches for all), three rounds of one pass each (each figure the median of its ro
   applied through the domain (nothing built or compared), and the same plus every finished
   game's settlement recomputed and audited (what ``verify`` must do to distrust the stored
   figures). No change to ``verify`` can take it above these in this code;
+- floor 3: floor 2 plus a raw read of every stored row ``verify`` compares with what the
+  events give (seals, tree nodes, chain heads, read rows, snapshots); against it, what is
+  left of ``verify``'s time is its checks' own work;
 - ``verify --no-snapshots`` without the read-model step (seals, chains, tree, deals);
 - ``verify`` without the read-model step (the snapshots too: every event-side check);
 - ``verify --no-snapshots`` with the read-model step (every game replayed into its rows);
@@ -25,8 +28,9 @@ caches for all), three rounds of one pass each (each figure the median of its ro
 
 Figures are events per second and the ratio to the baseline (SELECT + hashes); the ratio
 to the plain ``SELECT`` is kept too. Two rows give issue 33's measures directly: ``verify``
-with every check against floor 2, and ``--jobs 2`` against one process. The load average
-before and after is recorded: the machine is shared, so the ratios are the comparable part.
+with every check against floor 2, and ``--jobs 2`` against one process (the result keeps
+``verify`` against floor 3 too). The load average before and after is recorded: the
+machine is shared, so the ratios are the comparable part.
 
 Run: ``python -m bench verify`` (1,000 games; ``--quick``: 100), or for the closing
 figures ``python -m bench.verify --games 10000 [--db PATH]`` (``--db`` keeps the built
@@ -141,6 +145,31 @@ def bare_replay(url: str, db: sa.Engine, audit: bool) -> int:
     return count
 
 
+# What verify reads besides the events, to compare with what they give: the seals, the
+# stored tree nodes and chain heads, the read-model rows and the snapshots.
+COMPARED_TABLES = (
+    "integrity_seals",
+    "integrity_nodes",
+    "integrity_games",
+    "games",
+    "moves",
+    "player_results",
+    "ledger_entries",
+    "ledger_snapshots",
+)
+
+
+def read_compared(db: sa.Engine) -> int:
+    """Every stored row ``verify`` compares with what the events give (:data:`COMPARED_TABLES`),
+    read raw and nothing done with it. Added to floor 2, floor 3: the least a verify must
+    do that replays every game and reads what it checks, in this code. Returns the rows."""
+    count = 0
+    with db.connect() as connection:
+        for table in COMPARED_TABLES:
+            count += sum(1 for _ in connection.exec_driver_sql(f"SELECT * FROM {table}"))
+    return count
+
+
 def floor(url: str) -> int:
     """Floor 2 once (the hashes, then every event replayed and every settlement audited),
     for an instruction count (``python -m bench.verify --floor --db FILE`` under callgrind,
@@ -197,6 +226,7 @@ def measure(url: str, rounds: int = ROUNDS) -> dict[str, Any]:
         assert hashed == events
         replayed = timed("replay", lambda: bare_replay(url, db, False))
         timed("audited", lambda: bare_replay(url, db, True))
+        timed("compared", lambda: read_compared(db))
         for name, options in passes.items():
             reports[name] = timed(name, lambda o=options: integrity.verify_store(url, **o))
         reports["alone"] = timed("read_models_alone", lambda: integrity.verify_read_models(url))
@@ -210,6 +240,9 @@ def measure(url: str, rounds: int = ROUNDS) -> dict[str, Any]:
     )
     times["floor_hashes_replay_and_settlements"] = list(
         map(sum, zip(times["hashed"], times["audited"], strict=True))
+    )
+    times["floor_3"] = list(
+        map(sum, zip(times["hashed"], times["audited"], times["compared"], strict=True))
     )
     median = {name: statistics.median(seconds) for name, seconds in times.items()}
     raw_s, hashed_s = median["raw"], median["hashed"]
@@ -244,6 +277,7 @@ def measure(url: str, rounds: int = ROUNDS) -> dict[str, Any]:
             for name in (
                 "floor_hashes_and_replay",
                 "floor_hashes_replay_and_settlements",
+                "floor_3",
                 *passes,
                 "read_models_alone",
             )
@@ -254,6 +288,9 @@ def measure(url: str, rounds: int = ROUNDS) -> dict[str, Any]:
             median["floor_hashes_replay_and_settlements"] / every_check, 3
         ),
         "jobs_2_speedup": round(every_check / median["verify_every_check_jobs_2"], 3),
+        # And against floor 3 (floor 2 + a raw read of every stored row verify compares):
+        # what is left is the checks' own work.
+        "every_check_over_floor_3": round(median["floor_3"] / every_check, 3),
         "notes": reports["verify_every_check"].notes,
         "read_models_vs_events_only": round(
             median["verify_events_only"] / median["verify_with_read_models"], 3
@@ -267,6 +304,7 @@ def rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     labels = {
         "floor_hashes_and_replay": "floor: SELECT + hashes + every event decoded and applied",
         "floor_hashes_replay_and_settlements": "floor: the same + every settlement recomputed",
+        "floor_3": "floor 3: floor 2 + every stored row verify compares, read raw",
         "verify_events_only": "verify --no-snapshots, events only",
         "verify_events_and_snapshots": "verify without the read models (snapshots too)",
         "verify_with_read_models": "verify --no-snapshots, with the read models",
