@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.variants.base import RECORDED, REPORTED, Discrepancy
+from domain.variant_base import RECORDED, REPORTED, Discrepancy
 
 MINUS = "−"  # the site writes a negative figure with U+2212, never a hyphen
 

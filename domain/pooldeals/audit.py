@@ -18,7 +18,7 @@ from domain.pooldeals.match import Match
 from domain.pooldeals.outcome import describe_outcome, match_outcome
 from domain.pooldeals.records import match_record_of
 from domain.pooldeals.table import POOL
-from domain.variants.base import RECORDED, REPORTED, Discrepancy, discrepancy_lines
+from domain.variant_base import RECORDED, REPORTED, Discrepancy, discrepancy_lines
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from domain.pooldeals.match import FINISHED, PLAYING, Match
 from domain.pooldeals.outcome import match_outcome, outcome_hash
 from domain.rummy13.settlement import canonical_json
 from domain.timestamps import parse_time
-from domain.variants.base import MAX_NOTE, SETTLEMENT_KIND, UNSETTLED_COLUMNS
+from domain.variant_base import MAX_NOTE, SETTLEMENT_KIND, UNSETTLED_COLUMNS
 
 ZERO = Decimal("0")
 SETTLED = "settled"  # the games row's status once the prize pool is paid (reports select it)

@@ -24,7 +24,7 @@ from domain.pooldeals.match import FINISHED, Match
 from domain.pooldeals.outcome import describe_outcome, match_outcome
 from domain.pooldeals.settlement import ENTRY_KINDS, REJOIN_FEE_KIND
 from domain.timestamps import format_time
-from domain.variants.base import GameRows, PublishedSchema, SimulatedPlay, Variant
+from domain.variant_base import GameRows, PublishedSchema, SimulatedPlay, Variant
 
 STEP_TYPES = ("deal", "rejoin", "split")
 

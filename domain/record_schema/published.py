@@ -20,7 +20,7 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 
 from domain.record_schema.common import CARD_EXPECTED, CARD_PATTERN
-from domain.variants.base import PublishedSchema
+from domain.variant_base import PublishedSchema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

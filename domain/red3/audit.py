@@ -21,7 +21,7 @@ from domain.red3.scoring import (
     scores_hash,
     settle_match,
 )
-from domain.variants.base import RECORDED, REPORTED, Discrepancy, discrepancy_lines
+from domain.variant_base import RECORDED, REPORTED, Discrepancy, discrepancy_lines
 
 
 @dataclass(frozen=True)

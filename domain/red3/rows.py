@@ -25,7 +25,7 @@ from decimal import Decimal
 from domain.red3 import audit as red3_audit
 from domain.red3.game import Red3Match
 from domain.timestamps import parse_time
-from domain.variants.base import MAX_NOTE, UNSETTLED_COLUMNS
+from domain.variant_base import MAX_NOTE, UNSETTLED_COLUMNS
 
 FINISHED = "finished"
 ZERO = Decimal("0")

@@ -25,7 +25,7 @@ from domain.red3 import moves as red3_moves
 from domain.red3 import rows as red3_rows
 from domain.red3 import shuffle as red3_shuffle
 from domain.timestamps import format_time
-from domain.variants.base import GameRows, PublishedSchema, SimulatedPlay, Variant
+from domain.variant_base import GameRows, PublishedSchema, SimulatedPlay, Variant
 
 FORMAT = "rummy-ledger/red3@1"
 DEAL = "deal"

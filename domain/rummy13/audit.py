@@ -6,7 +6,7 @@ report then compares it with that event and with the operator's ``reported`` fig
 field by field. Every loser's charged hand score is shown beside the least the same 13
 cards could have scored, with the scoring case that applied.
 
->>> from domain.variants.base import Discrepancy
+>>> from domain.variant_base import Discrepancy
 >>> Discrepancy("gross", "49.00", "49.70", "reported").to_dict()
 {'field': 'gross', 'reported': '49.00', 'computed': '49.70', 'source': 'reported'}
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 from domain.rummy13.game import Game
 from domain.rummy13.settlement import Settlement
-from domain.variants.base import RECORDED, REPORTED, Discrepancy, discrepancy_lines
+from domain.variant_base import RECORDED, REPORTED, Discrepancy, discrepancy_lines
 
 _MONEY = ("gross", "fee", "net_to_winner")
 

@@ -27,7 +27,7 @@ from domain.rummy13.settlement import (  # re-exported: the projection imports t
     settlement_hash,
 )
 from domain.timestamps import parse_time, utc_text
-from domain.variants.base import MAX_NOTE, MOVE_COLUMNS, SETTLEMENT_KIND, UNSETTLED_COLUMNS
+from domain.variant_base import MAX_NOTE, MOVE_COLUMNS, SETTLEMENT_KIND, UNSETTLED_COLUMNS
 
 PLAYER_ACCOUNT = account_of("")
 

@@ -22,7 +22,7 @@ from domain.rummy13 import fold as fold13
 from domain.rummy13 import game as game13
 from domain.rummy13 import moves as moves13
 from domain.rummy13 import rows as rows13
-from domain.variants.base import (
+from domain.variant_base import (
     GameRows,
     PublishedSchema,
     ReportedAlready,

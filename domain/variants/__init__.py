@@ -1,14 +1,16 @@
-"""Game types as plug-ins: the interface (:mod:`.base`), the registry (:mod:`.registry`) and
-the ONE list in the project that names every family.
+"""Game types as plug-ins: the registry (:mod:`.registry`) and the ONE list in the project
+that names every family, with the interface (:mod:`domain.variant_base`) re-exported.
 
 Importing this package registers them; everything else asks the registry
-(docs/adding-a-variant.md).
+(docs/adding-a-variant.md). The interface lives outside this package so that a family's
+modules, which implement it, never run this list: any of them imports on its own, before
+anything else (``import domain.pooldeals.rows`` once met its own family half-imported).
 """
 
 from domain.pooldeals.variant import DEALS, POOL
 from domain.red3.variant import RED3
 from domain.rummy13.variant import POINTS, RAISE
-from domain.variants.base import (
+from domain.variant_base import (
     RECORDED,
     REPORTED,
     Discrepancy,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from domain.variants.base import Variant
+from domain.variant_base import Variant
 
 _VARIANTS: dict[str, Variant] = {}
 # The snapshot policy, kept up to date as variants come and go: the Ledger reads these

@@ -97,11 +97,11 @@ class _Batch:
 
 class GameProjection(Projection):
     """Projects every registered variant's events with one writer: the variant gives plain
-    rows (:class:`~domain.variants.base.GameRows`), this writes them; dispute events go to
+    rows (:class:`~domain.variant_base.GameRows`), this writes them; dispute events go to
     :mod:`replays.disputes.projection`, anything else is skipped.
 
     The audit columns come from what the write already knew
-    (:meth:`~domain.variants.base.Variant.written_audit_columns`: a 13-card game's
+    (:meth:`~domain.variant_base.Variant.written_audit_columns`: a 13-card game's
     settlement is not computed again); ``recompute=True`` recomputes it as ``verify`` does,
     and ``verify=False`` leaves the audit out (both for measuring its cost). ``light=False``
     applies every event to its aggregate even where the variant offers a light fold (the

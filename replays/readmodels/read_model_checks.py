@@ -33,7 +33,7 @@ from eventsourcing.persistence import Notification
 
 from domain import variants
 from domain.timestamps import parse_time, z_text_or_time  # noqa: F401 (tests read times so)
-from domain.variants.base import MOVE_AT, MOVE_COLUMNS, SETTLEMENT_KIND, GameRows, move_of_fields
+from domain.variant_base import MOVE_AT, MOVE_COLUMNS, SETTLEMENT_KIND, GameRows, move_of_fields
 from replays.disputes.projection import adjustment_rows
 from replays.integrity.replaying import replayer_for
 from replays.integrity.report import UNREADABLE, Report

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 
 from domain import variants
 from domain.rummy13.settlement import FEE_ACCOUNT
-from domain.variants.base import SETTLEMENT_KIND
+from domain.variant_base import SETTLEMENT_KIND
 from replays.readmodels.models import SETTLED, GameRow, LedgerEntryRow, Money, PlayerResultRow
 
 ZERO = Decimal("0.00")

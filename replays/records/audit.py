@@ -16,7 +16,7 @@ from domain.rummy13.audit import (
     _compare_recorded,
     audit_game,
 )
-from domain.variants.base import RECORDED, REPORTED, Discrepancy
+from domain.variant_base import RECORDED, REPORTED, Discrepancy
 
 
 def audit(ledger, game_id: str):

@@ -1,5 +1,8 @@
 """The interface every game type implements, and the small pure values it returns.
 
+Outside :mod:`domain.variants` (the registry and the list of families): the families import
+this, and that package imports the families.
+
 In the spirit of python-chess's ``chess/variant.py``: a game type subclasses
 :class:`Variant` and overrides only what differs; code outside the game's package takes "a
 variant" from :mod:`domain.variants.registry` and never asks which one it is
