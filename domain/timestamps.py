@@ -8,7 +8,7 @@ datetime.datetime(2025, 3, 1, 18, 4, 5, tzinfo=datetime.timezone.utc)
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 from itertools import islice
 
 
@@ -146,3 +146,27 @@ def format_time(moment: datetime | None) -> str | None:
 def _z_text(utc: datetime) -> str:
     """The text of an aware UTC datetime: ISO-8601 without the offset, then ``Z``."""
     return utc.replace(tzinfo=None).isoformat() + "Z"
+
+
+# -- days asked for (a period's first and last day, typed by a person) ------------------------
+def after_day(day: date) -> datetime | None:
+    """The first moment after ``day`` (the next day's UTC midnight), to bound a period that
+    ends with ``day``; None after the last day a date can hold (9999-12-31), which nothing
+    follows.
+
+    >>> after_day(date(2025, 3, 31)), after_day(date.max)
+    (datetime.datetime(2025, 4, 1, 0, 0, tzinfo=datetime.timezone.utc), None)
+    """
+    if day == date.max:
+        return None
+    return datetime.combine(date.fromordinal(day.toordinal() + 1), time.min, tzinfo=UTC)
+
+
+def days_before(day: date, days: int) -> date:
+    """``day`` less ``days`` days, or the first day a date can hold (0001-01-01) if that is
+    earlier: the default start of a period that ends with ``day``.
+
+    >>> days_before(date(2025, 3, 31), 30), days_before(date(1, 1, 15), 30)
+    (datetime.date(2025, 3, 1), datetime.date(1, 1, 1))
+    """
+    return date.fromordinal(max(1, day.toordinal() - days))

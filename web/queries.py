@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from domain import variants
+from domain.timestamps import after_day
 from replays.readmodels.models import GameRow, LedgerEntryRow, MoveRow, PlayerResultRow
 from replays.readmodels.nets import PlayerMoney, player_nets
 from replays.readmodels.reports import flagged_discrepancy
@@ -121,8 +122,8 @@ def list_games(session: Session, filters: GameFilters, per_page: int = 25) -> Ga
     when = sa.func.coalesce(GameRow.started_at, GameRow.ended_at)
     if filters.date_from:
         query = query.where(when >= _day_start(filters.date_from))
-    if filters.date_to:
-        query = query.where(when < _day_start(filters.date_to + timedelta(days=1)))
+    if filters.date_to and (end := after_day(filters.date_to)) is not None:
+        query = query.where(when < end)
     if filters.table:
         query = query.where(GameRow.table_id == filters.table)
     if filters.variant:

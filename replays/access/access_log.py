@@ -24,6 +24,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from domain.timestamps import after_day
 from replays.store.db import Base, StoredText, engine_for, one_statement
 
 BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
@@ -379,8 +380,7 @@ class AccessFilter:
             query = query.where(c.view == self.view)
         if self.date_from:
             query = query.where(c.at >= datetime.combine(self.date_from, time.min, tzinfo=UTC))
-        if self.date_to:
-            end = datetime.combine(self.date_to + timedelta(days=1), time.min, tzinfo=UTC)
+        if self.date_to and (end := after_day(self.date_to)) is not None:
             query = query.where(c.at < end)
         return query
 

@@ -13,12 +13,13 @@ reads the day rows back as they are.
 
 from __future__ import annotations
 
+import calendar
 import json
 import logging
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -968,12 +969,12 @@ FDR = 0.05  # the page's and the command's default
 def month_period(month: str) -> tuple[str, str]:
     """``"2025-04"`` as its first and last day.
 
-    >>> month_period("2025-02"), month_period("2024-12")
-    (('2025-02-01', '2025-02-28'), ('2024-12-01', '2024-12-31'))
+    >>> month_period("2025-02"), month_period("2024-12"), month_period("9999-12")
+    (('2025-02-01', '2025-02-28'), ('2024-12-01', '2024-12-31'), ('9999-12-01', '9999-12-31'))
     """
     first = date.fromisoformat(month + "-01")
-    following = date(first.year + first.month // 12, first.month % 12 + 1, 1)
-    return first.isoformat(), (following - timedelta(days=1)).isoformat()
+    last = first.replace(day=calendar.monthrange(first.year, first.month)[1])
+    return first.isoformat(), last.isoformat()
 
 
 def period_games(session, start: str, end: str, table: str | None = None) -> int:

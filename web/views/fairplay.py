@@ -16,7 +16,7 @@ is looked up again on the server, so what is recorded is the review's, not the f
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 
 import sqlalchemy as sa
 from flask import (
@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session
 from wtforms import HiddenField
 from wtforms.validators import DataRequired, Length
 
+from domain.timestamps import days_before
 from replays.access.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER
 from replays.disputes.cases import Disputes, NotAllowed
 from replays.fairplay.projection import (
@@ -86,7 +87,7 @@ def _period(args) -> tuple[str, str, str | None]:
         if end is None and start is None:
             start, end = month_period(last_day.isoformat()[:7])
         elif start is None:
-            start = (date.fromisoformat(end) - timedelta(days=PERIOD_DAYS - 1)).isoformat()
+            start = days_before(date.fromisoformat(end), PERIOD_DAYS - 1).isoformat()
         else:
             end = month_period(start[:7])[1]
     if end < start:

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import date, timedelta
+from datetime import date
 
 from flask import Blueprint, Response, abort, current_app, render_template, request
 
+from domain.timestamps import days_before
 from replays.access.accounts import ADMIN, AUDITOR
 from replays.readmodels.period_verify import period_verified_ids
 from replays.readmodels.period_views import by_variant, csv_text
@@ -44,7 +45,7 @@ def _day(name: str, default: date) -> date:
 def _period() -> PeriodFilter:
     today = date.today()
     date_to = _day("to", today)
-    date_from = _day("from", date_to - timedelta(days=30))
+    date_from = _day("from", days_before(date_to, 30))
     table = request.args.get("table", "").strip() or None
     player = request.args.get("player", "").strip() or None
     try:
