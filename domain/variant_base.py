@@ -429,6 +429,12 @@ class Variant(ABC):
         """The game's steps in order, each a move dict (``{"type", "player", ...}``)."""
         return list(game.steps)
 
+    def last_move_number(self, game: Any) -> int:
+        """The replay's last move: its tables are those after moves 0 to this, and a dispute
+        case is opened at one of them (the replay viewer, the case form and the case page all
+        take the range from here). The default: 0 is the start, then one move a step."""
+        return len(self.timeline(game))
+
     def version_after(self, game: Any, step: int) -> int:
         """The aggregate version once ``step`` steps were played (0: just started)."""
         return game.step_versions[step - 1] if step else 1

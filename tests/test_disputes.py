@@ -411,3 +411,225 @@ def test_forms_need_their_csrf_token_and_say_what_is_wrong(site):
     words = text_of(empty.get_data(as_text=True))
     assert "Name the game." in words and "Say what is disputed." in words
     assert "Traceback" not in words
+
+
+# -- every game type: the same case page ---------------------------------------------------------
+#
+# The promise: a case page treats every game type as it treats Points. Each type's page shows
+# the moves around the contested one, numbered and worded as its replay viewer's move list,
+# and the hands as that part of the game was scored; the form, the page and its links take
+# one move range, the replay viewer's, and no table image on a case page is a broken one.
+
+TYPES = ("points", "raise", "red3", "pool", "deals")
+
+
+@pytest.fixture(scope="module")
+def every_type(tmp_path_factory):
+    """Simulated games of every registered variant, each type with settled games."""
+    from domain import variants
+    from replays.simulation import Floor, Simulation, store_games
+    from replays.store.schema import migrate
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('disputes-types') / 'ledger.sqlite3'}"
+    names = tuple(v.name for v in variants.all_variants())
+    assert set(TYPES) <= set(names)
+    migrate(url)
+    floor = Floor(seed=30, variants=names, tables=len(names), players=10, month="2025-03")
+    store_games(Simulation(floor).games(14), url=url)
+    return create_app({"DATABASE_URL": url, "TESTING": True, "REPLAY_CACHE": False})
+
+
+def settled_game(app, variant: str):
+    from replays.store.application import Ledger
+    from replays.store.db import engine_for
+
+    with engine_for(app.config["DATABASE_URL"]).connect() as connection:
+        game_id = connection.execute(
+            sa.text(
+                "SELECT game_id FROM games WHERE variant = :v AND ended_at IS NOT NULL "
+                "ORDER BY game_id"
+            ),
+            {"v": variant},
+        ).scalar()
+    assert game_id, f"no settled {variant} game"
+    return game_id, Ledger(app.config["DATABASE_URL"]).get_game(game_id)
+
+
+def replay_last_move(client, game_id: str, seat: str = "") -> int:
+    """The replay viewer's last move, as its refusal of a move past the end says it."""
+    refused = client.get(f"/games/{game_id}/replay?move=999999&seat={seat}")
+    assert refused.status_code == 400
+    return int(re.search(r"has (\d+) moves", refused.get_data(as_text=True)).group(1))
+
+
+def replay_move_words(client, game_id: str, move: int, seat: str = "") -> dict[int, str]:
+    """Each move of the replay viewer's move list in its words, by number."""
+    html = client.get(f"/games/{game_id}/replay?move={move}&seat={seat}").get_data(as_text=True)
+    found = re.findall(
+        r'data-move="(\d+)"[^>]*><span class="n">\d+</span><span>([^<]*)</span>', html
+    )
+    return {int(number): words for number, words in found}
+
+
+def open_case_at(client, game_id: str, move: int):
+    return post_form(
+        client,
+        "/disputes/new",
+        "/disputes/new",
+        {"game": game_id, "move": str(move), "description": "is this move right?"},
+    )
+
+
+# What each type's "hands as scored" must list at the contested move: every player its scoring
+# counted, with the figure it charged them (the game's settlement; Red 3 the contested move's
+# round; Pool and Deals the contested move's deal), and the part of the game the moves name.
+def _thirteen_card(game, contested):
+    settlement = game.table_state().settlement
+    scored = {player: line.points for player, line in settlement.players.items()}
+    return {**scored, settlement.winner: 0}, None
+
+
+def _red3(game, contested):
+    number = game.steps[contested]["round"]
+    score = game.round_scores[number - 1]
+    return {line.player: line.score for line in score.players}, f"round {number}"
+
+
+def _match(game, contested):
+    number = max(1, sum(1 for step in game.steps[:contested] if step["type"] == "deal"))
+    result = game.results[number - 1]
+    return {**result["points"], result["winner"]: 0}, f"deal {number}"
+
+
+SCORED = {"points": _thirteen_card, "raise": _thirteen_card, "red3": _red3}
+SCORED |= {"pool": _match, "deals": _match}
+
+
+@pytest.mark.parametrize("variant", TYPES)
+def test_every_type_shows_the_moves_around_and_the_hands_as_scored(every_type, variant):
+    from web.audit_marks import figure_text
+
+    officer = signed_in(every_type, "dispute_officer")
+    game_id, game = settled_game(every_type, variant)
+    last = replay_last_move(officer, game_id)
+    contested = last // 2
+    opened = open_case_at(officer, game_id, contested)
+    assert opened.status_code == 302, text_of(opened.get_data(as_text=True))
+    page = officer.get(opened.headers["Location"]).get_data(as_text=True)
+
+    # The moves around it: numbered and worded as the replay viewer lists them, the contested
+    # one marked, each labelled with its deal or round where the game has them.
+    assert "Moves around it" in page
+    listed = page.split('class="case-moves"')[1].split("</ol>")[0]
+    items = re.findall(
+        r'<li value="(\d+)"[^>]*>(?:<span class="move-part">([^<]*) ·</span> )?'
+        r"<a [^>]*>([^<]*)</a>",
+        listed,
+    )
+    replayed = replay_move_words(officer, game_id, contested)
+    assert len(items) >= 2 and str(contested) in [number for number, _, _ in items]
+    expected, part = SCORED[variant](game, contested)
+    for number, label, words in items:
+        assert words == replayed[int(number)], (number, words)
+        assert abs(int(number) - contested) <= 4
+        if part is not None and variant != "red3":
+            assert label == part  # a match lists the contested deal's moves
+        elif part is not None:
+            assert label.startswith("round ")
+    assert re.search(rf'<li value="{contested}" class="contested"[^>]*>.*?\(contested\)', listed)
+
+    # The hands as scored: the players that part of the game scored, each with its figure.
+    assert "The hands as scored" in page
+    hands = page.split('id="hands-heading"')[1]
+    figures = {}
+    # A 13-card hand (a game's, or a deal's) says its points or penalty; a Red 3 round's line
+    # ends in its score.
+    for player, body in re.findall(
+        r'<article class="final-hand" data-player="([^"]+)">(.*?)</article>', hands, re.S
+    ):
+        figures[player] = re.search(r"(?:Points|Penalty) <strong>([^<]*)</strong>", body).group(1)
+    for player, body in re.findall(r'<tr data-player="([^"]+)">(.*?)</tr>', hands, re.S):
+        figures[player] = re.findall(r"<strong>([^<]*)</strong>", body)[-1]
+    assert figures == {player: figure_text(value) for player, value in expected.items()}
+
+
+@pytest.mark.parametrize("variant", TYPES)
+def test_the_case_form_page_and_links_take_the_replays_move_range(every_type, variant):
+    officer = signed_in(every_type, "dispute_officer")
+    game_id, _game = settled_game(every_type, variant)
+    last = replay_last_move(officer, game_id)
+
+    refused = open_case_at(officer, game_id, last + 1)
+    assert refused.status_code == 400
+    words = text_of(refused.get_data(as_text=True))
+    assert f"game {game_id} has {last} moves: there is no move {last + 1}" in words
+
+    for move in (0, last):
+        opened = open_case_at(officer, game_id, move)
+        assert opened.status_code == 302, text_of(opened.get_data(as_text=True))
+        page = officer.get(opened.headers["Location"]).get_data(as_text=True)
+        images = re.findall(r'<img src="([^"]+)"', page)
+        assert images, "the case page shows the table"
+        for src in images:
+            image = officer.get(src.replace("&amp;", "&"))
+            assert image.status_code == 200 and image.mimetype == "image/svg+xml", (src, move)
+        replays = set(re.findall(r'href="(/games/[^"]+/replay\?[^"]+)"', page))
+        assert f"/games/{game_id}/replay?move={move}" in replays
+        for href in replays:
+            assert officer.get(href.replace("&amp;", "&")).status_code == 200, href
+        steps = re.findall(r'href="(/disputes/DC-[^"?]+\?move=\d+)"', page)
+        for href in set(steps):
+            assert officer.get(href).status_code == 200, href
+
+
+@pytest.mark.parametrize("variant", TYPES)
+def test_a_case_opened_past_the_end_shows_the_last_move(every_type, variant):
+    # Cases opened before the move range was one rule (Red 3 took one move past its replay).
+    from replays.store.application import Ledger
+
+    officer = signed_in(every_type, "dispute_officer")
+    game_id, game = settled_game(every_type, variant)
+    last = replay_last_move(officer, game_id)
+    from domain import variants
+
+    case = DisputeCase.open(
+        f"DC-PAST{TYPES.index(variant)}",
+        game=game_id,
+        move=last + 1,
+        moves=last + 1,
+        players=variants.get(variant).players(game),
+        currency="XXX",
+        description="opened one move past the end",
+        opened_by="test-dispute-officer",
+        opener_role="dispute_officer",
+        at=AT,
+    )
+    Ledger(every_type.config["DATABASE_URL"]).save(case)
+    page = officer.get(f"/disputes/{case.case_id}").get_data(as_text=True)
+    assert f"its replay ends at move {last}, shown here" in text_of(page)
+    src = re.search(r'<img src="([^"]+)"', page).group(1).replace("&amp;", "&")
+    assert f"move={last}" in src and officer.get(src).status_code == 200
+    assert f"/games/{game_id}/replay?move={last}" in page
+    assert f"move={last + 1}" not in page
+
+
+@pytest.mark.parametrize("variant", TYPES)
+def test_a_players_case_page_is_their_seats_view_for_every_type(every_type, variant):
+    from domain import variants
+
+    game_id, game = settled_game(every_type, variant)
+    me = variants.get(variant).players(game)[0]
+    player = signed_in(every_type, "player", player=me)
+    last = replay_last_move(player, game_id, me)
+    opened = open_case_at(player, game_id, last // 2)
+    assert opened.status_code == 302, text_of(opened.get_data(as_text=True))
+    page = player.get(opened.headers["Location"]).get_data(as_text=True)
+    assert "Moves around it" in page and "The hands as scored" in page
+    for src in re.findall(r'<img src="([^"]+)"', page):
+        assert f"seat={me}" in src
+        assert player.get(src.replace("&amp;", "&")).status_code == 200, src
+    # The moves read as the seat's replay reads them: others' stock draws stay hidden.
+    replayed = replay_move_words(player, game_id, last // 2, me)
+    listed = page.split('class="case-moves"')[1].split("</ol>")[0]
+    items = re.findall(r'<li value="(\d+)".*?<a [^>]*>([^<]*)</a>', listed)
+    assert items and all(words == replayed[int(number)] for number, words in items)

@@ -328,3 +328,13 @@ def test_a_toy_game_imports_settles_exports_projects_and_replays(toy, database_u
     audit = client.get("/games/TOY-1/audit")
     assert audit.status_code == 200 and "No discrepancies" in audit.get_data(as_text=True)
     assert client.get("/games/TOY-1").status_code == 302  # the summary is its last step
+
+    # a dispute case on it: the generic pages list the moves around the contested one
+    from replays.access.accounts import add_user
+    from replays.disputes.cases import Disputes
+
+    officer = add_user("toy-officer", "dispute_officer", "password-123", url=database_url)
+    case = Disputes(ledger).open_case(officer, "TOY-1", 3, "was p1's card right?")
+    case_page = client.get(f"/disputes/{case.case_id}").get_data(as_text=True)
+    assert "Moves around it" in case_page and "p2 play TH" in case_page
+    assert 'value="3" class="contested"' in case_page

@@ -22,6 +22,7 @@ from decimal import ROUND_DOWN, Decimal
 from flask import Response, abort, redirect, render_template, url_for
 from markupsafe import Markup
 
+from domain import variants
 from domain.money import money_text
 from domain.pooldeals.match import Match
 from domain.pooldeals.profile import pool_type
@@ -30,9 +31,10 @@ from domain.rummy13.profiles import get_profile
 from domain.seat_view import table_for_view
 from web import svg
 from web.audit_marks import figure_rows, flatten
+from web.case_views import AroundMove, CaseView, around
 from web.ledger import get_ledger
 from web.moves import describe as describe_move
-from web.replay_page import _seat_drawing
+from web.replay_page import _seat_drawing, scored_hands
 from web.step_args import seat_arg, step_arg, step_urls
 from web.step_states import step_states
 
@@ -246,7 +248,7 @@ def _context(game_id: str) -> dict:
     match = states.game(ledger, game_id)
     if not match.steps:
         abort(404, f"Match {game_id} has not been dealt yet: there is nothing to replay.")
-    total = len(match.steps)
+    total = variants.get(match.variant).last_move_number(match)
     move = step_arg(game_id, total, f"0 is before the first deal, {total} the last step")
     seat = seat_arg(game_id, match.players)
     if move == 0:
@@ -339,7 +341,6 @@ def replay_page(game_id: str) -> str:
 def _moments(match: Match, game_id: str, seat: str | None) -> list:
     """Each deal's missed chances, as a 13-card replay lists its own (the seat's own in a
     seat view), at the match's steps."""
-    from domain import variants
     from web.hand_views import deal_chance_moments
 
     return deal_chance_moments(variants.get(match.variant), game_id, match, seat)
@@ -354,8 +355,63 @@ def table_image(game_id: str) -> Response:
     context = _context(game_id)
     deal = context["deal"]
     if deal is None:
-        abort(404, f"Match {game_id} has no deal on the table at move {context['move']}.")
-    return Response(svg.table(deal, seat=context["seat"]), mimetype="image/svg+xml")
+        # Before the first deal the replay shows the seats taken: the image says the same.
+        words = f"No deal yet: {', '.join(context['players'])} seated"
+        return Response(svg.empty_table(words), mimetype="image/svg+xml")
+    # The deal is the seat's view already (a player out of this deal sees it as anyone did).
+    return Response(svg.table(deal), mimetype="image/svg+xml")
+
+
+# -- a dispute case's view of the match ------------------------------------------------------
+
+
+def _deal_at(match: Match, move: int) -> int:
+    """The deal on the table after ``move`` steps (the first deal before anything is dealt)."""
+    return max(1, sum(1 for step in match.steps[:move] if step.get("type") == "deal"))
+
+
+def case_view(game_id: str, contested: int, seat: str | None):
+    """The match around the contested move for a dispute case page (:mod:`web.case_views`):
+    the moves of the deal being played at that move, labelled with the deal, and that deal's
+    hands as the deal was scored (each in the groups it was charged, with its points) once
+    the match scored it."""
+    ledger = get_ledger()
+    match = _states().game(ledger, game_id)
+    last = variants.get(match.variant).last_move_number(match)
+    if not match.steps:
+        return CaseView(last, table_words="Nothing has been dealt yet: the players are seated.")
+    number = _deal_at(match, contested)
+    moves = []
+    for at in around(contested, 1, last):
+        step = match.steps[at - 1]
+        part = step.get("deal")
+        if part == number or at == contested:
+            words = describe(step, seat, match)
+            moves.append(AroundMove(at, words, f"deal {part}" if part else "between deals"))
+    if number > len(match.results):
+        return CaseView(last, moves)
+    game = match.deal_game(number)
+    state = game.table_state()
+    # A player who was not dealt in sees the deal as anyone at the table did.
+    seen = seat if seat in {s.player for s in state.seats} else None
+    shown = table_for_view(state, seen)
+    declared = {
+        move["player"]: move["groups"]
+        for move in match.deals[number - 1]["moves"]
+        if move.get("type") == "declare" and move.get("groups")
+    }
+    hands = render_template(
+        "replays/_match_scored.html",
+        result=match.results[number - 1],
+        column="score" if match.variant == "pool" else "chips",
+        final_hands=scored_hands(shown, game.config.profile, declared, money=False),
+    )
+    words = (
+        f"Deal {number}, the deal of the contested move, as it was scored: each hand in the "
+        "groups it was charged (a wrong show as it was declared), with the reason under any "
+        "group that is not one and the points it added."
+    )
+    return CaseView(last, moves, Markup(hands), words)
 
 
 def summary_redirect(game_id: str):
@@ -363,7 +419,8 @@ def summary_redirect(game_id: str):
     from replays.store.timeline import game_of
 
     match = game_of(get_ledger(), game_id)
-    return redirect(url_for("replays.replay", game_id=game_id, move=len(match.steps)))
+    last = variants.get(match.variant).last_move_number(match)
+    return redirect(url_for("replays.replay", game_id=game_id, move=last))
 
 
 # -- the audit ----------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from domain.red3.variant import RED3
 from domain.seat_view import move_for_view, table_for_view
 from web import svg
 from web.audit_marks import figure_rows, figure_text, flatten
+from web.case_views import AroundMove, CaseView, around
 from web.ledger import get_ledger
 from web.moves import card_text
 from web.step_args import seat_arg, step_arg, step_urls
@@ -102,7 +103,7 @@ def _context(game_id: str) -> dict:
     match = timelines.game(ledger, game_id)
     if not match.steps:
         abort(404, f"Match {game_id} has not been dealt yet: there is nothing to replay.")
-    total = len(match.steps) - 1
+    total = RED3.last_move_number(match)
     move = step_arg(game_id, total, f"0 is the first deal, {total} the last move")
     seat = seat_arg(game_id, match.players)
     full = timelines.state(ledger, game_id, move + 1)
@@ -283,6 +284,42 @@ def _stack(drawings: list[str], label: str) -> str:
     )
 
 
+# -- a dispute case's view of the match ------------------------------------------------------
+
+
+def case_view(game_id: str, contested: int, seat: str | None):
+    """The match around the contested move for a dispute case page (:mod:`web.case_views`):
+    the moves around it, each with its round, and the contested move's round as its scoring
+    counted it (each seat's books and held cards) once that round was scored."""
+    ledger, timelines = get_ledger(), _timelines()
+    match = timelines.game(ledger, game_id)
+    last = RED3.last_move_number(match)
+    if not match.steps:
+        return CaseView(last, table_words="Nothing has been dealt yet: no table to show.")
+    moves = [
+        AroundMove(number, describe(match.steps[number], seat), f"round {step['round']}")
+        for number in around(contested, 0, last)
+        for step in (match.steps[number],)
+    ]
+    number = match.steps[min(contested, last)]["round"]
+    end = max(i for i, step in enumerate(match.steps) if step["round"] == number)
+    state = table_for_view(timelines.state(ledger, game_id, end + 1), seat)
+    score = next((s for s in state.round_scores if s.round == number), None)
+    if score is None:
+        return CaseView(last, moves, stylesheet="css/red3.css")
+    hands = render_template(
+        "replays/_red3_scored.html",
+        score=score,
+        state=state,
+        seat_views=[_seat_view(state, s, seat) for s in state.seats],
+    )
+    words = (
+        f"Round {number}, the round of the contested move, as its scoring counted it: each "
+        "seat's books count for it, the cards it still held count against it."
+    )
+    return CaseView(last, moves, Markup(hands), words, stylesheet="css/red3.css")
+
+
 # -- the audit page and the summary ---------------------------------------------------------
 
 
@@ -420,5 +457,4 @@ def summary_redirect(game_id: str):
     from replays.store.timeline import game_of
 
     match = game_of(get_ledger(), game_id)
-    last = max(len(match.steps) - 1, 0)
-    return redirect(url_for("replays.replay", game_id=game_id, move=last))
+    return redirect(url_for("replays.replay", game_id=game_id, move=RED3.last_move_number(match)))

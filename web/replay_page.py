@@ -78,12 +78,6 @@ class GameView:
     def moments(self, outcomes: dict[str, str]) -> list[Moment]:
         return moments(self.timeline, outcomes)
 
-    def result_of(self, player: str) -> Row | None:
-        for row in self.results:
-            if row.player == player:
-                return row
-        return None
-
 
 def player_ids(players: list) -> list[str]:
     """The players' ids from a header's ``players`` (ids, or entries with an ``id``)."""
@@ -341,19 +335,29 @@ def final_hands(state, game: GameView) -> list[dict]:
     """
     from domain.rummy13.profiles import get_profile
 
-    profile = get_profile(game.header.rules)
-    lines = state.settlement.players if state.settlement is not None else {}
     declared = {
         row.player: row.groups for row in game.timeline if row.move_type == "declare" and row.groups
     }
+    results = {row.player: row.result for row in game.results}
+    return scored_hands(state, get_profile(game.header.rules), declared, results)
+
+
+def scored_hands(
+    state, profile, declared: dict, results: dict | None = None, *, money: bool = True
+) -> list[dict]:
+    """:func:`final_hands` of any settled 13-card table ``state`` (a game's, or one deal of a
+    match): ``declared`` each player's declared groups, ``results`` how each player's game
+    ended where the read models say so. Without ``money`` the points are not priced (a
+    match's deal adds points to a score; its money is the match's own)."""
+    lines = state.settlement.players if state.settlement is not None else {}
+    results = results or {}
     hands = []
     for s in state.seats:
         line = lines.get(s.player)
-        result = game.result_of(s.player)
         outcome = (
             line.result
             if line is not None
-            else (result.result if result else STATUS_OUTCOMES.get(s.status, s.status))
+            else results.get(s.player) or STATUS_OUTCOMES.get(s.status, s.status)
         )
         layout = None
         if s.hand_hidden:
@@ -392,8 +396,8 @@ def final_hands(state, game: GameView) -> list[dict]:
                 "over_min": hand_score is not None
                 and min_score is not None
                 and hand_score > min_score,
-                "point_value": line.point_value if line is not None else None,
-                "amount": line.amount if line is not None else None,
+                "point_value": line.point_value if line is not None and money else None,
+                "amount": line.amount if line is not None and money else None,
                 "met_objective": line is not None and line.met_objective,
             }
         )

@@ -717,6 +717,23 @@ def table(state, *, seat: str | None = None) -> str:
     return svg_document(int(width), int(y), label, background, *rows, cls="table-svg")
 
 
+def empty_table(words: str) -> str:
+    """A table with nothing dealt on it, saying so: what a table image shows before the first
+    deal (a match's seats taken), so that a page's image is never a broken one.
+
+    >>> "No deal yet" in empty_table("No deal yet: p1, p2 seated")
+    True
+    """
+    width, height = max(320, 8 * len(words) + 24), 48
+    background = element("rect", {"width": width, "height": height, "rx": 10, "fill": FELT})
+    text = element(
+        "text",
+        {"x": 12, "y": 29, "font-size": 15, "font-family": "sans-serif", "fill": "#ffffff"},
+        words,
+    )
+    return svg_document(width, height, words, background, text, cls="table-svg")
+
+
 def _centre_group(cls: str, transform: str, shown: str, caption: str) -> str:
     return element(
         "g",

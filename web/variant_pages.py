@@ -45,7 +45,7 @@ def _game(game_id: str):
 def _context(game_id: str) -> dict:
     ledger, variant, game = _game(game_id)
     steps = variant.timeline(game)
-    total = len(steps)
+    total = variant.last_move_number(game)
     text = request.args.get("move", "0").strip()
     if not text.isdecimal() or int(text) > total:
         abort(400, f"Game {game_id} has {total} moves: move must be a whole number 0 to {total}.")
@@ -81,10 +81,26 @@ def table_image(game_id: str) -> Response:
     return Response(str(_context(game_id)["drawing"]), mimetype="image/svg+xml")
 
 
+def case_view(game_id: str, contested: int, seat: str | None):
+    """A dispute case page's view of the game (:mod:`web.case_views`): the moves around the
+    contested one in the variant's words. The interface knows no scoring of hands, so there
+    are none to show as scored."""
+    from web.case_views import AroundMove, CaseView, around
+
+    _ledger, variant, game = _game(game_id)
+    steps = variant.timeline(game)
+    last = variant.last_move_number(game)
+    moves = [
+        AroundMove(number, variant.describe(steps[number - 1]))
+        for number in around(contested, 1, min(last, len(steps)))
+    ]
+    return CaseView(last, moves)
+
+
 def summary_redirect(game_id: str):
     """A game's summary is its replay at the last step."""
     _ledger, variant, game = _game(game_id)
-    return redirect(url_for("replays.replay", game_id=game_id, move=len(variant.timeline(game))))
+    return redirect(url_for("replays.replay", game_id=game_id, move=variant.last_move_number(game)))
 
 
 def _audit(game_id: str):

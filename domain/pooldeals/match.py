@@ -560,11 +560,16 @@ class Match(Aggregate):
         """The current deal's game played again from its deal and moves (a snapshot's)."""
         if not self.deals:
             return None
-        last = self.deals[-1]
-        table = self.config.deal_table(last["number"], last["players"], last["dealer"])
-        game = play_game(table, last["deal"], last["moves"], at=self.started_at)
-        scored = len(self.results) == len(self.deals)
-        if scored and game.phase == "showing":
+        return self.deal_game(len(self.deals))
+
+    def deal_game(self, number: int) -> Game:
+        """Deal ``number``'s 13-card game played again from its deal and moves, settled once
+        the match scored it: its hands as that deal charged them (a dispute's "hands as
+        scored"). The match keeps only the current deal's game."""
+        dealt = self.deals[number - 1]
+        table = self.config.deal_table(dealt["number"], dealt["players"], dealt["dealer"])
+        game = play_game(table, dealt["deal"], dealt["moves"], at=self.started_at)
+        if number <= len(self.results) and game.phase == "showing":
             game.settle()
         return game
 

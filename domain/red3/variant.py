@@ -158,6 +158,11 @@ class Red3(Variant):
     def moves_played(self, game: red3_game.Red3Match) -> int:
         return len(game.steps)
 
+    def last_move_number(self, game: red3_game.Red3Match) -> int:
+        # Move n is the table after step n: the first deal is step 0 and move 0 (a match not
+        # dealt yet has only its seats, at 0 too).
+        return max(len(game.steps) - 1, 0)
+
     def move_at(self, game: red3_game.Red3Match, seq: int) -> dict[str, Any]:
         step = dict(game.steps[seq])
         number = step.pop("round")

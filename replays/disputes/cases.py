@@ -104,7 +104,7 @@ def _now() -> str:
 @dataclass(frozen=True)
 class GameFacts:
     game_id: str
-    moves: int
+    moves: int  # the last move a case may be opened at (0 is the first table)
     players: tuple[str, ...]
     currency: str
 
@@ -146,8 +146,8 @@ class Disputes:
         return case
 
     def game_facts(self, game_id: str) -> GameFacts:
-        """Moves, players and currency of a stored game (any variant; a variant without
-        money has no currency)."""
+        """The last move (the replay's, :meth:`Variant.last_move_number`), players and
+        currency of a stored game (any variant; a variant without money has no currency)."""
         if not isinstance(game_id, str) or not game_id.strip() or len(game_id) > 64:
             raise GameUnknown(str(game_id)[:80])
         variant = self.ledger.variant_of(game_id)
@@ -155,7 +155,8 @@ class Disputes:
             raise GameUnknown(game_id)
         game = self.ledger.get_game(game_id)
         currency = game.config.currency if variant.has_money else NO_CURRENCY
-        return GameFacts(game_id, variant.moves_played(game), variant.players(game), currency)
+        last = variant.last_move_number(game)
+        return GameFacts(game_id, last, variant.players(game), currency)
 
     # -- writing ---------------------------------------------------------------------------
     def open_case(

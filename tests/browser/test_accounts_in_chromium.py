@@ -12,23 +12,39 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def case_site(tmp_path_factory):
+    import json
+
     from auth_support import PASSWORD
     from conftest import LiveServer
-    from web_support import load_games
+    from web_support import DATA, load_games, sample_records
 
+    from domain import variants
     from replays.access import accounts
     from replays.disputes.cases import Disputes
+    from replays.simulation import Floor, Simulation
     from replays.store.application import Ledger
     from web import create_app
 
     url = f"sqlite:///{tmp_path_factory.mktemp('accounts-browser') / 'ledger.sqlite3'}"
-    load_games(url)
+    red3 = json.loads((DATA / "red3_example.jsonl").read_text("utf-8"))
+    pool = Simulation(Floor(seed=5, variants=("pool",))).game(0)
+    load_games(url, [*sample_records(), red3, pool])
     officer = accounts.add_user("officer", "dispute_officer", PASSWORD, url=url)
     accounts.add_user("boss", "admin", PASSWORD, url=url)
-    case = Disputes(Ledger(url)).open_case(officer, "T7-000123", 3, "was the drop in turn?")
+    ledger = Ledger(url)
+    disputes = Disputes(ledger)
+    case = disputes.open_case(officer, "T7-000123", 3, "was the drop in turn?")
+    # Cases on the other families at the ends of their move range: a Red 3 match's last move,
+    # a Pool match's move 0 (its players seated, nothing dealt).
+    game = ledger.get_game(red3["game_id"])
+    last = variants.for_game(game).last_move_number(game)
+    others = [
+        disputes.open_case(officer, red3["game_id"], last, "was the last lay-down right?"),
+        disputes.open_case(officer, pool["game_id"], 0, "who was seated?"),
+    ]
     server = LiveServer(create_app({"DATABASE_URL": url}))
     try:
-        yield server.url, case.case_id
+        yield server.url, case.case_id, [c.case_id for c in others]
     finally:
         server.stop()
 
@@ -58,8 +74,19 @@ def sign_in_by_hand(page, base: str, username: str) -> None:
     page.wait_for_url(re.compile(r"/games$"))
 
 
+def image_loads(page, image) -> bool:
+    # Polled from here with evaluate (a CDP call the CSP allows), not wait_for_function,
+    # whose in-page polling of a string predicate needs the eval the site's CSP forbids.
+    loaded = "img => img.complete && img.naturalWidth > 0"
+    for _ in range(200):
+        if image.evaluate(loaded):
+            return True
+        page.wait_for_timeout(50)
+    return False
+
+
 def test_an_officer_signs_in_and_works_a_case(browser, case_site, screenshot):
-    base, case_id = case_site
+    base, case_id, _others = case_site
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     problems = watch_console(page)
@@ -71,14 +98,7 @@ def test_an_officer_signs_in_and_works_a_case(browser, case_site, screenshot):
         page.click(f"text={case_id}")
         image = page.locator(".case-table img")
         image.wait_for()
-        # Polled from here with evaluate (a CDP call the CSP allows), not wait_for_function,
-        # whose in-page polling of a string predicate needs the eval the site's CSP forbids.
-        loaded = "img => img.complete && img.naturalWidth > 0"
-        for _ in range(200):
-            if image.evaluate(loaded):
-                break
-            page.wait_for_timeout(50)
-        assert image.evaluate(loaded), "the contested move's table image did not load"
+        assert image_loads(page, image), "the contested move's table image did not load"
         assert "(contested)" in page.locator(".case-moves").inner_text()
         page.fill("#text", "asked the table for its log")
         page.click("text=Add the note")
@@ -98,8 +118,28 @@ def test_an_officer_signs_in_and_works_a_case(browser, case_site, screenshot):
         context.close()
 
 
+def test_cases_on_every_family_draw_their_table_and_hands(browser, case_site, screenshot):
+    base, _case_id, others = case_site
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    problems = watch_console(page)
+    try:
+        sign_in_by_hand(page, base, "officer")
+        for case_id, name in zip(others, ("red3-last-move", "pool-move-0"), strict=True):
+            page.goto(f"{base}/disputes/{case_id}")
+            image = page.locator(".case-table img")
+            image.wait_for()
+            assert image_loads(page, image), f"{case_id}: the table image did not load"
+            assert page.locator(".case-moves li").count()  # move 0 is a table, not a move
+            assert page.locator(".case-hands .final-hand, .case-hands .red3-scores").count()
+            screenshot(page, f"dispute-case-{name}")
+        assert problems == [], problems
+    finally:
+        context.close()
+
+
 def test_admin_pages_and_sign_out(browser, case_site, screenshot):
-    base, _case_id = case_site
+    base, _case_id, _others = case_site
     context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True)
     page = context.new_page()
     problems = watch_console(page)

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import sqlalchemy as sa
 from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
 from flask_wtf import FlaskForm
 from wtforms import IntegerField, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 
-from domain import variants
 from domain.dispute import DECISIONS, MAX_LABEL, MAX_LINK, MAX_TEXT, DisputeError
 from replays.access.accounts import ADMIN, AUDITOR, DISPUTE_OFFICER, PLAYER, ROLES
 from replays.disputes.cases import (
@@ -28,17 +26,14 @@ from replays.disputes.cases import (
     case_age,
     list_cases,
 )
-from replays.readmodels.models import GameRow, MoveRow
 from web.auth import current_account, opened_in_full, role_required, viewer_seat
+from web.case_views import case_view
 from web.ledger import get_ledger, read_session
-from web.moves import describe
 
 bp = Blueprint("disputes", __name__, url_prefix="/disputes")
 
 STATUSES = ("open", "closed", "all")
 OPENERS = (DISPUTE_OFFICER, PLAYER)
-# How many moves either side of the contested one the case page lists.
-MOVES_AROUND = 4
 
 
 def _disputes() -> Disputes:
@@ -161,55 +156,28 @@ def _read(case_id: str):
         abort(404, f"No dispute case {case_id[:80]!r}.")
 
 
-def _move_arg(case, total: int | None) -> int:
+def _move_arg(case, last: int | None) -> int:
+    """The move whose table the page shows: ``?move=`` when given, else the contested one
+    (a case opened past the game's last move, before the move range was one rule, shows
+    the last)."""
     text = request.args.get("move", "").strip()
     if not text:
-        return case.move
-    if not text.isdecimal() or (total is not None and int(text) > total):
-        bound = f" from 0 to {total}" if total is not None else ""
+        return case.move if last is None else min(case.move, last)
+    if not text.isdecimal() or (last is not None and int(text) > last):
+        bound = f" from 0 to {last}" if last is not None else ""
         abort(400, f"Case {case.case_id}: move must be a whole number{bound}, not {text!r}.")
     return int(text)
 
 
-def _scored_hands(game_id: str, seat: str | None) -> list[dict] | None:
-    """Once the game is settled, every hand in its groups as it was scored (a wrong show as
-    declared, with the rules engine's reason under each group that is not one): what an
-    officer weighs. A player sees them as their seat saw the end of the game."""
-    from domain.seat_view import table_for_view
-    from web.replay_page import final_hands, load_game, state_after
-
-    with read_session() as session:
-        view = load_game(session, game_id)
-    if view is None or not view.results:
-        return None
-    final = state_after(view, view.total)
-    if final.phase != "settled":
-        return None
-    return final_hands(table_for_view(final, seat), view)
-
-
 def _case_page(case, forms: dict | None = None, status: int = 200):
     seat = viewer_seat()
-    with read_session() as session:
-        game = session.get(GameRow, case.game_id)
-        listed = game is not None and variants.get(game.variant).steps_are_moves
-        total = game.moves_count if listed else None
-        move = _move_arg(case, total)
-        around = []
-        if total is not None:
-            rows = session.scalars(
-                sa.select(MoveRow)
-                .where(
-                    MoveRow.game_id == case.game_id,
-                    MoveRow.move_index >= case.move - MOVES_AROUND - 1,
-                    MoveRow.move_index < case.move + MOVES_AROUND,
-                )
-                .order_by(MoveRow.move_index)
-            )
-            around = [(row.move_index + 1, describe(row, seat)) for row in rows]
+    # The game as its own pages show it (web/case_views.py): the move range, the moves
+    # around the contested one and the hands as scored, the same sections for every type.
+    view = case_view(case.game_id, case.move, seat)
+    last = None if view is None else view.last
+    move = _move_arg(case, last)
     account = current_account()
-    hands = _scored_hands(case.game_id, seat) if total is not None else None
-    if seat is None and around:
+    if seat is None and view is not None and view.moves:
         # The moves around the contested one name cards drawn from the stock: a full view.
         opened_in_full(case.game_id, move)
     officer = account.role == DISPUTE_OFFICER and case.status == "open"
@@ -221,12 +189,11 @@ def _case_page(case, forms: dict | None = None, status: int = 200):
     return render_template(
         "disputes/case.html",
         case=case,
-        game=game,
         move=move,
-        total=total,
+        total=last,
+        contested=case.move if last is None else min(case.move, last),
         seat=seat,
-        around=around,
-        final_hands=hands,
+        view=view,
         age=case_age(_time(case.opened_at)),
         officer=officer,
         reader=account.role in (AUDITOR, DISPUTE_OFFICER, ADMIN),
