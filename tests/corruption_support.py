@@ -42,6 +42,8 @@ WRONG = {
     "datetime": (TEXT, NOT_UTF8, BLOB, EMPTY, NAN),
     "date": (TEXT, NOT_UTF8, BLOB, HUGE),
     "json": ("not json{", NOT_UTF8, BLOB),
+    # A game's players: JSON that parses is wrong too when it is no list of player ids.
+    "player_ids": ("not json{", "true", NOT_UTF8, '["p1", 5]', BLOB, "null"),
     "uuid": (TEXT, NOT_UTF8, BLOB),
 }
 

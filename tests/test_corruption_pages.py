@@ -10,13 +10,25 @@ verify's fuzzer), opens the pages through Flask's test client, and writes the ro
 
 from __future__ import annotations
 
+import html
+import json
 import re
 import sys
+from contextlib import contextmanager
 
 import pytest
 import sqlalchemy as sa
-from auth_support import signed_in
-from corruption_support import Case, cases, corrupt, restore, target_row
+from auth_support import ensure_account, signed_in
+from corruption_support import (
+    BLOB,
+    NOT_UTF8,
+    Case,
+    NotUtf8,
+    cases,
+    corrupt,
+    restore,
+    target_row,
+)
 
 from replays.store.db import engine_for
 from web import create_app
@@ -256,3 +268,134 @@ def test_a_blob_in_a_text_column_is_named_by_the_period_report_pages(site):
     lines = csv.get_data(as_text=True).splitlines()
     figures = [line for line in lines if not line.startswith("verification,")]
     assert not [line for line in figures if "blob" in line and "holds" not in line], lines
+
+
+# games.players: the JSON list of a game's player ids. Values that do not parse, and JSON
+# of another shape (which every reader would iterate or test membership in as if it were
+# the players).
+PLAYERS_VALUES = ("not json{", "1e999", "123", "null", "true", '["p1", 5]', "[]", "{}")
+PLAYERS_STORED = (NOT_UTF8, BLOB)  # SQLite keeps them as they are; PostgreSQL as text
+
+
+@contextmanager
+def players_hold(url: str, game_id: str, value):
+    """``value`` in the game's ``games.players`` for a ``with`` block: in the column as it
+    is where it takes the value (any on SQLite; valid JSON in PostgreSQL's json column),
+    else as :class:`Corrupted` writes it (PostgreSQL: the column changed to text)."""
+    engine = engine_for(url)
+    sqlite = engine.dialect.name == "sqlite"
+    if not sqlite:
+        try:
+            json.loads(value)
+        except (TypeError, ValueError):
+            with Corrupted(url, Case("games", "players", value, True), game_id):
+                yield
+            return
+    key = {"g": game_id}
+    with engine.begin() as connection:
+        old = connection.execute(
+            sa.text("SELECT CAST(players AS TEXT) FROM games WHERE game_id = :g"), key
+        ).scalar_one()
+    put = ":v" if sqlite else "CAST(:v AS json)"
+    put = "CAST(:v AS TEXT)" if type(value) is NotUtf8 else put
+    with engine.begin() as connection:
+        connection.execute(
+            sa.text(f"UPDATE games SET players = {put} WHERE game_id = :g"), {"v": value, **key}
+        )
+    try:
+        yield
+    finally:
+        with engine.begin() as connection:
+            connection.execute(
+                sa.text(
+                    f"UPDATE games SET players = {':v' if sqlite else 'CAST(:v AS json)'} "
+                    "WHERE game_id = :g"
+                ),
+                {"v": old, **key},
+            )
+
+
+def _banner(page: str) -> str:
+    found = re.search(r'<div class="read-side-notice unreadable-notice".*?</div>', page, re.S)
+    return html.unescape(found.group(0)) if found else ""
+
+
+def _names(banner: str, game_id: str) -> bool:
+    """Whether a staff banner names ``game_id``'s ``games.players`` as unreadable."""
+    return f"games game_id='{game_id}'" in banner and ": players holds " in banner
+
+
+def test_a_games_players_value_of_the_wrong_shape_is_named_or_refused(site):
+    """``games.players`` that is no list of player ids (not JSON, not UTF-8, a BLOB, or JSON
+    of another shape: ``true``, ``null``, ``123``, ``{}``, ``[]``, ``["p1", 5]``), in a game
+    of each variant: a player of the game is refused its pages (403 naming the column, never
+    let in on a value that cannot be read); staff see the game's page name the finding in
+    its place; the games list, the player's history and a dispute case on the game are
+    drawn without the row, naming it. It answered 500 from the player's access check, the
+    list's template and the replay's players."""
+    from replays.access import accounts
+    from replays.disputes.cases import Disputes
+    from replays.store.application import Ledger
+
+    url, records, admin = site
+    app = create_app({"DATABASE_URL": url, "TESTING": True, "REPLAY_CACHE": False})
+    by_variant = {}
+    for record in records:
+        by_variant.setdefault(record.get("variant") or record["format"], record)
+    values = PLAYERS_VALUES + PLAYERS_STORED
+    failed, drawn = [], {}
+    for variant, record in by_variant.items():
+        game, seat = record["game_id"], _players(record)[0]
+        player = signed_in(app, "player", player=seat)
+        case = None
+        if variant == "points":
+            actor = accounts.find_user(ensure_account(url, "player", player=seat), url=url)
+            disputes = Disputes(Ledger(url, env={"CREATE_TABLE": "no"}))
+            case = disputes.open_case(actor, game, 3, "my discard was not recorded")
+        for value in values:
+            with players_hold(url, game, value):
+                said = f"{variant} {game} players={value!r}"
+                for path in (f"/games/{game}", f"/games/{game}/replay?move=3&seat={seat}"):
+                    answer = player.get(path)
+                    text = answer.get_data(as_text=True)
+                    if answer.status_code != 403 or "games.players" not in text:
+                        failed.append(f"{said}: player {path} {answer.status_code}")
+                    elif "game_id=" in html.unescape(text):  # a finding: staff's to read
+                        failed.append(f"{said}: player {path} quotes the value")
+                    # Staff: the finding in the page's place, where the page reads the value
+                    # (a pool or deals game's pages are drawn from its events alone).
+                    answer = admin.get(path, follow_redirects=True)
+                    text = answer.get_data(as_text=True)
+                    if answer.status_code != 200:
+                        failed.append(f"{said}: admin {path} {answer.status_code}")
+                    elif "unreadable-page" in text and not _names(_banner(text), game):
+                        failed.append(f"{said}: admin {path} does not name the value")
+                    else:
+                        drawn[variant] = drawn.get(variant, 0) + ("unreadable-page" in text)
+                pages = [("admin", admin, f"/games?table={game.split('-')[0]}")]
+                pages += [
+                    (who, c, f"/players/{seat}")
+                    for who, c in (("admin", admin), ("player", player))
+                ]
+                if case is not None:
+                    pages += [
+                        (who, c, f"/disputes/{case.case_id}")
+                        for who, c in (("admin", admin), ("player", player))
+                    ]
+                for who, client, path in pages:
+                    answer = client.get(path, follow_redirects=True)
+                    text = answer.get_data(as_text=True)
+                    banner = _banner(text)
+                    if answer.status_code != 200 or not banner:
+                        failed.append(f"{said}: {who} {path} {answer.status_code}")
+                    elif who == "admin" and not _names(banner, game):
+                        failed.append(f"{said}: {who} {path} does not name the value")
+                    elif (
+                        "/disputes/" not in path
+                        and f">{game}</a>" in text.split('<main id="main"')[1]
+                    ):
+                        failed.append(f"{said}: {who} {path} lists the unreadable game")
+        assert player.get(f"/games/{game}", follow_redirects=True).status_code == 200, game
+    assert not failed, "\n".join(failed)
+    # A 13-card game's pages read the value (its replay's players): named every time.
+    assert drawn["points"] == 2 * len(values), drawn

@@ -428,7 +428,14 @@ def _player_scope(account: accounts.Account, endpoint: str):
     game_id = view_args.get("game_id")
     if game_id is None:
         return None
-    if own not in (_players_of(game_id) or ()):
+    try:
+        players = _players_of(game_id)
+    except Exception as error:
+        # Whose game it is cannot be read: refused (web/unreadable.py), never let through.
+        from web.unreadable import refuse
+
+        refuse(error, game_id)
+    if own not in (players or ()):
         abort(404, f"No game {game_id!r} among your games.")
     if endpoint in SEAT_ENDPOINTS:
         seat = request.args.get("seat", "").strip()

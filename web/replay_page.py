@@ -79,14 +79,6 @@ class GameView:
         return moments(self.timeline, outcomes)
 
 
-def player_ids(players: list) -> list[str]:
-    """The players' ids from a header's ``players`` (ids, or entries with an ``id``)."""
-    ids = []
-    for entry in players or []:
-        ids.append(entry.get("id") or entry.get("player") if isinstance(entry, dict) else entry)
-    return [str(pid) for pid in ids]
-
-
 _loaded: OrderedDict[tuple[str, str], GameView] = OrderedDict()
 _loaded_lock = threading.Lock()
 LOADED_GAMES = 256
@@ -116,7 +108,7 @@ def load_game(session: Session, game_id: str) -> GameView | None:
         header=header,
         timeline=queries.move_timeline(session, game_id),
         results=queries.game_results(session, game_id),
-        players=player_ids(header.players),
+        players=list(header.players),  # their ids: StoredPlayerIds reads no other shape
     )
     game.derived["stamp"] = stamp
     with _loaded_lock:

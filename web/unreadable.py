@@ -28,8 +28,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
+from typing import NoReturn
 
-from flask import Flask, current_app, g, make_response, render_template, request
+from flask import Flask, abort, current_app, g, make_response, render_template, request
 from werkzeug.exceptions import HTTPException
 
 # Findings pages met, per database, kept for this long (a page that still meets one notes
@@ -183,6 +184,40 @@ def _failed_verification(error: Exception) -> Finding | None:
     current_app.logger.warning("%s cannot be drawn: %s (%r)", request.path, badge.text, error)
     detail = f": {badge.detail}" if badge.detail else ""
     return Finding(f"game {game_id}: {badge.text}{detail}", game_id)
+
+
+def refuse(error: Exception, game_id: str) -> NoReturn:
+    """A player's access to ``game_id`` is decided from its row in ``games`` before any page
+    runs, outside :func:`guard`; when that read failed on ``error``, the row is looked at for
+    values of the wrong kind. Found: they are noted for the staff (the banner, ``/healthz``)
+    and the request is refused (403) naming the column, never its value (the viewer may be
+    none of the game's players): access is never granted on a value that cannot be read.
+    None found: the error was not the data's, and it stays a 500."""
+    from replays.store.db import engine_for
+    from replays.store.decoding import find_corrupt
+    from web.ledger import reading_url
+
+    with engine_for(reading_url()).connect() as connection:
+        try:
+            findings = find_corrupt(
+                connection, where={"games": ("game_id = :game", {"game": game_id})}
+            ).named()
+        except Exception:
+            current_app.logger.exception("cannot look for unreadable values")
+            raise error from None
+        finally:
+            connection.rollback()
+    if not findings:
+        raise error
+    note(findings)
+    current_app.logger.warning("%s: access refused, unreadable: %s", request.path, findings[0])
+    columns = ", ".join(sorted({f"{finding.table}.{finding.column}" for finding in findings}))
+    abort(
+        403,
+        f"Game {game_id}: who played it cannot be read from the ledger ({columns} holds a "
+        "value of the wrong kind), so whether it is one of your games cannot be checked. "
+        "Staff have been told; nothing was changed.",
+    )
 
 
 def guard(view: Callable) -> Callable:

@@ -327,6 +327,6 @@ def case_age(opened_at: datetime | None, now: datetime | None = None) -> str:
 
 
 def game_players(session: Session, game_id: str) -> list[str] | None:
-    """The players of a game from the read model (None for an unknown game)."""
-    players = session.scalar(sa.select(GameRow.players).where(GameRow.game_id == game_id))
-    return None if players is None else [str(p) for p in players]
+    """The players of a game from the read model (None for an unknown game); a stored value
+    that is no list of their ids fails the read (:class:`~replays.store.db.StoredPlayerIds`)."""
+    return session.scalar(sa.select(GameRow.players).where(GameRow.game_id == game_id))

@@ -31,7 +31,7 @@ from decimal import Decimal
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
-from replays.store.db import Base, StoredLongText, StoredText
+from replays.store.db import Base, StoredLongText, StoredPlayerIds, StoredText
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY.
 BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
@@ -98,7 +98,7 @@ class GameRow(Base):
     rules: Mapped[str] = mapped_column(StoredText(32))
     table_id: Mapped[str | None] = mapped_column(StoredText(64))
     currency: Mapped[str] = mapped_column(StoredText(8))
-    players: Mapped[list] = mapped_column(sa.JSON)
+    players: Mapped[list[str]] = mapped_column(StoredPlayerIds)
     player_count: Mapped[int] = mapped_column(sa.Integer)
     dealer: Mapped[str | None] = mapped_column(StoredText(64))
     started_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))

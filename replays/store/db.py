@@ -90,12 +90,62 @@ class StoredLongText(StoredText):
     cache_ok = True  # SQLAlchemy reads it from each class itself, never inherited
 
 
+class NotPlayerIds(ValueError):
+    """A game's stored players (``games.players``) read back as something other than a
+    list of their ids: JSON that parses to ``true``, ``null``, ``123``, ``{}``, ``[]`` or
+    ``["p1", 5]``, each of which a reader would otherwise iterate, test membership in or
+    print as if it were the game's players."""
+
+
+def is_player_ids(value) -> bool:
+    """Whether ``value`` is what :class:`StoredPlayerIds` holds: a non-empty list of texts."""
+    return type(value) is list and bool(value) and all(type(p) is str for p in value)
+
+
+class StoredPlayerIds(sa.types.TypeDecorator):
+    """A game's players, the JSON list of their ids (``sa.JSON``'s DDL): a stored value that
+    parses but is no such list fails the read, as a value that does not parse does, so
+    that no page, access check or command decodes the column again to be sure of it. The
+    failed read is what the fallbacks act on, as for :class:`StoredText`: the scan finds
+    the row (:func:`replays.store.decoding.find_corrupt`, "not a list of player ids"),
+    names it and the rest is drawn without it.
+
+    >>> from sqlalchemy.dialects.sqlite import dialect
+    >>> read = StoredPlayerIds().dialect_impl(dialect()).result_processor(dialect(), None)
+    >>> read('["p1", "p2"]')
+    ['p1', 'p2']
+    >>> read("true")
+    Traceback (most recent call last):
+    ...
+    replays.store.db.NotPlayerIds: a game's players hold True, not a list of player ids
+    """
+
+    impl = sa.JSON
+    cache_ok = True
+
+    def result_processor(self, dialect, coltype):
+        # SQLite's JSON is parsed here; PostgreSQL's driver hands over the parsed value.
+        parse = self.impl_instance.result_processor(dialect, coltype)
+
+        def read(value):
+            ids = value if parse is None else parse(value)
+            if not is_player_ids(ids):
+                raise NotPlayerIds(f"a game's players hold {ids!r:.40}, not a list of player ids")
+            return ids
+
+        return read
+
+
 def as_stored(kind: sa.types.TypeEngine) -> sa.types.TypeEngine:
     """The type a reader that takes values as stored reads ``kind``'s column with: a
     :class:`StoredText`'s plain text type (no processor), so that ``verify``'s read-model
     check keeps comparing texts in their stored form, at no cost; it names a BLOB there as
-    a value that differs from the events', and its scan as one of the wrong kind."""
-    return kind.impl_instance if isinstance(kind, StoredText) else kind
+    a value that differs from the events', and its scan as one of the wrong kind. A
+    :class:`StoredPlayerIds`'s plain JSON likewise: a list of the wrong shape differs from
+    the events' players."""
+    if isinstance(kind, StoredText | StoredPlayerIds):
+        return kind.impl_instance
+    return kind
 
 
 def engine_for(url: str | None = None) -> sa.Engine:

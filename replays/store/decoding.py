@@ -47,7 +47,13 @@ from uuid import UUID
 
 import sqlalchemy as sa
 
-from replays.store.db import VALID_UTF8, engine_for, text_as_stored
+from replays.store.db import (
+    VALID_UTF8,
+    StoredPlayerIds,
+    engine_for,
+    is_player_ids,
+    text_as_stored,
+)
 
 SHORT = 40  # characters of a stored value's repr a finding quotes
 
@@ -240,6 +246,8 @@ def _is_int(value: Any) -> bool:
 def _kind(column: sa.Column) -> str:
     """What a column holds, in the few kinds the checks know."""
     column_type = column.type
+    if isinstance(column_type, StoredPlayerIds):
+        return "player_ids"  # JSON of one shape: a non-empty list of texts
     impl = getattr(column_type, "impl", column_type)
     impl = impl if isinstance(impl, sa.types.TypeEngine) else impl()
     if column.name == "topic" and isinstance(impl, sa.Text | sa.String):
@@ -293,6 +301,8 @@ def _check(kind: str, value: Any, dialect: str) -> str | None:
         except ValueError:
             return f"not a {'time' if kind == 'datetime' else 'date'}"
         return None
+    if kind == "player_ids":
+        return None if is_player_ids(_parsed(value)) else "not a list of player ids"
     if kind == "json":
         if type(value) is not str:
             return None if isinstance(value, dict | list) else "not JSON"
@@ -314,6 +324,17 @@ def _check(kind: str, value: Any, dialect: str) -> str | None:
             return None if math.isfinite(value) else "not a finite number"
         return "not a number"
     return None
+
+
+def _parsed(value: Any) -> Any:
+    """A JSON column's value as parsed: SQLite's text parsed here, PostgreSQL's as its
+    driver hands it over (None where the text does not parse)."""
+    if type(value) is not str:
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
 
 
 def decode_value(
@@ -484,6 +505,7 @@ _PG_TYPES = {
     "datetime": ("timestamp without time zone", "timestamp with time zone"),
     "date": ("date",),
     "json": ("json", "jsonb"),
+    "player_ids": ("json", "jsonb"),
     "uuid": ("uuid",),
     "number": ("numeric", "double precision", "real"),
 }
@@ -501,7 +523,9 @@ _COUNTED = frozenset({"originator_version", "position", "size", "notification_id
 
 # The kinds whose values SQLite keeps as text (and "any", of no kind): such a value may hold
 # bytes that are not UTF-8.
-_TEXT_KINDS = frozenset({"text", "topic", "variant", "datetime", "date", "json", "uuid", "any"})
+_TEXT_KINDS = frozenset(
+    {"text", "topic", "variant", "datetime", "date", "json", "player_ids", "uuid", "any"}
+)
 
 
 def _not_utf8(name: str) -> str:
@@ -564,6 +588,11 @@ def _sqlite_bad(
         "date": f"{text} OR {name} NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' "
         f"OR date({name}) IS NULL",
         "json": f"{text} OR NOT json_valid({name})",
+        # A CASE, not ORs: SQLite evaluates both sides of an OR in a selected value, and
+        # json_type fails on text that is not JSON.
+        "player_ids": f"CASE WHEN {text} OR NOT json_valid({name}) THEN 1 "
+        f"WHEN json_type({name}) != 'array' OR json_array_length({name}) = 0 THEN 1 "
+        f"ELSE EXISTS (SELECT 1 FROM json_each({name}) WHERE type != 'text') END",
         "uuid": f"{text} OR length({name}) != 32 OR {name} GLOB '*[^0-9a-f]*'",
         "number": typed("integer", "real"),
         "any": "0",  # no kind to hold it to: only its text must be readable (below)
@@ -605,6 +634,16 @@ def _pg_bad(name: str, kind: str, nullable: bool, actual: tuple[str, str], topic
         conditions.append(f"{name} NOT IN ({_variant_list()})")
     if kind == "number" and data_type == "numeric":
         conditions.append(f"{name} = 'NaN'")
+    if kind == "player_ids":
+        # json or jsonb: the functions of the column's own type. A CASE, so that the
+        # elements are only listed of an array.
+        of = data_type
+        conditions.append(
+            f"({name} IS NOT NULL AND CASE WHEN {of}_typeof({name}) = 'array' "
+            f"THEN {of}_array_length({name}) = 0 OR EXISTS (SELECT 1 FROM "
+            f"{of}_array_elements({name}) AS e(v) WHERE {of}_typeof(e.v) != 'string') "
+            "ELSE TRUE END)"
+        )
     return f"({' OR '.join(conditions)})" if conditions else None
 
 
@@ -626,6 +665,8 @@ def _parses(kind: str, text: Any) -> bool:
             date.fromisoformat(text)
         elif kind == "json":
             json.loads(text)
+        elif kind == "player_ids":
+            return is_player_ids(json.loads(text))
         elif kind == "uuid":
             UUID(text)
         elif kind == "number":
@@ -962,6 +1003,7 @@ _WHAT = {
     "datetime": "a time",
     "date": "a date",
     "json": "JSON",
+    "player_ids": "a list of player ids",
     "uuid": "an id",
     "number": "a finite number",
 }

@@ -24,7 +24,6 @@ from web.replay_page import (
     move_items,
     move_list_html,
     outcomes_of,
-    player_ids,
     point_value_chart,
     seat_views,
     state_after,
@@ -71,11 +70,7 @@ def _send_line_once_the_header_agrees(game_id: str, header) -> None:
     total = header.moves_count
     if not isinstance(total, int) or isinstance(total, bool):
         return
-    try:
-        players = player_ids(header.players)
-    except (TypeError, ValueError, AttributeError):
-        return
-    if _args_problem(game_id, total, players) is None:
+    if _args_problem(game_id, total, header.players) is None:
         access_line_ready()
 
 
