@@ -321,3 +321,43 @@ def test_a_kept_file_without_blocks_narrows_it_as_before(store, tmp_path):
     assert RESEALED not in {p.kind for p in report.problems}, report.problems
     assert CHECKPOINT in {p.kind for p in report.problems}
     assert "tree positions 0-103" in str(report.problems)
+
+
+def test_a_resealed_event_that_cannot_be_replayed_leaves_the_other_snapshots_checked(store):
+    """G2's event 3 names a player the game does not have (replaying it raises); G4 lies
+    beyond a lagging projection and its snapshot is edited: the snapshot step names G2's
+    event and still finds G4's snapshot."""
+    from test_integrity import _uuid_param
+
+    rid = row_id(store, EDITED, 3)  # edited as edit_event does, G2's snapshots kept
+    picked = json.loads(sql(store, "SELECT state FROM ledger_events WHERE id = :i", i=rid).one()[0])
+    picked["player"] = "nobody"
+    data = json.dumps(picked, separators=(",", ":")).encode()
+    sql(store, "UPDATE ledger_events SET state = :s WHERE id = :i", s=data, i=rid)
+    reseal_seal_and_chain(store, EDITED)
+    g4 = _uuid_param(store, Ledger.aggregate_id("G4"))
+    snapshots = sql(
+        store, "SELECT count(*) FROM ledger_snapshots WHERE originator_id = :o", o=g4
+    ).scalar_one()
+    assert snapshots, "G4 has a snapshot to edit"
+    first = sql(
+        store, "SELECT min(notification_id) FROM integrity_seals WHERE game_id = 'G4'"
+    ).scalar_one()
+    sql(store, "UPDATE projection_positions SET position = :p", p=first - 1)
+    for table in ("player_results", "moves", "ledger_entries", "games"):
+        sql(store, f"DELETE FROM {table} WHERE game_id = 'G4'")
+    state = json.loads(
+        sql(store, "SELECT state FROM ledger_snapshots WHERE originator_id = :o", o=g4).first()[0]
+    )
+    state["state"]["_modified_on"] = "2025-03-09T18:59:59+00:00"
+    data = json.dumps(state, separators=(",", ":")).encode()
+    sql(store, "UPDATE ledger_snapshots SET state = :s WHERE originator_id = :o", s=data, o=g4)
+    for jobs in (1, 2):
+        problems = [str(p) for p in verify_store(store, jobs=jobs).problems]
+        assert not any("stopped early" in p for p in problems), problems
+        assert any(
+            p.startswith(f"game {EDITED}, event 3: unreadable: snapshots cannot be checked")
+            and "'nobody'" in p
+            for p in problems
+        ), problems
+        assert any(p.startswith("game G4, event ") and ": snapshot: " in p for p in problems)

@@ -45,7 +45,7 @@ from domain.shuffle import (
     derive_deal,
 )
 from replays.integrity.replaying import Replayer, replayer_for
-from replays.store.transcodings import ledger_transcoder
+from replays.store.transcodings import LedgerMapper, ledger_transcoder
 
 if TYPE_CHECKING:
     from uuid import UUID
@@ -116,7 +116,7 @@ class DealChecker:
 
     @cached_property
     def mapper(self) -> Mapper:
-        return Mapper(transcoder=ledger_transcoder())
+        return LedgerMapper(transcoder=ledger_transcoder())  # topics: the allow-list
 
     @cached_property
     def _replayer(self) -> Replayer:

@@ -35,7 +35,7 @@ from eventsourcing.persistence import (
     find_id_convertor,
 )
 
-from replays.store.decoding import event_class
+from replays.store.decoding import check_state_topics, event_class
 
 
 def _body_of(cls: type) -> tuple[Any, tuple[str, ...]] | None:
@@ -89,6 +89,7 @@ class Replayer:
                 f"originator_id '{originator_id}' and originator_version {version}: {error}"
             )
             raise MapperDeserialisationError(message) from error
+        check_state_topics(event_state, version=version)
         event_state["originator_id"] = convert(originator_id)
         event_state["originator_version"] = version
         from_version = event_state.pop("class_version", 1)

@@ -21,6 +21,7 @@ import orjson
 import sqlalchemy as sa
 from eventsourcing.persistence import StoredEvent
 
+from replays.integrity.report import UNREADABLE
 from replays.integrity.store import has_table, id_param, progress_bar, raw_id
 from replays.store.decoding import event_class
 from replays.store.schema import SNAPSHOTS_TABLE
@@ -135,31 +136,53 @@ def check_snapshots(
                 continue
             bar.update(len(snapshots))
             checked += len(snapshots)
-            mismatch = _first_mismatch(ledger, snapshots)
+            name = names.get(originator, str(UUID(bytes=originator)))
+            try:
+                mismatch = _first_mismatch(ledger, snapshots)
+            except _Unreplayable as error:
+                # This game's finding; the other games' snapshots are still checked.
+                report.add(UNREADABLE, f"snapshots cannot be checked: {error}", name, error.version)
+                continue
             if mismatch is not None:
-                report_mismatch(
-                    report, names.get(originator, str(UUID(bytes=originator))), mismatch
-                )
+                report_mismatch(report, name, mismatch)
     return checked
 
 
+class _Unreplayable(Exception):
+    """A game whose events cannot be replayed up to its snapshots: where and why."""
+
+    def __init__(self, version: int, message: str) -> None:
+        super().__init__(message)
+        self.version = version
+
+
 def _first_mismatch(ledger: Any, snapshots: list[StoredEvent]) -> tuple[int, str] | None:
+    """The first of one game's ``snapshots`` that differs from the game rebuilt from its
+    events, and why; :class:`_Unreplayable` when an event (or a snapshot) cannot be read or
+    applied, as the read-model replay reports it."""
     from replays.store.application import project_game
 
-    events = iter(ledger.events.get(snapshots[0].originator_id))
     aggregate, version = None, 0
-    for stored in snapshots:
-        target = stored.originator_version
-        for event in events:
-            aggregate = project_game(aggregate, [event])
-            version = event.originator_version
-            if version >= target:
-                break
-        if aggregate is None or version != target:
-            return target, f"is beyond the game's {version} events"
-        why = snapshot_mismatch(ledger, stored, aggregate)
-        if why is not None:
-            return target, why
+    at, doing = 1, "event {} cannot be replayed"  # what is being read, for a finding
+    try:
+        events = iter(ledger.events.get(snapshots[0].originator_id))
+        for stored in snapshots:
+            target = stored.originator_version
+            for event in events:
+                at = event.originator_version
+                aggregate = project_game(aggregate, [event])
+                version, at = at, at + 1
+                if version >= target:
+                    break
+            if aggregate is None or version != target:
+                return target, f"is beyond the game's {version} events"
+            at, doing = target, "the snapshot at event {} cannot be compared"
+            why = snapshot_mismatch(ledger, stored, aggregate)
+            if why is not None:
+                return target, why
+            at, doing = version + 1, "event {} cannot be replayed"
+    except Exception as error:  # any way an event fails to decode or apply is a finding
+        raise _Unreplayable(at, f"{doing.format(at)}: {type(error).__name__}: {error}") from None
     return None
 
 

@@ -106,9 +106,11 @@ class UnknownTopic(CorruptValue):
         key: Mapping[str, Any] | None = None,
         game_id: str | None = None,
         version: Any = None,
+        field: str = "topic",
     ) -> None:
         super().__init__(table, "topic", topic, "not one of the ledger's events", key, game_id)
         self.topic = topic
+        self.field = field  # "topic": the row's; another: that key of the row's state
         self.relocate(game_id, version)
 
     def relocate(self, game_id: str | None, version: Any) -> None:
@@ -119,7 +121,8 @@ class UnknownTopic(CorruptValue):
         if version is not None:
             where.append(f"event {version}")
         prefix = ", ".join(where) or f"{self.table}{_key_text(self.key)}"
-        self.args = (f"{prefix}: unknown topic {shorten(self.topic)}",)
+        inside = "" if self.field == "topic" else f" (its state's {self.field})"
+        self.args = (f"{prefix}: unknown topic {shorten(self.topic)}{inside}",)
 
 
 class Unreadable:
@@ -222,6 +225,39 @@ def aggregate_class(topic: Any, **where: Any) -> type:
         return _AGGREGATE_TOPICS[topic]
     except (KeyError, TypeError):
         raise UnknownTopic(topic, table=where.pop("table", "ledger_snapshots"), **where) from None
+
+
+# The keys of a stored state that eventsourcing resolves as topics (importing the module
+# they name), and the table whose rows hold such a state: a snapshot's class
+# (``Snapshot.mutate``) and the class a game's first event creates
+# (``CanInitAggregate.mutate``). Both name one of the ledger's aggregates.
+STATE_TOPICS = {"topic": "ledger_snapshots", "originator_topic": "ledger_events"}
+
+
+def check_state_topics(state: Any, **where: Any) -> None:
+    """Raise :class:`UnknownTopic` unless every topic a decoded event's or snapshot's
+    ``state`` names (:data:`STATE_TOPICS`) is one of the ledger's aggregates; ``where`` as
+    for :func:`event_class`. Whoever decodes stored state calls this before the library
+    applies it, so a topic inside the state never imports a module either.
+
+    >>> check_state_topics({"originator_topic": "this:s"}, version=1)
+    Traceback (most recent call last):
+    ...
+    replays.store.decoding.UnknownTopic: event 1: unknown topic 'this:s' (its state's originator_topic)
+    """
+    if type(state) is not dict:
+        return
+    for key, table in STATE_TOPICS.items():
+        named = state.get(key)
+        if named is None:
+            continue
+        if type(named) is str:
+            if named in _AGGREGATE_TOPICS:
+                continue
+            _allow_list()  # built at first use, and again once a toy variant registers
+            if named in _AGGREGATE_TOPICS:
+                continue
+        raise UnknownTopic(named, **{"table": table, **where}, field=key)
 
 
 # -- values ----------------------------------------------------------------------------------
@@ -1018,6 +1054,7 @@ __all__ = [
     "Unreadable",
     "aggregate_class",
     "aggregate_topics",
+    "check_state_topics",
     "decode_value",
     "event_class",
     "find_corrupt",

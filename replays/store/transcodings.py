@@ -37,7 +37,7 @@ from eventsourcing.utils import get_topic
 from domain.cards import ALL_CARDS, Card
 from domain.rummy13.table import TableConfig
 from domain.timestamps import utc_z_text
-from replays.store.decoding import aggregate_class, event_class
+from replays.store.decoding import check_state_topics, event_class
 
 # Datetimes and dataclasses must reach `default` (and so the `_type_` envelope): orjson
 # would otherwise write them as plain strings/objects that decode as something else.
@@ -192,12 +192,11 @@ class LedgerMapper(Mapper):
     def to_domain_event(self, stored: StoredEvent) -> Any:
         """The library's decoding, once the topic is known to be one of the ledger's own
         events (:mod:`replays.store.decoding`): the library would import whatever module a
-        stored topic names. A snapshot's state names its aggregate's class the same way."""
+        stored topic names. A snapshot's state names its aggregate's class the same way, and
+        a game's first event the class it creates (:func:`check_state_topics`)."""
         event_class(stored.topic, version=stored.originator_version)
         domain_event = super().to_domain_event(stored)
-        named = domain_event.__dict__.get("topic")
-        if named is not None:
-            aggregate_class(named, version=stored.originator_version)
+        check_state_topics(domain_event.__dict__, version=stored.originator_version)
         return domain_event
 
 
