@@ -180,10 +180,39 @@ def card_indices(cards: Iterable[Card]) -> bytes:
         return bytes(card.index for card in cards)
 
 
+# A 13-card table: 1 to 4 packs (a 6-player table uses 2-3), 0 to 2 printed jokers a pack
+# (the record format's bounds, docs/record-format.md).
+DECKS_MAX = 4
+JOKERS_PER_DECK_MAX = 2
+# The most packs any family deals from (Red 3: a pack for each of at most 8 players): no deck
+# is built beyond it, so a stored configuration asking for 10**12 packs is refused rather
+# than built.
+PACKS_MAX = 8
+
+
+def check_packs(decks: object, jokers_per_deck: object, most: int = PACKS_MAX) -> None:
+    """Raise :class:`CardError` unless ``decks`` is a whole number from 1 to ``most`` and
+    ``jokers_per_deck`` one from 0 to :data:`JOKERS_PER_DECK_MAX`.
+
+    >>> check_packs(10**12, 1)
+    Traceback (most recent call last):
+    ...
+    domain.cards.CardError: decks must be a whole number from 1 to 8, got 1000000000000
+    """
+    for name, value, low, high in (
+        ("decks", decks, 1, most),
+        ("jokers_per_deck", jokers_per_deck, 0, JOKERS_PER_DECK_MAX),
+    ):
+        if type(value) is not int or not low <= value <= high:
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+            raise CardError(f"{name} must be a whole number from {low} to {high}, got {shown}")
+
+
 def full_deck(decks: int = 2, jokers_per_deck: int = 1) -> Counter[Card]:
     """The multiset of cards on a table using ``decks`` packs with their printed jokers (a
     new Counter each time: copied from the one worked out for these packs, without hashing
     each card again in Python)."""
+    check_packs(decks, jokers_per_deck)
     return Counter(_full_deck(decks, jokers_per_deck))
 
 
@@ -199,6 +228,7 @@ def _full_deck(decks: int, jokers_per_deck: int) -> Counter[Card]:
 
 def deck_order(decks: int = 2, jokers_per_deck: int = 1) -> list[Card]:
     """A fixed, documented initial order: pack by pack, suits S H D C, A..K, then jokers."""
+    check_packs(decks, jokers_per_deck)
     order: list[Card] = []
     for _ in range(decks):
         order.extend(card for card in ALL_CARDS if card.rank != 0)

@@ -361,3 +361,27 @@ def test_a_resealed_event_that_cannot_be_replayed_leaves_the_other_snapshots_che
             for p in problems
         ), problems
         assert any(p.startswith("game G4, event ") and ": snapshot: " in p for p in problems)
+
+
+@pytest.mark.parametrize(
+    ("field", "words"),
+    [
+        ("decks", "decks must be a whole number from 1 to 4, got 1000000000000"),
+        (
+            "jokers_per_deck",
+            "jokers_per_deck must be a whole number from 0 to 2, got 1000000000000",
+        ),
+    ],
+)
+def test_a_resealed_deck_count_beyond_the_rules_is_named_not_built(store, field, words):
+    """G2's first event asks for 10**12 packs (or jokers a pack), resealed: verify once
+    built that deck, without end. Now the deal check names the event, promptly, and G3's
+    edited read row is still found."""
+    edit_event(store, EDITED, 1, lambda state: state["config"].__setitem__(field, 10**12))
+    reseal_seal_and_chain(store, EDITED)
+    sql(store, "UPDATE games SET moves_count = moves_count + 1 WHERE game_id = 'G3'")
+    for jobs in (1, 2):
+        problems = [str(p) for p in verify_store(store, jobs=jobs).problems]
+        assert not any("stopped early" in p for p in problems), problems
+        assert any(p.startswith(f"game {EDITED}, event 1: ") and words in p for p in problems)
+        assert any(p.startswith("game G3") and "moves_count" in p for p in problems), problems

@@ -43,7 +43,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from domain.cards import Card
+from domain.cards import DECKS_MAX, JOKERS_PER_DECK_MAX, Card
 from domain.timestamps import parse_time, utc_text
 
 
@@ -133,9 +133,6 @@ def count(minimum: int | None, maximum: int) -> Any:
     return Annotated[int, Field(strict=True, ge=minimum, le=maximum)]
 
 
-# A 13-card table: 1 to 4 packs (a 6-player table uses 2-3), 0 to 2 printed jokers a pack.
-DECKS_MAX = 4
-JOKERS_PER_DECK_MAX = 2
 Decks = count(1, DECKS_MAX)
 JokersPerDeck = count(0, JOKERS_PER_DECK_MAX)
 Seat = count(1, 99)

@@ -21,7 +21,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
-from domain.cards import Card, CardError
+from domain.cards import DECKS_MAX, Card, CardError, check_packs
 from domain.errors import BadConfig, BadDeal
 from domain.rummy13.profiles import RuleProfile, UnknownProfile, get_profile
 from domain.timestamps import format_time, parse_time
@@ -108,16 +108,10 @@ class TableConfig:
             "jokers_per_deck",
             profile.jokers_per_deck if self.jokers_per_deck is None else self.jokers_per_deck,
         )
-        if not isinstance(self.decks, int) or self.decks < 1:
-            raise BadConfig(
-                f"decks must be a whole number of at least 1, got {self.decks!r}", game_id=gid
-            )
-        if not isinstance(self.jokers_per_deck, int) or self.jokers_per_deck < 0:
-            raise BadConfig(
-                f"jokers_per_deck must be a whole number of at least 0, got "
-                f"{self.jokers_per_deck!r}",
-                game_id=gid,
-            )
+        try:
+            check_packs(self.decks, self.jokers_per_deck, DECKS_MAX)
+        except CardError as error:
+            raise BadConfig(str(error), game_id=gid) from None
         self._normalise_seating(profile)
         self._normalise_stakes()
         self._normalise_dealer()
