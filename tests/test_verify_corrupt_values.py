@@ -243,3 +243,151 @@ def test_audit_names_an_unreadable_event_of_its_game_without_a_traceback(store, 
     assert f"game {victim} cannot be rebuilt from its stored events" in result.output
     assert "originator_version holds" in result.output, result.output
     assert f"rummy-ledger verify --game {victim}" in result.output
+
+
+# -- values of the right kind that say the wrong thing: the seals' game ids, the chain heads
+# (integrity_games), the projection's position. Each beside the edit in another game.
+def _chain_head(connection, game_id: str) -> dict:
+    row = connection.execute(
+        sa.text("SELECT * FROM integrity_games WHERE game_id = :g"), {"g": game_id}
+    )
+    return dict(row.mappings().one())
+
+
+def _put_back_head(connection, saved: dict) -> None:
+    connection.execute(
+        sa.text("DELETE FROM integrity_games WHERE originator_id = :originator_id"), saved
+    )
+    columns = ", ".join(saved)
+    connection.execute(
+        sa.text(
+            f"INSERT INTO integrity_games ({columns}) VALUES ({', '.join(':' + c for c in saved)})"
+        ),
+        saved,
+    )
+
+
+def _wrong_head(column: str, value):
+    def do(connection, victim, edited):
+        if column == "deleted":
+            connection.execute(
+                sa.text("DELETE FROM integrity_games WHERE game_id = :g"), {"g": victim}
+            )
+            return
+        new = edited if value == "copied" else value  # "copied": another game's id
+        connection.execute(
+            sa.text(f"UPDATE integrity_games SET {column} = :v WHERE game_id = :g"),
+            {"v": new, "g": victim},
+        )
+
+    return do
+
+
+HEAD_CASES = [
+    ("deleted", None, "integrity_games has no row for aggregate"),
+    ("last_position", 2**63 - 1, f"last_position holds {2**63 - 1}, but the game's last seal"),
+    ("last_position", -7, "last_position holds -7, but the game's last seal"),
+    ("game_id", "copied", "game_id holds"),
+    ("chain_hash", b"\0" * 32, "chain_hash does not match the chain the game's seals give"),
+]
+
+
+@pytest.mark.parametrize(("column", "value", "said"), HEAD_CASES)
+def test_a_wrong_chain_head_is_named_and_the_edit_is_still_found(store, column, value, said):
+    """A game's row in integrity_games (what the saves go on from, what names the game)
+    deleted or holding a value the seals do not give was not reported: verified."""
+    url, victim, edited = store
+    engine = engine_for(url)
+    with engine.begin() as connection:
+        saved = _chain_head(connection, victim)
+        _wrong_head(column, value)(connection, victim, edited)
+    try:
+        for code, text in (run(url), run(url, "--jobs", "2")):
+            assert code == 1 and "Traceback" not in text, text
+            assert f"game {edited}, event 3: altered" in text, text
+            assert f"FAIL game {victim}: " in text and said in text, text
+            assert "integrity_games" in text, text
+        if value == "copied":  # the game whose id was copied onto it: its events only
+            code, text = run(url, "--game", edited)
+            assert code == 1 and f"FAIL game {victim}: altered: integrity_games" in text, text
+            assert f"game {edited}, event 3: altered" in text, text
+            assert "event moved" not in text and "chain:" not in text, text
+    finally:
+        with engine.begin() as connection:
+            _put_back_head(connection, saved)
+
+
+def test_seals_relabelled_with_another_game_id_are_named_with_their_owner(store):
+    """The edited game's seals relabelled with another game's id: the edit was reported
+    against the label, the edited game named nowhere, and the relabel not at all
+    (`verify --game` of the label said verified)."""
+    url, victim, edited = store
+    engine = engine_for(url)
+    relabel = "UPDATE integrity_seals SET game_id = :new WHERE game_id = :old"
+    with engine.begin() as connection:
+        connection.execute(sa.text(relabel), {"new": victim, "old": edited})
+        originator = _chain_head(connection, edited)["originator_id"]
+    try:
+        for code, text in (run(url), run(url, "--jobs", "2")):
+            assert code == 1 and "Traceback" not in text, text
+            assert f"game {edited}, event 3: altered" in text, text
+            assert f"game {victim}, event 3" not in text, text
+            assert (
+                f"FAIL game {edited}: altered: integrity_seals: seals of game {edited}" in text
+            ), text
+            assert f"labelled game_id '{victim}'" in text, text
+        code, text = run(url, "--game", victim)
+        assert code == 1 and "integrity_seals: seals of another aggregate" in text, text
+        assert str(originator).replace("-", "")[:8] in text.replace("-", ""), text
+        code, text = run(url, "--game", edited)
+        assert code == 1 and f"game {edited}, event 3: altered" in text, text
+        assert f"are labelled game_id '{victim}'" in text, text
+    finally:
+        with engine.begin() as connection:
+            connection.execute(
+                sa.text(
+                    "UPDATE integrity_seals SET game_id = :old WHERE game_id = :new "
+                    "AND originator_id <> (SELECT originator_id FROM integrity_games "
+                    "WHERE game_id = :new)"
+                ),
+                {"new": victim, "old": edited},
+            )
+
+
+@pytest.mark.parametrize(
+    ("statement", "said"),
+    [
+        ("UPDATE projection_positions SET position = position + 5000", "lies beyond the last"),
+        (f"UPDATE projection_positions SET position = {2**63 - 1}", "lies beyond the last"),
+        ("UPDATE projection_positions SET position = 0", "position 0 is behind the read rows"),
+        ("DELETE FROM projection_positions", "no readable position"),
+    ],
+)
+def test_a_wrong_projection_position_is_one_finding(store, statement, said):
+    """The projection's position past the last event was not reported; behind the read
+    rows (or deleted) it had every game's rows reported as of a game with no events."""
+    url, _, edited = store
+    engine = engine_for(url)
+    with engine.begin() as connection:
+        saved = dict(
+            connection.execute(sa.text("SELECT * FROM projection_positions")).mappings().one()
+        )
+        connection.execute(sa.text(statement))
+    try:
+        for code, text in (run(url), run(url, "--jobs", "2")):
+            assert code == 1 and "Traceback" not in text, text
+            assert f"game {edited}, event 3: altered" in text, text
+            assert "read_model: projection_positions name='read_models': " in text, text
+            assert said in text, text
+            assert "with no events" not in text, text
+            assert text.count("projection_positions") == 1, text
+    finally:
+        with engine.begin() as connection:
+            connection.execute(sa.text("DELETE FROM projection_positions"))
+            connection.execute(
+                sa.text(
+                    "INSERT INTO projection_positions (name, position, events_applied, "
+                    "updated_at) VALUES (:name, :position, :events_applied, :updated_at)"
+                ),
+                saved,
+            )

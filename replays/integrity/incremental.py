@@ -419,6 +419,18 @@ def check_consistency(
     return False
 
 
+def _check_projection_position(connection: sa.Connection, report: Report) -> None:
+    """The read-model projection's position against the events, as the full pass checks
+    it (:func:`replays.readmodels.read_model_checks.projection_reach`): the games replayed
+    here are checked up to it."""
+    from replays.readmodels import read_model_checks as checks
+
+    if checks.has_read_models(connection):
+        finding = checks.projection_reach(connection, EVENTS_TABLE).finding
+        if finding is not None:
+            report.add(READ_MODEL, finding)
+
+
 def _check_tree_head(connection: sa.Connection, new: Checkpoint, report: Report) -> None:
     """The tree head the saves go on from must extend the new checkpoint."""
     from replays.integrity.verify import _head_holds
@@ -541,6 +553,7 @@ def verify_since(
             coverage.proven = old.size if proven else 0
             _check_tree_head(connection, new, report)
             _check_stored_checkpoints(connection, public_key, report)
+            _check_projection_position(connection, report)
             lap = coverage.lap("consistency and tree checks", lap)
             digests = store_digests(connection, old.size, progress=progress, report=report)
             lap = coverage.lap("digests", lap)

@@ -13,6 +13,7 @@ number (the aggregate version: 1 is the game's first event).
 from __future__ import annotations
 
 import hashlib
+import uuid
 from bisect import bisect_right
 from collections.abc import Iterable
 from contextlib import contextmanager
@@ -50,6 +51,7 @@ from replays.integrity.signing import (
 )
 from replays.integrity.store import (
     NODES,
+    SEALS,
     IntegrityError,
     Pages,
     SealRow,
@@ -481,7 +483,8 @@ def _verify_store(
     try:
         pages = event_pages(connection, events, topics=topics) if has_events else iter(())
         with progress_bar(total, "verifying", progress) as bar:
-            store_pass.run(seal_stream(seal_pages(connection)), event_stream(pages), bar)
+            seals = seal_stream(store_pass.labelled(seal_pages(connection)))
+            store_pass.run(seals, event_stream(pages), bar)
         store_pass.finish()
         if deferred is not None:
             deferred.pass_done()
@@ -812,6 +815,38 @@ class _StorePass:
         self.node_differs: dict[tuple[int, int], bytes] = {}
         self.head_differs = False
         self.located: list[locating.Block] = []
+        # Per game: its first event's state (what owns its rows: the record's game id, not
+        # a label an insider can edit) and, per page of seals, the game ids its seals are
+        # labelled with and its last seal's position (:meth:`labelled`), compared with the
+        # chain heads once per game at the end (:meth:`check_heads`).
+        self.firsts: dict[bytes, bytes] = {}
+        self.owners: dict[bytes, str] = {}
+        self.labels: set[tuple[Any, Any]] = set()
+        self.last_positions: dict[Any, Any] = {}
+
+    def labelled(self, pages: Iterable[list[Any]]) -> Iterable[list[Any]]:
+        """The seal pages, noting on each (C loops over its columns, no call per seal) the
+        (aggregate id, game id) pairs its seals hold and each aggregate's last position."""
+        labels, last_positions = self.labels, self.last_positions
+        for page in pages:
+            if page:
+                try:
+                    positions, _, originators, _, games, _, _ = zip(*page, strict=True)
+                    labels.update(zip(originators, games, strict=True))
+                    last_positions.update(zip(originators, positions, strict=True))
+                except (TypeError, ValueError):
+                    pass  # a value that cannot be a key: the pass names it
+            yield page
+
+    def owner(self, originator: bytes, label: str | None = None) -> str | None:
+        """The game that owns an aggregate's rows, as the save named it: the record's game
+        id in its first event (unaltered), or the aggregate id where it records none; else
+        its chain head's game id (``label``, a seal's, when neither is known)."""
+        found = self.owners.get(originator)
+        if found is None and originator in self.firsts:
+            found = game_id_from_state(self.firsts[originator]) or uuid_text(originator)
+            self.owners[originator] = found
+        return found or self.names.get(originator) or label
 
     def name(self, row: StoredRow) -> str:
         known = self.names.get(row.originator)
@@ -956,6 +991,7 @@ class _StorePass:
                     )
                 if previous_version == 0:
                     games += 1
+                    self.firsts[originator] = state
                 chains[originator] = (version, chain)
                 leaves.append(leaf)
                 size += 1
@@ -1001,6 +1037,15 @@ class _StorePass:
         report, builder = self.report, self.builder
         report.sealed += 1
         position, notification_id, originator, version, name, sealed_leaf, sealed_chain = seal
+        if (
+            version == 1
+            and row is not None
+            and (row.originator, row.version, row.defect) == (originator, 1, None)
+            and row.leaf == sealed_leaf  # an altered first event owns nothing
+        ):
+            self.firsts.setdefault(originator, row.state)
+        # Findings name the game that owns the row, not the seal's label (checked at the end).
+        name = self.owner(originator, name)
         if position != builder.size:
             report.add(
                 TREE,
@@ -1094,7 +1139,7 @@ class _StorePass:
 
     def _compare(self, seal: SealRow, row: StoredRow | None) -> bytes:
         """The leaf to build the tree with: recomputed from the event when there is one."""
-        name, version = seal.game_id, seal.version
+        name, version = self.owner(seal.originator, seal.game_id), seal.version
         if row is None:
             message = f"stored row {seal.notification_id} is missing: the sealed event was deleted"
             self.report.add(DELETED, message, name, version)
@@ -1253,13 +1298,88 @@ class _StorePass:
                     f"stored tree node (level {level}, index {top}) lies beyond the {size} "
                     "sealed events: seals at the end were deleted",
                 )
+        self.check_heads()
+
+    def check_heads(self) -> None:
+        """Each game's chain head (``integrity_games``: the saves go on from its version,
+        chain hash and last position, and the game is named by its game id) against what
+        its seals give; and each seal's game id against the game that owns its row."""
+        report, chains = self.report, self.chains
+        last_positions = {}
+        for stored, position in self.last_positions.items():
+            try:
+                last_positions[raw_id(stored)] = position
+            except (TypeError, ValueError):
+                continue
         heads = self.connection.execute(
-            sa.select(HEADS.originator_id, HEADS.game_id, HEADS.version)
+            sa.select(
+                HEADS.originator_id,
+                HEADS.game_id,
+                HEADS.version,
+                HEADS.chain_hash,
+                HEADS.last_position,
+            )
         )
-        for originator, game_id, version in heads:
-            last = self.chains.get(originator.bytes, (0, GENESIS))[0]
+        headed = set()
+        for originator, game_id, version, chain, last_position in heads:
+            originator = originator.bytes
+            headed.add(originator)
+            last, sealed_chain = chains.get(originator, _NO_CHAIN)
+            owner = self.owner(originator)
+            where = f"integrity_games originator_id={uuid_text(originator)}"
+            if owner is not None and game_id != owner:
+                report.add(
+                    ALTERED,
+                    f"{where}: game_id holds {_shown(game_id)}, but the game's first event "
+                    f"names it {owner}: the chain head's game id was changed",
+                    owner,
+                )
+            name = owner or game_id
             if last != version:
-                report.add(*_head_problem(last, version), game_id, min(last, version) + 1)
+                report.add(*_head_problem(last, version), name, min(last, version) + 1)
+                continue
+            if last and chain != sealed_chain:
+                report.add(
+                    CHAIN,
+                    f"{where}: chain_hash does not match the chain the game's seals give: the "
+                    "chain head was altered",
+                    name,
+                )
+            position = last_positions.get(originator)
+            if position is not None and last_position != position:
+                report.add(
+                    TREE,
+                    f"{where}: last_position holds {last_position}, but the game's last seal "
+                    f"lies at position {position}: the chain head was altered",
+                    name,
+                )
+        for originator in chains.keys() - headed:
+            report.add(
+                DELETED,
+                f"integrity_games has no row for aggregate {uuid_text(originator)} although "
+                "its events are sealed: the game's chain head was deleted",
+                self.owner(originator),
+            )
+        self.check_labels()
+
+    def check_labels(self) -> None:
+        """Each seal's game id (read page by page: :meth:`labelled`) against the game
+        that owns its row: one comparison per game and label, not per seal."""
+        for stored, label in sorted(self.labels, key=repr):
+            try:
+                originator = raw_id(stored)
+            except (TypeError, ValueError):
+                continue
+            owner = self.owner(originator)
+            if owner is None or label == owner:
+                continue
+            self.report.add(
+                ALTERED,
+                f"integrity_seals: seals of game {owner} (aggregate {uuid_text(originator)}) "
+                f"are labelled game_id {_shown(label)}: the seals' game id was changed "
+                "(findings name the game its first event records)",
+                owner,
+            )
 
 
 _NODES_BETWEEN = sa.select(NODES.level, NODES.index, NODES.hash).where(
@@ -1307,6 +1427,17 @@ def _games_between(connection: sa.Connection, start: int, end: int) -> list[tupl
 
 
 _NO_CHAIN = (0, GENESIS)
+
+
+def uuid_text(originator: bytes) -> str:
+    return str(uuid.UUID(bytes=originator))
+
+
+def _shown(value: Any) -> str:
+    """A stored value in a finding: quoted, cut short (an id may be a megabyte)."""
+    return shorten(value, 80)
+
+
 _SHOWN_EVERY = 512  # events the store pass reads between two updates of its progress bar
 _NODES_READ_AT = 2000  # recomputed stored nodes held before they are read back and compared
 
@@ -1345,6 +1476,53 @@ def game_heads(connection: sa.Connection, game_id: str) -> dict[bytes, int | Non
     from domain.rummy13.game import Game
 
     return {Game.create_id(game_id).bytes: None}
+
+
+def _owned(
+    connection: sa.Connection,
+    game_id: str,
+    found: dict[bytes, int | None],
+    events: str,
+    report: Report,
+) -> dict[bytes, int | None]:
+    """The aggregates a game id names in the chain heads, less those whose first event
+    records another game (the head's game id was copied onto it): each is a finding, named
+    with the game that owns it, and left out (the whole-store pass checks it as that game)."""
+    if all(version is None for version in found.values()):
+        # No chain head names the game: one that holds its aggregate names another.
+        for originator in found:
+            named = connection.execute(
+                sa.select(HEADS.game_id).where(HEADS.originator_id == uuid.UUID(bytes=originator))
+            ).scalar()
+            if named is not None and named != game_id:
+                report.add(
+                    ALTERED,
+                    f"integrity_games originator_id={uuid_text(originator)}: game_id holds "
+                    f"{_shown(named)}, but the aggregate is game {game_id}'s: the chain "
+                    "head's game id was changed",
+                    game_id,
+                )
+        return found
+    if len(found) < 2 or not has_table(connection, events):
+        return found
+    query = sa.text(
+        f"SELECT state FROM {events} WHERE originator_id = :o AND originator_version = 1"
+    )
+    kept = {}
+    for originator, version in found.items():
+        state = connection.execute(query, {"o": id_param(connection, originator)}).scalar()
+        owner = game_id_from_state(state) if isinstance(state, bytes) else None
+        if owner is None or owner == game_id:
+            kept[originator] = version
+            continue
+        report.add(
+            ALTERED,
+            f"integrity_games originator_id={uuid_text(originator)}: game_id holds "
+            f"{_shown(game_id)}, but the game's first event names it {owner}: the chain "
+            "head's game id was changed",
+            owner,
+        )
+    return kept or found
 
 
 def verify_game(
@@ -1417,7 +1595,7 @@ def _verify_game(
     events and snapshots instead of replaying (the pages' badge); ``"off"`` neither."""
     public_key = public_key or default_public_key()
     with engine(url).connect() as connection, _masking(connection, report, game_id, scope):
-        found = game_heads(connection, game_id)
+        found = _owned(connection, game_id, game_heads(connection, game_id), events, report)
         originators = list(found)
         heads = [version for version in found.values() if version is not None]
         seals = game_seals(connection, originators)
@@ -1473,6 +1651,8 @@ def _verify_game(
             _snapshots(connection, url, report, names, originators=originators)
             # As when this step ran first: a snapshot that differs leaves the deal unread.
             settled = settled and len(report.problems) == found
+        # Last: a label names no event, and leaves the game's own rows to be checked.
+        _check_labels(connection, game_id, originators, seals, report)
     if check_deals and rows and settled and not (riders is not None and riders.snapshot_failed):
         if carried and riders.recalled is not None:
             report.notes += riders.recalled
@@ -1664,6 +1844,40 @@ def _compare_game(
         else:
             report.add(UNSEALED, f"{where} is not sealed yet", game_id, version)
     return leaves
+
+
+def _check_labels(
+    connection: sa.Connection,
+    game_id: str,
+    originators: list[bytes],
+    seals: list[SealRow],
+    report: Report,
+) -> None:
+    """One game's seals labelled with another game id, and another game's seals labelled
+    with this one's (the whole-store pass: :meth:`_StorePass.check_labels`)."""
+    for label in sorted({seal.game_id for seal in seals} - {game_id}, key=repr):
+        report.add(
+            ALTERED,
+            f"integrity_seals: seals of game {game_id} are labelled game_id {_shown(label)}: "
+            "the seals' game id was changed",
+            game_id,
+        )
+    labelled = connection.execute(
+        sa.select(SEALS.originator_id).where(SEALS.game_id == game_id).distinct()
+    )
+    for (stored,) in labelled:
+        try:
+            originator = raw_id(stored)
+        except (TypeError, ValueError):
+            continue
+        if originator not in originators:
+            report.add(
+                ALTERED,
+                f"integrity_seals: seals of another aggregate ({uuid_text(originator)}, not "
+                f"this game's) are labelled game_id {_shown(game_id)}: the seals' game id was "
+                "changed (`rummy-ledger verify` names the game that owns them)",
+                game_id,
+            )
 
 
 def _check_game_in_tree(

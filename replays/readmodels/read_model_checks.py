@@ -38,10 +38,18 @@ from replays.disputes.projection import adjustment_rows
 from replays.integrity.replaying import replayer_for
 from replays.integrity.report import UNREADABLE, Report
 from replays.integrity.snapshot_checks import report_mismatch, snapshot_mismatch, snapshots_of
-from replays.integrity.store import StoredRow, _stored, has_table, id_param, plain_rows
+from replays.integrity.store import (
+    StoredRow,
+    _stored,
+    game_id_from_state,
+    has_table,
+    id_param,
+    plain_rows,
+)
 from replays.readmodels.bulk import bind_processors, sqlite_datetime_text, stored_forms
 from replays.readmodels.projections import ENTRIES, GAMES, MOVES, NAME, RESULTS
 from replays.store.db import as_stored
+from replays.store.decoding import shorten
 from replays.store.schema import DISPUTE_EVENTS, SNAPSHOTS_TABLE
 
 READ_MODEL = "read_model"
@@ -91,12 +99,108 @@ class Unreplayable(Exception):
         self.version = version
 
 
-def projection_position(connection: sa.Connection) -> int:
-    table = sa.table("projection_positions", sa.column("name"), sa.column("position"))
-    found = connection.execute(
-        sa.select(table.c.position).where(table.c.name == NAME)
-    ).scalar_one_or_none()
-    return found or 0
+_POSITIONS = sa.table("projection_positions", sa.column("name"), sa.column("position"))
+_WHERE_POSITION = f"projection_positions name={NAME!r}"
+
+
+def _stored_position(connection: sa.Connection) -> Any:
+    """The projection's position as stored (read raw), or None where it has no row."""
+    query = sa.select(_POSITIONS.c.position).where(_POSITIONS.c.name == NAME)
+    return connection.execute(query).scalar_one_or_none()
+
+
+def _readable(position: Any) -> bool:
+    return type(position) is int and position >= 0
+
+
+def _last_event(connection: sa.Connection, events: str) -> int:
+    if not has_table(connection, events):
+        return 0
+    last = connection.execute(sa.text(f"SELECT max(id) FROM {events}")).scalar()
+    return last if type(last) is int else 0
+
+
+def _has_read_rows(connection: sa.Connection) -> bool:
+    return connection.execute(sa.select(GAMES.c.game_id).limit(1)).first() is not None
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How far the read rows are checked: ``position``, the notification id up to which
+    the projection wrote them, as stored where it can be; ``finding``, what is wrong
+    with the stored one (None: nothing)."""
+
+    position: int
+    finding: str | None = None
+    # Games with read rows whose events all come after a position moved back: their rows
+    # were not checked (the finding says why), and they are not games with no events.
+    beyond: frozenset[str] = frozenset()
+
+
+def projection_reach(connection: sa.Connection, events: str = "ledger_events") -> Reach:
+    """The projection's position against the events. One that cannot be (no row, a value
+    of the wrong kind or below 0, where read rows are stored) is a finding, and the read
+    rows are checked against every event instead; one behind read rows it cannot have
+    written (of games whose events all come after it: the projection writes its rows and
+    its position in one transaction) or beyond the last event is a finding. Behind it,
+    the rows of the games past it are not checked (:attr:`Reach.beyond`), as in a lag."""
+    stored = _stored_position(connection)
+    if _readable(stored):
+        last = _last_event(connection, events)
+        if stored > last:
+            return Reach(
+                stored,
+                f"{_WHERE_POSITION}: position {stored} lies beyond the last stored event "
+                f"(row {last}): the projection cannot have read events that are not "
+                "stored; it was changed outside the projection, or events at the end "
+                "were deleted",
+            )
+        beyond = _rows_beyond(connection, stored, events) if stored < last else []
+        if not beyond:
+            return Reach(stored)
+        shown = ", ".join(beyond[:5]) + (f" and {len(beyond) - 5} more" if len(beyond) > 5 else "")
+        return Reach(
+            stored,
+            f"{_WHERE_POSITION}: position {stored} is behind the read rows of "
+            f"{len(beyond)} game(s) whose events all come after it ({shown}; the events "
+            f"end at stored row {last}), although the projection writes its rows and its "
+            "position together: it was moved back, or those rows were written outside "
+            "the projection; their rows were not checked",
+            frozenset(beyond),
+        )
+    if not _has_read_rows(connection):
+        return Reach(0)
+    last = _last_event(connection, events)
+    if stored is None:  # no row, or one hidden for a value of the wrong kind (named)
+        value = "no readable position (its row was deleted or holds a value of the wrong kind)"
+    else:
+        value = f"position {shorten(stored, 40)} is not a notification id"
+    return Reach(
+        last,
+        f"{_WHERE_POSITION}: {value}, although read rows are stored: it was changed "
+        "outside the projection; the read rows were checked against every event (to "
+        f"stored row {last})",
+    )
+
+
+def projection_position(connection: sa.Connection, events: str = "ledger_events") -> int:
+    """The notification id the read rows are checked up to (:func:`projection_reach`)."""
+    return projection_reach(connection, events).position
+
+
+def _rows_beyond(connection: sa.Connection, position: int, events: str) -> list[str]:
+    """The games with read rows whose events all come after ``position`` (by their first
+    events: what names a game), sorted."""
+    firsts = connection.execute(
+        sa.text(f"SELECT state FROM {events} WHERE id > :position AND originator_version = 1"),
+        {"position": position},
+    )
+    later = {game_id_from_state(state) for (state,) in firsts if isinstance(state, bytes)}
+    later.discard(None)
+    if not later:
+        return []
+    stored = {game_id for (game_id,) in connection.execute(sa.select(GAMES.c.game_id))}
+    return sorted(later & stored)
 
 
 # -- rebuilding one game's rows ----------------------------------------------------------------
@@ -1456,7 +1560,7 @@ def check_read_models(
     a variant's events where none of them is that variant's (:func:`_may_hold`).
     (:mod:`replays.readmodels.verify_jobs` does the same over several processes.)"""
     names = names or {}
-    position = projection_position(connection)
+    position = projection_position(connection, events)
     checked, seen = replay_games(
         connection,
         ledger,
@@ -1482,7 +1586,10 @@ def finish_store_check(
     no events (``held``: :func:`games_with_rows`, when read already), then
     :func:`check_store_ends` (``ends``: its findings, when checked already into a report
     of their own)."""
-    _orphans(connection, report, seen, held)
+    reach = projection_reach(connection, events)
+    if reach.finding is not None:
+        report.add(READ_MODEL, reach.finding)
+    _orphans(connection, report, seen | reach.beyond, held)
     if ends is None:
         check_store_ends(connection, ledger, report, position, events)
     else:
@@ -1791,7 +1898,7 @@ def check_game_read_models(
 ) -> bool:
     """One game's read rows against its events (for ``verify --game`` and the pages).
     Returns False when its rows could not be checked."""
-    position = projection_position(connection)
+    position = projection_position(connection, events)
     prefixes = variants.topic_prefixes()
     if riders is not None:
         reach = _reach(riders.rows, position, prefixes)

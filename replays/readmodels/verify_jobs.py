@@ -110,7 +110,7 @@ class SpanReplays:
         from replays.integrity.replay_memos import memo_writer
 
         self.url, self.names, self.events = url, names, events
-        self.position = projection_position(connection)
+        self.position = projection_position(connection, events)
         # Made in the main process: the workers hold back what it would store.
         self.memos = None if remember_deals is None else memo_writer(url, deals=remember_deals)
         self.work = spans(sorted(names), jobs)
