@@ -321,3 +321,47 @@ def test_a_games_verdict_reads_dispute_events_through_their_index(database_url):
             connection.exec_driver_sql("SET enable_seqscan = off")
             plan = " ".join(row[0] for row in connection.execute(sa.text("EXPLAIN " + query)))
     assert DISPUTE_INDEX in plan, plan
+
+
+@pytest.mark.parametrize("column", ["notes", "digest", "mac"])
+def test_a_memo_that_cannot_be_read_is_left_unused(database_url, keys, column):
+    """A memo no parser takes: notes nested past the JSON parser's depth stopped verify
+    (RecursionError, caught as nothing), and an edit in another game went unreported; a
+    number where bytes go would be read as that many zero bytes. The memo is left unused:
+    verify names the edit, and the badge replays the game instead of failing the page."""
+    games = stored_games(database_url)
+    assert verify_store(database_url).ok
+    game_id, other = games[0], games[1]
+    postgres = database_url.startswith("postgresql")
+    value = "[" * 100_000 + "]" * 100_000 if column == "notes" else 2**40
+    if column != "notes" and postgres:
+        # PostgreSQL keeps bytes in a bytea column: it refuses the number itself.
+        with pytest.raises(sa.exc.DBAPIError):
+            sql(database_url, f"UPDATE integrity_replay_memos SET {column} = :v", v=value)
+        return
+
+    def spoil():
+        sql(
+            database_url,
+            f"UPDATE integrity_replay_memos SET {column} = :v WHERE game_id = :g",
+            v=value,
+            g=game_id,
+        )
+
+    spoil()
+    sql(
+        database_url,
+        "UPDATE player_results SET amount = amount + 100 WHERE game_id = :g AND player = "
+        "(SELECT MIN(player) FROM player_results WHERE game_id = :g)",
+        g=other,
+    )
+    report = verify_store(database_url)
+    assert not any("stopped early" in p.message for p in report.problems), report.problems
+    assert any(p.game_id == other and p.kind == "read_model" for p in report.problems)
+    spoil()  # verify wrote the game's memo anew
+    verdict = integrity_verdict(database_url, game_id)
+    if column == "notes":  # text, as notes are: merely unusable
+        assert verdict.status == "verified", verdict
+    else:  # of the wrong kind: the scan before the check names it
+        assert verdict.status == "unverifiable", verdict
+        assert f"integrity_replay_memos game_id='{game_id}': {column} holds" in verdict.message

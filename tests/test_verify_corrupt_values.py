@@ -391,3 +391,81 @@ def test_a_wrong_projection_position_is_one_finding(store, statement, said):
                 ),
                 saved,
             )
+
+
+@pytest.mark.parametrize(
+    ("column", "value"), [("root", "zz"), ("signature", "xyz"), ("signature", "ab" * 63 + "c")]
+)
+def test_a_stored_checkpoint_that_is_not_hex_is_a_finding(store, tmp_path, column, value):
+    """A stored checkpoint's root or signature that is not hex digits (one an odd 127
+    long) stopped verify at once: the only finding was "stopped early", with no table
+    named, and the edit in another game went unreported. It is named with its row and left
+    out (as a checkpoint that fails), and every other check still runs."""
+    url, _, edited = store
+    env = {"RUMMY_LEDGER_DATABASE_URL": url, "RUMMY_LEDGER_KEY_DIR": str(tmp_path / "keys")}
+    runner = CliRunner()
+    assert runner.invoke(main, ["keys", "init"], env=env).exit_code == 0
+    made = runner.invoke(main, ["checkpoint", "--out", str(tmp_path / "checkpoint.json")], env=env)
+    assert made.exit_code == 0, made.output
+    engine = engine_for(url)
+    case = Case("integrity_checkpoints", column, value, True)
+    with engine.begin() as connection:  # the latest: the one `verify --game` reads too
+        latest = connection.execute(sa.text("SELECT max(id) FROM integrity_checkpoints")).scalar()
+        if connection.dialect.name == "sqlite":
+            row = connection.execute(
+                sa.text("SELECT rowid FROM integrity_checkpoints WHERE id = :i"), {"i": latest}
+            ).scalar_one()
+        else:
+            row = {"id": latest}
+        saved = corrupt(connection, case, row)
+    try:
+        outputs = [
+            runner.invoke(main, ["verify", *args], env=env, catch_exceptions=False)
+            for args in ([], ["--jobs", "2"], ["--json"], ["--game", edited])
+        ]
+    finally:
+        with engine.begin() as connection:
+            restore(connection, case, row, saved)
+    for result in outputs:
+        assert result.exit_code == 1, result.output
+        assert "Traceback" not in result.output and "stopped early" not in result.output
+        assert "unreadable" in result.output, result.output
+        assert "integrity_checkpoints id=" in result.output, result.output
+        assert f"{column} holds" in result.output and "not hex digits" in result.output
+        assert "altered" in result.output and edited in result.output, result.output
+
+
+@pytest.mark.parametrize(("column", "value"), [("level", -1), ("index", -5), ("level", 2**63 - 1)])
+def test_a_tree_node_at_no_place_in_a_tree_is_a_finding(store, column, value):
+    """A stored tree node whose level or index no tree has: a negative level stopped verify
+    ("negative shift count"), a huge one exhausted its memory, and the read-model step never
+    ran. The node's row is named, and the edit in another game is still found."""
+    url, _, edited = store
+    engine = engine_for(url)
+    where = 'level = 4 AND "index" = 0'
+    if value > 2**15 and engine.dialect.name == "postgresql":
+        # PostgreSQL keeps a node's level in a smallint: it refuses the value itself.
+        with pytest.raises(sa.exc.DBAPIError), engine.begin() as connection:
+            connection.execute(
+                sa.text(f'UPDATE integrity_nodes SET "{column}" = :v WHERE {where}'), {"v": value}
+            )
+        return
+    with engine.begin() as connection:
+        connection.execute(
+            sa.text(f'UPDATE integrity_nodes SET "{column}" = :v WHERE {where}'), {"v": value}
+        )
+    try:
+        outputs = [run(url), run(url, "--jobs", "2")]
+    finally:
+        with engine.begin() as connection:
+            connection.execute(
+                sa.text(f'UPDATE integrity_nodes SET "{column}" = :old WHERE "{column}" = :v'),
+                {"old": 4 if column == "level" else 0, "v": value},
+            )
+    for code, text in outputs:
+        assert code == 1, text
+        assert "Traceback" not in text and "stopped early" not in text, text
+        level, index = (value, 0) if column == "level" else (4, value)
+        assert f"tree: integrity_nodes level={level}, index={index}: no tree has" in text, text
+        assert f"game {edited}, event 3: altered" in text, text
+        assert "read rows checked against their events" in text, text

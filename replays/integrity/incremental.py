@@ -336,12 +336,19 @@ def _read_row_digests(connection: sa.Connection) -> dict[str, bytes]:
 
 def _nodes_digest(connection: sa.Connection, size: int) -> bytes:
     """The stored subtrees wholly below ``size`` events: they never change once written."""
+    from replays.integrity.verify import node_placed
+
     digest = hashlib.sha256(_DIGEST_FORMAT + b"nodes\0")
     rows = plain_rows(
         connection, 'SELECT level, "index", hash FROM integrity_nodes ORDER BY level, "index"', {}
     )
     for level, index, value in rows:
-        if type(level) is not int or type(index) is not int or type(value) is not bytes:
+        if (
+            type(level) is not int
+            or type(index) is not int
+            or type(value) is not bytes
+            or not node_placed(level, index)  # named by placeless_nodes
+        ):
             _field(digest, repr((level, index, value)).encode())
         elif (index + 1) << level <= size:
             _field(digest, f"{level} {index}".encode() + value)
@@ -469,7 +476,9 @@ def _check_stored_checkpoints(
 
     tree = StoredTree(connection)
     top = tree.size()
-    for checkpoint in signed_checkpoints(stored_checkpoints(connection), public_key, report):
+    for checkpoint in signed_checkpoints(
+        stored_checkpoints(connection, report), public_key, report
+    ):
         if checkpoint.size > top:
             report.add(
                 CHECKPOINT,
@@ -502,7 +511,13 @@ def verify_since(
     """The incremental verify (module docstring). Raises :class:`IntegrityError` (or
     :class:`~replays.integrity.state_dir.StateError`) for what stops it before any check:
     a state written for another checkpoint, no checkpoint to verify up to."""
-    from replays.integrity.verify import _masking, default_public_key, verify_game, verify_store
+    from replays.integrity.verify import (
+        _masking,
+        default_public_key,
+        placeless_nodes,
+        verify_game,
+        verify_store,
+    )
 
     started = time.perf_counter()
     public_key = public_key or default_public_key()
@@ -554,6 +569,7 @@ def verify_since(
             _check_tree_head(connection, new, report)
             _check_stored_checkpoints(connection, public_key, report)
             _check_projection_position(connection, report)
+            placeless_nodes(connection, report)
             lap = coverage.lap("consistency and tree checks", lap)
             digests = store_digests(connection, old.size, progress=progress, report=report)
             lap = coverage.lap("digests", lap)
@@ -598,6 +614,8 @@ def verify_since(
         save_state(state_dir, digests.state(new), new.to_json())
         coverage.state_written = True
     coverage.seconds = time.perf_counter() - started
+    # A store-wide finding (an unreadable stored checkpoint) is met by each game replayed.
+    report.problems = list(dict.fromkeys(report.problems))
     report.notes = list(dict.fromkeys(report.notes))
     return report, coverage
 

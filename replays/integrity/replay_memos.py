@@ -291,20 +291,29 @@ def stored_memos(connection: sa.Connection, key: bytes, game_ids: list[str]) -> 
     ).where(ReplayMemo.game_id.in_(game_ids))
     found = {}
     for row in connection.execute(query):
-        memo = _memo_of(row)
-        if memo is not None and hmac.compare_digest(bytes(row.mac), memo.mac(key, row.game_id)):
-            found[row.game_id] = memo
+        read = _memo_of(row)
+        if read is not None and hmac.compare_digest(read[1], read[0].mac(key, row.game_id)):
+            found[row.game_id] = read[0]
     return found
 
 
-def _memo_of(row) -> Memo | None:
-    """A stored memo row as a :class:`Memo` (its MAC not checked yet), or None when it
-    cannot be read as one."""
+def _memo_of(row) -> tuple[Memo, bytes] | None:
+    """A stored memo row as a :class:`Memo` and its stored MAC (not checked yet), or None
+    when it cannot be read as one: whatever an insider stores (notes nested past the JSON
+    parser's depth, a number for bytes) leaves the memo unused, never stops a check."""
     try:
-        rows_digest = bytes(row.rows_digest) if row.rows_digest is not None else None
-        return Memo(bytes(row.digest), rows_digest, list(json.loads(row.notes)), bytes(row.body))
-    except (ValueError, TypeError):
+        rows_digest = _bytes(row.rows_digest) if row.rows_digest is not None else None
+        notes = list(json.loads(row.notes))
+        return Memo(_bytes(row.digest), rows_digest, notes, _bytes(row.body)), _bytes(row.mac)
+    except (ValueError, TypeError, RecursionError):
         return None
+
+
+def _bytes(value: Any) -> bytes:
+    # bytes(n) of a number n would make n zero bytes: a huge one exhausts memory.
+    if not isinstance(value, bytes | bytearray | memoryview):
+        raise TypeError(f"not bytes: {type(value).__name__}")
+    return bytes(value)
 
 
 def remember(engine: sa.Engine, key: bytes, game_id: str, memo: Memo) -> bool:

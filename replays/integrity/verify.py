@@ -78,7 +78,13 @@ from replays.integrity.store import (
     sealed_up_to,
 )
 from replays.store.collector import bulk_work, frozen_heap
-from replays.store.decoding import UnknownTopic, find_corrupt, known_topics, shorten
+from replays.store.decoding import (
+    CorruptValue,
+    UnknownTopic,
+    find_corrupt,
+    known_topics,
+    shorten,
+)
 from replays.store.schema import EVENTS_TABLE, SNAPSHOTS_TABLE
 from replays.store.settings import database_url
 
@@ -106,22 +112,50 @@ def _public_key_at(path: str, _stamp: int) -> Ed25519PublicKey | None:
 
 
 def checkpoint_of(row: Any) -> Checkpoint:
-    return Checkpoint(
-        row.size, bytes.fromhex(row.root), row.time, row.key_id, bytes.fromhex(row.signature)
-    )
+    """A stored checkpoint as signed; :class:`CorruptValue` when its root or signature is
+    not hex digits (no checkpoint the ledger signs holds such a value)."""
+    return Checkpoint(row.size, _hex(row, "root"), row.time, row.key_id, _hex(row, "signature"))
 
 
-def stored_checkpoints(connection: sa.Connection) -> list[Checkpoint]:
+def _hex(row: Any, column: str) -> bytes:
+    value = getattr(row, column)
+    try:
+        return bytes.fromhex(value)
+    except (TypeError, ValueError):
+        raise CorruptValue(
+            CheckpointRow.__tablename__, column, value, "not hex digits", {"id": row.id}
+        ) from None
+
+
+def _readable(rows: Iterable[Any], report: Report | None) -> Iterable[Checkpoint]:
+    """The checkpoints of ``rows``; with ``report``, one that cannot be read is a finding
+    and is left out (it vouches for nothing: as a checkpoint that fails), without it, an
+    error."""
+    for row in rows:
+        try:
+            yield checkpoint_of(row)
+        except CorruptValue as finding:
+            if report is None:
+                raise
+            report.add(UNREADABLE, f"{finding}: the checkpoint is not checked")
+
+
+def stored_checkpoints(connection: sa.Connection, report: Report | None = None) -> list[Checkpoint]:
     rows = connection.execute(
         sa.select(CheckpointRow.__table__).order_by(CheckpointRow.__table__.c.id)
     )
-    return [checkpoint_of(row) for row in rows]
+    return list(_readable(rows, report))
 
 
-def latest_stored(connection: sa.Connection) -> Checkpoint | None:
+def latest_stored(connection: sa.Connection, report: Report | None = None) -> Checkpoint | None:
+    """The checkpoint stored last; with ``report``, the last one that can be read (each
+    later one is a finding)."""
     table = CheckpointRow.__table__
-    row = connection.execute(sa.select(table).order_by(table.c.id.desc()).limit(1)).first()
-    return None if row is None else checkpoint_of(row)
+    if report is None:
+        row = connection.execute(sa.select(table).order_by(table.c.id.desc()).limit(1)).first()
+        return None if row is None else checkpoint_of(row)
+    rows = connection.execute(sa.select(table).order_by(table.c.id.desc()))
+    return next(iter(_readable(rows, report)), None)
 
 
 def signed_checkpoints(
@@ -455,7 +489,9 @@ def _verify_store(
     early=None,
 ) -> None:
     # The files given first: a kept file may carry block hashes its stored copy lacks.
-    wanted = signed_checkpoints([*checkpoints, *stored_checkpoints(connection)], public_key, report)
+    wanted = signed_checkpoints(
+        [*checkpoints, *stored_checkpoints(connection, report)], public_key, report
+    )
     has_events = has_table(connection, events)
     total = count_events(connection, events) if has_events and progress else None
     checker = _deal_checker(report) if check_deals and has_events else None
@@ -1291,8 +1327,9 @@ class _StorePass:
         tops = self.connection.execute(
             sa.select(NODES.level, sa.func.max(NODES.index)).group_by(NODES.level)
         )
+        placeless_nodes(self.connection, report)
         for level, top in tops:
-            if (top + 1) << level > size:
+            if node_placed(level, top) and (top + 1) << level > size:
                 report.add(
                     TREE,
                     f"stored tree node (level {level}, index {top}) lies beyond the {size} "
@@ -1380,6 +1417,32 @@ class _StorePass:
                 "(findings name the game its first event records)",
                 owner,
             )
+
+
+# The highest level of a tree of fewer than 2**63 events. A stored node's level and index
+# are an insider's to change: shifting by a negative level fails, by a huge one it
+# exhausts memory, so a node is placed in a tree before any arithmetic on it.
+_TOP_LEVEL = 63
+
+
+def node_placed(level: int, index: int) -> bool:
+    """Whether a stored node's level and index are a place in some tree."""
+    return 0 <= level <= _TOP_LEVEL and index >= 0
+
+
+def placeless_nodes(connection: sa.Connection, report: Report) -> None:
+    """Every stored tree node at a level or index no tree has: a finding naming its row."""
+    rows = connection.execute(
+        sa.select(NODES.level, NODES.index)
+        .where(sa.or_(NODES.level < 0, NODES.level > _TOP_LEVEL, NODES.index < 0))
+        .order_by(NODES.level, NODES.index)
+    )
+    for level, index in rows:
+        report.add(
+            TREE,
+            f"integrity_nodes level={level}, index={index}: no tree has a node at that level "
+            "and index: it was written outside the ledger",
+        )
 
 
 _NODES_BETWEEN = sa.select(NODES.level, NODES.index, NODES.hash).where(
@@ -1607,7 +1670,10 @@ def _verify_game(
         leaves = _compare_game(game_id, rows, seals, heads, seal_top, report, tree_head)
         if tree_head is None and seal_top:
             report.add(TREE, _missing_head(seal_head(connection)[0]))
-        report.latest = latest_stored(connection)
+        # A stored checkpoint that cannot be read is no finding about this game's rows:
+        # reported once the game's own checks have decided what they read.
+        unreadable = Report()
+        report.latest = latest_stored(connection, unreadable)
         report.last_position = max((seal.position for seal in seals), default=-1)
         given = list(checkpoints)
         if latest and report.latest is not None:
@@ -1626,6 +1692,7 @@ def _verify_game(
         snapshots_wanted = bool(check_snapshots and rows and not report.problems)
         # A located edit leaves the game's own rows to be read: they name the event.
         settled = not [p for p in report.problems if p.kind not in _LOCATING]
+        report.problems += unreadable.problems
         riders = None
         if check_read_models and rows and settled:
             from replays.readmodels import read_model_checks as checks

@@ -149,3 +149,49 @@ def head_revision() -> str:
     from alembic.script import ScriptDirectory
 
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+VERSION_TABLE = "alembic_version"
+
+
+def known_revisions() -> frozenset[str]:
+    """Every schema revision this rummy-ledger's migrations define."""
+    from alembic.script import ScriptDirectory
+
+    scripts = ScriptDirectory.from_config(alembic_config())
+    return frozenset(script.revision for script in scripts.walk_revisions())
+
+
+def stored_revisions(connection: sa.Connection) -> list | None:
+    """The values of Alembic's version table exactly as stored (None: no such table).
+    Read raw, not through Alembic, which stops at a second row: the table is an insider's
+    to change like any other, and what it holds is for the caller to judge."""
+    if not sa.inspect(connection).has_table(VERSION_TABLE):
+        return None
+    from replays.store.db import undecodable
+
+    try:
+        rows = connection.execute(sa.text(f"SELECT version_num FROM {VERSION_TABLE}")).all()
+    except sa.exc.DBAPIError as error:
+        if connection.dialect.name != "sqlite" or not undecodable(error):
+            raise
+        # Text that is not UTF-8 (SQLite keeps any bytes): read as the bytes they are.
+        query = f"SELECT CAST(version_num AS BLOB) FROM {VERSION_TABLE}"
+        rows = connection.execute(sa.text(query)).all()
+    return [value for (value,) in rows]
+
+
+def missing_columns(connection: sa.Connection) -> list[str]:
+    """The columns of this rummy-ledger's tables that the database's tables lack
+    (``table.column``): what a read of them would fail on. Tables the database does not
+    have are left to their readers (most are optional; the integrity tables are required
+    with their own advice)."""
+    inspector = sa.inspect(connection)
+    missing = []
+    for metadata in target_metadata():
+        for table in metadata.sorted_tables:
+            if not inspector.has_table(table.name):
+                continue
+            present = {column["name"] for column in inspector.get_columns(table.name)}
+            missing += [f"{table.name}.{c.name}" for c in table.c if c.name not in present]
+    return missing

@@ -208,9 +208,14 @@ def _check_migrated() -> None:
     from replays.store.settings import database_url
 
     url = database_url()
-    current, head = current_revision(url), head_revision()
+    where = make_url(url).render_as_string(hide_password=True)
+    try:
+        current, head = current_revision(url), head_revision()
+    except Exception as error:  # Alembic's own refusal of a second version row, say
+        raise click.ClickException(
+            f"cannot read the schema revision of the database {where}: {error}"
+        ) from None
     if current != head:
-        where = make_url(url).render_as_string(hide_password=True)
         raise click.ClickException(
             f"the database {where} is at schema revision {current or 'none'}, not {head}: "
             "run `rummy-ledger db upgrade` first (or `rummy-ledger demo`, which does)"

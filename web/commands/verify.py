@@ -107,7 +107,7 @@ def command(
     # comparison of events with read rows inside one snapshot of one server), and the
     # memos it would remember are skipped on a read-only standby.
     url = reading_database_url()
-    _schema_current(url)
+    schema = _schema_current(url)
     try:
         if read_models_only:
             report = integrity.verify_read_models(url, game_id=game_id, progress=not as_json)
@@ -125,6 +125,7 @@ def command(
         raise click.ClickException(str(error)) from None
     except sa.exc.DBAPIError as error:
         raise click.ClickException(f"cannot read the ledger database: {error.orig}") from None
+    _schema_finding(report, schema)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
@@ -132,23 +133,60 @@ def command(
     raise SystemExit(0 if report.ok else 1)
 
 
-def _schema_current(url: str) -> None:
+def _schema_current(url: str) -> str | None:
     """Refuse, with what to do, a database whose tables are older (or newer) than this
     rummy-ledger's: every owned column is read, so a missing one would otherwise end the run
-    with a bare database error. A store without Alembic's version table is taken as it is."""
-    from replays.store.schema import current_revision, head_revision
+    with a bare database error. A store without Alembic's version table is taken as it is.
+
+    A version row this rummy-ledger cannot read (a second row, a revision none of its
+    migrations has, bytes) says nothing about the tables either way: verify distrusts
+    stored values, so it goes on when the tables have every column it reads, and returns
+    the row as a finding; when columns are missing it refuses, naming both."""
+    from replays.store.decoding import shorten
+    from replays.store.schema import (
+        VERSION_TABLE,
+        head_revision,
+        known_revisions,
+        missing_columns,
+        stored_revisions,
+    )
 
     try:
-        found = current_revision(url)
+        with integrity.engine(url).connect() as connection:
+            stored = stored_revisions(connection)
+            wanted = head_revision()
+            if not stored or stored == [wanted]:
+                return None
+            (found,) = stored if len(stored) == 1 else (None,)
+            if isinstance(found, str) and found in known_revisions():
+                raise click.ClickException(
+                    f"the ledger database's tables are at schema revision {found}, and this "
+                    f"rummy-ledger reads revision {wanted}: run `rummy-ledger db upgrade` "
+                    "first (on a read replica, on its primary), then verify again"
+                )
+            missing = missing_columns(connection)
     except sa.exc.DBAPIError as error:
         raise click.ClickException(f"cannot read the ledger database: {error.orig}") from None
-    wanted = head_revision()
-    if found is not None and found != wanted:
+    values = ", ".join(shorten(value) for value in stored)
+    why = (
+        f"{len(stored)} rows where Alembic keeps one"
+        if len(stored) > 1
+        else f"not a schema revision of this rummy-ledger (it reads revision {wanted})"
+    )
+    problem = f"{VERSION_TABLE}: version_num holds {values}, {why}: the schema version is unknown"
+    if missing:
+        shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
         raise click.ClickException(
-            f"the ledger database's tables are at schema revision {found}, and this "
-            f"rummy-ledger reads revision {wanted}: run `rummy-ledger db upgrade` first "
-            "(on a read replica, on its primary), then verify again"
+            f"{problem}, and the tables lack columns this rummy-ledger reads ({shown}): "
+            f"put the store's own revision back in {VERSION_TABLE}, run `rummy-ledger db "
+            "upgrade`, then verify again"
         )
+    return f"{problem}; the tables have every column verify reads and were verified as they are"
+
+
+def _schema_finding(report: integrity.Report, problem: str | None) -> None:
+    if problem is not None:
+        report.problems.insert(0, integrity.Problem(integrity.UNREADABLE, problem))
 
 
 def _since(since_file, state_dir, checkpoint_files, key_path, game_id, read_models_only, as_json):
@@ -165,7 +203,7 @@ def _since(since_file, state_dir, checkpoint_files, key_path, game_id, read_mode
         raise click.UsageError("with --since, --checkpoint names the one new tree head")
     from replays.store.settings import database_url
 
-    _schema_current(database_url())
+    schema = _schema_current(database_url())
     (old,) = _checkpoints((since_file,))
     new = _checkpoints(checkpoint_files)[0] if checkpoint_files else None
     public_key = _public_key(key_path, required=True)
@@ -177,6 +215,7 @@ def _since(since_file, state_dir, checkpoint_files, key_path, game_id, read_mode
         raise click.ClickException(str(error)) from None
     except sa.exc.DBAPIError as error:
         raise click.ClickException(f"cannot read the ledger database: {error.orig}") from None
+    _schema_finding(report, schema)
     if as_json:
         data = report.to_dict()
         data["since"] = {
