@@ -123,7 +123,7 @@ def test_rates_projected_before_0004_are_rescaled(database_url):
                 "INSERT INTO games (game_id, originator_id, variant, rules, currency, players,"
                 " player_count, point_value, final_point_value, fee_percent, status, round,"
                 " moves_count, version, discrepancy)"
-                " VALUES ('G', 'u', 'raise', 'rummycircle', 'INR', '[]', 2, 110, 120, 125000,"
+                " VALUES ('G', 'u', 'raise', 'rummycircle', 'INR', '[\"p1\", \"p2\"]', 2, 110, 120, 125000,"
                 " 'settled', 2, 9, 12, false)"
             )
         )
