@@ -68,13 +68,13 @@ def _forge(url: str, games: list[str]) -> None:
             )
 
 
-def test_forged_topics_are_findings_and_import_nothing(database_url):
-    load_games(database_url)
-    games = [r["game_id"] for r in sample_records()][: len(FORGED)]
-    _forge(database_url, games)
+def _read_in_a_fresh_interpreter(reader: str, database_url: str, *args) -> tuple[dict, str]:
+    """Run ``reader`` (argv: the URL, the tests' folder, ``args``) in a fresh interpreter and
+    return what it printed last, as JSON, and its standard error; it must have imported none
+    of the forged modules (its ``modules``), nor run ``this``."""
     env = dict(os.environ, RUMMY_LEDGER_DATABASE_URL=database_url)
     done = subprocess.run(
-        [sys.executable, "-c", READER, database_url, str(TESTS), json.dumps(games)],
+        [sys.executable, "-c", reader, database_url, str(TESTS), *map(str, args)],
         capture_output=True,
         text=True,
         env=env,
@@ -85,6 +85,14 @@ def test_forged_topics_are_findings_and_import_nothing(database_url):
     results = json.loads(done.stdout.strip().splitlines()[-1])
     assert results["modules"] == [], results["modules"]
     assert "The Zen of Python" not in done.stdout + done.stderr
+    return results, done.stderr
+
+
+def test_forged_topics_are_findings_and_import_nothing(database_url):
+    load_games(database_url)
+    games = [r["game_id"] for r in sample_records()][: len(FORGED)]
+    _forge(database_url, games)
+    results, _ = _read_in_a_fresh_interpreter(READER, database_url, json.dumps(games))
     for game, topic in zip(games, FORGED, strict=True):
         named = [
             p
@@ -137,19 +145,9 @@ def test_forged_state_topics_are_findings_and_import_nothing(database_url, keys,
     for game, topic in zip(games, FORGED, strict=True):
         edit_event(database_url, game, 1, lambda s, t=topic: s.__setitem__("originator_topic", t))
         reseal_seal_and_chain(database_url, game)
-    env = dict(os.environ, RUMMY_LEDGER_DATABASE_URL=database_url)
-    done = subprocess.run(
-        [sys.executable, "-c", STATE_READER, database_url, str(TESTS), json.dumps(games), state],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        cwd=TESTS.parent,
+    results, stderr = _read_in_a_fresh_interpreter(
+        STATE_READER, database_url, json.dumps(games), state
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads(done.stdout.strip().splitlines()[-1])
-    assert results["modules"] == [], results["modules"]
-    assert "The Zen of Python" not in done.stdout + done.stderr
     assert not any("stopped early" in p for p in results["problems"] + results["since"])
     for game, topic in zip(games, FORGED, strict=True):
         for run in ("problems", "since"):
@@ -161,4 +159,4 @@ def test_forged_state_topics_are_findings_and_import_nothing(database_url, keys,
             ]
             assert named, (run, game, topic, results[run])
         assert results["pages"][f"{game}/replay"] == 200
-    assert f"unknown topic {next(iter(FORGED))!r}" in done.stderr  # the replay page's warning
+    assert f"unknown topic {next(iter(FORGED))!r}" in stderr  # the replay page's warning
